@@ -1,0 +1,165 @@
+# git-cinnabar: build, test, demo and install.
+#
+#   make                  build ./git-cinnabar-helper against the pinned git release
+#   make deps             install the Debian packages needed here (as root; a no-op
+#                         when they are all there)
+#   make venv             build/venv with Mercurial, pytest and flake8 (requirements-test.txt)
+#   make test             the test suite with the venv's Mercurial
+#   make test-hg63        the same suite with Debian's /usr/bin/hg (Mercurial 6.3)
+#   make demo             build, then clone a small hg repository served over HTTP
+#   make install          install under $(prefix) (default /usr/local); DESTDIR works
+#   make uninstall        remove what install put there
+#   make clean            remove the helper and its objects
+#   make distclean        remove build/ entirely (git source, venv)
+#
+# The helper is compiled against a pristine git $(GIT_VERSION) tree in build/, whose
+# tarball is checked against the SHA-256 pinned below.  See helper/helper.mk for how
+# the helper is compiled and helper/fetch-git.sh for how the tarball is obtained.
+
+GIT_VERSION = 2.39.5
+# SHA-256 of git-2.39.5.tar.xz as released upstream; Debian's git_2.39.5.orig.tar.xz
+# is the same file (same size, same checksum).
+GIT_SHA256 = c58da92c378df4a986ca33266897a7397e86c22ee266a284d8c2432c39066b59
+# Debian source packages whose orig tarball is that release, tried in order.
+GIT_DEBIAN_VERSIONS = 1:2.39.5-0+deb12u3 1:2.39.5-0+deb12u2
+
+BUILD = build
+GIT_TARBALL = $(BUILD)/git-$(GIT_VERSION).tar.xz
+GIT_TREE = $(BUILD)/git-$(GIT_VERSION)
+HELPER = git-cinnabar-helper
+JOBS = 2
+
+# How git's libraries, and so the helper, are built.  prefix=/usr makes libgit read
+# the system configuration from /etc/gitconfig, as a distribution's git does.
+GIT_MAKE_FLAGS = prefix=/usr NO_GETTEXT=1 NO_TCLTK=1 NO_PERL=1 NO_PYTHON=1 \
+	NO_EXPAT=1 NO_OPENSSL=1 NO_INSTALL_HARDLINKS=1
+
+# The Python that makes the venv: Debian's when there is one (python3-venv and
+# python3-dev are its packages), else the first python3 on PATH.
+PYTHON = $(firstword $(wildcard /usr/bin/python3) python3)
+VENV = $(BUILD)/venv
+VENV_STAMP = $(VENV)/.requirements-test.txt
+
+# The hg the tests drive: the venv's (PyPI's latest), or Debian's for test-hg63.
+TEST_HG = $(CURDIR)/$(VENV)/bin/hg
+DEBIAN_HG = /usr/bin/hg
+PYTEST_ARGS =
+
+prefix = /usr/local
+bindir = $(prefix)/bin
+cinnabardir = $(prefix)/lib/git-cinnabar
+LAUNCHERS = git-remote-hg git-cinnabar
+
+.PHONY: all deps helper check-deps git-source venv test test-hg63 lint demo \
+	install uninstall clean distclean
+.DELETE_ON_ERROR:
+
+all: helper
+
+# Pass -j$(JOBS) down unless the caller chose a -j of their own.
+helper: check-deps $(GIT_TREE)/.cinnabar-extracted
+	+@GIT_CEILING_DIRECTORIES='$(CURDIR)/$(BUILD)' \
+	$(MAKE) $(if $(filter -j%,$(MAKEFLAGS)),,-j$(JOBS)) --no-print-directory \
+		-C $(GIT_TREE) -f '$(CURDIR)/helper/helper.mk' \
+		CINNABAR_TOP='$(CURDIR)' $(GIT_MAKE_FLAGS) helper
+
+# Every missing build dependency is reported at once, with its Debian package.
+check-deps:
+	@missing=; packages=; \
+	need() { missing="$$missing $$1"; packages="$$packages $$2"; }; \
+	has() { command -v "$$1" >/dev/null 2>&1; }; \
+	header() { echo "#include <$$1>" | $(CC) -E -x c - >/dev/null 2>&1; }; \
+	has tar || need tar tar; \
+	has xz || need xz xz-utils; \
+	has sha256sum || need sha256sum coreutils; \
+	if has $(CC); then \
+		has curl-config && header curl/curl.h || \
+			need libcurl libcurl4-openssl-dev; \
+		header zlib.h || need zlib zlib1g-dev; \
+		header zstd.h || need zstd libzstd-dev; \
+		header bzlib.h || need bzip2 libbz2-dev; \
+	else \
+		need '$(CC)' gcc; \
+	fi; \
+	if [ -n "$$missing" ]; then \
+		echo "error: missing build dependencies:$$missing" >&2; \
+		echo "  on Debian: apt-get install$$packages" >&2; \
+		case "$$packages" in *libcurl4*) echo "  (libcurl4-gnutls-dev" \
+			"works as well as libcurl4-openssl-dev)" >&2;; esac; \
+		exit 1; \
+	fi
+
+git-source: $(GIT_TREE)/.cinnabar-extracted
+
+$(GIT_TARBALL):
+	@bash helper/fetch-git.sh $(GIT_VERSION) $(GIT_SHA256) $@ $(GIT_DEBIAN_VERSIONS)
+
+# The tarball is checked again here, so that one put in build/ by hand is too.
+$(GIT_TREE)/.cinnabar-extracted: $(GIT_TARBALL)
+	@echo "$(GIT_SHA256)  $<" | sha256sum -c --quiet || \
+		{ echo "error: $<: SHA-256 mismatch; remove it and run make again" >&2; \
+		  exit 1; }
+	rm -rf $(GIT_TREE)
+	tar -xJf $< -C $(BUILD)
+	@test -f $(GIT_TREE)/Makefile
+	@touch $@
+
+venv: $(VENV_STAMP)
+
+$(VENV_STAMP): requirements-test.txt
+	@$(PYTHON) -c 'import ensurepip, venv' 2>/dev/null || \
+		{ echo "error: $(PYTHON) cannot make a venv;" \
+		  "on Debian: apt-get install python3-venv" >&2; exit 1; }
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/python -m pip install -q --disable-pip-version-check -r $< || \
+		{ echo "error: pip failed; where PyPI has no Mercurial wheel for this" \
+		  "Python, Mercurial builds C extensions: on Debian," \
+		  "apt-get install gcc python3-dev" >&2; exit 1; }
+	@cp $< $@
+
+# The tests find the helper and the launchers on PATH (git runs git-remote-hg from
+# there), hg through CINNABAR_TEST_HG, and the corpus in ../shared/corpus unless
+# CINNABAR_CORPUS says otherwise.
+test: helper venv
+	@test -x '$(TEST_HG)' || \
+		{ echo "error: no hg at $(TEST_HG)" >&2; exit 1; }
+	PATH='$(CURDIR)':"$$PATH" HG='$(TEST_HG)' CINNABAR_TEST_HG='$(TEST_HG)' \
+		$(VENV)/bin/python -m pytest tests $(PYTEST_ARGS)
+
+test-hg63:
+	@test -x $(DEBIAN_HG) || \
+		{ echo "error: no $(DEBIAN_HG); on Debian: apt-get install mercurial" >&2; \
+		  exit 1; }
+	@$(MAKE) --no-print-directory test TEST_HG=$(DEBIAN_HG)
+
+lint: venv
+	$(VENV)/bin/python -m flake8 cinnabar tests $(wildcard $(LAUNCHERS))
+
+deps:
+	@bash .ci/install-deps
+
+# One command on a fresh Debian machine: packages, helper, venv, then the demo.
+demo: deps
+	@$(MAKE) --no-print-directory helper venv
+	bash demo/run.sh
+
+install: helper
+	install -d '$(DESTDIR)$(bindir)' '$(DESTDIR)$(cinnabardir)'
+	install -m 755 $(LAUNCHERS) $(HELPER) '$(DESTDIR)$(cinnabardir)/'
+	rm -rf '$(DESTDIR)$(cinnabardir)/cinnabar'
+	find cinnabar -name '*.py' | while read -r f; do \
+		install -D -m 644 "$$f" '$(DESTDIR)$(cinnabardir)'/"$$f" || exit 1; \
+	done
+	for f in $(LAUNCHERS); do \
+		ln -sfn '$(cinnabardir)'/$$f '$(DESTDIR)$(bindir)'/$$f || exit 1; \
+	done
+
+uninstall:
+	rm -f $(addprefix '$(DESTDIR)$(bindir)'/,$(LAUNCHERS))
+	rm -rf '$(DESTDIR)$(cinnabardir)'
+
+clean:
+	rm -rf $(BUILD)/helper $(HELPER) $(HELPER)+
+
+distclean: clean
+	rm -rf $(BUILD)

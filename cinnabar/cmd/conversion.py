@@ -1,0 +1,64 @@
+"""What the id-conversion commands (hg2git, git2hg) share; not a command.
+
+Both take `[--batch] [--abbrev[=N]] <id>...`: they print one converted id
+a line for each argument, then, with --batch, for each whitespace-separated
+word of each line of standard input, flushing after each line. --abbrev
+alone shows 12 digits; --abbrev=N shows N (1 to 40).
+"""
+
+import collections
+import sys
+
+from cinnabar import git
+from cinnabar.errors import Abort
+from cinnabar.helper import Helper
+
+DEFAULT_ABBREV = 12
+
+Options = collections.namedtuple('Options', 'batch abbrev items')
+
+
+def _parse_abbrev(text, usage):
+    if not text.isdigit() or not 1 <= int(text) <= 40:
+        raise Abort('invalid --abbrev value %r (1 to 40)' % text, hint=usage)
+    return int(text)
+
+
+def parse_args(args, usage):
+    """Options from the command line (`usage` is the hint for errors)."""
+    batch, abbrev, items = False, 40, []
+    arguments = iter(args)
+    for arg in arguments:
+        if arg == '--':
+            items.extend(arguments)
+        elif arg == '--batch':
+            batch = True
+        elif arg == '--abbrev':
+            abbrev = DEFAULT_ABBREV
+        elif arg.startswith('--abbrev='):
+            abbrev = _parse_abbrev(arg[len('--abbrev='):], usage)
+        elif arg.startswith('-') and arg != '-':
+            raise Abort('unknown option %s' % arg, hint=usage)
+        else:
+            items.append(arg)
+    if not items and not batch:
+        raise Abort('nothing to convert', hint=usage)
+    return Options(batch, abbrev, items)
+
+
+def run_conversion(args, usage, convert):
+    """Run a conversion command; `convert(helper, text)` returns an id."""
+    options = parse_args(args, usage)
+    git_dir = git.git_dir()
+    if git_dir is None:
+        raise Abort('not in a git repository')
+    with Helper.start(git_dir) as helper:
+        for item in options.items:
+            print(convert(helper, item)[:options.abbrev])
+        sys.stdout.flush()
+        if options.batch:
+            for line in sys.stdin:
+                for item in line.split():
+                    print(convert(helper, item)[:options.abbrev])
+                sys.stdout.flush()
+    return 0

@@ -1,0 +1,66 @@
+"""Errors for people, and how a command reports them.
+
+An expected failure raises `Abort(message, hint)`: it is printed as one
+`fatal: <message>` line, then `hint: <hint>` when there is one, and the
+command exits with status 1. Anything else is a bug: `run_guarded` prints
+one line naming it and says how to see the traceback
+(GIT_CINNABAR_TRACEBACK=1), or prints the traceback when asked to.
+"""
+
+import os
+import sys
+import traceback
+
+TRACEBACK_ENV = 'GIT_CINNABAR_TRACEBACK'
+
+
+class Abort(Exception):
+    """An expected failure, with a message for people and an optional hint."""
+
+    def __init__(self, message, hint=None):
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+
+def _say(line):
+    sys.stderr.write(line + '\n')
+    sys.stderr.flush()
+
+
+def report_abort(error):
+    _say('fatal: %s' % error.message)
+    if error.hint:
+        for line in error.hint.splitlines():
+            _say('hint: %s' % line)
+
+
+def _traceback_wanted():
+    return os.environ.get(TRACEBACK_ENV, '') not in ('', '0', 'false')
+
+
+def report_bug(error):
+    if _traceback_wanted():
+        traceback.print_exc()
+        return
+    _say('fatal: unexpected error: %s: %s' % (type(error).__name__, error))
+    _say('hint: run again with %s=1 in the environment to see the '
+         'traceback' % TRACEBACK_ENV)
+
+
+def run_guarded(main, argv):
+    """Run `main(argv)` and turn what it raises into a message and a status."""
+    try:
+        return main(argv) or 0
+    except Abort as error:
+        report_abort(error)
+        return 1
+    except KeyboardInterrupt:
+        _say('fatal: interrupted')
+        return 130
+    except BrokenPipeError:
+        # Whoever read our output went away; there is nobody to tell.
+        return 141
+    except Exception as error:
+        report_bug(error)
+        return 1

@@ -1,0 +1,78 @@
+"""The few plain git commands the Python side runs.
+
+Everything about git objects and the metadata goes through the C helper;
+this module only asks git where the repository is, reads configuration,
+resolves committish names and removes scratch refs.
+"""
+
+import subprocess
+
+from cinnabar.errors import Abort
+from cinnabar.ids import GitId
+
+
+def _run(args, check=True, input=None):
+    result = subprocess.run(['git'] + args, input=input,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if check and result.returncode:
+        message = result.stderr.decode('utf-8', 'replace').strip()
+        raise Abort('git %s failed: %s' % (args[0], message))
+    return result
+
+
+def git_dir():
+    """The absolute path of the current repository's git dir, or None."""
+    result = _run(['rev-parse', '--absolute-git-dir'], check=False)
+    if result.returncode:
+        return None
+    return result.stdout.decode('utf-8', 'surrogateescape').rstrip('\n')
+
+
+def config(key):
+    """The value of a git configuration key, or None when it is not set."""
+    result = _run(['config', '--get', key], check=False)
+    if result.returncode:
+        return None
+    return result.stdout.decode('utf-8', 'surrogateescape').rstrip('\n')
+
+
+def delete_refs(prefixes):
+    """Delete every ref under the given prefixes (e.g. `refs/foo/`)."""
+    listed = _run(['for-each-ref', '--format=%(refname)'] + list(prefixes))
+    commands = b''.join(b'delete ' + name + b'\n'
+                        for name in listed.stdout.splitlines())
+    if commands:
+        _run(['update-ref', '--stdin'], input=commands)
+
+
+class CommitResolver:
+    """Resolves committish names to commit ids with one `git cat-file`.
+
+    Use as a context manager; `resolve(name)` returns a GitId, or None when
+    the name does not name a commit.
+    """
+
+    def __init__(self):
+        self._process = None
+
+    def __enter__(self):
+        self._process = subprocess.Popen(
+            ['git', 'cat-file', '--batch-check=%(objectname) %(objecttype)'],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        return self
+
+    def __exit__(self, *exc_info):
+        self._process.stdin.close()
+        self._process.wait()
+
+    def resolve(self, name):
+        if '\n' in name or not name:
+            return None
+        self._process.stdin.write(
+            (name + '^{commit}\n').encode('utf-8', 'surrogateescape'))
+        self._process.stdin.flush()
+        answer = self._process.stdout.readline().decode('ascii', 'replace')
+        fields = answer.split()
+        if len(fields) != 2 or fields[1] != 'commit':
+            return None
+        return GitId(fields[0])

@@ -1,0 +1,386 @@
+"""The one client of git-cinnabar-helper, the C program that owns the
+metadata and writes git objects.
+
+The helper speaks the line protocol of helper/PROTOCOL.md (version
+`PROTOCOL`) on its standard input and output. Every byte we send goes
+through `Helper._send` and every byte we read through `Helper._receive`,
+both traced when GIT_CINNABAR_TRACE is set (see `cinnabar.trace`).
+
+Where the helper is found, first found wins: the GIT_CINNABAR_HELPER
+environment variable; `git-cinnabar-helper` next to the launcher that runs
+us (after resolving symlinks), at the top of this source tree or in its
+build/ directory; the PATH.
+"""
+
+import collections
+import os
+import shutil
+import subprocess
+import sys
+
+from cinnabar.errors import Abort
+from cinnabar.ids import GitId, HgId
+from cinnabar.trace import Tracer
+
+PROTOCOL = 1
+HELPER_NAME = 'git-cinnabar-helper'
+REBUILD_HINT = ('build it with `make` at the top of the git-cinnabar '
+                'source tree, or reinstall git-cinnabar')
+# The size of the blocks we send, and how many one-line requests we
+# write before reading their answers.
+BLOCK_SIZE = 65536
+PIPELINE_DEPTH = 256
+
+ImportCounts = collections.namedtuple('ImportCounts',
+                                      'changesets manifests files')
+Head = collections.namedtuple('Head', 'hg_id git_id branch')
+
+
+class HelperError(Abort):
+    """The helper answered `error ...` or went away."""
+
+
+def _candidate_dirs():
+    launcher = os.path.realpath(sys.argv[0]) if sys.argv[0] else None
+    if launcher:
+        yield os.path.dirname(launcher)
+    top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    yield top
+    yield os.path.join(top, 'build')
+
+
+def find_helper():
+    """The path of the helper executable, or None."""
+    named = os.environ.get('GIT_CINNABAR_HELPER')
+    if named:
+        return named
+    for directory in _candidate_dirs():
+        path = os.path.join(directory, HELPER_NAME)
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            return path
+    return shutil.which(HELPER_NAME)
+
+
+def _parse_counts(answer):
+    fields = answer.split()
+    if len(fields) != 4 or fields[0] != 'ok':
+        raise HelperError('unexpected answer from %s: %r'
+                          % (HELPER_NAME, answer))
+    return ImportCounts(*(int(f) for f in fields[1:]))
+
+
+def _parse_git_id(text):
+    return None if text == '?' else GitId(text)
+
+
+class BlockReader:
+    """Reads a block stream the helper is sending, as a file-like object.
+
+    The stream must be read to its end (`read()` or `drain()`) before the
+    next command is sent; `Helper` drains a forgotten one itself.
+    """
+
+    def __init__(self, helper):
+        self._helper = helper
+        self._left = 0
+        self.done = False
+
+    def _next_block(self):
+        size = int(self._helper._receive())
+        if size == 0:
+            self.done = True
+        self._left = size
+
+    def read(self, size=-1):
+        """Read up to `size` bytes (all that is left when negative)."""
+        chunks = []
+        wanted = size
+        while not self.done and wanted != 0:
+            if not self._left:
+                self._next_block()
+                continue
+            count = self._left if wanted < 0 else min(wanted, self._left)
+            data = self._helper._receive(count)
+            self._left -= count
+            if wanted > 0:
+                wanted -= count
+            chunks.append(data)
+        return b''.join(chunks)
+
+    def drain(self):
+        while not self.done:
+            self.read(BLOCK_SIZE)
+
+
+HttpResponse = collections.namedtuple('HttpResponse', 'status headers body')
+
+
+class Helper:
+    """A running helper. Use `Helper.start()`, as a context manager: leaving
+    the `with` block on an exception drops unfinished work (`abort`)."""
+
+    def __init__(self, process, version):
+        self._process = process
+        self._trace = Tracer('helper')
+        self._stream = None
+        self.version = version
+        self.alive = True
+
+    @classmethod
+    def start(cls, git_dir):
+        """Start the helper for the repository at `git_dir` (None outside a
+        repository: then only `http` is of use)."""
+        path = find_helper()
+        if path is None:
+            raise Abort('cannot find %s' % HELPER_NAME, hint=REBUILD_HINT)
+        env = dict(os.environ)
+        if git_dir is not None:
+            env['GIT_DIR'] = git_dir
+        try:
+            process = subprocess.Popen([path], stdin=subprocess.PIPE,
+                                       stdout=subprocess.PIPE, env=env)
+        except OSError as error:
+            raise Abort('cannot run %s: %s' % (path, error.strerror),
+                        hint=REBUILD_HINT)
+        helper = cls(process, None)
+        helper.version = helper._handshake()
+        return helper
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        if exc_type is not None and self.alive:
+            try:
+                self.abort()
+            except (HelperError, OSError):
+                pass
+        self.close()
+
+    # The one send and the one receive function.
+
+    def _send(self, data):
+        self._trace.sent(data)
+        try:
+            self._process.stdin.write(data)
+        except (BrokenPipeError, ValueError):
+            self._died()
+
+    def _receive(self, size=None):
+        """Read one line (without its LF) or, given a size, that many bytes."""
+        stdout = self._process.stdout
+        try:
+            self._process.stdin.flush()
+        except (BrokenPipeError, ValueError):
+            self._died()
+        if size is None:
+            data = stdout.readline()
+            if not data.endswith(b'\n'):
+                self._died()
+            data = data[:-1]
+        else:
+            data = stdout.read(size)
+            if len(data) != size:
+                self._died()
+        self._trace.received(data)
+        return data
+
+    # Framing on top of them.
+
+    def _died(self):
+        self.alive = False
+        code = self._process.poll()
+        if code is None:
+            how = 'stopped answering'
+        elif code < 0:
+            how = 'was killed by signal %d' % -code
+        else:
+            how = 'exited with status %d' % code
+        raise HelperError('%s %s' % (HELPER_NAME, how))
+
+    def _command(self, *words):
+        if self._stream is not None:
+            self._stream.drain()
+            self._stream = None
+        if not self.alive:
+            raise HelperError('%s is not running' % HELPER_NAME)
+        line = ' '.join(words).encode('utf-8', 'surrogateescape')
+        self._send(line + b'\n')
+
+    def _answer(self):
+        """Read a one-line answer; an `error` answer raises HelperError."""
+        line = self._receive().decode('utf-8', 'surrogateescape')
+        if line.startswith('error ') or line == 'error':
+            raise HelperError(line[6:] or 'unknown error in %s' % HELPER_NAME)
+        return line
+
+    def _answer_after_exit(self):
+        """Like _answer, for commands after whose error the helper exits."""
+        try:
+            return self._answer()
+        except HelperError:
+            self.alive = False
+            raise
+
+    def _send_blocks(self, source):
+        if source is None:
+            source = ()
+        elif isinstance(source, (bytes, bytearray)):
+            source = (source,)
+        elif hasattr(source, 'read'):
+            read = getattr(source, 'read1', source.read)
+            source = iter(lambda: read(BLOCK_SIZE), b'')
+        for chunk in source:
+            if chunk:
+                self._send(b'%d\n' % len(chunk))
+                self._send(bytes(chunk))
+        self._send(b'0\n')
+
+    def _handshake(self):
+        self._command('version')
+        fields = self._receive().decode('utf-8', 'replace').split()
+        if len(fields) < 2 or fields[0] != 'version':
+            raise Abort('%s does not speak protocol %d' % (HELPER_NAME,
+                                                           PROTOCOL),
+                        hint=REBUILD_HINT)
+        if fields[1] != str(PROTOCOL):
+            raise Abort('%s speaks protocol %s, this git-cinnabar needs %d'
+                        % (HELPER_NAME, fields[1], PROTOCOL),
+                        hint=REBUILD_HINT)
+        return fields[2] if len(fields) > 2 else 'unknown'
+
+    def _read_heads(self):
+        count = int(self._answer())
+        heads = []
+        for _ in range(count):
+            line = self._receive().decode('utf-8', 'surrogateescape')
+            hg_id, git_id, branch = line.split(' ', 2)
+            heads.append(Head(HgId(hg_id), _parse_git_id(git_id), branch))
+        return heads
+
+    # Commands, in the order of PROTOCOL.md.
+
+    def capabilities(self):
+        self._command('capabilities')
+        words = self._answer().split()
+        if not words or words[0] != 'capabilities':
+            raise HelperError('unexpected answer to capabilities')
+        return set(words[1:])
+
+    def hg2git(self, hg_id):
+        """The GitId recorded for an HgId (NULL_GIT when unknown)."""
+        self._command('hg2git', HgId(hg_id))
+        return GitId(self._answer())
+
+    def hg2git_many(self, hg_ids):
+        """hg2git for many ids, pipelined; returns a list in the same order."""
+        hg_ids = [HgId(h) for h in hg_ids]
+        result = []
+        for start in range(0, len(hg_ids), PIPELINE_DEPTH):
+            batch = hg_ids[start:start + PIPELINE_DEPTH]
+            for hg_id in batch:
+                self._command('hg2git', hg_id)
+            result.extend(GitId(self._answer()) for _ in batch)
+        return result
+
+    def git2hg(self, git_id):
+        """The HgId of a git commit (NULL_HG when unknown)."""
+        self._command('git2hg', GitId(git_id))
+        return HgId(self._answer())
+
+    def heads(self):
+        """The recorded changeset branch heads, as `Head` tuples."""
+        self._command('heads')
+        return self._read_heads()
+
+    def bundle_heads(self, path):
+        """The heads of a bundle file; git_id is None when not imported."""
+        self._command('bundle-heads', os.fsdecode(path))
+        return self._read_heads()
+
+    def import_file(self, path):
+        self._command('import', 'file', os.fsdecode(path))
+        return _parse_counts(self._answer_after_exit())
+
+    def import_stream(self, kind, source):
+        """Import `source` (bytes, an iterable of chunks or a binary file)
+        as `kind`: `bundle`, `cg01`, `cg02` or `cg03`."""
+        if kind not in ('bundle', 'cg01', 'cg02', 'cg03'):
+            raise ValueError('unknown import kind %r' % kind)
+        self._command('import', 'stdin', kind)
+        self._send_blocks(source)
+        return _parse_counts(self._answer_after_exit())
+
+    def _http_request(self, mode, url, headers, body):
+        if any(c in url for c in ' \n'):
+            raise ValueError('invalid URL for the helper: %r' % url)
+        self._command('http', mode, url)
+        for name, value in headers:
+            if '\n' in name or '\n' in value:
+                raise ValueError('invalid HTTP header %r' % name)
+            self._send(('%s: %s\n' % (name, value)).encode('latin-1'))
+        self._send(b'\n')
+        self._send_blocks(body)
+
+    def _http_status(self):
+        line = self._answer_after_exit()
+        if not line.startswith('status '):
+            raise HelperError('unexpected answer to http: %r' % line)
+        return int(line[len('status '):])
+
+    def http_fetch(self, url, headers=(), body=None):
+        """Run an HTTP request through the helper (`http fetch`).
+
+        `headers` is a list of (name, value) pairs; `body` is None, bytes,
+        chunks or a binary file (a body makes the request a POST). Returns
+        an HttpResponse whose headers map lower-case names to values and
+        whose body is a BlockReader, to read before the next command. HTTP
+        errors are answers (a status); connection failures raise."""
+        self._http_request('fetch', url, headers, body)
+        status = self._http_status()
+        response_headers = {}
+        while True:
+            line = self._receive().decode('latin-1')
+            if not line:
+                break
+            name, _, value = line.partition(':')
+            response_headers[name.strip().lower()] = value.strip()
+        self._stream = BlockReader(self)
+        return HttpResponse(status, response_headers, self._stream)
+
+    def http_import(self, url, headers=(), body=None):
+        """Run an HTTP request whose answer is a Mercurial wire answer
+        holding a bundle, and import it (`http import`). Returns
+        (status, ImportCounts); failures, including a status other than
+        200, raise HelperError (the helper has then exited)."""
+        self._http_request('import', url, headers, body)
+        status = self._http_status()
+        try:
+            return status, _parse_counts(self._answer_after_exit())
+        except HelperError as error:
+            if status != 200:
+                error.message = 'HTTP error %d: %s' % (status, error.message)
+                error.args = (error.message,)
+            raise
+
+    def finish(self):
+        """Make the imported data visible; returns the metadata commit."""
+        self._command('finish')
+        answer = self._answer_after_exit()
+        if not answer.startswith('ok '):
+            raise HelperError('unexpected answer to finish: %r' % answer)
+        return GitId(answer[3:])
+
+    def abort(self):
+        self._command('abort')
+        self._answer()
+
+    def close(self):
+        """End the helper (work not finished is dropped) and wait for it."""
+        self.alive = False
+        try:
+            self._process.stdin.close()
+        except BrokenPipeError:
+            pass
+        self._process.stdout.close()
+        self._process.wait()

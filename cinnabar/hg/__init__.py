@@ -1,0 +1,39 @@
+"""The Mercurial side: URLs, the wire protocol and its transports.
+
+`connect(url, helper)` opens the repository an `hg::` URL names and
+returns a peer: a `wire.Peer` for servers (over HTTP, ssh or a local `hg
+serve --stdio`), or a `bundlefile.BundleFilePeer` for bundle files. Both
+offer `capabilities`, `capable()`, `state()`, `known()`, `getbundle()` and
+`close()`.
+"""
+
+import os
+
+from cinnabar.errors import Abort
+from cinnabar.hg import httptransport, localtransport, sshtransport
+from cinnabar.hg.bundlefile import BundleFilePeer
+from cinnabar.hg.url import parse_url
+from cinnabar.hg.wire import Peer
+
+
+def _connect_file(url, helper):
+    if os.path.isfile(url.path):
+        if helper is None:
+            raise Abort('reading a bundle file needs a git repository')
+        return BundleFilePeer(url.path, helper, url.display)
+    if not os.path.isdir(url.path):
+        raise Abort('no Mercurial repository at %s' % url.path)
+    return Peer(localtransport.connect(url))
+
+
+def connect(text, helper):
+    """A peer for the repository at URL `text` (with or without `hg::`).
+
+    `helper` is a running Helper: HTTP requests and bundle files go
+    through it."""
+    url = parse_url(text)
+    if url.scheme in ('http', 'https'):
+        return httptransport.connect(url, helper)
+    if url.scheme == 'ssh':
+        return Peer(sshtransport.connect(url))
+    return _connect_file(url, helper)

@@ -1,0 +1,251 @@
+"""Mercurial over HTTP(S), every request made by the helper (`http`).
+
+Request
+    `GET <repo>?cmd=<command>`. Arguments, `application/x-www-form-
+    urlencoded` and sorted by name, go in the request body of a POST with
+    an `X-HgArgs-Post: <length>` header when the server has the
+    `httppostargs` capability; else in headers `X-HgArg-1`, `X-HgArg-2`...
+    when it has `httpheader=<size>` (each header line, name and CRLF
+    included, at most <size> bytes); else in the query string. When the
+    server's `httpmediatype` capability has `0.2tx`, `X-HgProto-1: 0.1 0.2
+    comp=<engines>` says which answers we read.
+
+Answer
+    `application/mercurial-0.1`: the raw value for string commands, a zlib
+    stream for stream commands (getbundle). `application/mercurial-0.2`: a
+    byte giving the length of a compression engine name, the name (`zstd`,
+    `zlib`, `none`...), then the value compressed with it.
+    `application/hg-error`: the body is an error message.
+
+A bundle2 getbundle answer goes straight into the helper (`http import`);
+a bundle1 answer (a bare changegroup) is decoded here into a temporary
+file that the helper then imports as `cg01`. An answer to `capabilities`
+that starts with `HG10` or `HG20` means the URL serves a bundle file: it
+is saved to a temporary file and read as one (`bundlefile`).
+"""
+
+import sys
+import tempfile
+import urllib.parse
+import zlib
+
+from cinnabar.errors import Abort
+from cinnabar.hg import wireformat
+from cinnabar.hg.bundlefile import BundleFilePeer
+from cinnabar.hg.wire import Peer, Transport
+
+USER_AGENT = 'mercurial/proto-1.0'
+MEDIA_TYPE_1 = 'application/mercurial-0.1'
+MEDIA_TYPE_2 = 'application/mercurial-0.2'
+ERROR_TYPE = 'application/hg-error'
+REDIRECTS = (301, 302, 303, 307, 308)
+MAX_REDIRECTS = 5
+# The compression engines we decode in Python, and those the helper may.
+PYTHON_ENGINES = ('zlib', 'none')
+HELPER_ENGINES = ('zstd', 'zlib', 'none', 'bzip2')
+READ_SIZE = 65536
+_URL_SAFE = ":/?#[]@!$&'()*+,;=%~"
+
+
+def encode_args(args):
+    """The urlencoded form of {name: value}, sorted by name."""
+    return urllib.parse.urlencode(sorted(args.items()))
+
+
+def split_in_headers(value, prefix, limit):
+    """[(name, part), ...] spreading `value` over `<prefix>-1`, `-2`...
+    headers whose lines (name, `: `, value, CRLF) are at most `limit`."""
+    size = limit - len('%s-000' % prefix) - len(': \r\n')
+    if size <= 0:
+        raise Abort('the server allows HTTP headers of %d bytes only' % limit)
+    return [('%s-%d' % (prefix, number + 1), value[start:start + size])
+            for number, start in enumerate(range(0, len(value), size))]
+
+
+def header_limit(capability):
+    """The size from an `httpheader` capability value, or 0."""
+    if not capability:
+        return 0
+    text = capability.split(b',', 1)[0]
+    return int(text) if text.isdigit() else 0
+
+
+def decode_v2(data):
+    """Decode an application/mercurial-0.2 answer with a Python engine."""
+    if not data:
+        raise Abort('empty answer from the server')
+    engine = data[1:1 + data[0]].decode('ascii', 'replace')
+    payload = data[1 + data[0]:]
+    if engine == 'none':
+        return payload
+    if engine == 'zlib':
+        return zlib.decompress(payload)
+    raise Abort('the server answered with the %r compression, which we '
+                'did not ask for' % engine)
+
+
+def base_url(url):
+    """The repository URL without query or fragment."""
+    parts = urllib.parse.urlsplit(url)
+    return urllib.parse.urlunsplit(parts._replace(query='', fragment=''))
+
+
+def _status_error(status, description):
+    if status == 401:
+        return Abort('authentication failed for %s' % description,
+                     hint='check your credentials (git uses its credential '
+                          'helpers for hg:: URLs too)')
+    if status == 403:
+        return Abort('access denied to %s' % description)
+    if status == 404:
+        return Abort('repository not found at %s' % description)
+    return Abort('HTTP error %d from %s' % (status, description))
+
+
+class HttpTransport(Transport):
+    """A Mercurial server at an http(s) URL, reached through the helper."""
+
+    def __init__(self, url, description, helper):
+        self.url = base_url(url)
+        self.description = description
+        self._helper = helper
+        self._capabilities = None
+        self.server_caps = {}
+
+    def _request(self, command, args, protocol_header):
+        """(url, headers, body) for a command."""
+        query = [('cmd', command)]
+        headers = [('Accept', MEDIA_TYPE_1), ('User-Agent', USER_AGENT)]
+        body = None
+        encoded = encode_args(args) if args else ''
+        limit = header_limit(self.server_caps.get('httpheader'))
+        if encoded and 'httppostargs' in self.server_caps:
+            body = encoded.encode('ascii')
+            headers += [('X-HgArgs-Post', str(len(body))),
+                        ('Content-Type', MEDIA_TYPE_1)]
+        elif encoded and limit:
+            headers += split_in_headers(encoded, 'X-HgArg', limit)
+        elif encoded:
+            query += sorted(args.items())
+        if protocol_header and self._speaks_v2():
+            headers += split_in_headers(protocol_header, 'X-HgProto',
+                                        limit or 1024)
+        varying = [n for n, _ in headers if n.startswith('X-Hg')]
+        if varying:
+            headers.append(('Vary', ','.join(varying)))
+        url = '%s?%s' % (self.url, urllib.parse.urlencode(query))
+        return urllib.parse.quote(url, safe=_URL_SAFE), headers, body
+
+    def _speaks_v2(self):
+        media_types = self.server_caps.get('httpmediatype', b'').split(b',')
+        return b'0.2tx' in media_types
+
+    def _fetch(self, command, args, protocol_header=None):
+        url, headers, body = self._request(command, args, protocol_header)
+        return self._helper.http_fetch(url, headers, body)
+
+    def _check(self, response):
+        """Raise for an answer that is not a Mercurial one."""
+        content_type = response.headers.get('content-type', '')
+        if content_type.startswith(ERROR_TYPE):
+            message = response.body.read().decode('utf-8', 'replace')
+            raise Abort('the server at %s failed: %s'
+                        % (self.description, message.strip()))
+        if response.status != 200:
+            response.body.drain()
+            raise _status_error(response.status, self.description)
+        return content_type
+
+    def _decode(self, data, content_type):
+        if content_type.startswith(MEDIA_TYPE_2):
+            return decode_v2(data)
+        if content_type.startswith(MEDIA_TYPE_1):
+            return data
+        raise Abort('%s does not look like a Mercurial repository '
+                    '(unexpected content type %r)'
+                    % (self.description, content_type))
+
+    # The Transport interface.
+
+    def capabilities(self):
+        return self._capabilities
+
+    def call(self, command, args):
+        response = self._fetch(command, args,
+                               '0.1 0.2 comp=' + ','.join(PYTHON_ENGINES))
+        content_type = self._check(response)
+        return self._decode(response.body.read(), content_type)
+
+    def import_stream(self, command, args, kind, helper):
+        if kind == 'bundle':
+            return self._import_bundle2(command, args, helper)
+        with tempfile.TemporaryFile() as spool:
+            self._spool_changegroup(command, args, spool)
+            spool.seek(0)
+            return helper.import_stream(kind, spool)
+
+    def _import_bundle2(self, command, args, helper):
+        engines = helper.capabilities()
+        protocol = '0.1 0.2 comp=' + ','.join(
+            e for e in HELPER_ENGINES if e == 'none' or e in engines)
+        url, headers, body = self._request(command, args, protocol)
+        _, counts = helper.http_import(url, headers, body)
+        return counts
+
+    def _spool_changegroup(self, command, args, spool):
+        response = self._fetch(command, args,
+                               '0.1 0.2 comp=' + ','.join(PYTHON_ENGINES))
+        content_type = self._check(response)
+        if content_type.startswith(MEDIA_TYPE_2):
+            spool.write(decode_v2(response.body.read()))
+            return
+        decompressor = zlib.decompressobj()
+        for chunk in iter(lambda: response.body.read(READ_SIZE), b''):
+            spool.write(decompressor.decompress(chunk))
+        spool.write(decompressor.flush())
+
+    # Opening.
+
+    def open(self):
+        """Ask for the capabilities (following redirects); returns the
+        body reader when the URL serves a bundle file instead, else None."""
+        for _ in range(MAX_REDIRECTS + 1):
+            response = self._fetch('capabilities', {})
+            location = response.headers.get('location')
+            if response.status not in REDIRECTS or not location:
+                break
+            response.body.drain()
+            self.url = base_url(urllib.parse.urljoin(self.url, location))
+            self.description = self.url
+            sys.stderr.write('warning: redirecting to %s\n' % self.url)
+        head = response.body.read(4) if response.status == 200 else b''
+        if head in (b'HG10', b'HG20'):
+            return head, response.body
+        content_type = self._check(response)
+        self._capabilities = self._decode(head + response.body.read(),
+                                          content_type)
+        self.server_caps = wireformat.parse_capabilities(self._capabilities)
+        return None
+
+
+def _save_bundle(head, body):
+    with tempfile.NamedTemporaryFile(prefix='hg-bundle-', suffix='.hg',
+                                     delete=False) as spool:
+        spool.write(head)
+        for chunk in iter(lambda: body.read(READ_SIZE), b''):
+            spool.write(chunk)
+        return spool.name
+
+
+def connect(url, helper):
+    """A Peer for the server (or BundleFilePeer for the bundle) at an
+    http(s) HgUrl."""
+    if 'http' not in helper.capabilities():
+        raise Abort('this git-cinnabar-helper was built without HTTP support',
+                    hint='rebuild it with libcurl (see the README)')
+    transport = HttpTransport(url.url, url.display, helper)
+    bundle = transport.open()
+    if bundle is not None:
+        path = _save_bundle(*bundle)
+        return BundleFilePeer(path, helper, url.display, temporary=True)
+    return Peer(transport)

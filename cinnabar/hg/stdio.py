@@ -1,0 +1,179 @@
+"""Wire protocol v1 over the pipes of `hg serve --stdio`.
+
+Used for ssh (`sshtransport`) and local (`localtransport`) repositories;
+they only differ in the command that starts the server.
+
+Request
+    `<command>\\n`, then each argument of the command's spec (see
+    `wireformat.ARGUMENT_SPECS`) as `<name> <length>\\n<value>`. A `*` in
+    the spec is sent as `* <count>\\n` followed by that many arguments
+    written the same way.
+
+Answer to a string command
+    `<length>\\n<value>`. An empty line instead means an error; the server
+    wrote the message on its standard error, which we copy to ours with a
+    `remote: ` prefix.
+
+Answer to a stream command (getbundle)
+    Raw bytes with no framing. We close the server's input right after the
+    command: the server then exits after answering, and the stream ends at
+    end of file. No command can follow on that connection.
+
+Handshake
+    `hello`, then `between` with `pairs` = 40 zeros, `-`, 40 zeros. The
+    server may first print banner lines (ssh's motd); they are skipped.
+    `hello` answers `capabilities: <caps>\\n` (old servers answer nothing,
+    `0\\n`); `between` answers `\\n` (`1\\n\\n`), which ends the handshake.
+"""
+
+import subprocess
+import sys
+import threading
+
+from cinnabar.errors import Abort
+from cinnabar.hg import wireformat
+from cinnabar.hg.wire import Transport
+from cinnabar.trace import Tracer
+
+NULL_PAIR = '-'.join(['0' * 40] * 2)
+# How many lines of banner we skip before giving up on the handshake.
+MAX_BANNER_LINES = 500
+
+
+def _encode_argument(name, value):
+    value = wireformat.to_bytes(value)
+    return b'%s %d\n%s' % (name.encode('ascii'), len(value), value)
+
+
+def encode_command(command, args):
+    """Frame `command` with `args` ({name: value}) for the stdio protocol."""
+    spec = wireformat.ARGUMENT_SPECS.get(command)
+    if spec is None:
+        raise ValueError('unknown wire command %r' % command)
+    named = [n for n in spec if n != '*']
+    unknown = sorted(set(args) - set(named))
+    if unknown and '*' not in spec:
+        raise ValueError('%s takes no argument %s' % (command, unknown[0]))
+    parts = [command.encode('ascii') + b'\n']
+    for name in spec:
+        if name == '*':
+            parts.append(b'* %d\n' % len(unknown))
+            parts.extend(_encode_argument(n, args[n]) for n in unknown)
+        else:
+            parts.append(_encode_argument(name, args.get(name, b'')))
+    return b''.join(parts)
+
+
+def _copy_stderr(stream, out):
+    for line in iter(stream.readline, b''):
+        out.write(b'remote: ' + line)
+        out.flush()
+
+
+class StdioTransport(Transport):
+    """A running `hg serve --stdio`, started from `argv`."""
+
+    def __init__(self, argv, description, env=None, missing_hint=None):
+        self.description = description
+        self._trace = Tracer('hg-stdio')
+        self._trace.note('running %r' % (argv,))
+        try:
+            self._process = subprocess.Popen(
+                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, env=env)
+        except OSError as error:
+            raise Abort('cannot run %s: %s' % (argv[0], error.strerror),
+                        hint=missing_hint)
+        self._stderr_thread = threading.Thread(
+            target=_copy_stderr,
+            args=(self._process.stderr, sys.stderr.buffer), daemon=True)
+        self._stderr_thread.start()
+        self._input_open = True
+        self._capabilities = self._handshake()
+
+    # The one send and the one receive function.
+
+    def _send(self, data):
+        self._trace.sent(data)
+        try:
+            self._process.stdin.write(data)
+            self._process.stdin.flush()
+        except (BrokenPipeError, ValueError):
+            self._lost()
+
+    def _receive(self, size=None):
+        """Read one line (with its LF) or, given a size, that many bytes."""
+        stdout = self._process.stdout
+        data = stdout.readline() if size is None else stdout.read(size)
+        if size is None and not data.endswith(b'\n'):
+            self._lost()
+        if size is not None and len(data) != size:
+            self._lost()
+        self._trace.received(data)
+        return data
+
+    def _lost(self):
+        code = self._wait()
+        raise Abort('the connection to %s ended unexpectedly%s'
+                    % (self.description,
+                       ' (exit status %d)' % code if code else ''),
+                    hint='see the "remote:" lines above for the reason')
+
+    def _handshake(self):
+        self._send(encode_command('hello', {})
+                   + encode_command('between', {'pairs': NULL_PAIR}))
+        capabilities = b''
+        for _ in range(MAX_BANNER_LINES):
+            line = self._receive()
+            if not line.rstrip(b'\n').isdigit():
+                continue
+            answer = self._receive(int(line))
+            if answer == b'\n':
+                return capabilities
+            if answer.startswith(b'capabilities:'):
+                capabilities = answer[len(b'capabilities:'):].strip()
+        raise Abort('no Mercurial server answered at %s' % self.description)
+
+    def _wait(self):
+        self._close_input()
+        code = self._process.wait()
+        self._stderr_thread.join()
+        return code
+
+    def _close_input(self):
+        if self._input_open:
+            self._input_open = False
+            try:
+                self._process.stdin.close()
+            except BrokenPipeError:
+                pass
+
+    # The Transport interface.
+
+    def capabilities(self):
+        return self._capabilities
+
+    def call(self, command, args):
+        if not self._input_open:
+            raise RuntimeError('command after a stream on %s'
+                               % self.description)
+        self._send(encode_command(command, args))
+        line = self._receive().rstrip(b'\n')
+        if not line:
+            raise Abort('the server at %s failed to answer "%s"'
+                        % (self.description, command),
+                        hint='see the "remote:" lines above for the reason')
+        if not line.isdigit():
+            raise Abort('unexpected answer from %s: %r'
+                        % (self.description, line[:80]))
+        return self._receive(int(line))
+
+    def import_stream(self, command, args, kind, helper):
+        self._send(encode_command(command, args))
+        self._close_input()
+        counts = helper.import_stream(kind, self._process.stdout)
+        self._wait()
+        return counts
+
+    def close(self):
+        self._wait()

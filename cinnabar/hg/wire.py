@@ -1,0 +1,154 @@
+"""A Mercurial server, seen through wire protocol version 1.
+
+`Peer` writes every command once; a `Transport` only moves bytes: the
+stdio one (`stdio.StdioTransport`, for ssh and local repositories) and the
+HTTP one (`httptransport.HttpTransport`). The formats are described in
+`cinnabar.hg.wireformat`.
+"""
+
+import collections
+
+from cinnabar.errors import Abort
+from cinnabar.hg import wireformat
+from cinnabar.ids import HgId
+
+# How many nodes one `known` command asks about.
+KNOWN_CHUNK = 200
+
+RemoteState = collections.namedtuple('RemoteState',
+                                     'branchmap heads bookmarks')
+RemoteState.__doc__ = """What a server has: `branchmap` is [(branch,
+[HgId...]), ...] in the server's order, `heads` the topological heads and
+`bookmarks` {name: HgId}."""
+
+
+class Transport:
+    """How bytes go to a server and come back. Subclasses implement:
+
+    `capabilities()`: the server's capabilities string (bytes).
+    `call(command, args)`: run a command answering a string; `args` maps
+    argument names to str or bytes values; returns the answer (bytes).
+    `import_stream(command, args, kind, helper)`: run a command answering
+    a stream (getbundle) and have the helper import the answer as `kind`
+    (`bundle` or `cg01`, see helper.import_stream); returns ImportCounts.
+    `close()`: end the connection.
+    """
+
+    description = None
+
+    def capabilities(self):
+        raise NotImplementedError
+
+    def call(self, command, args):
+        raise NotImplementedError
+
+    def import_stream(self, command, args, kind, helper):
+        raise NotImplementedError
+
+    def close(self):
+        pass
+
+
+class Peer:
+    """The commands of a Mercurial server, on top of a Transport."""
+
+    def __init__(self, transport):
+        self.transport = transport
+        self.capabilities = wireformat.parse_capabilities(
+            transport.capabilities())
+
+    def capable(self, name):
+        """The capability's value (b'' when bare), or None when absent."""
+        return self.capabilities.get(name)
+
+    def require(self, name):
+        if self.capable(name) is None:
+            raise Abort('the Mercurial server at %s lacks the "%s" capability'
+                        % (self.transport.description, name),
+                        hint='the server may be too old (Mercurial 1.9 or '
+                             'newer is needed)')
+
+    def close(self):
+        self.transport.close()
+
+    def _call(self, command, **args):
+        return self.transport.call(command, args)
+
+    def batch(self, calls):
+        """Run [(command, {args}), ...]; one round trip when the server can
+        batch. Returns the answers (bytes) in order."""
+        if self.capable('batch') is None or len(calls) < 2:
+            return [self.transport.call(c, a) for c, a in calls]
+        answer = self._call('batch', cmds=wireformat.encode_batch(calls))
+        return wireformat.decode_batch(answer, len(calls))
+
+    def state(self):
+        """The server's branchmap, heads and bookmarks, as one RemoteState."""
+        self.require('getbundle')
+        self.require('branchmap')
+        bookmarks_call = ('listkeys', {'namespace': 'bookmarks'})
+        has_bookmarks = self.capable('pushkey') is not None
+        if self.capable('batch') is not None:
+            calls = [('branchmap', {}), ('heads', {})]
+            calls += [bookmarks_call] if has_bookmarks else []
+            answers = self.batch(calls)
+            bookmarks = answers[2] if has_bookmarks else b''
+            return RemoteState(wireformat.decode_branchmap(answers[0]),
+                               wireformat.decode_nodes(answers[1]),
+                               wireformat.decode_bookmarks(bookmarks))
+        # Without batch, read bookmarks first (so that they don't point to
+        # changesets newer than the heads), then branchmap and heads until
+        # both agree, in case the repository changed in between.
+        bookmarks = self.bookmarks() if has_bookmarks else {}
+        for _ in range(5):
+            branchmap, heads = self.branchmap(), self.heads()
+            branch_heads = {h for _, hs in branchmap for h in hs}
+            if set(heads) <= branch_heads:
+                break
+        return RemoteState(branchmap, heads, bookmarks)
+
+    def heads(self):
+        return wireformat.decode_nodes(self._call('heads'))
+
+    def branchmap(self):
+        return wireformat.decode_branchmap(self._call('branchmap'))
+
+    def listkeys(self, namespace):
+        return wireformat.decode_listkeys(
+            self._call('listkeys', namespace=namespace))
+
+    def bookmarks(self):
+        return wireformat.decode_bookmarks(
+            self._call('listkeys', namespace='bookmarks'))
+
+    def phases(self):
+        return self.listkeys('phases')
+
+    def lookup(self, key):
+        self.require('lookup')
+        return wireformat.decode_lookup(self._call('lookup', key=key), key)
+
+    def known(self, nodes):
+        """For each HgId, whether the server has it."""
+        nodes = [HgId(n) for n in nodes]
+        if self.capable('known') is None:
+            return [False] * len(nodes)
+        chunks = [nodes[i:i + KNOWN_CHUNK]
+                  for i in range(0, len(nodes), KNOWN_CHUNK)]
+        answers = self.batch([('known', {'nodes': wireformat.encode_nodes(c)})
+                              for c in chunks])
+        result = []
+        for chunk, answer in zip(chunks, answers):
+            result.extend(wireformat.decode_known(answer, len(chunk)))
+        return result
+
+    def getbundle(self, helper, heads, common):
+        """Have the helper import what `heads` have that `common` lack."""
+        self.require('getbundle')
+        args = {'heads': wireformat.encode_nodes(heads),
+                'common': wireformat.encode_nodes(common)}
+        kind = 'cg01'
+        if self.capable('bundle2') is not None:
+            args['bundlecaps'] = wireformat.getbundle_bundlecaps()
+            kind = 'bundle'
+        return self.transport.import_stream('getbundle', args, kind, helper)

@@ -1,0 +1,47 @@
+"""Which names git accepts as ref names (`git check-ref-format` rules).
+
+A full ref name (e.g. `refs/heads/branches/default/tip`) is valid when:
+it has at least two `/`-separated components, none empty (so no leading,
+trailing or doubled `/`); no component starts with `.` or ends with
+`.lock`; it contains no `..`, no `@{`, no ASCII control character, space,
+`~`, `^`, `:`, `?`, `*`, `[` or `\\`; it does not end with `.`; and it is
+not `@`.
+"""
+
+_FORBIDDEN = set(' ~^:?*[\\\x7f') | {chr(c) for c in range(0x20)}
+
+
+def _component_problem(component):
+    if not component:
+        return 'has an empty component'
+    if component.startswith('.'):
+        return 'has a component starting with "."'
+    if component.endswith('.lock'):
+        return 'has a component ending with ".lock"'
+    return None
+
+
+def refname_problem(name):
+    """Why `name` is not a valid full ref name, or None when it is."""
+    if name == '@':
+        return 'is "@"'
+    bad = sorted(set(name) & _FORBIDDEN)
+    if bad:
+        return 'contains %r' % bad[0]
+    for sequence in ('..', '@{'):
+        if sequence in name:
+            return 'contains "%s"' % sequence
+    if name.endswith('.'):
+        return 'ends with "."'
+    components = name.split('/')
+    if len(components) < 2:
+        return 'has only one component'
+    for component in components:
+        problem = _component_problem(component)
+        if problem:
+            return problem
+    return None
+
+
+def is_valid_refname(name):
+    return refname_problem(name) is None

@@ -1,0 +1,229 @@
+"""The remote helper git runs for `hg::` URLs: `git-remote-hg <remote> <url>`.
+
+git talks to us on standard input and output, one command a line
+(git's Documentation/gitremote-helpers.adoc):
+
+`capabilities`
+    We answer `option`, `import` and our refspecs: git asks for
+    `refs/heads/...`, `hg/...` and `HEAD`, and reads what we import
+    under `refs/cinnabar/`.
+`option <name> <value>`
+    `ok` for `verbosity` and `progress`, `unsupported` for the rest.
+`list` / `list for-push`
+    The refs (see `cinnabar.refs`), one `<git id> <name>` a line (`?`
+    when the changeset is not in the metadata yet), `@<ref> HEAD` for
+    HEAD, then an empty line.
+`import <ref>`
+    A batch of such lines ends with an empty line. We fetch what is
+    missing, make it visible (helper `finish`), then write a fast-import
+    stream for git: `feature done`, `reset refs/cinnabar/<ref>` and
+    `from <git id>` for each ref, `done`.
+
+An empty line or end of input ends the session. An unknown command is an
+error. Every answer is flushed. When anything fails before `finish`, the
+helper drops what it imported, so no ref changes.
+"""
+
+import contextlib
+import sys
+
+from cinnabar import config, discovery, git, hg, refs
+from cinnabar.errors import Abort, run_guarded
+from cinnabar.helper import Helper
+from cinnabar.ids import NULL_GIT
+from cinnabar.hg.url import parse_url, strip_prefix
+
+CAPABILITIES = (
+    'option',
+    'import',
+    'refspec refs/heads/*:refs/cinnabar/refs/heads/*',
+    'refspec hg/*:refs/cinnabar/hg/*',
+    'refspec HEAD:refs/cinnabar/HEAD',
+)
+# Where git reads what we import, and the scratch refs we clear before.
+PRIVATE_PREFIX = 'refs/cinnabar/'
+SCRATCH_REFS = ('refs/cinnabar/refs/', 'refs/cinnabar/hg/',
+                'refs/cinnabar/HEAD')
+
+
+class RemoteHelper:
+    """One session of the remote-helper protocol with git."""
+
+    def __init__(self, remote, url, stdin, stdout, resources):
+        self.remote = remote
+        self.url = url
+        self._stdin = stdin
+        self._stdout = stdout
+        self._resources = resources
+        self._git_dir = git.git_dir()
+        self._helper = None
+        self._peer = None
+        self._state = None
+        self._ref_list = None
+        self.verbosity = 1
+        self.progress = True
+        self._commands = {
+            'capabilities': self.capabilities,
+            'option': self.option,
+            'list': self.list,
+            'import': self.import_,
+        }
+
+    # Talking to git.
+
+    def _read_line(self):
+        line = self._stdin.readline()
+        return line.rstrip(b'\n').decode('utf-8', 'surrogateescape')
+
+    def _write(self, *lines):
+        for line in lines:
+            self._stdout.write(line.encode('utf-8', 'surrogateescape')
+                               + b'\n')
+        self._stdout.flush()
+
+    def run(self):
+        while True:
+            line = self._read_line()
+            if not line:
+                return
+            name, _, argument = line.partition(' ')
+            command = self._commands.get(name)
+            if command is None:
+                raise Abort('unknown remote-helper command from git: %r'
+                            % line)
+            command(argument)
+
+    # Lazily started helper and connection.
+
+    def helper(self):
+        if self._helper is None:
+            self._helper = self._resources.enter_context(
+                Helper.start(self._git_dir))
+        return self._helper
+
+    def peer(self):
+        if self._peer is None:
+            # Outside a git repository, only HTTP needs the helper.
+            needs_helper = parse_url(self.url).scheme != 'file'
+            helper = self.helper() if needs_helper or self._git_dir else None
+            self._peer = hg.connect(self.url, helper)
+            self._resources.callback(self._peer.close)
+        return self._peer
+
+    # Commands.
+
+    def capabilities(self, argument):
+        self._write(*CAPABILITIES, '')
+
+    def option(self, argument):
+        name, _, value = argument.partition(' ')
+        if name == 'verbosity' and value.isdigit():
+            self.verbosity = int(value)
+            self._write('ok')
+        elif name == 'progress' and value in ('true', 'false'):
+            self.progress = value == 'true'
+            self._write('ok')
+        else:
+            self._write('unsupported')
+
+    def list(self, argument):
+        if argument not in ('', 'for-push'):
+            raise Abort('unknown list argument from git: %r' % argument)
+        ref_list = self._list_refs(argument == 'for-push')
+        for warning in ref_list.warnings:
+            sys.stderr.write('warning: %s\n' % warning)
+        git_ids = self._git_ids([hg_id for _, hg_id in ref_list.refs])
+        lines = ['@%s HEAD' % ref_list.head] if ref_list.head else []
+        lines += ['%s %s' % (git_ids[hg_id], name)
+                  for name, hg_id in ref_list.refs]
+        self._write(*lines, '')
+
+    def _list_refs(self, for_push):
+        if self._state is None:
+            self._state = self.peer().state()
+        setting = None
+        if for_push:
+            setting = config.lookup('pushrefs', self.remote)
+        if not setting:
+            setting = config.lookup('refs', self.remote)
+        self._ref_list = refs.layout(self._state, refs.parse_style(setting))
+        return self._ref_list
+
+    def _git_ids(self, hg_ids):
+        """{HgId: git id or '?'} from the metadata (all `?` outside a
+        git repository)."""
+        hg_ids = list(dict.fromkeys(hg_ids))
+        if self._git_dir is None or not hg_ids:
+            return {h: '?' for h in hg_ids}
+        git_ids = self.helper().hg2git_many(hg_ids)
+        return {h: '?' if g.is_null else g for h, g in zip(hg_ids, git_ids)}
+
+    def import_(self, argument):
+        names = [argument]
+        while True:
+            line = self._read_line()
+            if not line:
+                break
+            command, _, name = line.partition(' ')
+            if command != 'import':
+                raise Abort('unexpected %r in a batch of imports' % line)
+            names.append(name)
+        self._write('feature done')
+        wanted = self._resolve(names)
+        git.delete_refs(SCRATCH_REFS)
+        self._fetch(list(wanted.values()))
+        self._write_resets(wanted)
+
+    def _resolve(self, names):
+        """{ref name: HgId} for the refs git asked for."""
+        if self._ref_list is None:
+            self._list_refs(False)
+        known = dict(self._ref_list.refs)
+        wanted = {}
+        for name in names:
+            target = self._ref_list.head if name == 'HEAD' else name
+            if target not in known:
+                raise Abort("couldn't find remote ref %s" % name)
+            wanted[name] = known[target]
+        return wanted
+
+    def _fetch(self, hg_ids):
+        helper = self.helper()
+        plan = discovery.plan_fetch(self.peer(), helper, self._state, hg_ids)
+        if plan is None:
+            return
+        self.peer().getbundle(helper, plan.heads, plan.common)
+        helper.finish()
+
+    def _write_resets(self, wanted):
+        git_ids = self.helper().hg2git_many(list(wanted.values()))
+        lines = []
+        for (name, hg_id), git_id in zip(wanted.items(), git_ids):
+            if git_id == NULL_GIT:
+                raise Abort('the server did not send changeset %s' % hg_id)
+            lines += ['reset %s%s' % (PRIVATE_PREFIX, name),
+                      'from %s' % git_id, '']
+        self._write(*lines, 'done')
+
+
+def _remote_name(name):
+    """The configured remote's name, or None for an anonymous URL."""
+    if name.startswith(('hg::', 'hg://')):
+        return None
+    return name
+
+
+def session(argv):
+    if len(argv) not in (2, 3):
+        raise Abort('usage: git-remote-hg <remote> [<url>]',
+                    hint='git-remote-hg is run by git for hg:: URLs')
+    url = strip_prefix(argv[-1])
+    with contextlib.ExitStack() as resources:
+        remote = RemoteHelper(_remote_name(argv[1]), url,
+                              sys.stdin.buffer, sys.stdout.buffer, resources)
+        remote.run()
+    return 0
+
+
+def main(argv=None):
+    return run_guarded(session, sys.argv[1:] if argv is None else argv)

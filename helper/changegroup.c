@@ -1,0 +1,81 @@
+/* Changegroups: see changegroup.h. */
+#include "git-compat-util.h"
+#include "strbuf.h"
+#include "stream.h"
+#include "changegroup.h"
+
+int changegroup_version(const char *name)
+{
+	if (!strcmp(name, "01"))
+		return 1;
+	if (!strcmp(name, "02"))
+		return 2;
+	if (!strcmp(name, "03"))
+		return 3;
+	return 0;
+}
+
+int read_cg_chunk(struct stream *s, struct strbuf *out)
+{
+	unsigned char hdr[4];
+	uint32_t len;
+
+	strbuf_reset(out);
+	stream_read_exact(s, hdr, 4);
+	len = get_be32(hdr);
+	if (len == 0)
+		return 0;
+	if (len < 4 || len > (1U << 31))
+		die("invalid changegroup chunk length %"PRIu32
+		    " (corrupt input)", len);
+	strbuf_grow(out, len - 4);
+	stream_read_exact(s, out->buf, len - 4);
+	strbuf_setlen(out, len - 4);
+	return 1;
+}
+
+static size_t header_size(int version)
+{
+	switch (version) {
+	case 1: return 80;
+	case 2: return 100;
+	case 3: return 102;
+	}
+	BUG("unknown changegroup version %d", version);
+}
+
+int read_rev_chunk(struct stream *s, int version, const struct hg_oid *prev,
+		   struct rev_chunk *chunk)
+{
+	const unsigned char *p;
+	size_t hdr = header_size(version);
+
+	if (!read_cg_chunk(s, &chunk->raw))
+		return 0;
+	if (chunk->raw.len < hdr)
+		die("changegroup chunk too short (corrupt input)");
+	p = (const unsigned char *)chunk->raw.buf;
+	memcpy(chunk->node.hash, p, HG_RAWSZ);
+	memcpy(chunk->p1.hash, p + 20, HG_RAWSZ);
+	memcpy(chunk->p2.hash, p + 40, HG_RAWSZ);
+	if (version == 1) {
+		hg_oidcpy(&chunk->delta_base, prev ? prev : &chunk->p1);
+		memcpy(chunk->changeset.hash, p + 60, HG_RAWSZ);
+		chunk->flags = 0;
+	} else {
+		memcpy(chunk->delta_base.hash, p + 60, HG_RAWSZ);
+		memcpy(chunk->changeset.hash, p + 80, HG_RAWSZ);
+		chunk->flags = version == 3 ? get_be16(p + 100) : 0;
+	}
+	if (chunk->flags)
+		die("revision %s has flags %#x this helper does not support",
+		    hg_oid_to_hex(&chunk->node), chunk->flags);
+	chunk->delta = chunk->raw.buf + hdr;
+	chunk->delta_len = chunk->raw.len - hdr;
+	return 1;
+}
+
+void rev_chunk_release(struct rev_chunk *chunk)
+{
+	strbuf_release(&chunk->raw);
+}

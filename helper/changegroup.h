@@ -1,0 +1,54 @@
+/*
+ * Changegroups: the revisions a Mercurial server sends.
+ *
+ * A changegroup is a sequence of chunks. A chunk is a 4-byte big-endian
+ * length, counting itself, followed by its payload; a length of 0 is an
+ * empty chunk that ends a group. The stream holds, in order:
+ *   - the changelog group: revision chunks, then an empty chunk;
+ *   - the manifest group: revision chunks, then an empty chunk;
+ *   - (version 03 only, tree manifests: not supported)
+ *   - for each file: a chunk whose payload is the file's path, then the
+ *     file's revision chunks, then an empty chunk;
+ *   - an empty chunk where the next file path would be.
+ * A revision chunk's payload is a delta header, then a delta (hg-delta.h)
+ * giving the revision's full text from its delta base's text:
+ *   01: node, p1, p2, linked changeset (4 x 20 bytes); the delta base is
+ *       the previous revision of the group, or p1 for the first one;
+ *   02: node, p1, p2, delta base, linked changeset (5 x 20 bytes);
+ *   03: as 02, then 2 bytes of big-endian flags.
+ * A null delta base means the delta applies to the empty text.
+ */
+#ifndef CINNABAR_CHANGEGROUP_H
+#define CINNABAR_CHANGEGROUP_H
+
+#include "hg-id.h"
+
+struct stream;
+
+struct rev_chunk {
+	struct strbuf raw;		/* the chunk's payload */
+	struct hg_oid node, p1, p2, delta_base, changeset;
+	unsigned flags;
+	const char *delta;		/* points into raw */
+	size_t delta_len;
+};
+
+#define REV_CHUNK_INIT { .raw = STRBUF_INIT }
+
+/* Parse a version string ("01", "02", "03"); return 0 if unsupported. */
+int changegroup_version(const char *name);
+
+/* Read one chunk's payload into out; return 0 for an empty chunk. */
+int read_cg_chunk(struct stream *s, struct strbuf *out);
+
+/*
+ * Read the next revision chunk of a group. `prev` is the previous revision
+ * of the same group, or NULL for the first. Return 0 at the end of the
+ * group. Dies on malformed data.
+ */
+int read_rev_chunk(struct stream *s, int version, const struct hg_oid *prev,
+		   struct rev_chunk *chunk);
+
+void rev_chunk_release(struct rev_chunk *chunk);
+
+#endif

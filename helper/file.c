@@ -1,0 +1,104 @@
+/* Mercurial file revisions and their git storage: see file.h. */
+#include "cache.h"
+#include "changegroup.h"
+#include "hg-delta.h"
+#include "metadata.h"
+#include "store.h"
+#include "file.h"
+
+/* The last revision imported or loaded: full text and content blob. */
+static struct hg_oid last_node;
+static struct strbuf last_text = STRBUF_INIT;
+static size_t last_meta_len;	/* bytes of "\1\n...\1\n" in last_text */
+static struct object_id last_blob;
+
+void file_reset_cache(void)
+{
+	hg_oidcpy(&last_node, &hg_null_oid);
+	strbuf_release(&last_text);
+	last_meta_len = 0;
+	oidclr(&last_blob);
+}
+
+static void load_file(const struct hg_oid *node)
+{
+	struct object_id key;
+	const struct object_id *meta, *blob;
+	unsigned long size;
+	char *buf;
+
+	strbuf_reset(&last_text);
+	last_meta_len = 0;
+	oidclr(&last_blob);
+	hg_oidcpy(&last_node, node);
+	if (hg_oid_is_null(node) || hg_oideq(node, &hg_empty_file_oid))
+		return;
+	hg_oid_to_git(&key, node);
+	meta = notes_map_get(&metadata.files_meta, &key);
+	if (meta) {
+		buf = store_read_object_typed(meta, OBJ_BLOB, &size);
+		strbuf_addstr(&last_text, "\1\n");
+		strbuf_add(&last_text, buf, size);
+		strbuf_addstr(&last_text, "\1\n");
+		free(buf);
+		last_meta_len = last_text.len;
+	}
+	blob = hg2git(node);
+	if (!blob)
+		die("missing file revision %s, needed as a delta base (the "
+		    "metadata may be incomplete)", hg_oid_to_hex(node));
+	buf = store_read_object_typed(blob, OBJ_BLOB, &size);
+	strbuf_add(&last_text, buf, size);
+	free(buf);
+	oidcpy(&last_blob, blob);
+}
+
+/* Length of the metadata part, as git-cinnabar splits it. */
+static size_t metadata_length(const struct strbuf *text)
+{
+	const char *end;
+	if (text->len <= 4 || memcmp(text->buf, "\1\n", 2))
+		return 0;
+	/* Like strstr: the search stops at the first NUL byte. */
+	end = strstr(text->buf + 2, "\1\n");
+	return end ? end + 2 - text->buf : 0;
+}
+
+void import_file(struct rev_chunk *chunk)
+{
+	struct strbuf text = STRBUF_INIT;
+	struct hg_oid check;
+	struct object_id blob, meta, key;
+	size_t meta_len;
+
+	if (hg_oideq(&chunk->node, &hg_empty_file_oid) || hg2git(&chunk->node))
+		return;
+	if (!hg_oideq(&chunk->delta_base, &last_node))
+		load_file(&chunk->delta_base);
+	if (hg_delta_apply(last_text.buf, last_text.len, chunk->delta,
+			   chunk->delta_len, &text))
+		die("malformed file revision %s in the changegroup (corrupt "
+		    "data)", hg_oid_to_hex(&chunk->node));
+	hg_hash(&chunk->p1, &chunk->p2, text.buf, text.len, &check);
+	if (!hg_oideq(&check, &chunk->node))
+		die("file revision %s does not match its contents (corrupt "
+		    "data)", hg_oid_to_hex(&chunk->node));
+
+	meta_len = metadata_length(&text);
+	hg_oid_to_git(&key, &chunk->node);
+	if (meta_len) {
+		store_object_buf(OBJ_BLOB, text.buf + 2, meta_len - 4, &meta);
+		notes_map_set(&metadata.files_meta, &key, &meta);
+	}
+	store_blob_with_base(text.buf + meta_len, text.len - meta_len,
+			     is_null_oid(&last_blob) ? NULL : &last_blob,
+			     last_text.buf + last_meta_len,
+			     last_text.len - last_meta_len, &blob);
+	set_hg2git(&chunk->node, &blob);
+
+	strbuf_swap(&text, &last_text);
+	strbuf_release(&text);
+	last_meta_len = meta_len;
+	oidcpy(&last_blob, &blob);
+	hg_oidcpy(&last_node, &chunk->node);
+}

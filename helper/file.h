@@ -1,0 +1,21 @@
+/*
+ * Mercurial file revisions and their git storage.
+ *
+ * A file revision's text is its content, preceded, when it has metadata
+ * (copy source, or content that starts with "\1\n"), by "\1\n", the
+ * metadata ("key: value\n" lines) and "\1\n". The content is stored as a
+ * git blob (hg2git maps the hg id to it) and the metadata, when present,
+ * as another blob (files-meta maps the hg id to it). The empty revision
+ * without parents (hg_empty_file_oid) is not stored.
+ */
+#ifndef CINNABAR_FILE_H
+#define CINNABAR_FILE_H
+
+struct rev_chunk;
+
+/* Import one file revision of a changegroup (verifying its id). */
+void import_file(struct rev_chunk *chunk);
+/* Forget the revision kept in memory (between files). */
+void file_reset_cache(void);
+
+#endif

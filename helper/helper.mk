@@ -1,0 +1,80 @@
+# helper/helper.mk: build git-cinnabar-helper against the pinned git tree.
+#
+# The top-level Makefile runs this file from inside the pinned git tree:
+#
+#   make -C build/git-2.39.5 -f $(TOP)/helper/helper.mk CINNABAR_TOP=$(TOP) \
+#        <git build flags> helper
+#
+# It includes git's own Makefile, so git's libraries (libgit.a, xdiff/lib.a,
+# reftable/libreftable.a, common-main.o, http.o) are built by git's rules, and the
+# helper's sources are compiled with exactly git's $(ALL_CFLAGS): the structures
+# the helper shares with libgit.a must have the same layout on both sides.  The
+# git tree root is the include path ("-I." in git's flags), so a helper file can
+# say #include "builtin/fast-import.c".
+#
+# Every helper/*.c goes into the one program.  Objects live in build/helper/,
+# the program at the top of the work tree, next to the launchers.
+#
+# Two macros are defined for every helper source:
+#   CINNABAR_HELPER_VERSION   the helper's version, e.g. "0.1.0"
+#   CINNABAR_BUILD_ID         the first 16 hex digits of the SHA-256 of the
+#                             contents of helper/*.c and helper/*.h concatenated
+#                             in byte order of their file names, so that a helper
+#                             built from other sources can be recognised as stale.
+# Changing either one recompiles every helper object.
+
+# Where this file is, before git's Makefile adds its own names to MAKEFILE_LIST.
+HELPER_MK_DIR := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
+HELPER_SRCDIR ?= $(HELPER_MK_DIR)
+CINNABAR_TOP ?= $(patsubst %/,%,$(dir $(HELPER_MK_DIR)))
+HELPER_OBJDIR ?= $(CINNABAR_TOP)/build/helper
+HELPER_PROGRAM ?= $(CINNABAR_TOP)/git-cinnabar-helper
+
+include Makefile
+
+HELPER_VERSION = 0.1.0
+
+HELPER_SOURCES := $(sort $(wildcard $(HELPER_SRCDIR)/*.c))
+HELPER_HEADERS := $(sort $(wildcard $(HELPER_SRCDIR)/*.h))
+HELPER_OBJS := $(patsubst $(HELPER_SRCDIR)/%.c,$(HELPER_OBJDIR)/%.o,$(HELPER_SOURCES))
+HELPER_BUILD_ID := $(shell cat $(sort $(HELPER_SOURCES) $(HELPER_HEADERS)) /dev/null | \
+	sha256sum | cut -c1-16)
+
+HELPER_DEFINES = -DCINNABAR_HELPER_VERSION='"$(HELPER_VERSION)"' \
+	-DCINNABAR_BUILD_ID='"$(HELPER_BUILD_ID)"'
+
+# Libraries the helper needs beyond git's own: bundle decompression.  libcurl comes
+# with http.o through git's $(CURL_LIBCURL), zlib and pthread through git's $(LIBS).
+HELPER_LIBS = -lzstd -lbz2
+
+.PHONY: helper helper-print-flags
+helper: $(HELPER_PROGRAM)
+
+ifeq ($(HELPER_SOURCES),)
+$(HELPER_PROGRAM):
+	$(error no C sources in $(HELPER_SRCDIR))
+else
+$(HELPER_PROGRAM): $(HELPER_OBJS) http.o GIT-LDFLAGS $(GITLIBS)
+	$(QUIET_LINK)$(CC) $(ALL_CFLAGS) -o $@+ $(ALL_LDFLAGS) $(filter %.o,$^) \
+		$(CURL_LIBCURL) $(LIBS) $(HELPER_LIBS) && mv $@+ $@
+endif
+
+# Rewritten only when the version or the build id changes, so that objects are
+# recompiled then and only then (git's GIT-CFLAGS does the same for its flags).
+$(HELPER_OBJDIR)/HELPER-CFLAGS: FORCE
+	@mkdir -p $(HELPER_OBJDIR)
+	@flags='$(HELPER_VERSION) $(HELPER_BUILD_ID)'; \
+	if test x"$$flags" != x"`cat $@ 2>/dev/null`"; then \
+		echo "$$flags" >$@; \
+	fi
+
+$(HELPER_OBJDIR)/%.o: $(HELPER_SRCDIR)/%.c $(HELPER_OBJDIR)/HELPER-CFLAGS GIT-CFLAGS \
+		| $(GENERATED_H)
+	$(QUIET_CC)$(CC) -o $@ -c -MMD -MP -MF $(@:.o=.d) $(ALL_CFLAGS) $(HELPER_DEFINES) $<
+
+-include $(HELPER_OBJS:.o=.d)
+
+# For editors and tools: the exact flags a helper source is compiled with.
+helper-print-flags:
+	@echo $(CC) $(ALL_CFLAGS) $(HELPER_DEFINES)
+	@echo $(ALL_LDFLAGS) $(CURL_LIBCURL) $(LIBS) $(HELPER_LIBS)

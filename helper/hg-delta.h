@@ -1,0 +1,34 @@
+/*
+ * Mercurial binary deltas ("bdiff" patches).
+ *
+ * A delta is a sequence of hunks, each a 12-byte header of three big-endian
+ * 32-bit integers, start, end and length, followed by `length` bytes: the
+ * bytes [start, end) of the base text are replaced by the hunk's data. Hunks
+ * are sorted by start and do not overlap.
+ */
+#ifndef CINNABAR_HG_DELTA_H
+#define CINNABAR_HG_DELTA_H
+
+struct hg_hunk {
+	size_t start, end;
+	const char *data;
+	size_t len;
+};
+
+struct hg_delta_iter {
+	const char *cur, *end;
+};
+
+void hg_delta_iter_init(struct hg_delta_iter *it, const char *delta,
+			size_t len);
+/* Return 1 and fill `hunk`, 0 at the end, -1 if the delta is malformed. */
+int hg_delta_next(struct hg_delta_iter *it, struct hg_hunk *hunk);
+
+/*
+ * Apply `delta` to `base`, appending the result to `out`. Return 0, or -1
+ * if the delta is malformed or does not fit the base.
+ */
+int hg_delta_apply(const char *base, size_t base_len, const char *delta,
+		   size_t delta_len, struct strbuf *out);
+
+#endif

@@ -1,0 +1,89 @@
+/* Mercurial object ids: see hg-id.h. */
+#include "git-compat-util.h"
+#include "hash.h"
+#include "cache.h"
+#include "hg-id.h"
+
+const struct hg_oid hg_null_oid;
+const struct hg_oid hg_empty_file_oid = { {
+	0xb8, 0x0d, 0xe5, 0xd1, 0x38, 0x75, 0x85, 0x41, 0xc5, 0xf0,
+	0x52, 0x65, 0xad, 0x14, 0x4a, 0xb9, 0xfa, 0x86, 0xd1, 0xdb,
+} };
+
+int hg_oid_is_null(const struct hg_oid *oid)
+{
+	return hg_oideq(oid, &hg_null_oid);
+}
+
+int hg_oideq(const struct hg_oid *a, const struct hg_oid *b)
+{
+	return !memcmp(a->hash, b->hash, HG_RAWSZ);
+}
+
+int hg_oidcmp(const struct hg_oid *a, const struct hg_oid *b)
+{
+	return memcmp(a->hash, b->hash, HG_RAWSZ);
+}
+
+void hg_oidcpy(struct hg_oid *dst, const struct hg_oid *src)
+{
+	memcpy(dst->hash, src->hash, HG_RAWSZ);
+}
+
+int hg_oid_from_hex(const char *hex, struct hg_oid *oid)
+{
+	int i;
+	for (i = 0; i < HG_RAWSZ; i++) {
+		int v = hex2chr(hex + 2 * i);
+		if (v < 0)
+			return -1;
+		oid->hash[i] = v;
+	}
+	return 0;
+}
+
+const char *hg_oid_to_hex(const struct hg_oid *oid)
+{
+	static char ring[4][HG_HEXSZ + 1];
+	static int i;
+	static const char digits[] = "0123456789abcdef";
+	char *buf = ring[i++ & 3];
+	int j;
+	for (j = 0; j < HG_RAWSZ; j++) {
+		buf[2 * j] = digits[oid->hash[j] >> 4];
+		buf[2 * j + 1] = digits[oid->hash[j] & 0xf];
+	}
+	buf[HG_HEXSZ] = '\0';
+	return buf;
+}
+
+void hg_hash(const struct hg_oid *p1, const struct hg_oid *p2,
+	     const char *data, size_t len, struct hg_oid *result)
+{
+	const struct git_hash_algo *algo = &hash_algos[GIT_HASH_SHA1];
+	git_hash_ctx ctx;
+
+	if (!p1)
+		p1 = &hg_null_oid;
+	if (!p2)
+		p2 = &hg_null_oid;
+	if (hg_oidcmp(p1, p2) > 0)
+		SWAP(p1, p2);
+	algo->init_fn(&ctx);
+	algo->update_fn(&ctx, p1->hash, HG_RAWSZ);
+	algo->update_fn(&ctx, p2->hash, HG_RAWSZ);
+	algo->update_fn(&ctx, data, len);
+	algo->final_fn(result->hash, &ctx);
+}
+
+void hg_oid_to_git(struct object_id *dst, const struct hg_oid *src)
+{
+	memset(dst, 0, sizeof(*dst));
+	memcpy(dst->hash, src->hash, HG_RAWSZ);
+	dst->algo = GIT_HASH_SHA1;
+}
+
+void git_oid_to_hg(struct hg_oid *dst, const struct object_id *src)
+{
+	memcpy(dst->hash, src->hash, HG_RAWSZ);
+}

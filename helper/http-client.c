@@ -1,0 +1,329 @@
+/*
+ * HTTP(S) through libcurl and git's http.c: see http-client.h.
+ *
+ * Small answers ("fetch" mode) are read in memory. Bundles ("import" mode)
+ * are streamed: a thread runs the transfer and writes the body into a
+ * pipe, which the importer reads as it goes, so memory stays bounded and
+ * the download overlaps the import.
+ */
+#include "cache.h"
+#include "credential.h"
+#include <pthread.h>
+#include "http.h"
+#include "stream.h"
+#include "http-client.h"
+
+extern struct credential http_auth;
+
+static int http_initialized;
+
+struct request {
+	const char *url;
+	struct curl_slist *headers;
+	struct strbuf body;
+	/* response */
+	struct strbuf resp_headers;
+	struct strbuf content_type;
+	struct slot_results results;
+	int status;			/* HTTP_OK, HTTP_REAUTH, ... */
+	/* streaming */
+	int pipe_fd;			/* write end, or -1 */
+	int got_data;
+	struct strbuf small;		/* body in fetch mode */
+};
+
+static void ensure_http(const char *url)
+{
+	if (http_initialized)
+		return;
+	http_init(NULL, url, 0);
+	http_initialized = 1;
+}
+
+static void read_request(struct request *r, FILE *in)
+{
+	struct strbuf line = STRBUF_INIT;
+	struct stream body;
+	char buf[8192];
+	size_t n;
+
+	r->headers = http_copy_default_headers();
+	while (strbuf_getline_lf(&line, in) != EOF && line.len)
+		r->headers = curl_slist_append(r->headers, line.buf);
+	strbuf_release(&line);
+	stream_init_blocks(&body, in);
+	while ((n = stream_read(&body, buf, sizeof(buf))))
+		strbuf_add(&r->body, buf, n);
+	stream_release(&body);
+}
+
+static size_t header_cb(char *ptr, size_t size, size_t nmemb, void *data)
+{
+	struct request *r = data;
+	size_t len = size * nmemb;
+	const char *v;
+	strbuf_add(&r->resp_headers, ptr, len);
+	if (len > 13 && !strncasecmp(ptr, "content-type:", 13)) {
+		strbuf_reset(&r->content_type);
+		v = ptr + 13;
+		strbuf_add(&r->content_type, v, len - 13);
+		strbuf_trim(&r->content_type);
+	}
+	return len;
+}
+
+static size_t body_cb(char *ptr, size_t size, size_t nmemb, void *data)
+{
+	struct request *r = data;
+	size_t len = size * nmemb;
+	r->got_data = 1;
+	if (r->pipe_fd < 0) {
+		strbuf_add(&r->small, ptr, len);
+		return len;
+	}
+	if (write_in_full(r->pipe_fd, ptr, len) < 0)
+		return 0;	/* the importer is gone: abort the transfer */
+	return len;
+}
+
+static void run_request(struct request *r)
+{
+	struct active_request_slot *slot = get_active_slot();
+	CURL *c = slot->curl;
+
+	strbuf_reset(&r->resp_headers);
+	strbuf_reset(&r->content_type);
+	curl_easy_setopt(c, CURLOPT_URL, r->url);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, r->headers);
+	curl_easy_setopt(c, CURLOPT_FAILONERROR, 0L);
+	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, header_cb);
+	curl_easy_setopt(c, CURLOPT_HEADERDATA, r);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, body_cb);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
+	curl_easy_setopt(c, CURLOPT_ENCODING, "");
+	if (r->body.len) {
+		curl_easy_setopt(c, CURLOPT_POST, 1L);
+		curl_easy_setopt(c, CURLOPT_POSTFIELDS, r->body.buf);
+		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)r->body.len);
+	} else {
+		curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
+	}
+	r->status = run_one_slot(slot, &r->results);
+}
+
+/* Run the request, asking for credentials once if the server wants some. */
+static void run_with_auth(struct request *r)
+{
+	run_request(r);
+	if (r->status == HTTP_REAUTH && !r->got_data) {
+		credential_fill(&http_auth);
+		strbuf_reset(&r->small);
+		run_request(r);
+	}
+}
+
+static void print_headers(FILE *out, struct request *r)
+{
+	struct strbuf **lines = strbuf_split(&r->resp_headers, '\n'), **l;
+	for (l = lines; *l; l++) {
+		strbuf_trim(*l);
+		if ((*l)->len && !starts_with((*l)->buf, "HTTP/"))
+			fprintf(out, "%s\n", (*l)->buf);
+	}
+	strbuf_list_free(lines);
+	fprintf(out, "\n");
+}
+
+static void connection_failed(struct request *r)
+{
+	die("HTTP request to %s failed: %s", r->url,
+	    curl_easy_strerror(r->results.curl_result));
+}
+
+static void http_fetch(struct request *r, FILE *out)
+{
+	size_t pos;
+	run_with_auth(r);
+	if (r->results.curl_result != CURLE_OK && !r->results.http_code)
+		connection_failed(r);
+	fprintf(out, "status %ld\n", r->results.http_code);
+	print_headers(out, r);
+	for (pos = 0; pos < r->small.len; pos += 65536) {
+		size_t n = r->small.len - pos < 65536 ? r->small.len - pos
+						      : 65536;
+		fprintf(out, "%"PRIuMAX"\n", (uintmax_t)n);
+		fwrite(r->small.buf + pos, 1, n, out);
+	}
+	fprintf(out, "0\n");
+	fflush(out);
+}
+
+/* Streaming import. */
+
+struct transfer {
+	struct request *r;
+	pthread_t thread;
+	int joined;
+};
+
+static void *transfer_thread(void *data)
+{
+	struct transfer *t = data;
+	run_request(t->r);
+	close(t->r->pipe_fd);
+	t->r->pipe_fd = -1;
+	return NULL;
+}
+
+struct transfer_stream {
+	struct stream fd;
+	struct transfer *t;
+};
+
+static void join_transfer(struct transfer *t)
+{
+	if (!t->joined) {
+		pthread_join(t->thread, NULL);
+		t->joined = 1;
+	}
+}
+
+static size_t transfer_read(struct stream *s, void *buf, size_t len)
+{
+	struct transfer_stream *ts = s->data;
+	size_t n = stream_read(&ts->fd, buf, len);
+	if (!n) {
+		join_transfer(ts->t);
+		if (ts->t->r->results.curl_result != CURLE_OK)
+			die("the connection to the server failed during the "
+			    "transfer: %s", curl_easy_strerror(
+				ts->t->r->results.curl_result));
+	}
+	return n;
+}
+
+static void transfer_release(struct stream *s)
+{
+	struct transfer_stream *ts = s->data;
+	stream_release(&ts->fd);
+	free(ts);
+}
+
+/* Wrap the raw body per its Mercurial media type. */
+static void decode_media_type(struct stream *s, struct request *r)
+{
+	struct stream inner = *s;
+	const char *type = r->content_type.buf;
+	if (starts_with(type, "application/mercurial-0.1")) {
+		stream_init_zlib(s, &inner);
+	} else if (starts_with(type, "application/mercurial-0.2")) {
+		unsigned char len;
+		char name[256];
+		stream_read_exact(s, &len, 1);
+		stream_read_exact(s, name, len);
+		name[len] = '\0';
+		if (!strcmp(name, "zstd"))
+			stream_init_zstd(s, &inner);
+		else if (!strcmp(name, "zlib"))
+			stream_init_zlib(s, &inner);
+		else if (strcmp(name, "none"))
+			die("the server used an unknown compression '%s'",
+			    name);
+	} else if (starts_with(type, "application/hg-error")) {
+		char buf[1024];
+		size_t n = stream_read(s, buf, sizeof(buf) - 1);
+		buf[n] = '\0';
+		die("the server reported an error: %s", buf);
+	} else {
+		die("unexpected answer from the server (Content-Type '%s'); "
+		    "is this a Mercurial repository?", type);
+	}
+}
+
+/*
+ * Start the transfer; return 1 if the server asked for credentials before
+ * sending anything (the caller fills them and tries again).
+ */
+static int try_import(struct request *r, FILE *out,
+		      void (*import)(struct stream *raw, int cg_version))
+{
+	struct transfer t = { r };
+	struct transfer_stream *ts;
+	struct stream s, body;
+	int fds[2];
+	char first;
+
+	if (pipe(fds))
+		die_errno("cannot create a pipe");
+	r->pipe_fd = fds[1];
+	r->got_data = 0;
+	if (pthread_create(&t.thread, NULL, transfer_thread, &t))
+		die("cannot start the transfer thread");
+	ts = xcalloc(1, sizeof(*ts));
+	stream_init_fd(&ts->fd, fds[0]);
+	ts->t = &t;
+	memset(&s, 0, sizeof(s));
+	s.read = transfer_read;
+	s.release = transfer_release;
+	s.data = ts;
+	if (!stream_read(&ts->fd, &first, 1)) {
+		join_transfer(&t);
+		stream_release(&s);
+		close(fds[0]);
+		if (r->status == HTTP_REAUTH)
+			return 1;
+		if (!r->results.http_code)
+			connection_failed(r);
+		fprintf(out, "status %ld\n", r->results.http_code);
+		fflush(out);
+		die("HTTP error %ld from %s", r->results.http_code, r->url);
+	}
+	fprintf(out, "status %ld\n", r->results.http_code ?
+		r->results.http_code : 200);
+	fflush(out);
+	stream_init_prefixed(&body, &s, &first, 1);
+	decode_media_type(&body, r);
+	import(&body, 0);
+	{
+		/* Let the transfer end even if the bundle ended early. */
+		char buf[8192];
+		while (xread(fds[0], buf, sizeof(buf)) > 0)
+			;
+	}
+	join_transfer(&t);
+	close(fds[0]);
+	return 0;
+}
+
+static void http_import(struct request *r, FILE *out,
+			void (*import)(struct stream *raw, int cg_version))
+{
+	if (try_import(r, out, import)) {
+		credential_fill(&http_auth);
+		if (try_import(r, out, import))
+			die("authentication to %s failed", r->url);
+	}
+}
+
+void http_command(const char *mode, const char *url, FILE *in, FILE *out,
+		  void (*import)(struct stream *raw, int cg_version))
+{
+	struct request r = { .url = url, .pipe_fd = -1 };
+	strbuf_init(&r.body, 0);
+	strbuf_init(&r.resp_headers, 0);
+	strbuf_init(&r.content_type, 0);
+	strbuf_init(&r.small, 0);
+	read_request(&r, in);
+	ensure_http(url);
+	if (!strcmp(mode, "fetch"))
+		http_fetch(&r, out);
+	else if (!strcmp(mode, "import"))
+		http_import(&r, out, import);
+	else
+		die("unknown http mode '%s'", mode);
+	curl_slist_free_all(r.headers);
+	strbuf_release(&r.body);
+	strbuf_release(&r.resp_headers);
+	strbuf_release(&r.content_type);
+	strbuf_release(&r.small);
+}

@@ -1,0 +1,19 @@
+/*
+ * HTTP(S) for the Python side, through libcurl and git's http.c, so that
+ * git's http.* configuration and credential helpers apply. See the `http`
+ * command in PROTOCOL.md.
+ */
+#ifndef CINNABAR_HTTP_CLIENT_H
+#define CINNABAR_HTTP_CLIENT_H
+
+struct stream;
+
+/*
+ * Run one `http <mode> <url>` command: read the request headers and body
+ * from `in`, answer on `out`. In "import" mode, hand the decoded response
+ * body to `import` (with cg_version 0).
+ */
+void http_command(const char *mode, const char *url, FILE *in, FILE *out,
+		  void (*import)(struct stream *raw, int cg_version));
+
+#endif

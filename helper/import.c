@@ -1,0 +1,359 @@
+/* Importing changegroups: see import.h. */
+#include "cache.h"
+#include "progress.h"
+#include "bundle.h"
+#include "changegroup.h"
+#include "changeset.h"
+#include "file.h"
+#include "hg-delta.h"
+#include "manifest.h"
+#include "metadata.h"
+#include "store.h"
+#include "import.h"
+
+int show_progress;
+
+void test_die_at(const char *phase)
+{
+	const char *at = getenv("CINNABAR_TEST_DIE_AT");
+	if (at && !strcmp(at, phase)) {
+		fflush(NULL);
+		kill(getpid(), SIGKILL);
+	}
+}
+
+static struct progress *progress_start(const char *title)
+{
+	return show_progress ? start_delayed_progress(title, 0) : NULL;
+}
+
+struct changeset {
+	struct hg_oid node, p1, p2;
+	struct strbuf text;
+};
+
+struct changeset_list {
+	struct changeset *items;
+	size_t nr, alloc;
+};
+
+/* Rebuild a stored changeset's raw text (a delta base). */
+static void load_changeset(const struct hg_oid *node, struct strbuf *out)
+{
+	const struct object_id *commit = hg2git(node);
+	const struct object_id *note;
+	struct hg_oid parents[2];
+	char *commit_buf, *note_buf;
+	unsigned long commit_len, note_len;
+	const char *p;
+	int nr = 0;
+
+	if (!commit || !(note = notes_map_get(&metadata.git2hg, commit)))
+		die("missing changeset %s, needed as a delta base (the "
+		    "metadata may be incomplete)", hg_oid_to_hex(node));
+	commit_buf = store_read_object_typed(commit, OBJ_COMMIT, &commit_len);
+	note_buf = store_read_object_typed(note, OBJ_BLOB, &note_len);
+	hg_oidcpy(&parents[0], &hg_null_oid);
+	hg_oidcpy(&parents[1], &hg_null_oid);
+	for (p = commit_buf; nr < 2 && (p = strstr(p, "\nparent ")); p++) {
+		struct object_id parent;
+		const struct object_id *pnote;
+		char *pbuf;
+		unsigned long plen;
+		if (get_oid_hex(p + 8, &parent) ||
+		    !(pnote = notes_map_get(&metadata.git2hg, &parent)))
+			die("commit %s has a parent unknown to the metadata",
+			    oid_to_hex(commit));
+		pbuf = store_read_object_typed(pnote, OBJ_BLOB, &plen);
+		if (note_changeset_id(pbuf, plen, &parents[nr++]))
+			die("git2hg note %s is damaged", oid_to_hex(pnote));
+		free(pbuf);
+	}
+	strbuf_reset(out);
+	if (changeset_from_commit(out, commit_buf, commit_len, note_buf,
+				  note_len, &parents[0], &parents[1]))
+		die("git2hg note for %s is damaged", oid_to_hex(commit));
+	free(commit_buf);
+	free(note_buf);
+}
+
+static void read_changesets(struct stream *cg, int version,
+			    struct changeset_list *list)
+{
+	struct rev_chunk chunk = REV_CHUNK_INIT;
+	struct progress *progress = progress_start(_("Reading changesets"));
+	struct strbuf base = STRBUF_INIT;
+	const struct hg_oid *prev = NULL;
+
+	while (read_rev_chunk(cg, version, prev, &chunk)) {
+		struct changeset *cs;
+		const struct strbuf *from = &base;
+		struct hg_oid check;
+
+		if (list->nr && hg_oideq(&chunk.delta_base,
+					 &list->items[list->nr - 1].node))
+			from = &list->items[list->nr - 1].text;
+		else if (hg_oid_is_null(&chunk.delta_base))
+			strbuf_reset(&base);
+		else
+			load_changeset(&chunk.delta_base, &base);
+		ALLOC_GROW(list->items, list->nr + 1, list->alloc);
+		cs = &list->items[list->nr];
+		strbuf_init(&cs->text, 0);
+		if (hg_delta_apply(from->buf, from->len, chunk.delta,
+				   chunk.delta_len, &cs->text))
+			die("malformed changeset %s in the changegroup "
+			    "(corrupt data)", hg_oid_to_hex(&chunk.node));
+		hg_hash(&chunk.p1, &chunk.p2, cs->text.buf, cs->text.len,
+			&check);
+		if (!hg_oideq(&check, &chunk.node))
+			die("changeset %s does not match its contents "
+			    "(corrupt data)", hg_oid_to_hex(&chunk.node));
+		hg_oidcpy(&cs->node, &chunk.node);
+		hg_oidcpy(&cs->p1, &chunk.p1);
+		hg_oidcpy(&cs->p2, &chunk.p2);
+		prev = &cs->node;
+		list->nr++;
+		display_progress(progress, list->nr);
+		if (list->nr == 1)
+			test_die_at("changesets");
+	}
+	stop_progress(&progress);
+	strbuf_release(&base);
+	rev_chunk_release(&chunk);
+}
+
+static void import_manifests(struct stream *cg, int version,
+			     struct import_stats *stats)
+{
+	struct rev_chunk chunk = REV_CHUNK_INIT;
+	struct progress *progress = progress_start(_("Importing manifests"));
+	struct hg_oid prev;
+	unsigned n = 0;
+
+	while (read_rev_chunk(cg, version, n ? &prev : NULL, &chunk)) {
+		import_manifest(&chunk);
+		hg_oidcpy(&prev, &chunk.node);
+		display_progress(progress, ++n);
+		if (n == 1)
+			test_die_at("manifests");
+	}
+	stats->manifests += n;
+	stop_progress(&progress);
+	rev_chunk_release(&chunk);
+}
+
+static void import_files(struct stream *cg, int version,
+			 struct import_stats *stats)
+{
+	struct rev_chunk chunk = REV_CHUNK_INIT;
+	struct strbuf name = STRBUF_INIT;
+	struct progress *progress = progress_start(_("Importing files"));
+	unsigned n = 0;
+
+	while (read_cg_chunk(cg, &name)) {
+		struct hg_oid prev;
+		int first = 1;
+		file_reset_cache();
+		while (read_rev_chunk(cg, version, first ? NULL : &prev,
+				      &chunk)) {
+			import_file(&chunk);
+			hg_oidcpy(&prev, &chunk.node);
+			first = 0;
+			display_progress(progress, ++n);
+			if (n == 1)
+				test_die_at("files");
+		}
+	}
+	stats->files += n;
+	stop_progress(&progress);
+	strbuf_release(&name);
+	rev_chunk_release(&chunk);
+}
+
+static const char *changeset_branch(const struct hg_changeset *cs,
+				    size_t *len)
+{
+	const char *p = cs->extra.buf, *end = p + cs->extra.len;
+	while (cs->has_extra && p < end) {
+		const char *nul = memchr(p, '\0', end - p);
+		const char *item_end = nul ? nul : end;
+		if (item_end - p > 7 && !memcmp(p, "branch:", 7)) {
+			*len = item_end - p - 7;
+			return p + 7;
+		}
+		p = item_end + 1;
+	}
+	*len = 7;
+	return "default";
+}
+
+/* Store the commit, adding NULs to its message while it maps elsewhere. */
+static void store_commit(struct strbuf *commit, const struct hg_oid *node,
+			 struct object_id *result)
+{
+	for (;;) {
+		const struct object_id *note;
+		struct hg_oid other;
+		unsigned long len;
+		char *buf;
+
+		store_object_buf(OBJ_COMMIT, commit->buf, commit->len, result);
+		note = notes_map_get(&metadata.git2hg, result);
+		if (!note)
+			return;
+		buf = store_read_object_typed(note, OBJ_BLOB, &len);
+		if (note_changeset_id(buf, len, &other))
+			die("git2hg note for %s is damaged", oid_to_hex(result));
+		free(buf);
+		if (hg_oideq(&other, node))
+			return;
+		strbuf_addch(commit, '\0');
+	}
+}
+
+static void import_changeset(struct changeset *c)
+{
+	struct hg_changeset cs;
+	struct object_id parents[2], tree, commit_oid, note_oid;
+	struct hg_oid hg_parents[2];
+	struct strbuf commit = STRBUF_INIT, note = STRBUF_INIT;
+	const char *branch;
+	size_t branch_len;
+	int nr = 0, i;
+
+	if (hg2git(&c->node))
+		return;
+	if (parse_changeset(&cs, c->text.buf, c->text.len))
+		die("malformed changeset %s", hg_oid_to_hex(&c->node));
+	for (i = 0; i < 2; i++) {
+		const struct hg_oid *p = i ? &c->p2 : &c->p1;
+		const struct object_id *git;
+		if (hg_oid_is_null(p))
+			continue;
+		if (!(git = hg2git(p)))
+			die("changeset %s has a parent (%s) that is neither "
+			    "in the repository nor in the data received",
+			    hg_oid_to_hex(&c->node), hg_oid_to_hex(p));
+		hg_oidcpy(&hg_parents[nr], p);
+		oidcpy(&parents[nr++], git);
+	}
+	if (hg_oid_is_null(&cs.manifest)) {
+		store_object_buf(OBJ_TREE, "", 0, &tree);
+	} else {
+		const struct object_id *m = hg2git(&cs.manifest);
+		if (!m)
+			die("changeset %s refers to a manifest (%s) that was "
+			    "not received", hg_oid_to_hex(&c->node),
+			    hg_oid_to_hex(&cs.manifest));
+		git_tree_for_manifest(m, &tree);
+	}
+	changeset_commit(&commit, &cs, &tree, parents, nr);
+	store_commit(&commit, &c->node, &commit_oid);
+	changeset_note(&note, &c->node, &c->p1, &c->p2, c->text.buf,
+		       c->text.len, commit.buf, commit.len);
+	store_object_buf(OBJ_BLOB, note.buf, note.len, &note_oid);
+	notes_map_set(&metadata.git2hg, &commit_oid, &note_oid);
+	set_hg2git(&c->node, &commit_oid);
+	branch = changeset_branch(&cs, &branch_len);
+	add_changeset_head(&c->node, hg_parents, nr, branch, branch_len,
+			   &commit_oid);
+	strbuf_release(&commit);
+	strbuf_release(&note);
+}
+
+static void import_changesets(struct changeset_list *list,
+			      struct import_stats *stats)
+{
+	struct progress *progress = progress_start(_("Importing changesets"));
+	size_t i;
+	for (i = 0; i < list->nr; i++) {
+		if (!hg2git(&list->items[i].node))
+			stats->changesets++;
+		import_changeset(&list->items[i]);
+		strbuf_release(&list->items[i].text);
+		display_progress(progress, i + 1);
+	}
+	stop_progress(&progress);
+}
+
+static void import_changegroup(struct stream *cg, int version,
+			       struct import_stats *stats)
+{
+	struct changeset_list list = { 0 };
+	read_changesets(cg, version, &list);
+	import_manifests(cg, version, stats);
+	manifest_reset_cache();
+	import_files(cg, version, stats);
+	file_reset_cache();
+	import_changesets(&list, stats);
+	free(list.items);
+}
+
+void import_bundle(struct bundle *b, struct import_stats *stats)
+{
+	struct stream *cg;
+	int version;
+	memset(stats, 0, sizeof(*stats));
+	while (bundle_next_changegroup(b, &cg, &version)) {
+		if (version == 3)
+			die("changegroup version 03 is not supported yet");
+		import_changegroup(cg, version, stats);
+	}
+}
+
+struct bundle_head {
+	struct hg_oid node, p1, p2;
+	char *branch;
+	int is_head;
+};
+
+void list_bundle_heads(struct bundle *b, FILE *out)
+{
+	struct stream *cg;
+	int version;
+	struct changeset_list list = { 0 };
+	size_t i, j, count = 0;
+	char **branches;
+	int *is_head;
+
+	if (bundle_next_changegroup(b, &cg, &version))
+		read_changesets(cg, version, &list);
+	CALLOC_ARRAY(branches, list.nr + 1);
+	CALLOC_ARRAY(is_head, list.nr + 1);
+	for (i = 0; i < list.nr; i++) {
+		struct hg_changeset cs;
+		const char *branch;
+		size_t len;
+		if (parse_changeset(&cs, list.items[i].text.buf,
+				    list.items[i].text.len))
+			die("malformed changeset %s",
+			    hg_oid_to_hex(&list.items[i].node));
+		branch = changeset_branch(&cs, &len);
+		branches[i] = xmemdupz(branch, len);
+		is_head[i] = 1;
+		for (j = 0; j < i; j++)
+			if ((hg_oideq(&list.items[j].node, &list.items[i].p1) ||
+			     hg_oideq(&list.items[j].node, &list.items[i].p2)) &&
+			    !strcmp(branches[j], branches[i]))
+				is_head[j] = 0;
+	}
+	for (i = 0; i < list.nr; i++)
+		count += is_head[i];
+	fprintf(out, "%"PRIuMAX"\n", (uintmax_t)count);
+	for (i = 0; i < list.nr; i++) {
+		const struct object_id *git;
+		if (!is_head[i])
+			continue;
+		git = hg2git(&list.items[i].node);
+		fprintf(out, "%s %s %s\n", hg_oid_to_hex(&list.items[i].node),
+			git ? oid_to_hex(git) : "?", branches[i]);
+	}
+	for (i = 0; i < list.nr; i++) {
+		free(branches[i]);
+		strbuf_release(&list.items[i].text);
+	}
+	free(branches);
+	free(is_head);
+	free(list.items);
+}

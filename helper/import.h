@@ -1,0 +1,27 @@
+/*
+ * Importing changegroups: every revision's full text is rebuilt from its
+ * delta, its hg id checked, and it is stored as git objects with its
+ * mapping recorded in the metadata (manifests, then files, then the
+ * changesets, whose commits need both).
+ */
+#ifndef CINNABAR_IMPORT_H
+#define CINNABAR_IMPORT_H
+
+struct bundle;
+
+struct import_stats {
+	unsigned changesets, manifests, files;
+};
+
+void import_bundle(struct bundle *b, struct import_stats *stats);
+
+/* Answer `bundle-heads`: the branch heads of the bundle's changesets. */
+void list_bundle_heads(struct bundle *b, FILE *out);
+
+/* Die with SIGKILL when CINNABAR_TEST_DIE_AT names `phase` (tests). */
+void test_die_at(const char *phase);
+
+/* Whether to show progress (set from the environment by main). */
+extern int show_progress;
+
+#endif

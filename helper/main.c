@@ -1,0 +1,275 @@
+/*
+ * git-cinnabar-helper: the command loop. Every command is documented in
+ * PROTOCOL.md; this file only reads commands, dispatches them through the
+ * table below and flushes each answer.
+ */
+#include "cache.h"
+#include "config.h"
+#include "bundle.h"
+#include "changegroup.h"
+#include "changeset.h"
+#include "http-client.h"
+#include "import.h"
+#include "metadata.h"
+#include "store.h"
+
+#define PROTOCOL_VERSION 1
+#ifndef CINNABAR_HELPER_VERSION
+#define CINNABAR_HELPER_VERSION "0.1.0"
+#endif
+#ifndef CINNABAR_BUILD_ID
+#define CINNABAR_BUILD_ID "unknown"
+#endif
+
+static FILE *out;
+
+/* The last commands received, for crash reports (GIT_CINNABAR_TRACE). */
+#define HISTORY 16
+static char *history[HISTORY];
+static unsigned history_pos;
+
+static void remember(const char *line)
+{
+	free(history[history_pos % HISTORY]);
+	history[history_pos++ % HISTORY] = xstrdup(line);
+}
+
+static NORETURN void die_with_error_answer(const char *err, va_list params)
+{
+	static int dying;
+	char msg[4096];
+	unsigned i;
+
+	vsnprintf(msg, sizeof(msg), err, params);
+	if (dying++)
+		exit(128);
+	store_abort();
+	for (i = 0; i < sizeof(msg) && msg[i]; i++)
+		if (msg[i] == '\n')
+			msg[i] = ' ';
+	fprintf(out, "error %s\n", msg);
+	fflush(out);
+	if (getenv("GIT_CINNABAR_TRACE")) {
+		fprintf(stderr, "cinnabar-helper: %s\nlast commands:\n", msg);
+		for (i = history_pos > HISTORY ? history_pos - HISTORY : 0;
+		     i < history_pos; i++)
+			fprintf(stderr, "  %s\n", history[i % HISTORY]);
+	}
+	exit(128);
+}
+
+static void answer(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vfprintf(out, fmt, ap);
+	va_end(ap);
+	fflush(out);
+}
+
+static int get_hg(const char *arg, struct hg_oid *oid)
+{
+	return strlen(arg) != HG_HEXSZ || hg_oid_from_hex(arg, oid);
+}
+
+static void cmd_version(const char **argv)
+{
+	answer("version %d %s %s\n", PROTOCOL_VERSION,
+	       CINNABAR_HELPER_VERSION, CINNABAR_BUILD_ID);
+}
+
+static void cmd_capabilities(const char **argv)
+{
+	answer("capabilities http zlib zstd bzip2\n");
+}
+
+static void cmd_hg2git(const char **argv)
+{
+	struct hg_oid hg;
+	const struct object_id *git;
+	if (!argv[0] || get_hg(argv[0], &hg))
+		die("hg2git needs a 40-digit hg id");
+	git = hg2git(&hg);
+	answer("%s\n", git ? oid_to_hex(git) : oid_to_hex(null_oid()));
+}
+
+static void cmd_git2hg(const char **argv)
+{
+	struct object_id git;
+	const struct object_id *note;
+	struct hg_oid hg = { { 0 } };
+	if (!argv[0] || get_oid_hex(argv[0], &git) || argv[0][GIT_SHA1_HEXSZ])
+		die("git2hg needs a 40-digit git id");
+	note = notes_map_get(&metadata.git2hg, &git);
+	if (note) {
+		unsigned long len;
+		char *buf = store_read_object_typed(note, OBJ_BLOB, &len);
+		if (note_changeset_id(buf, len, &hg))
+			die("git2hg note for %s is damaged", argv[0]);
+		free(buf);
+	}
+	answer("%s\n", hg_oid_to_hex(&hg));
+}
+
+static void count_head(const struct hg_oid *node,
+		       const struct object_id *commit, const char *branch,
+		       void *data)
+{
+	(*(size_t *)data)++;
+}
+
+static void print_head(const struct hg_oid *node,
+		       const struct object_id *commit, const char *branch,
+		       void *data)
+{
+	fprintf(out, "%s %s %s\n", hg_oid_to_hex(node), oid_to_hex(commit),
+		branch);
+}
+
+static void cmd_heads(const char **argv)
+{
+	size_t count = 0;
+	for_each_changeset_head(count_head, &count);
+	fprintf(out, "%"PRIuMAX"\n", (uintmax_t)count);
+	for_each_changeset_head(print_head, NULL);
+	fflush(out);
+}
+
+static void cmd_bundle_heads(const char **argv)
+{
+	struct stream raw;
+	struct bundle b;
+	if (!argv[0])
+		die("bundle-heads needs a path");
+	stream_init_file(&raw, argv[0]);
+	bundle_open(&b, &raw, 0);
+	list_bundle_heads(&b, out);
+	bundle_release(&b);
+	fflush(out);
+}
+
+static void run_import(struct stream *raw, int cg_version)
+{
+	struct bundle b;
+	struct import_stats stats;
+	bundle_open(&b, raw, cg_version);
+	import_bundle(&b, &stats);
+	bundle_release(&b);
+	answer("ok %u %u %u\n", stats.changesets, stats.manifests, stats.files);
+}
+
+static void cmd_import(const char **argv)
+{
+	struct stream raw;
+	int cg_version = 0;
+
+	if (!argv[0] || !argv[1])
+		die("import needs a source");
+	if (!strcmp(argv[0], "file")) {
+		stream_init_file(&raw, argv[1]);
+	} else if (!strcmp(argv[0], "stdin")) {
+		if (strcmp(argv[1], "bundle") &&
+		    !(starts_with(argv[1], "cg") &&
+		      (cg_version = changegroup_version(argv[1] + 2))))
+			die("unknown import kind '%s'", argv[1]);
+		stream_init_blocks(&raw, stdin);
+	} else {
+		die("unknown import source '%s'", argv[0]);
+	}
+	run_import(&raw, cg_version);
+}
+
+static void cmd_http(const char **argv)
+{
+	if (!argv[0] || !argv[1])
+		die("http needs a mode and a URL");
+	http_command(argv[0], argv[1], stdin, out, run_import);
+}
+
+static void cmd_finish(const char **argv)
+{
+	struct object_id result;
+	test_die_at("finish");
+	if (metadata_store(&result)) {
+		store_finish();
+		metadata_update_ref(&result);
+		store_unkeep();
+	} else {
+		store_finish();
+		store_unkeep();
+	}
+	answer("ok %s\n", oid_to_hex(&result));
+}
+
+static void cmd_abort(const char **argv)
+{
+	store_abort();
+	answer("ok\n");
+}
+
+struct command {
+	const char *name;
+	void (*fn)(const char **argv);
+};
+
+static const struct command commands[] = {
+	{ "version", cmd_version },
+	{ "capabilities", cmd_capabilities },
+	{ "hg2git", cmd_hg2git },
+	{ "git2hg", cmd_git2hg },
+	{ "heads", cmd_heads },
+	{ "bundle-heads", cmd_bundle_heads },
+	{ "import", cmd_import },
+	{ "http", cmd_http },
+	{ "finish", cmd_finish },
+	{ "abort", cmd_abort },
+};
+
+static int run_command_line(char *line)
+{
+	const char *argv[8];
+	int argc = 0;
+	char *p = line;
+	size_t i;
+
+	while (p && argc < ARRAY_SIZE(argv) - 1) {
+		argv[argc++] = p;
+		p = strchr(p, ' ');
+		if (p)
+			*p++ = '\0';
+	}
+	argv[argc] = NULL;
+	if (!strcmp(argv[0], "quit"))
+		return 0;
+	for (i = 0; i < ARRAY_SIZE(commands); i++) {
+		if (!strcmp(argv[0], commands[i].name)) {
+			commands[i].fn(argv + 1);
+			return 1;
+		}
+	}
+	die("unknown helper command '%s'", argv[0]);
+}
+
+int cmd_main(int argc, const char **argv)
+{
+	struct strbuf line = STRBUF_INIT;
+	const char *progress = getenv("GIT_CINNABAR_PROGRESS");
+
+	out = stdout;
+	set_die_routine(die_with_error_answer);
+	setup_git_directory();
+	git_config(git_default_config, NULL);
+	show_progress = progress ? git_env_bool("GIT_CINNABAR_PROGRESS", 0)
+				 : isatty(2);
+	metadata_load();
+	while (strbuf_getline_lf(&line, stdin) != EOF) {
+		remember(line.buf);
+		if (!line.len)
+			continue;
+		if (!run_command_line(line.buf))
+			break;
+	}
+	strbuf_release(&line);
+	store_abort();
+	return 0;
+}

@@ -1,0 +1,31 @@
+/*
+ * Mercurial manifests and their git storage.
+ *
+ * A manifest lists a changeset's files, sorted by path, one per line:
+ *     <path>\0<file id hex>[<flag>]\n
+ * where the flag is empty (regular file), "x" (executable) or "l"
+ * (symlink). The manifest is stored as a git commit (metadata.h) whose
+ * tree holds the same entries; the changeset's git commit gets a tree of
+ * real blobs built from it.
+ */
+#ifndef CINNABAR_MANIFEST_H
+#define CINNABAR_MANIFEST_H
+
+#include "hg-id.h"
+
+struct rev_chunk;
+
+/* Import one manifest revision of a changegroup (verifying its id). */
+void import_manifest(struct rev_chunk *chunk);
+
+/* The git tree for the files of the manifest stored as `manifest_commit`. */
+void git_tree_for_manifest(const struct object_id *manifest_commit,
+			   struct object_id *result);
+
+/* The tree of a manifest or changeset commit. */
+void commit_tree_oid(const struct object_id *commit, struct object_id *tree);
+
+/* Drop the manifest text kept in memory between revisions. */
+void manifest_reset_cache(void);
+
+#endif

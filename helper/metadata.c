@@ -1,0 +1,331 @@
+/* git-cinnabar's metadata: see metadata.h. */
+#include "cache.h"
+#include "refs.h"
+#include "khash.h"
+#include "store.h"
+#include "metadata.h"
+
+struct metadata metadata;
+
+/* Changeset branch heads: every changeset added, in order, with flags. */
+struct cs_node {
+	struct hg_oid node;
+	struct object_id commit;
+	const char *branch;
+	unsigned is_head : 1;
+};
+
+KHASH_INIT(cs_index, struct object_id, size_t, 1, oidhash_by_value,
+	   oideq_by_value)
+
+static struct cs_node *cs_nodes;
+static size_t cs_nr, cs_alloc;
+static kh_cs_index_t *cs_index;
+static struct string_list branches = STRING_LIST_INIT_DUP;
+
+static const char *intern_branch(const char *name, size_t len)
+{
+	char *s = xmemdupz(name, len);
+	struct string_list_item *item = string_list_insert(&branches, s);
+	free(s);
+	return item->string;
+}
+
+static void add_node(const struct hg_oid *node, const char *branch,
+		     const struct object_id *commit)
+{
+	struct object_id key;
+	int ret;
+	khiter_t pos;
+
+	ALLOC_GROW(cs_nodes, cs_nr + 1, cs_alloc);
+	hg_oidcpy(&cs_nodes[cs_nr].node, node);
+	oidcpy(&cs_nodes[cs_nr].commit, commit);
+	cs_nodes[cs_nr].branch = branch;
+	cs_nodes[cs_nr].is_head = 1;
+	hg_oid_to_git(&key, node);
+	pos = kh_put_cs_index(cs_index, key, &ret);
+	kh_value(cs_index, pos) = cs_nr;
+	cs_nr++;
+}
+
+void add_changeset_head(const struct hg_oid *node,
+			const struct hg_oid *parents, int nr_parents,
+			const char *branch, size_t branch_len,
+			const struct object_id *commit)
+{
+	const char *b = intern_branch(branch, branch_len);
+	int i;
+	for (i = 0; i < nr_parents; i++) {
+		struct object_id key;
+		khiter_t pos;
+		hg_oid_to_git(&key, &parents[i]);
+		pos = kh_get_cs_index(cs_index, key);
+		if (pos == kh_end(cs_index))
+			continue;
+		if (cs_nodes[kh_value(cs_index, pos)].branch == b)
+			cs_nodes[kh_value(cs_index, pos)].is_head = 0;
+	}
+	add_node(node, b, commit);
+}
+
+void for_each_changeset_head(each_head_fn fn, void *data)
+{
+	size_t i;
+	for (i = 0; i < cs_nr; i++)
+		if (cs_nodes[i].is_head)
+			fn(&cs_nodes[i].node, &cs_nodes[i].commit,
+			   cs_nodes[i].branch, data);
+}
+
+/* Read a commit's parents and body. */
+static char *read_commit(const struct object_id *oid, struct oid_array *parents,
+			 const char **body)
+{
+	unsigned long size;
+	char *buf = store_read_object_typed(oid, OBJ_COMMIT, &size);
+	const char *p = buf, *end;
+	struct object_id parent;
+
+	end = strstr(buf, "\n\n");
+	*body = end ? end + 2 : buf + size;
+	while (p && p < *body) {
+		const char *v;
+		if (skip_prefix(p, "parent ", &v) && !get_oid_hex(v, &parent))
+			oid_array_append(parents, &parent);
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return buf;
+}
+
+static NORETURN void bad_metadata(const char *what)
+{
+	die("the cinnabar metadata is damaged (%s); run "
+	    "`git cinnabar rollback` or reclone", what);
+}
+
+static void load_changeset_heads(void)
+{
+	struct oid_array parents = OID_ARRAY_INIT;
+	const char *body, *p;
+	char *buf;
+	size_t i = 0;
+
+	if (is_null_oid(&metadata.changesets))
+		return;
+	buf = read_commit(&metadata.changesets, &parents, &body);
+	for (p = body; *p; ) {
+		const char *eol = strchrnul(p, '\n');
+		struct hg_oid node;
+		if (eol - p < HG_HEXSZ + 1 || p[HG_HEXSZ] != ' ' ||
+		    hg_oid_from_hex(p, &node) || i >= parents.nr)
+			bad_metadata("changeset heads");
+		add_node(&node, intern_branch(p + HG_HEXSZ + 1,
+					      eol - p - HG_HEXSZ - 1),
+			 &parents.oid[i++]);
+		p = *eol ? eol + 1 : eol;
+	}
+	free(buf);
+	oid_array_clear(&parents);
+}
+
+static void check_flags(const char *body)
+{
+	if (!strcmp(body, METADATA_FLAGS))
+		return;
+	if (strstr(body, "unified-manifests-v2") && strstr(body, "files-meta"))
+		die("this repository's cinnabar metadata was written by a "
+		    "newer version (flags '%s'); upgrade git-cinnabar", body);
+	die("this repository's cinnabar metadata uses an older format "
+	    "('%s'); run `git cinnabar upgrade`", body);
+}
+
+void metadata_load(void)
+{
+	struct oid_array parents = OID_ARRAY_INIT;
+	struct object_id none;
+	const char *body;
+	char *buf;
+
+	oidclr(&none);
+	memset(&metadata, 0, sizeof(metadata));
+	cs_index = kh_init_cs_index();
+	if (read_ref(METADATA_REF, &metadata.commit)) {
+		oidclr(&metadata.commit);
+		notes_map_init(&metadata.hg2git, NULL, 0160000);
+		notes_map_init(&metadata.git2hg, NULL, 0100644);
+		notes_map_init(&metadata.files_meta, NULL, 0100644);
+		metadata.manifest_heads.sorted = 1;
+		return;
+	}
+	buf = read_commit(&metadata.commit, &parents, &body);
+	check_flags(body);
+	if (parents.nr < 5)
+		bad_metadata("metadata commit");
+	oidcpy(&metadata.changesets, &parents.oid[0]);
+	oidcpy(&metadata.manifests, &parents.oid[1]);
+	notes_map_init(&metadata.hg2git, &parents.oid[2], 0160000);
+	notes_map_init(&metadata.git2hg, &parents.oid[3], 0100644);
+	notes_map_init(&metadata.files_meta, &parents.oid[4], 0100644);
+	free(buf);
+	oid_array_clear(&parents);
+
+	buf = read_commit(&metadata.manifests, &metadata.manifest_heads, &body);
+	free(buf);
+	oid_array_sort(&metadata.manifest_heads);
+	load_changeset_heads();
+}
+
+const struct object_id *hg2git(const struct hg_oid *oid)
+{
+	struct object_id key;
+	hg_oid_to_git(&key, oid);
+	return notes_map_get(&metadata.hg2git, &key);
+}
+
+void set_hg2git(const struct hg_oid *oid, const struct object_id *git)
+{
+	struct object_id key;
+	hg_oid_to_git(&key, oid);
+	notes_map_set(&metadata.hg2git, &key, git);
+}
+
+static void oid_array_remove(struct oid_array *a, int pos)
+{
+	MOVE_ARRAY(a->oid + pos, a->oid + pos + 1, a->nr - pos - 1);
+	a->nr--;
+}
+
+static void oid_array_insert_sorted(struct oid_array *a, int pos,
+				    const struct object_id *oid)
+{
+	ALLOC_GROW(a->oid, a->nr + 1, a->alloc);
+	MOVE_ARRAY(a->oid + pos + 1, a->oid + pos, a->nr - pos);
+	oidcpy(&a->oid[pos], oid);
+	a->nr++;
+}
+
+void add_manifest_head(const struct object_id *commit,
+		       const struct object_id *parents, int nr_parents)
+{
+	struct oid_array *heads = &metadata.manifest_heads;
+	int i, pos;
+
+	heads->sorted = 1;
+	for (i = 0; i < nr_parents; i++) {
+		pos = oid_array_lookup(heads, &parents[i]);
+		if (pos >= 0)
+			oid_array_remove(heads, pos);
+	}
+	pos = oid_array_lookup(heads, commit);
+	if (pos < 0)
+		oid_array_insert_sorted(heads, -pos - 1, commit);
+	metadata.manifest_heads_dirty = 1;
+}
+
+static const struct object_id *empty_tree(void)
+{
+	static struct object_id oid;
+	store_object_buf(OBJ_TREE, "", 0, &oid);
+	return &oid;
+}
+
+static void add_head_parent(const struct hg_oid *node,
+			    const struct object_id *commit,
+			    const char *branch, void *data)
+{
+	strbuf_addf(data, "parent %s\n", oid_to_hex(commit));
+}
+
+static void add_head_line(const struct hg_oid *node,
+			  const struct object_id *commit,
+			  const char *branch, void *data)
+{
+	strbuf_addf(data, "\n%s %s", hg_oid_to_hex(node), branch);
+}
+
+static void store_changesets(struct object_id *result)
+{
+	struct strbuf buf = STRBUF_INIT;
+	strbuf_addf(&buf, "tree %s\n", oid_to_hex(empty_tree()));
+	for_each_changeset_head(add_head_parent, &buf);
+	strbuf_addstr(&buf, CINNABAR_AUTHORSHIP);
+	for_each_changeset_head(add_head_line, &buf);
+	store_object_buf(OBJ_COMMIT, buf.buf, buf.len, result);
+	strbuf_release(&buf);
+}
+
+static void store_manifests(struct object_id *result)
+{
+	struct strbuf buf = STRBUF_INIT;
+	size_t i;
+
+	strbuf_addf(&buf, "tree %s\n", oid_to_hex(empty_tree()));
+	for (i = 0; i < metadata.manifest_heads.nr; i++)
+		strbuf_addf(&buf, "parent %s\n",
+			    oid_to_hex(&metadata.manifest_heads.oid[i]));
+	strbuf_addstr(&buf, CINNABAR_AUTHORSHIP "\n");
+	store_object_buf(OBJ_COMMIT, buf.buf, buf.len, result);
+	strbuf_release(&buf);
+}
+
+int metadata_store(struct object_id *result)
+{
+	struct object_id parts[5];
+	struct strbuf buf = STRBUF_INIT;
+	int i;
+
+	store_changesets(&parts[0]);
+	store_manifests(&parts[1]);
+	notes_map_store(&metadata.hg2git, &parts[2]);
+	notes_map_store(&metadata.git2hg, &parts[3]);
+	notes_map_store(&metadata.files_meta, &parts[4]);
+
+	if (!is_null_oid(&metadata.commit)) {
+		struct oid_array parents = OID_ARRAY_INIT;
+		const char *body;
+		char *old = read_commit(&metadata.commit, &parents, &body);
+		int same = parents.nr >= 5 &&
+			   starts_with(old, "tree ") &&
+			   !strncmp(old + 5, oid_to_hex(empty_tree()),
+				    GIT_SHA1_HEXSZ);
+		for (i = 0; same && i < 5; i++)
+			same = oideq(&parents.oid[i], &parts[i]);
+		free(old);
+		oid_array_clear(&parents);
+		if (same) {
+			oidcpy(result, &metadata.commit);
+			return 0;
+		}
+	}
+	strbuf_addf(&buf, "tree %s\n", oid_to_hex(empty_tree()));
+	for (i = 0; i < 5; i++)
+		strbuf_addf(&buf, "parent %s\n", oid_to_hex(&parts[i]));
+	if (!is_null_oid(&metadata.commit))
+		strbuf_addf(&buf, "parent %s\n", oid_to_hex(&metadata.commit));
+	strbuf_addstr(&buf, CINNABAR_AUTHORSHIP "\n" METADATA_FLAGS);
+	store_object_buf(OBJ_COMMIT, buf.buf, buf.len, result);
+	strbuf_release(&buf);
+	return 1;
+}
+
+void metadata_update_ref(const struct object_id *commit)
+{
+	struct strbuf err = STRBUF_INIT;
+	struct ref_transaction *t = ref_transaction_begin(&err);
+	struct object_id old;
+
+	if (is_null_oid(&metadata.commit))
+		oidclr(&old);
+	else
+		oidcpy(&old, &metadata.commit);
+	if (!t || ref_transaction_update(t, METADATA_REF, commit, &old, 0,
+					 "cinnabar: update metadata", &err) ||
+	    ref_transaction_commit(t, &err))
+		die("cannot update %s: %s", METADATA_REF, err.buf);
+	ref_transaction_free(t);
+	strbuf_release(&err);
+	oidcpy(&metadata.commit, commit);
+}

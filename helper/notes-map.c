@@ -1,0 +1,219 @@
+/* Notes trees used as maps: see notes-map.h. */
+#include "cache.h"
+#include "khash.h"
+#include "tree-iter.h"
+#include "store.h"
+#include "notes-map.h"
+
+KHASH_INIT(cinnabar_notes, struct object_id, struct object_id, 1,
+	   oidhash_by_value, oideq_by_value)
+
+#define MAP(m) ((kh_cinnabar_notes_t *)(m)->map)
+
+void notes_map_init(struct notes_map *m, const struct object_id *commit,
+		    unsigned mode)
+{
+	memset(m, 0, sizeof(*m));
+	if (commit)
+		oidcpy(&m->commit, commit);
+	m->mode = mode;
+	m->map = kh_init_cinnabar_notes();
+}
+
+static void put(struct notes_map *m, const struct object_id *key,
+		const struct object_id *value)
+{
+	int ret;
+	khiter_t pos = kh_put_cinnabar_notes(MAP(m), *key, &ret);
+	kh_value(MAP(m), pos) = *value;
+}
+
+/* Load the notes under `tree`, whose entries' names continue `prefix`. */
+static void load_tree_entries(struct notes_map *m,
+			      const struct object_id *tree_oid,
+			      const char *prefix, size_t prefix_len)
+{
+	struct tree_iter entry;
+	unsigned long size;
+	void *buf = store_read_object_typed(tree_oid, OBJ_TREE, &size);
+	char hex[GIT_SHA1_HEXSZ + 1];
+
+	tree_iter_init(&entry, buf, size);
+	while (tree_iter_next(&entry)) {
+		size_t len = prefix_len + entry.pathlen;
+		if (len > GIT_SHA1_HEXSZ)
+			continue;
+		memcpy(hex, prefix, prefix_len);
+		memcpy(hex + prefix_len, entry.path, entry.pathlen);
+		hex[len] = '\0';
+		if (len == GIT_SHA1_HEXSZ && !S_ISDIR(entry.mode)) {
+			struct object_id key;
+			if (get_oid_hex(hex, &key))
+				continue;
+			put(m, &key, &entry.oid);
+		} else if (S_ISDIR(entry.mode) && entry.pathlen == 2) {
+			load_tree_entries(m, &entry.oid, hex, len);
+		}
+	}
+	free(buf);
+}
+
+static void ensure_loaded(struct notes_map *m)
+{
+	unsigned long size;
+	char *buf;
+	struct object_id tree;
+
+	if (m->loaded)
+		return;
+	m->loaded = 1;
+	if (is_null_oid(&m->commit))
+		return;
+	buf = store_read_object_typed(&m->commit, OBJ_COMMIT, &size);
+	if (size < 46 || !starts_with(buf, "tree ") ||
+	    get_oid_hex(buf + 5, &tree))
+		die("cinnabar metadata commit %s is damaged",
+		    oid_to_hex(&m->commit));
+	free(buf);
+	load_tree_entries(m, &tree, "", 0);
+}
+
+const struct object_id *notes_map_get(struct notes_map *m,
+				      const struct object_id *key)
+{
+	khiter_t pos;
+	ensure_loaded(m);
+	pos = kh_get_cinnabar_notes(MAP(m), *key);
+	if (pos == kh_end(MAP(m)))
+		return NULL;
+	return &kh_value(MAP(m), pos);
+}
+
+void notes_map_set(struct notes_map *m, const struct object_id *key,
+		   const struct object_id *value)
+{
+	ensure_loaded(m);
+	put(m, key, value);
+	m->dirty = 1;
+}
+
+size_t notes_map_size(struct notes_map *m)
+{
+	ensure_loaded(m);
+	return kh_size(MAP(m));
+}
+
+struct note {
+	struct object_id key, value;
+	unsigned fanout;
+};
+
+static int note_cmp(const void *a, const void *b)
+{
+	return oidcmp(&((const struct note *)a)->key,
+		      &((const struct note *)b)->key);
+}
+
+static unsigned nibble(const struct object_id *oid, unsigned n)
+{
+	return n % 2 ? oid->hash[n / 2] & 0xf : oid->hash[n / 2] >> 4;
+}
+
+/*
+ * Decide each note's fanout (how many leading bytes become directories)
+ * the way git's notes code does when it writes a notes tree: picture the
+ * notes in a 16-ary trie by hex digit, where a digit shared by two or more
+ * notes makes an inner node; at every inner node of even depth n with
+ * n <= 2 * fanout, whose 16 children are all inner nodes, the fanout below
+ * it grows by one. A note's fanout is the one in force where it sits.
+ */
+static void assign_fanout(struct note *notes, size_t nr, unsigned n,
+			  unsigned fanout)
+{
+	size_t start[17], i;
+	unsigned b, full = 1;
+
+	for (b = 0, i = 0; b < 16; b++) {
+		start[b] = i;
+		while (i < nr && nibble(&notes[i].key, n) == b)
+			i++;
+		if (i - start[b] < 2)
+			full = 0;
+	}
+	start[16] = nr;
+	if (!(n % 2) && n <= 2 * fanout && full)
+		fanout++;
+	for (b = 0; b < 16; b++) {
+		size_t count = start[b + 1] - start[b];
+		if (count >= 2)
+			assign_fanout(notes + start[b], count, n + 1, fanout);
+		else if (count == 1)
+			notes[start[b]].fanout = fanout;
+	}
+}
+
+/* Write the tree holding notes[0..nr), which are `depth` bytes deep. */
+static void write_dir(struct note *notes, size_t nr, unsigned depth,
+		      unsigned mode, struct object_id *result)
+{
+	struct strbuf tree = STRBUF_INIT;
+	size_t i = 0;
+
+	while (i < nr) {
+		const char *hex = oid_to_hex(&notes[i].key);
+		if (notes[i].fanout > depth) {
+			size_t j = i;
+			struct object_id sub;
+			unsigned char byte = notes[i].key.hash[depth];
+			while (j < nr && notes[j].key.hash[depth] == byte &&
+			       notes[j].fanout > depth)
+				j++;
+			write_dir(notes + i, j - i, depth + 1, mode, &sub);
+			strbuf_addf(&tree, "40000 %.2s%c", hex + 2 * depth,
+				    '\0');
+			strbuf_add(&tree, sub.hash, GIT_SHA1_RAWSZ);
+			i = j;
+		} else {
+			strbuf_addf(&tree, "%o %s%c", mode, hex + 2 * depth,
+				    '\0');
+			strbuf_add(&tree, notes[i].value.hash, GIT_SHA1_RAWSZ);
+			i++;
+		}
+	}
+	store_object_buf(OBJ_TREE, tree.buf, tree.len, result);
+	strbuf_release(&tree);
+}
+
+void notes_map_store(struct notes_map *m, struct object_id *result)
+{
+	struct note *notes;
+	size_t nr = 0;
+	struct object_id key, value, tree;
+	struct strbuf commit = STRBUF_INIT;
+
+	if (!m->dirty && !is_null_oid(&m->commit)) {
+		oidcpy(result, &m->commit);
+		return;
+	}
+	ensure_loaded(m);
+	ALLOC_ARRAY(notes, kh_size(MAP(m)) + 1);
+	kh_foreach(MAP(m), key, value, {
+		oidcpy(&notes[nr].key, &key);
+		oidcpy(&notes[nr].value, &value);
+		nr++;
+	});
+	QSORT(notes, nr, note_cmp);
+	assign_fanout(notes, nr, 0, 0);
+	write_dir(notes, nr, 0, m->mode, &tree);
+	free(notes);
+	strbuf_addf(&commit, "tree %s\n" CINNABAR_AUTHORSHIP "\n",
+		    oid_to_hex(&tree));
+	store_object_buf(OBJ_COMMIT, commit.buf, commit.len, result);
+	strbuf_release(&commit);
+}
+
+void notes_map_release(struct notes_map *m)
+{
+	kh_destroy_cinnabar_notes(MAP(m));
+	m->map = NULL;
+}

@@ -1,0 +1,44 @@
+/*
+ * Notes trees used as maps from a 20-byte key to an object id.
+ *
+ * git-cinnabar's metadata keeps three such maps, each as a tree laid out
+ * like git notes (40-hex names, possibly split into 2-hex directories,
+ * "fanout"), referenced from a commit:
+ *   hg2git:     hg id -> git object, entries of mode 160000 (gitlinks);
+ *   git2hg:     git commit -> blob describing the changeset, mode 100644;
+ *   files-meta: hg file id -> blob with the file's metadata, mode 100644.
+ * The whole map is loaded on first use; changes are kept in memory and
+ * written as a new tree by notes_map_write.
+ */
+#ifndef CINNABAR_NOTES_MAP_H
+#define CINNABAR_NOTES_MAP_H
+
+#include "hash.h"
+
+struct notes_map {
+	struct object_id commit;	/* notes commit at load time, or null */
+	unsigned mode;			/* mode of the entries written */
+	int loaded, dirty;
+	void *map;			/* khash: key -> value */
+};
+
+void notes_map_init(struct notes_map *m, const struct object_id *commit,
+		    unsigned mode);
+const struct object_id *notes_map_get(struct notes_map *m,
+				      const struct object_id *key);
+void notes_map_set(struct notes_map *m, const struct object_id *key,
+		   const struct object_id *value);
+size_t notes_map_size(struct notes_map *m);
+/*
+ * Store the map's tree, then a commit of it as git-cinnabar lays them out,
+ * into `result`; when nothing changed, `result` is the commit loaded from
+ * (or a commit of the empty tree for a map that never existed).
+ */
+void notes_map_store(struct notes_map *m, struct object_id *result);
+void notes_map_release(struct notes_map *m);
+
+/* The commit header git-cinnabar uses for all of its metadata commits. */
+#define CINNABAR_AUTHORSHIP \
+	"author  <cinnabar@git> 0 +0000\ncommitter  <cinnabar@git> 0 +0000\n"
+
+#endif

@@ -1,0 +1,173 @@
+/*
+ * The object store, on top of git's fast-import: see store.h.
+ *
+ * This file includes the pinned git tree's builtin/fast-import.c as it is,
+ * to reach its pack writer (store_object, store_tree and the tree_content_*
+ * functions) and its object table. Nothing of it is changed; if the pinned
+ * version changes, the check below fails the build.
+ */
+#include "builtin/fast-import.c"
+#include "store.h"
+
+static int store_initialized;
+static struct tree_entry manifest_root;
+
+void store_init(void)
+{
+	if (store_initialized)
+		return;
+	reset_pack_idx_option(&pack_idx_opts);
+	git_pack_config();
+	alloc_objects(object_entry_alloc);
+	CALLOC_ARRAY(atom_table, atom_table_sz);
+	CALLOC_ARRAY(branch_table, branch_table_sz);
+	CALLOC_ARRAY(avail_tree_table, avail_tree_table_sz);
+	marks = mem_pool_calloc(&fi_mem_pool, 1, sizeof(struct mark_set));
+	hashmap_init(&object_table, object_entry_hashcmp, NULL, 0);
+	manifest_root.versions[0].mode = S_IFDIR;
+	manifest_root.versions[1].mode = S_IFDIR;
+	store_initialized = 1;
+}
+
+/* Start a pack when the first object of the session is stored. */
+static void ensure_pack(void)
+{
+	store_init();
+	if (!pack_data)
+		start_packfile();
+}
+
+void store_object_buf(enum object_type type, const char *buf, size_t len,
+		      struct object_id *result)
+{
+	struct strbuf data;
+
+	ensure_pack();
+	/* store_object only reads the buffer when not given a last_object. */
+	data.buf = (char *)buf;
+	data.len = len;
+	data.alloc = len + 1;
+	store_object(type, &data, NULL, result, 0);
+}
+
+static struct object_entry *in_current_pack(const struct object_id *oid)
+{
+	struct object_entry *e = find_object((struct object_id *)oid);
+	if (e && e->idx.offset > 1 && e->pack_id == pack_id)
+		return e;
+	return NULL;
+}
+
+void store_blob_with_base(const char *buf, size_t len,
+			  const struct object_id *base, const char *base_data,
+			  size_t base_len, struct object_id *result)
+{
+	struct last_object last = { STRBUF_INIT, 0, 0, 1 };
+	struct object_entry *e;
+	struct strbuf data;
+
+	ensure_pack();
+	data.buf = (char *)buf;
+	data.len = len;
+	data.alloc = len + 1;
+	e = base ? in_current_pack(base) : NULL;
+	if (!e) {
+		store_object(OBJ_BLOB, &data, NULL, result, 0);
+		return;
+	}
+	last.data.buf = (char *)base_data;
+	last.data.len = base_len;
+	last.offset = e->idx.offset;
+	last.depth = e->depth;
+	store_object(OBJ_BLOB, &data, &last, result, 0);
+}
+
+void *store_read_object(const struct object_id *oid, enum object_type *type,
+			unsigned long *size)
+{
+	struct object_entry *e = NULL;
+
+	if (store_initialized)
+		e = find_object((struct object_id *)oid);
+	if (e && e->idx.offset > 1 && e->pack_id != MAX_PACK_ID) {
+		*type = e->type;
+		return gfi_unpack_entry(e, size);
+	}
+	return repo_read_object_file(the_repository, oid, type, size);
+}
+
+void *store_read_object_typed(const struct object_id *oid,
+			      enum object_type type, unsigned long *size)
+{
+	enum object_type actual;
+	void *buf = store_read_object(oid, &actual, size);
+	if (!buf)
+		die("missing object %s (the repository or its cinnabar "
+		    "metadata is damaged)", oid_to_hex(oid));
+	if (actual != type)
+		die("object %s is a %s, not a %s", oid_to_hex(oid),
+		    type_name(actual), type_name(type));
+	return buf;
+}
+
+void manifest_tree_load(const struct object_id *tree)
+{
+	store_init();
+	if (manifest_root.tree)
+		release_tree_content_recursive(manifest_root.tree);
+	manifest_root.tree = NULL;
+	if (tree) {
+		oidcpy(&manifest_root.versions[0].oid, tree);
+		oidcpy(&manifest_root.versions[1].oid, tree);
+	} else {
+		oidclr(&manifest_root.versions[0].oid);
+		oidclr(&manifest_root.versions[1].oid);
+	}
+	load_tree(&manifest_root);
+}
+
+void manifest_tree_set(const char *path, const struct object_id *oid,
+		       unsigned mode)
+{
+	store_init();
+	tree_content_set(&manifest_root, path, oid, mode, NULL);
+}
+
+void manifest_tree_remove(const char *path)
+{
+	store_init();
+	tree_content_remove(&manifest_root, path, NULL, 1);
+}
+
+void manifest_tree_store(struct object_id *result)
+{
+	ensure_pack();
+	if (!manifest_root.tree)
+		load_tree(&manifest_root);
+	store_tree(&manifest_root);
+	oidcpy(&manifest_root.versions[0].oid, &manifest_root.versions[1].oid);
+	oidcpy(result, &manifest_root.versions[1].oid);
+}
+
+void store_finish(void)
+{
+	if (!store_initialized)
+		return;
+	end_packfile();
+}
+
+void store_unkeep(void)
+{
+	if (store_initialized)
+		unkeep_all_packs();
+}
+
+void store_abort(void)
+{
+	if (!store_initialized || !pack_data)
+		return;
+	close(pack_data->pack_fd);
+	unlink(pack_data->pack_name);
+	FREE_AND_NULL(pack_data);
+	store_initialized = 0;
+}

@@ -1,0 +1,53 @@
+/*
+ * The object store: git's fast-import, compiled from the pinned git tree
+ * (builtin/fast-import.c, unmodified, included by store.c), driven through
+ * its internal functions instead of its command language.
+ *
+ * Objects go to one pack being written; they can be read back before the
+ * pack is finished. Nothing is visible to other git processes until
+ * store_finish(); store_abort() (and dying) throws the pack away.
+ */
+#ifndef CINNABAR_STORE_H
+#define CINNABAR_STORE_H
+
+#include "object.h"
+
+void store_init(void);
+
+/* Store an object; `result` receives its id. */
+void store_object_buf(enum object_type type, const char *buf, size_t len,
+		      struct object_id *result);
+/*
+ * Store a blob, as a delta against `base` when it is an object of the pack
+ * being written (base_data/base_len being its content).
+ */
+void store_blob_with_base(const char *buf, size_t len,
+			  const struct object_id *base, const char *base_data,
+			  size_t base_len, struct object_id *result);
+
+/* Read an object written in this session or present in the repository. */
+void *store_read_object(const struct object_id *oid, enum object_type *type,
+			unsigned long *size);
+/* Same, dying unless the object exists and has the expected type. */
+void *store_read_object_typed(const struct object_id *oid,
+			      enum object_type type, unsigned long *size);
+
+/*
+ * The manifest tree being edited: a tree of the layout described in
+ * manifest.h, edited path by path with fast-import's tree functions, and
+ * stored with deltas against its previous version.
+ */
+void manifest_tree_load(const struct object_id *tree);
+void manifest_tree_set(const char *path, const struct object_id *oid,
+		       unsigned mode);
+void manifest_tree_remove(const char *path);
+void manifest_tree_store(struct object_id *result);
+
+/* Finish the pack and make its objects visible (kept with a .keep file). */
+void store_finish(void);
+/* Remove the .keep files of the packs written, once refs point to them. */
+void store_unkeep(void);
+/* Throw away the pack being written. Safe to call from a die handler. */
+void store_abort(void);
+
+#endif

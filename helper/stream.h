@@ -1,0 +1,54 @@
+/*
+ * Input streams.
+ *
+ * Every byte the helper imports comes through a `struct stream`: a pull
+ * interface (`stream_read`) over a source (a file descriptor, a block stream
+ * from the Python side, an HTTP response) possibly wrapped in a decompressor
+ * (zlib, zstd, bzip2). Parsers only ever call stream_read/stream_read_exact,
+ * so they do not know where the bytes come from.
+ */
+#ifndef CINNABAR_STREAM_H
+#define CINNABAR_STREAM_H
+
+struct stream {
+	/* Read at most len bytes; return 0 at end of data. Dies on error. */
+	size_t (*read)(struct stream *s, void *buf, size_t len);
+	void (*release)(struct stream *s);
+	void *data;
+	/* Bytes handed out so far, for error messages and progress. */
+	uint64_t offset;
+};
+
+size_t stream_read(struct stream *s, void *buf, size_t len);
+/* Read exactly len bytes, or die saying the data ended early. */
+void stream_read_exact(struct stream *s, void *buf, size_t len);
+/* Read exactly len bytes, or return -1 if the data ends first. */
+int stream_try_read_exact(struct stream *s, void *buf, size_t len);
+void stream_release(struct stream *s);
+
+/* A plain file descriptor (not closed on release). */
+void stream_init_fd(struct stream *s, int fd);
+/* A file; dies with a message naming it if it cannot be opened. */
+void stream_init_file(struct stream *s, const char *path);
+/* Bytes already in memory (borrowed, not copied). */
+void stream_init_mem(struct stream *s, const char *buf, size_t len);
+/*
+ * A block stream read from `in` (the helper's command input): blocks of
+ * "<len>\n<len bytes>", ended by a block of length 0 (see PROTOCOL.md).
+ * On release, the rest of the block stream is read and dropped, so that the
+ * next command is read from the right place.
+ */
+void stream_init_blocks(struct stream *s, FILE *in);
+
+/* Decompressors reading from `inner` (which the new stream takes over). */
+void stream_init_zlib(struct stream *s, struct stream *inner);
+void stream_init_zstd(struct stream *s, struct stream *inner);
+/* bzip2; if `truncated`, the stream lacks its "BZ" magic (HG10BZ). */
+void stream_init_bz2(struct stream *s, struct stream *inner, int truncated);
+/* `len` bytes already read from `inner`, then the rest of `inner`. */
+void stream_init_prefixed(struct stream *s, struct stream *inner,
+			  const char *prefix, size_t len);
+/* Up to `len` bytes of `inner` (borrowed, not released). */
+void stream_init_limit(struct stream *s, struct stream *inner, uint64_t len);
+
+#endif

@@ -1,0 +1,159 @@
+"""Fixtures of the end-to-end tests: real git, real hg, real servers.
+
+Every child process runs in an isolated environment (see `lib.env`):
+its own HOME, no system git config, an empty HGRCPATH, HGPLAIN, and the
+hg under test first on PATH.  Servers listen on 127.0.0.1 only and are
+stopped, by process group, when the test (or module) that started them
+ends.
+"""
+
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from lib import env as test_env  # noqa: E402
+from lib.corpus import Corpus  # noqa: E402
+from lib.git import hg_url  # noqa: E402
+from lib.hg import Hg, HgServer, RepoCache  # noqa: E402
+from lib.proc import run  # noqa: E402
+from lib.proxy import HgProxy  # noqa: E402
+
+TRANSPORTS = ('http', 'ssh', 'local', 'bundle')
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        'markers', 'slow: works on nginx.hg (about 10,000 changesets)')
+
+
+def _hg_version_line():
+    try:
+        exe = test_env.hg_executable()
+    except test_env.SetupError as e:
+        return f'mercurial: NOT FOUND: {e}'
+    result = run([exe, 'version'], check=False, timeout=60,
+                 extra_env={'HGRCPATH': os.devnull, 'HGPLAIN': '1'})
+    first = (result.out.splitlines() or ['?'])[0]
+    return f'mercurial under test: {first} ({exe})'
+
+
+def pytest_report_header(config):
+    return [_hg_version_line()]
+
+
+def pytest_terminal_summary(terminalreporter):
+    terminalreporter.write_line(_hg_version_line())
+
+
+@pytest.fixture(scope='session', autouse=True)
+def isolated_environment(tmp_path_factory):
+    """os.environ, for the whole session, is the isolated environment."""
+    home = tmp_path_factory.mktemp('home')
+    try:
+        hg = test_env.hg_executable()
+    except test_env.SetupError:
+        hg = None  # the `hg` fixture reports it to the tests needing hg
+    saved = dict(os.environ)
+    isolated = test_env.isolated_env(home, hg)
+    os.environ.clear()
+    os.environ.update(isolated)
+    yield os.environ
+    os.environ.clear()
+    os.environ.update(saved)
+
+
+@pytest.fixture(scope='session')
+def hg():
+    return Hg(test_env.hg_executable())
+
+
+@pytest.fixture(scope='session')
+def corpus():
+    return Corpus(test_env.corpus_dir())
+
+
+@pytest.fixture(scope='session')
+def hg_repos(hg, corpus, tmp_path_factory):
+    """Pristine hg repositories of corpus bundles, unbundled once."""
+    return RepoCache(hg, corpus, tmp_path_factory.mktemp('hg-repos'))
+
+
+def _server_factory(hg, tmp_path_factory, addfinalizer):
+    def start(repo):
+        server = HgServer(hg, repo, tmp_path_factory.mktemp('hg-serve'))
+        addfinalizer(server.stop)
+        return server.start()
+    return start
+
+
+@pytest.fixture
+def hg_serve(hg, tmp_path_factory, request):
+    """hg_serve(repo) -> a started HgServer, stopped after the test."""
+    return _server_factory(hg, tmp_path_factory, request.addfinalizer)
+
+
+@pytest.fixture(scope='module')
+def hg_serve_module(hg, tmp_path_factory, request):
+    """Like hg_serve, the servers living until the module ends."""
+    return _server_factory(hg, tmp_path_factory, request.addfinalizer)
+
+
+@pytest.fixture
+def hg_proxy(request):
+    """hg_proxy(server, cut=None) -> a started HgProxy in front of it."""
+    def start(server, cut=None):
+        proxy = HgProxy(server.port, cut)
+        request.addfinalizer(proxy.stop)
+        return proxy.start()
+    return start
+
+
+class Source:
+    """Where a clone comes from: its git URL, and a check it was used."""
+
+    def __init__(self, transport, url, used):
+        self.transport = transport
+        self.url = url
+        self._used = used
+
+    def assert_used(self):
+        assert self._used(), f'the {self.transport} transport was not used'
+
+
+def make_source(transport, repo, bundle, serve, logdir, setenv):
+    """A Source for `transport` serving the hg repository `repo`.
+
+    `bundle` is the bundle file `repo` was made from, for the `bundle`
+    transport.  `serve` starts `hg serve`; `logdir` receives the ssh log,
+    whose path is given to the ssh wrapper with `setenv`.
+    """
+    if transport == 'http':
+        server = serve(repo)
+        access = server.logdir / 'access.log'
+        return Source(transport, hg_url(server.url),
+                      lambda: 'cmd=' in access.read_text())
+    if transport == 'ssh':
+        log = logdir / 'ssh.log'
+        setenv('CINNABAR_TEST_SSH_LOG', str(log))
+        return Source(transport, hg_url(f'ssh://localhost/{repo}'),
+                      lambda: log.exists() and
+                      f'-R {repo} serve --stdio' in log.read_text())
+    if transport == 'local':
+        return Source(transport, hg_url(str(repo)), lambda: True)
+    if transport == 'bundle':
+        return Source(transport, hg_url(str(bundle)), lambda: True)
+    raise ValueError(f'unknown transport {transport}')
+
+
+@pytest.fixture
+def source(hg_repos, corpus, hg_serve, tmp_path_factory, monkeypatch):
+    """source(transport, bundle name) -> a Source of that corpus bundle."""
+    def make(transport, name):
+        return make_source(transport, hg_repos.get(name),
+                           corpus.bundle(name), hg_serve,
+                           tmp_path_factory.mktemp('source'),
+                           monkeypatch.setenv)
+    return make

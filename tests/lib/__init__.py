@@ -1,0 +1,15 @@
+"""Helpers shared by the end-to-end tests and the benchmarks.
+
+Everything here drives real programs: `git`, `hg`, `hg serve`.  Nothing
+is mocked.  The modules are:
+
+- `env`: where things are (repo root, corpus, hg) and the isolated
+  environment every child process runs in;
+- `proc`: running a program in its own process group, with a timeout that
+  kills the whole group;
+- `corpus`: the shared corpus of Mercurial bundles and their expected ids;
+- `hg`: Mercurial repositories and `hg serve` over HTTP;
+- `git`: git repositories, clones through git-cinnabar, and reading the
+  metadata git-cinnabar keeps;
+- `proxy`: an HTTP proxy in front of `hg serve` that can cut a response.
+"""

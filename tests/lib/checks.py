@@ -1,0 +1,68 @@
+"""Assertions shared by the end-to-end tests."""
+
+from . import git
+from .git import NULL_ID
+
+SHOWN = 10
+
+
+def _show(items):
+    items = list(items)
+    shown = '\n  '.join(str(i) for i in items[:SHOWN])
+    more = f'\n  ... and {len(items) - SHOWN} more' if len(items) > SHOWN \
+        else ''
+    return f'\n  {shown}{more}'
+
+
+def assert_expected_ids(repo, expected, server_nodes=None):
+    """The clone at `repo` converted every changeset of `expected`.
+
+    `expected` is {hg changeset id: git commit id}.  Each hg id must map
+    (hg2git) to exactly its git id, that commit must exist and be reachable
+    from the repository's refs (other than git-cinnabar's own), and git2hg
+    must map it back.  With `server_nodes` (what the server has), every
+    expected changeset must be among them: the test served the whole
+    bundle.
+    """
+    if server_nodes is not None:
+        absent = set(expected) - set(server_nodes)
+        assert not absent, ('expected changesets the server does not have:'
+                            + _show(sorted(absent)))
+    mapped = git.hg2git(repo, expected)
+    wrong = [(h, mapped[h], g) for h, g in sorted(expected.items())
+             if mapped[h] != g]
+    assert not wrong, ('hg2git gives the wrong git commit '
+                       '(hg id, got, expected):' + _show(wrong))
+    types = git.object_types(repo, expected.values())
+    not_commits = [(g, t) for g, t in sorted(types.items()) if t != 'commit']
+    assert not not_commits, 'expected commits are not commits:' + _show(
+        not_commits)
+    reachable = git.rev_list(repo, '--exclude=refs/cinnabar/*',
+                             '--exclude=refs/notes/*', '--all')
+    unreachable = sorted(set(expected.values()) - reachable)
+    assert not unreachable, ('commits not reachable from any ref:'
+                             + _show(unreachable))
+    back = git.git2hg(repo, expected.values())
+    wrong = [(g, back[g], h) for h, g in sorted(expected.items())
+             if back[g] != h]
+    assert not wrong, ('git2hg does not map back (git id, got, expected):'
+                       + _show(wrong))
+
+
+def imported(repo, hg_ids):
+    """The subset of `hg_ids` the metadata of `repo` knows."""
+    mapped = git.hg2git(repo, hg_ids)
+    return {h for h, g in mapped.items() if g != NULL_ID}
+
+
+def assert_no_traceback(result):
+    assert 'Traceback' not in result.err, result.describe()
+
+
+def assert_failed_for_people(result):
+    """A failure: non-zero exit and a one-line error, no traceback."""
+    assert result.returncode != 0, 'expected a failure\n' + result.describe()
+    assert_no_traceback(result)
+    lines = result.err.splitlines()
+    assert any(line.startswith(('fatal: ', 'error: ')) and line[7:].strip()
+               for line in lines), result.describe()

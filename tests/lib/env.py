@@ -1,0 +1,119 @@
+"""Where things are, and the isolated environment for child processes.
+
+The contract with the Makefile: tests run as `python -m pytest tests` from
+the repository root, with the repository's top directory (where
+`git-remote-hg`, `git-cinnabar` and `git-cinnabar-helper` live) on PATH.
+
+- `CINNABAR_TEST_HG`: the hg executable (default `build/venv/bin/hg` when
+  it exists, else `hg` from PATH);
+- `CINNABAR_CORPUS`: the corpus of bundles (default `../shared/corpus`
+  relative to the repository root).
+
+Child processes must not see the machine's configuration: git gets an
+empty system config and a HOME of its own, hg gets an empty HGRCPATH and
+HGPLAIN.
+"""
+
+import os
+import shlex
+import shutil
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+TESTS = ROOT / 'tests'
+SSH_WRAPPER = TESTS / 'bin' / 'ssh-wrapper'
+
+GIT_USER = ('Cinnabar Tests', 'tests@cinnabar.invalid')
+HG_USER = 'Cinnabar Tests <tests@cinnabar.invalid>'
+
+# Variables dropped from the inherited environment, by prefix: they would
+# let the caller's git or hg configuration, or a proxy, leak into tests.
+DROPPED_PREFIXES = ('GIT_', 'HG', 'CINNABAR_TEST_DIE_AT', 'LC_')
+DROPPED_NAMES = ('http_proxy', 'https_proxy', 'all_proxy', 'no_proxy',
+                 'ftp_proxy', 'EMAIL')
+
+
+class SetupError(Exception):
+    """Something the tests need is missing; the message says what."""
+
+
+def corpus_dir():
+    """The corpus directory, which must exist."""
+    path = Path(os.environ.get('CINNABAR_CORPUS')
+                or ROOT.parent / 'shared' / 'corpus')
+    if not path.is_dir():
+        raise SetupError(f"corpus not found at '{path}' "
+                         '(set CINNABAR_CORPUS)')
+    return path.resolve()
+
+
+def hg_executable():
+    """Absolute path of the hg the tests use."""
+    name = os.environ.get('CINNABAR_TEST_HG')
+    if not name:
+        venv_hg = ROOT / 'build' / 'venv' / 'bin' / 'hg'
+        name = str(venv_hg) if venv_hg.exists() else 'hg'
+    found = shutil.which(name)
+    if not found:
+        raise SetupError(f"hg not found: '{name}' "
+                         '(set CINNABAR_TEST_HG or run make)')
+    return os.path.abspath(found)
+
+
+def _search_path(bindir):
+    """PATH with `bindir` first and the repository top directory in it."""
+    parts = [p for p in os.environ.get('PATH', '').split(os.pathsep) if p]
+    top = [p for p in parts if Path(p).resolve() == ROOT]
+    if not top:
+        parts.insert(0, str(ROOT))
+    return os.pathsep.join([str(bindir)] + parts)
+
+
+def _write_git_config(home):
+    name, email = GIT_USER
+    (home / '.gitconfig').write_text(
+        '[user]\n'
+        f'\tname = {name}\n'
+        f'\temail = {email}\n'
+        '[init]\n'
+        '\tdefaultBranch = main\n'
+        '[advice]\n'
+        '\tdetachedHead = false\n')
+
+
+def isolated_env(home, hg=None):
+    """An environment for child processes, rooted at the directory `home`.
+
+    `hg`, when given, is linked as `hg` in a directory put first on PATH,
+    so that whatever runs `hg` (the ssh wrapper, the local transport) runs
+    the hg under test.
+    """
+    home = Path(home)
+    bindir = home / 'bin'
+    bindir.mkdir(parents=True, exist_ok=True)
+    (home / '.config').mkdir(exist_ok=True)
+    (home / 'hgrc').write_text('')
+    _write_git_config(home)
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(DROPPED_PREFIXES)
+           and k not in DROPPED_NAMES and k.lower() not in DROPPED_NAMES}
+    env.update({
+        'HOME': str(home),
+        'XDG_CONFIG_HOME': str(home / '.config'),
+        'LANG': 'C.UTF-8',
+        'LC_ALL': 'C.UTF-8',
+        'GIT_CONFIG_NOSYSTEM': '1',
+        'GIT_TERMINAL_PROMPT': '0',
+        'GIT_SSH_COMMAND': shlex.quote(str(SSH_WRAPPER)),
+        'HGRCPATH': str(home / 'hgrc'),
+        'HGPLAIN': '1',
+        'HGUSER': HG_USER,
+        'HGENCODING': 'utf-8',
+        'PATH': _search_path(bindir),
+    })
+    if hg:
+        link = bindir / 'hg'
+        if not link.exists():
+            link.symlink_to(hg)
+        env['CINNABAR_TEST_HG'] = hg
+    return env

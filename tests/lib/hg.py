@@ -1,0 +1,188 @@
+"""Mercurial repositories and `hg serve`, driven through the real `hg`."""
+
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from .proc import kill_group, run
+
+SERVE_READY_TIMEOUT = 60
+
+
+class Hg:
+    """The hg executable under test."""
+
+    def __init__(self, exe):
+        self.exe = exe
+
+    def __call__(self, *args, **kwargs):
+        return run([self.exe, *args], **kwargs)
+
+    def version(self):
+        """The first line of `hg version`."""
+        return self('version').out.splitlines()[0].strip()
+
+    def repo_from_bundle(self, bundle, dest):
+        """`hg init` + `hg unbundle`: a repository holding `bundle`."""
+        self('init', dest)
+        self('-R', dest, 'unbundle', '-q', bundle, timeout=900)
+        return Path(dest)
+
+    def nodes(self, repo, revset='all()'):
+        """Changeset ids of `revset`, in revision order."""
+        out = self('-R', repo, 'log', '-r', revset, '-T', '{node}\n').out
+        return out.split()
+
+    def heads(self, repo):
+        """Open branch heads as (node, branch) pairs, highest rev first."""
+        out = self('-R', repo, 'heads', '-T', '{node} {branch}\n').out
+        return [tuple(line.split(' ', 1)) for line in out.splitlines()]
+
+    def bookmarks(self, repo):
+        """{bookmark name: changeset id}."""
+        out = self('-R', repo, 'bookmarks', '-T',
+                   '{bookmark} {node}\n').out
+        pairs = (line.rsplit(' ', 1) for line in out.splitlines())
+        return {name: node for name, node in pairs}
+
+
+def free_port():
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket() as sock:
+        sock.bind(('127.0.0.1', 0))
+        return sock.getsockname()[1]
+
+
+def http_get(url, timeout=10):
+    """GET `url` without any proxy; return (status, body)."""
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    try:
+        with opener.open(url, timeout=timeout) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read()
+
+
+class ServeError(Exception):
+    pass
+
+
+class HgServer:
+    """`hg serve` of one repository on 127.0.0.1.
+
+    The server runs in the foreground as the leader of its own process
+    group; `stop` kills that group.  Pushes are allowed over plain HTTP.
+    """
+
+    def __init__(self, hg, repo, logdir, attempts=5):
+        self.hg = hg
+        self.repo = Path(repo)
+        self.logdir = Path(logdir)
+        self.attempts = attempts
+        self.proc = None
+        self.port = None
+
+    @property
+    def url(self):
+        return f'http://127.0.0.1:{self.port}/'
+
+    def start(self):
+        for attempt in range(self.attempts):
+            self.port = free_port()
+            if self._spawn(attempt):
+                return self
+        raise ServeError(f'hg serve did not start after {self.attempts} '
+                         f'attempts:\n{self.log()}')
+
+    def _spawn(self, attempt):
+        self.logdir.mkdir(parents=True, exist_ok=True)
+        self.logfile = self.logdir / f'hg-serve-{self.port}.log'
+        with open(self.logfile, 'wb') as log:
+            self.proc = subprocess.Popen(
+                [self.hg.exe, 'serve', '-R', str(self.repo),
+                 '-a', '127.0.0.1', '-p', str(self.port),
+                 '--accesslog', str(self.logdir / 'access.log'),
+                 '--config', 'web.push_ssl=False',
+                 '--config', 'web.allow_push=*'],
+                stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                start_new_session=True)
+        if self._wait_ready():
+            return True
+        self.stop()
+        if 'in use' not in self.log():
+            raise ServeError(f'hg serve failed:\n{self.log()}')
+        return False
+
+    def _wait_ready(self):
+        deadline = time.monotonic() + SERVE_READY_TIMEOUT
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                return False
+            try:
+                status, _ = http_get(self.url + '?cmd=capabilities', 2)
+                if status == 200:
+                    return True
+            except OSError:
+                pass
+            time.sleep(0.05)
+        return False
+
+    def log(self):
+        try:
+            return self.logfile.read_text(errors='replace')
+        except OSError:
+            return ''
+
+    def stop(self):
+        if self.proc is None:
+            return
+        kill_group(self.proc.pid, signal.SIGTERM)
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            kill_group(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+        kill_group(self.proc.pid, signal.SIGKILL)
+        self.proc = None
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+class RepoCache:
+    """Pristine repositories made from corpus bundles, made once each.
+
+    `get` returns a repository nobody may write to; `copy` makes a
+    writable clone of it.
+    """
+
+    def __init__(self, hg, corpus, workdir):
+        self.hg = hg
+        self.corpus = corpus
+        self.workdir = Path(workdir)
+        self.repos = {}
+
+    def get(self, name):
+        if name not in self.repos:
+            dest = self.workdir / name
+            if dest.exists():
+                shutil.rmtree(dest)
+            self.hg.repo_from_bundle(self.corpus.bundle(name), dest)
+            self.repos[name] = dest
+        return self.repos[name]
+
+    def copy(self, name, dest, rev=None):
+        """A writable clone of the repository of `name` (up to `rev`)."""
+        args = ['clone', '-U', '-q']
+        if rev is not None:
+            args += ['-r', str(rev)]
+        self.hg(*args, self.get(name), dest, timeout=900)
+        return Path(dest)

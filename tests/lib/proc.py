@@ -1,0 +1,81 @@
+"""Run programs in their own process group.
+
+A test that hangs must not take the whole run with it, and a program that
+is killed must not leave its children behind: every program runs as the
+leader of a new process group, and a timeout kills the whole group.
+"""
+
+import os
+import signal
+import subprocess
+
+DEFAULT_TIMEOUT = 300
+
+
+class Result:
+    """What a finished program did."""
+
+    def __init__(self, args, returncode, stdout, stderr):
+        self.args = args
+        self.returncode = returncode
+        self.stdout = stdout
+        self.stderr = stderr
+
+    @property
+    def out(self):
+        return self.stdout.decode('utf-8', 'replace')
+
+    @property
+    def err(self):
+        return self.stderr.decode('utf-8', 'replace')
+
+    def describe(self):
+        return (f'$ {" ".join(map(str, self.args))}\n'
+                f'exit code {self.returncode}\n'
+                f'--- stdout\n{self.out[-4000:]}\n'
+                f'--- stderr\n{self.err[-4000:]}')
+
+
+class CommandFailed(AssertionError):
+    def __init__(self, result):
+        super().__init__(result.describe())
+        self.result = result
+
+
+def kill_group(pgid, sig=signal.SIGKILL):
+    """Send `sig` to the process group `pgid` if it still has members."""
+    try:
+        os.killpg(pgid, sig)
+    except ProcessLookupError:
+        pass
+
+
+def run(args, *, cwd=None, input=None, extra_env=None, env=None,
+        timeout=DEFAULT_TIMEOUT, check=True):
+    """Run `args` to completion and return a `Result`.
+
+    `env` replaces the environment (default: os.environ); `extra_env` is
+    added on top.  With `check`, a non-zero exit raises `CommandFailed`.
+    """
+    full_env = dict(os.environ if env is None else env)
+    full_env.update(extra_env or {})
+    proc = subprocess.Popen(
+        [str(a) for a in args], cwd=cwd, env=full_env,
+        stdin=subprocess.DEVNULL if input is None else subprocess.PIPE,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        start_new_session=True)
+    try:
+        stdout, stderr = proc.communicate(input, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        kill_group(proc.pid)
+        stdout, stderr = proc.communicate()
+        result = Result(args, proc.returncode, stdout, stderr)
+        raise AssertionError(f'timed out after {timeout}s\n'
+                             + result.describe())
+    finally:
+        # Whatever the program left running in its group goes too.
+        kill_group(proc.pid)
+    result = Result(args, proc.returncode, stdout, stderr)
+    if check and result.returncode != 0:
+        raise CommandFailed(result)
+    return result

@@ -1,0 +1,105 @@
+"""The test harness itself: corpus loading, hg serve, the ssh wrapper, the
+HTTP proxy.  These run without git-cinnabar, so that a broken fixture is
+told apart from a broken implementation."""
+
+import os
+import subprocess
+
+import pytest
+
+from lib import env as test_env
+from lib.corpus import NGINX, Corpus
+from lib.hg import http_get
+from lib.proc import run
+
+BUNDLES = Corpus(test_env.corpus_dir()).hgtests_bundles()
+NOT_BUNDLES = {'README.txt', 'MANIFEST.tsv', 'repo-tars'}
+
+
+def test_manifest_lists_every_bundle(corpus):
+    present = set(os.listdir(corpus.root / 'hgtests')) - NOT_BUNDLES
+    assert present == set(BUNDLES)
+    assert (corpus.root / NGINX).is_file()
+
+
+@pytest.mark.parametrize('bundle', BUNDLES + [NGINX])
+def test_bundle_unbundles_with_every_expected_changeset(
+        bundle, corpus, hg, hg_repos):
+    nodes = hg.nodes(hg_repos.get(bundle))
+    expected = corpus.expected(bundle)
+    assert expected, f'{bundle}: empty expected file'
+    assert set(expected) <= set(nodes)
+    rows = {row['file']: row for row in corpus.manifest()}
+    if bundle in rows:
+        assert len(nodes) == int(rows[bundle]['changesets'])
+
+
+def test_hg_serve_answers_and_stops(hg, hg_repos, hg_serve):
+    server = hg_serve(hg_repos.get('rebase.hg'))
+    status, body = http_get(server.url + '?cmd=capabilities')
+    assert status == 200
+    assert b'unbundle' in body
+    pid = server.proc.pid
+    server.stop()
+    with pytest.raises(ProcessLookupError):
+        os.killpg(pid, 0)
+    with pytest.raises(OSError):
+        http_get(server.url + '?cmd=capabilities', timeout=2)
+
+
+def _ssh(*args, **kwargs):
+    return run([test_env.SSH_WRAPPER, *args], **kwargs)
+
+
+def test_ssh_wrapper_runs_hg_serve_stdio(hg_repos, tmp_path, monkeypatch):
+    log = tmp_path / 'ssh.log'
+    monkeypatch.setenv('CINNABAR_TEST_SSH_LOG', str(log))
+    repo = hg_repos.get('rebase.hg')
+    result = _ssh('-p', '22', '-o', 'BatchMode=yes', 'user@localhost',
+                  'hg', '-R', repo, 'serve', '--stdio',
+                  input=b'hello\n', timeout=60)
+    length, _, rest = result.stdout.partition(b'\n')
+    assert int(length) == len(rest)
+    assert rest.startswith(b'capabilities: ')
+    assert b'getbundle' in rest
+    assert os.environ['CINNABAR_TEST_HG'] in log.read_text()
+
+
+def test_ssh_wrapper_refuses_other_hosts():
+    result = _ssh('example.com', 'true', check=False)
+    assert result.returncode != 0
+    assert 'refusing' in result.err
+
+
+def test_hg_on_path_is_hg_under_test(hg):
+    on_path = run(['hg', 'version']).out.splitlines()[0]
+    via_ssh = _ssh('localhost', 'hg version').out.splitlines()[0]
+    assert on_path == via_ssh == hg.version()
+
+
+def test_proxy_forwards_and_counts(hg, hg_repos, hg_serve, hg_proxy,
+                                   tmp_path):
+    server = hg_serve(hg_repos.get('rebase.hg'))
+    proxy = hg_proxy(server)
+    hg('clone', '-U', '-q', proxy.url, tmp_path / 'copy')
+    assert hg.nodes(tmp_path / 'copy') == hg.nodes(server.repo)
+    assert proxy.bytes_by_command['getbundle'] > 0
+
+
+@pytest.mark.parametrize('cut', ['with-length', 'without-length'])
+def test_cutting_proxy_breaks_hg_clone(cut, hg, hg_repos, hg_serve,
+                                       hg_proxy, tmp_path):
+    server = hg_serve(hg_repos.get('hgweb+obs.hg'))
+    proxy = hg_proxy(server, cut=cut)
+    result = hg('clone', '-U', proxy.url, tmp_path / 'copy', check=False)
+    assert result.returncode != 0, result.describe()
+    assert proxy.calls_by_command['getbundle'] == 1
+
+
+def test_run_kills_the_process_group_on_timeout(tmp_path):
+    marker = tmp_path / 'marker'
+    script = f'(sleep 3; touch {marker}) & sleep 30'
+    with pytest.raises(AssertionError, match='timed out'):
+        run(['sh', '-c', script], timeout=1)
+    subprocess.run(['sleep', '3.5'])
+    assert not marker.exists()

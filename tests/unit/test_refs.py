@@ -1,0 +1,121 @@
+"""The git ref layout of a Mercurial repository's heads and bookmarks."""
+
+import pytest
+
+from cinnabar.errors import Abort
+from cinnabar.hg.wire import RemoteState
+from cinnabar.ids import HgId
+from cinnabar.refs import STYLES, branch_tip, layout, parse_style
+
+D1, D2, S1, M1, BK = (HgId(c * 40) for c in '12345')
+
+STATE = RemoteState(
+    branchmap=[('default', [D1, D2]), ('stable', [S1]),
+               ('my branch', [M1])],
+    heads=[D1, D2, S1, M1],
+    bookmarks={'feature': BK, 'gone': HgId('0' * 40)})
+
+
+def names(ref_list):
+    return [name for name, _ in ref_list.refs]
+
+
+def test_parse_style():
+    assert parse_style(None) == STYLES
+    assert parse_style('') == STYLES
+    assert parse_style('all') == STYLES
+    assert parse_style('true') == STYLES
+    assert parse_style('heads,bookmarks') == {'heads', 'bookmarks'}
+    with pytest.raises(Abort):
+        parse_style('heads,branches')
+
+
+def test_branch_tip():
+    assert branch_tip([D1, D2], frozenset()) == D2
+    assert branch_tip([D1, D2], {D2}) == D1
+    assert branch_tip([D1, D2], {D1, D2}) == D1
+
+
+def test_default_layout():
+    refs = layout(STATE, STYLES)
+    assert refs.refs == [
+        ('refs/heads/bookmarks/feature', BK),
+        ('refs/heads/branches/default/' + D1, D1),
+        ('refs/heads/branches/default/tip', D2),
+        ('refs/heads/branches/my%20branch/tip', M1),
+        ('refs/heads/branches/stable/tip', S1),
+    ]
+    assert refs.head == 'refs/heads/branches/default/tip'
+    assert refs.warnings == []
+
+
+def test_closed_tip_is_skipped():
+    refs = layout(STATE, STYLES, closed={D2})
+    assert ('refs/heads/branches/default/tip', D1) in refs.refs
+    assert ('refs/heads/branches/default/' + D2, D2) in refs.refs
+
+
+def test_at_bookmark_is_head():
+    state = STATE._replace(bookmarks={'@': BK})
+    assert layout(state, STYLES).head == 'refs/heads/bookmarks/@'
+    # Without bookmarks in the layout, HEAD falls back to default's tip.
+    assert layout(state, {'heads', 'tips'}).head == \
+        'refs/heads/branches/default/tip'
+
+
+@pytest.mark.parametrize('styles, expected, head', [
+    ({'heads'}, ['refs/heads/default/' + D1, 'refs/heads/default/' + D2,
+                 'refs/heads/my%20branch/' + M1,
+                 'refs/heads/stable/' + S1],
+     'refs/heads/default/' + D2),
+    ({'heads', 'bookmarks'},
+     ['refs/heads/bookmarks/feature',
+      'refs/heads/branches/default/' + D1,
+      'refs/heads/branches/default/' + D2,
+      'refs/heads/branches/my%20branch/' + M1,
+      'refs/heads/branches/stable/' + S1],
+     'refs/heads/branches/default/' + D2),
+    ({'tips'}, ['refs/heads/default', 'refs/heads/my%20branch',
+                'refs/heads/stable'], 'refs/heads/default'),
+    ({'tips', 'bookmarks'},
+     ['refs/heads/bookmarks/feature', 'refs/heads/branches/default',
+      'refs/heads/branches/my%20branch', 'refs/heads/branches/stable'],
+     'refs/heads/branches/default'),
+    ({'bookmarks'}, ['refs/heads/feature'], None),
+])
+def test_other_layouts(styles, expected, head):
+    refs = layout(STATE, frozenset(styles))
+    assert names(refs) == expected
+    assert refs.head == head
+
+
+def test_invalid_names_are_skipped_with_a_warning():
+    state = RemoteState([('a~b', [D1]), ('ok', [D2])], [D1, D2],
+                        {'bad..name': BK, 'x.lock': S1})
+    refs = layout(state, STYLES)
+    assert names(refs) == ['refs/heads/branches/ok/tip']
+    assert len(refs.warnings) == 3
+    assert all(w.startswith('ignoring ref ') for w in refs.warnings)
+
+
+def test_nested_names_clash():
+    state = RemoteState([('a', [D1]), ('a/tip', [D2])], [D1, D2], {})
+    refs = layout(state, STYLES)
+    assert names(refs) == ['refs/heads/branches/a/tip']
+    assert 'clashes' in refs.warnings[0]
+
+
+def test_percent_is_quoted():
+    state = RemoteState([('50%', [D1])], [D1], {'a b': D2})
+    assert names(layout(state, STYLES)) == [
+        'refs/heads/bookmarks/a%20b', 'refs/heads/branches/50%25/tip']
+
+
+def test_no_default_branch_means_no_head():
+    state = RemoteState([('stable', [S1])], [S1], {})
+    assert layout(state, STYLES).head is None
+
+
+def test_empty_repository():
+    refs = layout(RemoteState([], [], {}), STYLES)
+    assert refs.refs == [] and refs.head is None

@@ -1,0 +1,62 @@
+"""Parsing of hg:: URLs."""
+
+import pytest
+
+from cinnabar.errors import Abort
+from cinnabar.hg.url import parse_url, strip_prefix
+
+
+def test_strip_prefix():
+    assert strip_prefix('hg::https://x/y') == 'https://x/y'
+    assert strip_prefix('https://x/y') == 'https://x/y'
+
+
+@pytest.mark.parametrize('text', ['hg::https://u:pw@example.com:8080/r',
+                                  'https://u:pw@example.com:8080/r'])
+def test_http(text):
+    url = parse_url(text)
+    assert url.scheme == 'https'
+    assert (url.user, url.host, url.port) == ('u', 'example.com', 8080)
+    assert url.url == 'https://u:pw@example.com:8080/r'
+    assert url.display == 'https://u@example.com:8080/r'
+
+
+def test_ssh_relative_and_absolute():
+    url = parse_url('hg::ssh://me@host:2222/some/repo')
+    assert (url.scheme, url.user, url.host, url.port, url.path) == \
+        ('ssh', 'me', 'host', 2222, 'some/repo')
+    assert parse_url('ssh://host//srv/repo').path == '/srv/repo'
+    assert parse_url('ssh://host').path == '.'
+
+
+def test_ssh_ipv6_and_quoting():
+    url = parse_url('ssh://[::1]:22/a%20b')
+    assert (url.host, url.port, url.path) == ('::1', 22, 'a b')
+
+
+def test_ssh_password_hidden():
+    assert parse_url('ssh://me:secret@host/r').display == 'ssh://me@host/r'
+
+
+def test_file_urls():
+    assert parse_url('hg::file:///tmp/a%20b').path == '/tmp/a b'
+    assert parse_url('file://localhost/tmp/x').path == '/tmp/x'
+    with pytest.raises(Abort):
+        parse_url('file://elsewhere/tmp/x')
+
+
+def test_paths():
+    assert parse_url('hg::/abs/path').path == '/abs/path'
+    assert parse_url('rel/path', cwd='/work').path == '/work/rel/path'
+    assert parse_url('hg::../up', cwd='/work/x').path == '/work/up'
+    assert parse_url('name:with-colon', cwd='/w').path == \
+        '/w/name:with-colon'
+
+
+def test_unsupported():
+    with pytest.raises(Abort):
+        parse_url('hg://example.com/repo')
+    with pytest.raises(Abort):
+        parse_url('ftp://example.com/repo')
+    with pytest.raises(Abort):
+        parse_url('ssh://host:port/repo')
