@@ -43,9 +43,10 @@ HELPER_BUILD_ID := $(shell cat $(sort $(HELPER_SOURCES) $(HELPER_HEADERS)) /dev/
 HELPER_DEFINES = -DCINNABAR_HELPER_VERSION='"$(HELPER_VERSION)"' \
 	-DCINNABAR_BUILD_ID='"$(HELPER_BUILD_ID)"'
 
-# Libraries the helper needs beyond git's own: bundle decompression.  libcurl comes
+# Libraries the helper needs beyond git's own: bundle decompression, and
+# OpenSSL's SHA-1 for Mercurial ids (see hg-id.c).  libcurl comes
 # with http.o through git's $(CURL_LIBCURL), zlib and pthread through git's $(LIBS).
-HELPER_LIBS = -lzstd -lbz2
+HELPER_LIBS = -lzstd -lbz2 -lcrypto
 
 .PHONY: helper helper-print-flags
 helper: $(HELPER_PROGRAM)
