@@ -64,9 +64,11 @@ static size_t metadata_length(const struct strbuf *text)
 	return end ? end + 2 - text->buf : 0;
 }
 
+/* Reused between revisions, to spare large allocations. */
+static struct strbuf text = STRBUF_INIT;
+
 void import_file(struct rev_chunk *chunk)
 {
-	struct strbuf text = STRBUF_INIT;
 	struct hg_oid check;
 	struct object_id blob, meta, key;
 	size_t meta_len;
@@ -75,6 +77,7 @@ void import_file(struct rev_chunk *chunk)
 		return;
 	if (!hg_oideq(&chunk->delta_base, &last_node))
 		load_file(&chunk->delta_base);
+	strbuf_reset(&text);
 	if (hg_delta_apply(last_text.buf, last_text.len, chunk->delta,
 			   chunk->delta_len, &text))
 		die("malformed file revision %s in the changegroup (corrupt "
@@ -97,7 +100,6 @@ void import_file(struct rev_chunk *chunk)
 	set_hg2git(&chunk->node, &blob);
 
 	strbuf_swap(&text, &last_text);
-	strbuf_release(&text);
 	last_meta_len = meta_len;
 	oidcpy(&last_blob, &blob);
 	hg_oidcpy(&last_node, &chunk->node);

@@ -1,6 +1,7 @@
 /* Importing changegroups: see import.h. */
 #include "cache.h"
 #include "progress.h"
+#include "khash.h"
 #include "bundle.h"
 #include "changegroup.h"
 #include "changeset.h"
@@ -302,20 +303,33 @@ void import_bundle(struct bundle *b, struct import_stats *stats)
 	}
 }
 
-struct bundle_head {
-	struct hg_oid node, p1, p2;
-	char *branch;
-	int is_head;
-};
+KHASH_INIT(node_pos, struct object_id, size_t, 1, oidhash_by_value,
+	   oideq_by_value)
+
+/* Clear the head flag of `parent` when it is on the same branch. */
+static void clear_parent_head(kh_node_pos_t *pos, const struct hg_oid *parent,
+			      char **branches, int *is_head, size_t i)
+{
+	struct object_id key;
+	khiter_t it;
+	if (hg_oid_is_null(parent))
+		return;
+	hg_oid_to_git(&key, parent);
+	it = kh_get_node_pos(pos, key);
+	if (it != kh_end(pos) &&
+	    !strcmp(branches[kh_value(pos, it)], branches[i]))
+		is_head[kh_value(pos, it)] = 0;
+}
 
 void list_bundle_heads(struct bundle *b, FILE *out)
 {
 	struct stream *cg;
 	int version;
 	struct changeset_list list = { 0 };
-	size_t i, j, count = 0;
+	size_t i, count = 0;
 	char **branches;
 	int *is_head;
+	kh_node_pos_t *pos = kh_init_node_pos();
 
 	if (bundle_next_changegroup(b, &cg, &version))
 		read_changesets(cg, version, &list);
@@ -323,8 +337,11 @@ void list_bundle_heads(struct bundle *b, FILE *out)
 	CALLOC_ARRAY(is_head, list.nr + 1);
 	for (i = 0; i < list.nr; i++) {
 		struct hg_changeset cs;
+		struct object_id key;
 		const char *branch;
 		size_t len;
+		khiter_t it;
+		int ret;
 		if (parse_changeset(&cs, list.items[i].text.buf,
 				    list.items[i].text.len))
 			die("malformed changeset %s",
@@ -332,11 +349,11 @@ void list_bundle_heads(struct bundle *b, FILE *out)
 		branch = changeset_branch(&cs, &len);
 		branches[i] = xmemdupz(branch, len);
 		is_head[i] = 1;
-		for (j = 0; j < i; j++)
-			if ((hg_oideq(&list.items[j].node, &list.items[i].p1) ||
-			     hg_oideq(&list.items[j].node, &list.items[i].p2)) &&
-			    !strcmp(branches[j], branches[i]))
-				is_head[j] = 0;
+		clear_parent_head(pos, &list.items[i].p1, branches, is_head, i);
+		clear_parent_head(pos, &list.items[i].p2, branches, is_head, i);
+		hg_oid_to_git(&key, &list.items[i].node);
+		it = kh_put_node_pos(pos, key, &ret);
+		kh_value(pos, it) = i;
 	}
 	for (i = 0; i < list.nr; i++)
 		count += is_head[i];
@@ -356,4 +373,5 @@ void list_bundle_heads(struct bundle *b, FILE *out)
 	free(branches);
 	free(is_head);
 	free(list.items);
+	kh_destroy_node_pos(pos);
 }

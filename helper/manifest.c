@@ -196,9 +196,12 @@ static int add_parent(struct strbuf *buf, const struct hg_oid *parent,
 	return 1;
 }
 
+/* Reused between revisions, to spare large allocations. */
+static struct strbuf text = STRBUF_INIT;
+
 void import_manifest(struct rev_chunk *chunk)
 {
-	struct strbuf text = STRBUF_INIT, commit = STRBUF_INIT;
+	struct strbuf commit = STRBUF_INIT;
 	struct object_id tree, oid, parents[2];
 	struct hg_oid check;
 	int nr_parents = 0;
@@ -214,6 +217,7 @@ void import_manifest(struct rev_chunk *chunk)
 			load_manifest(&chunk->delta_base);
 		}
 	}
+	strbuf_reset(&text);
 	if (hg_delta_apply(last_text.buf, last_text.len, chunk->delta,
 			   chunk->delta_len, &text))
 		malformed(&chunk->node);
@@ -235,7 +239,6 @@ void import_manifest(struct rev_chunk *chunk)
 
 	strbuf_swap(&text, &last_text);
 	hg_oidcpy(&last_node, &chunk->node);
-	strbuf_release(&text);
 	strbuf_release(&commit);
 }
 
