@@ -31,8 +31,10 @@ JOBS = 2
 
 # How git's libraries, and so the helper, are built.  prefix=/usr makes libgit read
 # the system configuration from /etc/gitconfig, as a distribution's git does.
+# OPENSSL_SHA1: git object ids are computed with OpenSSL's SHA-1 rather than the
+# collision-detecting one, which took a fifth of the helper's time on a clone.
 GIT_MAKE_FLAGS = prefix=/usr NO_GETTEXT=1 NO_TCLTK=1 NO_PERL=1 NO_PYTHON=1 \
-	NO_EXPAT=1 NO_OPENSSL=1 NO_INSTALL_HARDLINKS=1
+	NO_EXPAT=1 OPENSSL_SHA1=YesPlease NO_INSTALL_HARDLINKS=1
 
 # The Python that makes the venv: Debian's when there is one (python3-venv and
 # python3-dev are its packages), else the first python3 on PATH.
@@ -78,6 +80,7 @@ check-deps:
 		header zlib.h || need zlib zlib1g-dev; \
 		header zstd.h || need zstd libzstd-dev; \
 		header bzlib.h || need bzip2 libbz2-dev; \
+		header openssl/evp.h || need openssl libssl-dev; \
 	else \
 		need '$(CC)' gcc; \
 	fi; \

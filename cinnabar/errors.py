@@ -59,7 +59,10 @@ def run_guarded(main, argv):
         _say('fatal: interrupted')
         return 130
     except BrokenPipeError:
-        # Whoever read our output went away; there is nobody to tell.
+        # Whoever read our output went away; there is nobody to tell, and
+        # Python's own flush at exit must not complain either.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
         return 141
     except Exception as error:
         report_bug(error)

@@ -123,6 +123,7 @@ class Helper:
         self._process = process
         self._trace = Tracer('helper')
         self._stream = None
+        self._capabilities = None
         self.version = version
         self.alive = True
 
@@ -189,7 +190,11 @@ class Helper:
 
     def _died(self):
         self.alive = False
-        code = self._process.poll()
+        try:
+            # Its output ended: it is exiting, give it a moment to be done.
+            code = self._process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            code = None
         if code is None:
             how = 'stopped answering'
         elif code < 0:
@@ -238,7 +243,10 @@ class Helper:
 
     def _handshake(self):
         self._command('version')
-        fields = self._receive().decode('utf-8', 'replace').split()
+        answer = self._receive().decode('utf-8', 'replace')
+        if answer.startswith('error '):
+            raise HelperError('%s: %s' % (HELPER_NAME, answer[6:]))
+        fields = answer.split()
         if len(fields) < 2 or fields[0] != 'version':
             raise Abort('%s does not speak protocol %d' % (HELPER_NAME,
                                                            PROTOCOL),
@@ -261,11 +269,14 @@ class Helper:
     # Commands, in the order of PROTOCOL.md.
 
     def capabilities(self):
-        self._command('capabilities')
-        words = self._answer().split()
-        if not words or words[0] != 'capabilities':
-            raise HelperError('unexpected answer to capabilities')
-        return set(words[1:])
+        """The helper's capabilities (asked once), as a set of words."""
+        if self._capabilities is None:
+            self._command('capabilities')
+            words = self._answer().split()
+            if not words or words[0] != 'capabilities':
+                raise HelperError('unexpected answer to capabilities')
+            self._capabilities = frozenset(words[1:])
+        return self._capabilities
 
     def hg2git(self, hg_id):
         """The GitId recorded for an HgId (NULL_GIT when unknown)."""

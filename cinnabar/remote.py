@@ -17,7 +17,8 @@ git talks to us on standard input and output, one command a line
     A batch of such lines ends with an empty line. We fetch what is
     missing, make it visible (helper `finish`), then write a fast-import
     stream for git: `feature done`, `reset refs/cinnabar/<ref>` and
-    `from <git id>` for each ref, `done`.
+    `from <git id>` for each ref, `done`. Nothing is written when the
+    fetch fails.
 
 An empty line or end of input ends the session. An unknown command is an
 error. Every answer is flushed. When anything fails before `finish`, the
@@ -104,7 +105,7 @@ class RemoteHelper:
     def peer(self):
         if self._peer is None:
             # Outside a git repository, only HTTP needs the helper.
-            needs_helper = parse_url(self.url).scheme != 'file'
+            needs_helper = parse_url(self.url).scheme in ('http', 'https')
             helper = self.helper() if needs_helper or self._git_dir else None
             self._peer = hg.connect(self.url, helper)
             self._resources.callback(self._peer.close)
@@ -168,7 +169,6 @@ class RemoteHelper:
             if command != 'import':
                 raise Abort('unexpected %r in a batch of imports' % line)
             names.append(name)
-        self._write('feature done')
         wanted = self._resolve(names)
         git.delete_refs(SCRATCH_REFS)
         self._fetch(list(wanted.values()))
@@ -203,7 +203,9 @@ class RemoteHelper:
                 raise Abort('the server did not send changeset %s' % hg_id)
             lines += ['reset %s%s' % (PRIVATE_PREFIX, name),
                       'from %s' % git_id, '']
-        self._write(*lines, 'done')
+        # Nothing is written before the fetch succeeded: on a failure,
+        # fast-import sees an empty stream and git finds no ref to update.
+        self._write('feature done', *lines, 'done')
 
 
 def _remote_name(name):

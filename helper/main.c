@@ -12,6 +12,7 @@
 #include "import.h"
 #include "metadata.h"
 #include "store.h"
+#include <malloc.h>
 
 #define PROTOCOL_VERSION 1
 #ifndef CINNABAR_HELPER_VERSION
@@ -255,6 +256,13 @@ int cmd_main(int argc, const char **argv)
 	struct strbuf line = STRBUF_INIT;
 	const char *progress = getenv("GIT_CINNABAR_PROGRESS");
 
+	/*
+	 * fast-import sets up a new zlib stream (a few hundred KiB) for every
+	 * object it stores: keep such blocks on the heap instead of mapping
+	 * and unmapping fresh pages each time.
+	 */
+	mallopt(M_MMAP_THRESHOLD, 8 * 1024 * 1024);
+	mallopt(M_TRIM_THRESHOLD, 64 * 1024 * 1024);
 	out = stdout;
 	set_die_routine(die_with_error_answer);
 	setup_git_directory();

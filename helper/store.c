@@ -18,6 +18,13 @@ void store_init(void)
 		return;
 	reset_pack_idx_option(&pack_idx_opts);
 	git_pack_config();
+	/*
+	 * Objects read back are mostly the last revision of a file or
+	 * manifest; git's 96MiB default cache of delta bases would only add
+	 * to our peak memory.
+	 */
+	if (delta_base_cache_limit > 16 * 1024 * 1024)
+		delta_base_cache_limit = 16 * 1024 * 1024;
 	alloc_objects(object_entry_alloc);
 	CALLOC_ARRAY(atom_table, atom_table_sz);
 	CALLOC_ARRAY(branch_table, branch_table_sz);

@@ -157,3 +157,26 @@ def source(hg_repos, corpus, hg_serve, tmp_path_factory, monkeypatch):
                            tmp_path_factory.mktemp('source'),
                            monkeypatch.setenv)
     return make
+
+
+@pytest.fixture(scope='module')
+def module_monkeypatch():
+    with pytest.MonkeyPatch.context() as patch:
+        yield patch
+
+
+@pytest.fixture(scope='module')
+def module_source(hg_repos, corpus, hg_serve_module, tmp_path_factory,
+                  module_monkeypatch):
+    """Like `source`, the Sources (and servers) living for the module,
+    one per (transport, bundle)."""
+    sources = {}
+
+    def make(transport, name):
+        if (transport, name) not in sources:
+            sources[transport, name] = make_source(
+                transport, hg_repos.get(name), corpus.bundle(name),
+                hg_serve_module, tmp_path_factory.mktemp('source'),
+                module_monkeypatch.setenv)
+        return sources[transport, name]
+    return make

@@ -196,13 +196,20 @@ class HttpTransport(Transport):
         response = self._fetch(command, args,
                                '0.1 0.2 comp=' + ','.join(PYTHON_ENGINES))
         content_type = self._check(response)
+        engine = 'zlib'
         if content_type.startswith(MEDIA_TYPE_2):
-            spool.write(decode_v2(response.body.read()))
-            return
-        decompressor = zlib.decompressobj()
+            size = response.body.read(1)
+            engine = response.body.read(size[0] if size else 0).decode(
+                'ascii', 'replace')
+        if engine not in PYTHON_ENGINES:
+            raise Abort('the server answered with the %r compression, which '
+                        'we did not ask for' % engine)
+        decompressor = zlib.decompressobj() if engine == 'zlib' else None
         for chunk in iter(lambda: response.body.read(READ_SIZE), b''):
-            spool.write(decompressor.decompress(chunk))
-        spool.write(decompressor.flush())
+            spool.write(decompressor.decompress(chunk)
+                        if decompressor else chunk)
+        if decompressor:
+            spool.write(decompressor.flush())
 
     # Opening.
 

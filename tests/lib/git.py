@@ -53,7 +53,15 @@ def ls_remote(url, cwd):
 
 
 def rev_parse(repo, rev):
-    return git('rev-parse', '--verify', '-q', rev, cwd=repo).out.strip()
+    """The object id of `rev`, or '' when it does not resolve."""
+    result = git('rev-parse', '--verify', '-q', rev, cwd=repo, check=False)
+    return result.out.strip() if result.returncode == 0 else ''
+
+
+def is_ancestor(repo, ancestor, descendant):
+    result = git('merge-base', '--is-ancestor', ancestor, descendant,
+                 cwd=repo, check=False)
+    return result.returncode == 0
 
 
 def rev_list(repo, *args):

@@ -10,6 +10,7 @@ import stat
 import tarfile
 
 from .git import git
+from .proc import CommandFailed
 
 PREFIX = 'tree/'
 
@@ -33,8 +34,12 @@ def hg_tree(hg, repo, rev, scratch):
     `scratch` is a directory where the archive is written.
     """
     out = os.path.join(scratch, f'hg-{rev}.tar')
-    hg('-R', repo, 'archive', '--config', 'ui.archivemeta=False',
-       '-t', 'tar', '-p', PREFIX, '-r', rev, out)
+    result = hg('-R', repo, 'archive', '--config', 'ui.archivemeta=False',
+                '-t', 'tar', '-p', PREFIX, '-r', rev, out, check=False)
+    if result.returncode and 'no files match' in result.err:
+        return {}  # a changeset without files
+    if result.returncode:
+        raise CommandFailed(result)
     with open(out, 'rb') as f:
         data = f.read()
     os.unlink(out)

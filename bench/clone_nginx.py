@@ -1,0 +1,291 @@
+#!/usr/bin/env python3
+"""Benchmark: clone nginx.hg over HTTP with git-cinnabar, and with hg.
+
+Makes an hg repository from the corpus's nginx.hg, serves it with
+`hg serve` on 127.0.0.1, then, in the same run, times:
+
+- `hg clone -U` against `git clone --no-checkout hg::...` (like for like:
+  no working copy on either side);
+- `hg clone` against `git clone hg::...` (with a working copy).
+
+Memory: while a git clone runs, a sampler thread reads
+/proc/<pid>/status of git and every descendant (git-remote-hg's Python,
+git-cinnabar-helper, git's own index-pack...) every few milliseconds.  It
+keeps each process's VmHWM (its peak resident set size, as the kernel
+counts it) and the sum of the VmRSS of the helper and Python processes
+alive at the same moment.  A process's growth during its last sampling
+interval can be missed; the kernel's rusage of the whole tree (the largest
+peak of any single process) is printed as a cross-check.
+
+Targets (reported, not enforced): git clone no slower than 1.5 times hg
+clone, and helper + Python under 200 MB.  Exits 0 when both clones worked,
+1 when one failed.
+
+Run from the repository root after `make` (git-remote-hg,
+git-cinnabar-helper on PATH are those of the repository; CINNABAR_TEST_HG
+and CINNABAR_CORPUS as for the tests):
+
+    build/venv/bin/python bench/clone_nginx.py [--keep] [--interval MS]
+"""
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / 'tests'))
+
+from lib import env as test_env  # noqa: E402
+from lib.hg import Hg, HgServer  # noqa: E402
+from lib.proc import kill_group  # noqa: E402
+
+TIME_RATIO_TARGET = 1.5
+RSS_TARGET_MB = 200
+MB = 1024 * 1024
+
+
+def children(pid):
+    """Direct children of `pid`, from /proc/<pid>/task/*/children."""
+    found = []
+    try:
+        tasks = os.listdir(f'/proc/{pid}/task')
+    except OSError:
+        return found
+    for tid in tasks:
+        try:
+            with open(f'/proc/{pid}/task/{tid}/children') as f:
+                found += [int(c) for c in f.read().split()]
+        except OSError:
+            pass
+    return found
+
+
+def process_tree(root):
+    """`root` and all its descendants alive now."""
+    pids, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        pids.append(pid)
+        todo += children(pid)
+    return pids
+
+
+def read_status(pid):
+    """(VmHWM, VmRSS) of `pid` in bytes, or None when it is gone."""
+    values = {}
+    try:
+        with open(f'/proc/{pid}/status') as f:
+            for line in f:
+                key, _, rest = line.partition(':')
+                if key in ('VmHWM', 'VmRSS'):
+                    values[key] = int(rest.split()[0]) * 1024
+    except OSError:
+        return None
+    if 'VmHWM' not in values:
+        return None  # a zombie: its memory is already gone
+    return values['VmHWM'], values['VmRSS']
+
+
+def classify(pid):
+    """'helper', 'python' or 'git', from the process's command line."""
+    try:
+        with open(f'/proc/{pid}/cmdline', 'rb') as f:
+            argv = f.read().split(b'\0')
+    except OSError:
+        return None
+    names = [os.path.basename(a).decode(errors='replace') for a in argv[:2]]
+    if 'git-cinnabar-helper' in names:
+        return 'helper'
+    if names[0].startswith('python') or {'git-remote-hg',
+                                         'git-cinnabar'} & set(names):
+        return 'python'
+    return 'git'
+
+
+class MemorySampler:
+    """Samples the memory of a process tree in a thread until it ends."""
+
+    def __init__(self, root, interval):
+        self.root = root
+        self.interval = interval
+        self.kinds = {}   # pid -> kind
+        self.peaks = {}   # pid -> VmHWM
+        self.ours_at_once = 0
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._done = threading.Event()
+
+    def start(self):
+        self._thread.start()
+        return self
+
+    def stop(self):
+        self._done.set()
+        self._thread.join()
+
+    def _loop(self):
+        while not self._done.is_set():
+            self.sample()
+            time.sleep(self.interval)
+
+    def sample(self):
+        ours = 0
+        for pid in process_tree(self.root):
+            status = read_status(pid)
+            if status is None:
+                continue
+            if pid not in self.kinds:
+                self.kinds[pid] = classify(pid)
+            hwm, rss = status
+            self.peaks[pid] = max(hwm, self.peaks.get(pid, 0))
+            if self.kinds[pid] in ('helper', 'python'):
+                ours += rss
+        self.ours_at_once = max(self.ours_at_once, ours)
+
+    def peak(self, kind):
+        return max((v for p, v in self.peaks.items()
+                    if self.kinds.get(p) == kind), default=0)
+
+
+def timed(args, cwd, interval=None):
+    """Run `args`; return (seconds, returncode, stderr, sampler, rusage)."""
+    start = time.monotonic()
+    proc = subprocess.Popen(args, cwd=cwd, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, start_new_session=True)
+    sampler = MemorySampler(proc.pid, interval).start() if interval else None
+    stderr = []
+    reader = threading.Thread(target=lambda: stderr.append(
+        proc.stderr.read()), daemon=True)
+    reader.start()
+    _, status, rusage = os.wait4(proc.pid, 0)
+    elapsed = time.monotonic() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    kill_group(proc.pid)
+    reader.join()
+    if sampler:
+        sampler.stop()
+    return elapsed, proc.returncode, b''.join(stderr), sampler, rusage
+
+
+class Bench:
+    def __init__(self, workdir, interval):
+        self.workdir = workdir
+        self.interval = interval
+        self.times = {}
+        self.samplers = []
+        self.max_single_rss = 0
+        self.failed = False
+
+    def run(self, label, args, sample=False):
+        dest = self.workdir / label.replace(' ', '-')
+        elapsed, code, stderr, sampler, rusage = timed(
+            [*args, str(dest)], self.workdir,
+            self.interval if sample else None)
+        shutil.rmtree(dest, ignore_errors=True)
+        if code != 0:
+            print(f'{label}: FAILED (exit code {code})\n'
+                  f'{stderr.decode(errors="replace")[-3000:]}')
+            self.failed = True
+            return
+        self.times[label] = elapsed
+        if sampler:
+            self.samplers.append(sampler)
+            self.max_single_rss = max(self.max_single_rss,
+                                      rusage.ru_maxrss * 1024)
+        print(f'{label:<28} {elapsed:8.1f} s', flush=True)
+
+    def ratio(self, ours, theirs):
+        if ours in self.times and theirs in self.times:
+            value = self.times[ours] / self.times[theirs]
+            verdict = 'ok' if value <= TIME_RATIO_TARGET else 'OVER TARGET'
+            print(f'{ours} / {theirs}: {value:.2f} '
+                  f'(target <= {TIME_RATIO_TARGET}: {verdict})')
+
+    def memory_report(self):
+        if not self.samplers:
+            return
+        helper = max(s.peak('helper') for s in self.samplers)
+        python = max(s.peak('python') for s in self.samplers)
+        git = max(s.peak('git') for s in self.samplers)
+        at_once = max(s.ours_at_once for s in self.samplers)
+        both = max(s.peak('helper') + s.peak('python')
+                   for s in self.samplers)
+        print(f'peak RSS (VmHWM sampled every {self.interval * 1000:.0f} ms)')
+        print(f'  git-cinnabar-helper           {helper / MB:8.1f} MB')
+        print(f'  Python (git-remote-hg)        {python / MB:8.1f} MB')
+        print(f'  helper + Python, summed peaks {both / MB:8.1f} MB')
+        print(f'  helper + Python, at one time  {at_once / MB:8.1f} MB')
+        print(f'  git itself (largest process)  {git / MB:8.1f} MB')
+        print(f'  largest single process, kernel rusage '
+              f'{self.max_single_rss / MB:.1f} MB')
+        verdict = 'ok' if both < RSS_TARGET_MB * MB else 'OVER TARGET'
+        print(f'helper + Python: {both / MB:.1f} MB '
+              f'(target < {RSS_TARGET_MB} MB: {verdict})')
+        if not helper:
+            print('note: no git-cinnabar-helper process was seen')
+
+
+def prepare(hg, corpus, workdir):
+    repo = workdir / 'nginx'
+    start = time.monotonic()
+    hg.repo_from_bundle(corpus / 'nginx.hg', repo)
+    count = len(hg.nodes(repo))
+    print(f'nginx.hg: {count} changesets, unbundled in '
+          f'{time.monotonic() - start:.1f} s')
+    return repo
+
+
+def benchmark(hg, server, workdir, interval):
+    bench = Bench(workdir, interval)
+    url = server.url
+    print(f'hg serve: {url} ({hg.version()})')
+    bench.run('hg clone -U', [hg.exe, 'clone', '-U', '-q', url])
+    bench.run('git clone --no-checkout',
+              ['git', 'clone', '-q', '--no-checkout', f'hg::{url}'],
+              sample=True)
+    bench.run('hg clone', [hg.exe, 'clone', '-q', url])
+    bench.run('git clone', ['git', 'clone', '-q', f'hg::{url}'],
+              sample=True)
+    bench.ratio('git clone --no-checkout', 'hg clone -U')
+    bench.ratio('git clone', 'hg clone')
+    bench.memory_report()
+    return 1 if bench.failed else 0
+
+
+def parse_args():
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--keep', action='store_true',
+                        help='keep the work directory')
+    parser.add_argument('--interval', type=float, default=10,
+                        help='memory sampling interval in ms (default 10)')
+    return parser.parse_args()
+
+
+def main():
+    args = parse_args()
+    try:
+        hg = Hg(test_env.hg_executable())
+        corpus = test_env.corpus_dir()
+    except test_env.SetupError as e:
+        print(f'error: {e}', file=sys.stderr)
+        return 1
+    workdir = Path(tempfile.mkdtemp(prefix='cinnabar-bench-'))
+    os.environ.update(test_env.isolated_env(workdir / 'home', hg.exe))
+    try:
+        repo = prepare(hg, corpus, workdir)
+        with HgServer(hg, repo, workdir / 'serve') as server:
+            return benchmark(hg, server, workdir, args.interval / 1000)
+    finally:
+        if args.keep:
+            print(f'work directory kept: {workdir}')
+        else:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,109 @@
+"""Broken input makes a clone or fetch fail for people: a non-zero exit, an
+`error:`/`fatal:` line, no traceback, and no refs or metadata left behind.
+
+Bundle files are damaged copies of corpus bundles, made under the test's
+tmp dir: truncated, with a flipped byte in compressed data, and with a
+changed byte in uncompressed changeset, manifest or file text (which only
+the check of hg ids against contents can catch).  Transfers are cut by an
+HTTP proxy in front of `hg serve`.
+"""
+
+import pytest
+
+from lib.checks import assert_expected_ids, assert_failed_for_people
+from lib.corpus import NGINX
+from lib.git import clone, fetch, hg_url, init, refs
+from lib.hg import free_port
+
+REFSPEC = 'refs/heads/*:refs/remotes/hg/*'
+MEDIUM = 'hgweb+obs.hg'
+
+
+def truncate(data):
+    return data[:len(data) // 2]
+
+
+def flip_middle(data):
+    middle = len(data) // 2
+    return data[:middle] + bytes([data[middle] ^ 0xff]) + data[middle + 1:]
+
+
+def replace_once(marker, offset, new):
+    """A damage: the byte at `offset` in `marker`, found once, is `new`."""
+    def damage(data):
+        assert data.count(marker) == 1, f'{marker!r} is not unique'
+        at = data.index(marker) + offset
+        return data[:at] + new + data[at + 1:]
+    return damage
+
+
+# name: (corpus bundle, damage)
+DAMAGES = {
+    'truncated-bzip2-v1': (MEDIUM, truncate),
+    'truncated-bzip2-v2': ('issue6528.hg-v2', truncate),
+    'truncated-none-v2': ('nullrev-diff.from-tar.hg', truncate),
+    'truncated-zstd-v2': (NGINX, truncate),
+    'flipped-bzip2-v1': (MEDIUM, flip_middle),
+    'flipped-zstd-v2': (NGINX, flip_middle),
+    'changed-changeset-text': ('nullrev-diff.from-tar.hg',
+                               replace_once(b'root-B', 5, b'C')),
+    'changed-manifest-text': ('nullrev-diff.from-tar.hg',
+                              replace_once(b'a\x00215d5d', 2, b'3')),
+    'changed-file-text': ('inlined-changelog.from-tar.hg',
+                          replace_once(b'\x00\x00\x00\x02a\n', 4, b'b')),
+}
+
+
+def assert_fails_and_leaves_nothing(url, tmp_path):
+    result = clone(url, tmp_path / 'clone', '--no-checkout', check=False)
+    assert_failed_for_people(result)
+    repo = init(tmp_path / 'fetched')
+    result = fetch(repo, url, REFSPEC, check=False)
+    assert_failed_for_people(result)
+    assert refs(repo) == {}, 'the failed fetch left refs'
+
+
+@pytest.mark.parametrize('damage', sorted(DAMAGES))
+def test_damaged_bundle_fails_cleanly(damage, corpus, tmp_path):
+    name, spoil = DAMAGES[damage]
+    data = corpus.bundle(name).read_bytes()
+    bad = tmp_path / f'{damage}.hg'
+    bad.write_bytes(spoil(data))
+    assert bad.read_bytes() != data
+    assert_fails_and_leaves_nothing(hg_url(str(bad)), tmp_path)
+
+
+def test_file_that_is_not_a_bundle_fails_cleanly(tmp_path):
+    bad = tmp_path / 'not-a-bundle.hg'
+    bad.write_bytes(b'this is not a Mercurial bundle\n')
+    assert_fails_and_leaves_nothing(hg_url(str(bad)), tmp_path)
+
+
+def test_unreachable_server_fails_cleanly(tmp_path):
+    url = hg_url(f'http://127.0.0.1:{free_port()}/')
+    assert_fails_and_leaves_nothing(url, tmp_path)
+
+
+@pytest.mark.parametrize('cut', ['with-length', 'without-length'])
+def test_transfer_cut_half_way_fails_cleanly(cut, hg_repos, hg_serve,
+                                             hg_proxy, tmp_path):
+    proxy = hg_proxy(hg_serve(hg_repos.get(MEDIUM)), cut=cut)
+    assert_fails_and_leaves_nothing(hg_url(proxy.url), tmp_path)
+    assert proxy.calls_by_command['getbundle'] >= 1, \
+        'the transfer was not cut: getbundle was never asked for'
+
+
+def test_same_proxy_without_cut_clones(hg_repos, hg_serve, hg_proxy, corpus,
+                                       tmp_path):
+    """The control of the test above: the proxy itself works."""
+    proxy = hg_proxy(hg_serve(hg_repos.get(MEDIUM)))
+    clone(hg_url(proxy.url), tmp_path / 'clone', '--no-checkout')
+    assert_expected_ids(tmp_path / 'clone', corpus.expected(MEDIUM))
+
+
+@pytest.mark.slow
+def test_nginx_transfer_cut_half_way_fails_cleanly(hg_repos, hg_serve,
+                                                   hg_proxy, tmp_path):
+    proxy = hg_proxy(hg_serve(hg_repos.get(NGINX)), cut='with-length')
+    assert_fails_and_leaves_nothing(hg_url(proxy.url), tmp_path)
+    assert proxy.calls_by_command['getbundle'] >= 1

@@ -1,0 +1,76 @@
+"""Fetching new changesets into an existing clone gives the same refs and
+the same metadata as cloning everything at once, and downloads only what
+is new.
+
+The served repository starts as the first half of nginx (`hg clone -r`);
+after the first clone, the rest is pulled into it with `hg pull`.  An HTTP
+proxy in front of `hg serve` counts the bytes of `getbundle` answers.
+"""
+
+import pytest
+
+from lib.checks import assert_expected_ids, assert_no_traceback
+from lib.corpus import NGINX
+from lib.git import METADATA_REF, Metadata, clone, git, hg_url
+from lib.git import is_ancestor, refs, rev_parse
+
+pytestmark = pytest.mark.slow
+TIMEOUT = 1800
+
+
+def comparable_refs(repo):
+    """All refs but those a fetch does not or cannot make equal: local
+    branches (a fetch leaves them), the metadata commit itself (it chains
+    to the previous one) and notes (they keep their history)."""
+    return {name: oid for name, oid in refs(repo).items()
+            if not name.startswith(('refs/heads/', 'refs/notes/'))
+            and name != METADATA_REF}
+
+
+def test_incremental_fetch_equals_fresh_clone(hg, hg_repos, hg_serve,
+                                              hg_proxy, corpus, tmp_path):
+    full = hg_repos.get(NGINX)
+    total = len(hg.nodes(full))
+    served = hg_repos.copy(NGINX, tmp_path / 'served', rev=total // 2)
+    assert total // 4 < len(hg.nodes(served)) <= total // 2 + 1
+    proxy = hg_proxy(hg_serve(served))
+    url = hg_url(proxy.url)
+
+    incremental = tmp_path / 'incremental'
+    clone(url, incremental, '--no-checkout', timeout=TIMEOUT)
+    first_bytes = proxy.bytes_by_command['getbundle']
+    previous = rev_parse(incremental, METADATA_REF)
+    assert previous
+
+    hg('-R', served, 'pull', '-q', full, timeout=TIMEOUT)
+    assert len(hg.nodes(served)) == total
+    proxy.bytes_by_command.clear()
+    result = git('fetch', 'origin', cwd=incremental, timeout=TIMEOUT)
+    assert_no_traceback(result)
+    fetch_bytes = proxy.bytes_by_command['getbundle']
+
+    proxy.bytes_by_command.clear()
+    fresh = tmp_path / 'fresh'
+    clone(url, fresh, '--no-checkout', timeout=TIMEOUT)
+    fresh_bytes = proxy.bytes_by_command['getbundle']
+
+    assert comparable_refs(incremental) == comparable_refs(fresh)
+    got = Metadata(incremental, previous=previous)
+    assert got.summary() == Metadata(fresh).summary()
+    assert is_ancestor(incremental, previous, got.commit), \
+        'the new metadata does not keep the previous one in its chain'
+    assert 0 < fetch_bytes < fresh_bytes - first_bytes / 2, (
+        f'the fetch downloaded {fetch_bytes} bytes; a full clone takes '
+        f'{fresh_bytes}, the first half took {first_bytes}')
+    assert_expected_ids(incremental, corpus.expected(NGINX),
+                        hg.nodes(served))
+
+
+def test_fetch_with_nothing_new_changes_nothing(source, tmp_path):
+    src = source('http', 'hgweb+obs.hg')
+    repo = tmp_path / 'clone'
+    clone(src.url, repo, '--no-checkout')
+    before = refs(repo)
+    result = git('fetch', 'origin', cwd=repo)
+    assert_no_traceback(result)
+    assert refs(repo) == before

@@ -1,0 +1,128 @@
+"""The refs an hg repository shows to git.
+
+Layout: `refs/heads/branches/<branch>/tip` for the tip-most head of each
+named branch, `refs/heads/branches/<branch>/<hg id>` for its other heads,
+`refs/heads/bookmarks/<name>` for each bookmark, and HEAD at the tip of the
+default branch.  A clone shows them under `refs/remotes/origin/`.
+"""
+
+import pytest
+
+from lib.checks import assert_expected_ids, assert_no_traceback
+from lib.git import NULL_ID, clone, git, git2hg, hg2git, hg_url
+from lib.git import ls_remote, refs, rev_parse
+
+ORIGIN = 'refs/remotes/origin/'
+
+
+def commit(hg, repo, path, message):
+    (repo / path).write_text(message + '\n')
+    hg('-R', repo, 'commit', '-q', '-A', '-m', message,
+       '-d', '0 0', cwd=repo)
+
+
+@pytest.fixture(scope='module')
+def small_repo(hg, tmp_path_factory):
+    """Two heads on default, two more named branches, two bookmarks.
+
+    rev 0 - 1 (default, bookmark `feature-x`)
+        \\- 2 (default, tip of default) - 3 (branch stable)
+    rev 1 - 4 (branch dev/next, bookmark `topic`)
+    """
+    repo = tmp_path_factory.mktemp('layout') / 'repo'
+    hg('init', repo)
+    commit(hg, repo, 'a', 'root')
+    commit(hg, repo, 'b', 'first head of default')
+    hg('-R', repo, 'update', '-q', '0')
+    commit(hg, repo, 'c', 'second head of default')
+    hg('-R', repo, 'branch', '-q', 'stable')
+    commit(hg, repo, 'd', 'on stable')
+    hg('-R', repo, 'update', '-q', '1')
+    hg('-R', repo, 'branch', '-q', 'dev/next')
+    commit(hg, repo, 'e', 'on dev/next')
+    hg('-R', repo, 'bookmark', '-r', '1', 'feature-x')
+    hg('-R', repo, 'bookmark', '-r', '4', 'topic')
+    return repo
+
+
+def expected_layout(hg, repo):
+    """{ref under refs/heads/: hg changeset id} from hg's own answers."""
+    layout = {}
+    for node, branch in hg.heads(repo):  # highest revision first
+        tip = f'branches/{branch}/tip'
+        layout[f'branches/{branch}/{node}' if tip in layout else tip] = node
+    for name, node in hg.bookmarks(repo).items():
+        layout[f'bookmarks/{name}'] = node
+    return layout
+
+
+def test_small_repo_is_what_the_test_expects(hg, small_repo):
+    layout = expected_layout(hg, small_repo)
+    assert len(layout) == 6
+    assert sum(name.startswith('branches/default/') for name in layout) == 2
+
+
+@pytest.fixture(scope='module')
+def served(small_repo, hg_serve_module):
+    return hg_url(hg_serve_module(small_repo).url)
+
+
+@pytest.fixture(scope='module')
+def cloned(served, tmp_path_factory):
+    dest = tmp_path_factory.mktemp('layout-clone') / 'clone'
+    assert_no_traceback(clone(served, dest))
+    return dest
+
+
+def test_clone_has_refs_for_heads_and_bookmarks(hg, small_repo, cloned):
+    layout = expected_layout(hg, small_repo)
+    got = refs(cloned, ORIGIN)
+    got.pop(ORIGIN + 'HEAD', None)
+    assert sorted(got) == sorted(ORIGIN + name for name in layout)
+    commits = hg2git(cloned, layout.values())
+    for name, node in layout.items():
+        assert got[ORIGIN + name] == commits[node] != NULL_ID, name
+
+
+def test_clone_head_is_default_tip(hg, small_repo, cloned):
+    default_tip = expected_layout(hg, small_repo)['branches/default/tip']
+    head = rev_parse(cloned, 'HEAD')
+    assert git2hg(cloned, [head]) == {head: default_tip}
+    assert rev_parse(cloned, ORIGIN + 'HEAD') == head
+    assert git('status', '--porcelain', cwd=cloned).out == ''
+
+
+def test_ls_remote_in_clone(hg, small_repo, served, cloned):
+    layout = expected_layout(hg, small_repo)
+    got = ls_remote(served, cloned)
+    commits = hg2git(cloned, layout.values())
+    expected = {f'refs/heads/{name}': commits[node]
+                for name, node in layout.items()}
+    expected['HEAD'] = commits[layout['branches/default/tip']]
+    assert got == expected
+
+
+def test_ls_remote_outside_any_repository(hg, small_repo, served, tmp_path,
+                                          monkeypatch):
+    """Without a repository nothing is imported: the names are the same,
+    the ids may be unknown (null)."""
+    layout = expected_layout(hg, small_repo)
+    monkeypatch.setenv('GIT_CEILING_DIRECTORIES', str(tmp_path.parent))
+    got = ls_remote(served, tmp_path)
+    assert sorted(got) == sorted(['HEAD'] + [f'refs/heads/{name}'
+                                             for name in layout])
+
+
+def test_branch_name_with_colon_is_skipped_with_warning(source, corpus,
+                                                        tmp_path):
+    """`colon:test` is not a valid git ref name: the clone succeeds, says
+    so in a warning, and converts everything else."""
+    src = source('http', 'test-invalid-branch-name.hg')
+    result = clone(src.url, tmp_path / 'clone')
+    assert_no_traceback(result)
+    assert any(line.startswith('warning:') and 'colon:test' in line
+               for line in result.err.splitlines()), result.describe()
+    names = refs(tmp_path / 'clone', ORIGIN)
+    assert ORIGIN + 'branches/default/tip' in names
+    assert_expected_ids(tmp_path / 'clone',
+                        corpus.expected('test-invalid-branch-name.hg'))
