@@ -65,7 +65,7 @@ static size_t metadata_length(const struct strbuf *text)
 }
 
 /* Reused between revisions, to spare large allocations. */
-static struct strbuf text = STRBUF_INIT;
+static struct strbuf text = STRBUF_INIT, git_delta = STRBUF_INIT;
 
 void import_file(struct rev_chunk *chunk)
 {
@@ -93,10 +93,19 @@ void import_file(struct rev_chunk *chunk)
 		store_object_buf(OBJ_BLOB, text.buf + 2, meta_len - 4, &meta);
 		notes_map_set(&metadata.files_meta, &key, &meta);
 	}
+	if (!meta_len && !last_meta_len && !is_null_oid(&last_blob)) {
+		/* The hg delta applies to the blobs as they are. */
+		hg_delta_to_git(chunk->delta, chunk->delta_len, last_text.len,
+				text.len, &git_delta);
+		if (!store_blob_from_delta(text.buf, text.len, &last_blob,
+					   git_delta.buf, git_delta.len, &blob))
+			goto stored;
+	}
 	store_blob_with_base(text.buf + meta_len, text.len - meta_len,
 			     is_null_oid(&last_blob) ? NULL : &last_blob,
 			     last_text.buf + last_meta_len,
 			     last_text.len - last_meta_len, &blob);
+stored:
 	set_hg2git(&chunk->node, &blob);
 
 	strbuf_swap(&text, &last_text);

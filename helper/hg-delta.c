@@ -49,3 +49,73 @@ int hg_delta_apply(const char *base, size_t base_len, const char *delta,
 	strbuf_add(out, base + last, base_len - last);
 	return 0;
 }
+
+static void add_varint(struct strbuf *out, size_t v)
+{
+	do {
+		unsigned char c = v & 0x7f;
+		v >>= 7;
+		if (v)
+			c |= 0x80;
+		strbuf_addch(out, c);
+	} while (v);
+}
+
+static void add_copy(struct strbuf *out, size_t offset, size_t len)
+{
+	while (len) {
+		size_t n = len > 0x10000 ? 0x10000 : len;
+		unsigned char op = 0x80, bytes[8];
+		int i, nr = 0;
+		for (i = 0; i < 4; i++) {
+			unsigned char b = (offset >> (8 * i)) & 0xff;
+			if (b) {
+				op |= 1 << i;
+				bytes[nr++] = b;
+			}
+		}
+		if (n != 0x10000) {
+			for (i = 0; i < 2; i++) {
+				unsigned char b = (n >> (8 * i)) & 0xff;
+				if (b) {
+					op |= 0x10 << i;
+					bytes[nr++] = b;
+				}
+			}
+		}
+		strbuf_addch(out, op);
+		strbuf_add(out, bytes, nr);
+		offset += n;
+		len -= n;
+	}
+}
+
+static void add_insert(struct strbuf *out, const char *data, size_t len)
+{
+	while (len) {
+		size_t n = len > 127 ? 127 : len;
+		strbuf_addch(out, n);
+		strbuf_add(out, data, n);
+		data += n;
+		len -= n;
+	}
+}
+
+void hg_delta_to_git(const char *delta, size_t delta_len, size_t base_len,
+		     size_t result_len, struct strbuf *out)
+{
+	struct hg_delta_iter it;
+	struct hg_hunk h;
+	size_t last = 0;
+
+	strbuf_reset(out);
+	add_varint(out, base_len);
+	add_varint(out, result_len);
+	hg_delta_iter_init(&it, delta, delta_len);
+	while (hg_delta_next(&it, &h) > 0) {
+		add_copy(out, last, h.start - last);
+		add_insert(out, h.data, h.len);
+		last = h.end;
+	}
+	add_copy(out, last, base_len - last);
+}

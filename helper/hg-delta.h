@@ -31,4 +31,12 @@ int hg_delta_next(struct hg_delta_iter *it, struct hg_hunk *hunk);
 int hg_delta_apply(const char *base, size_t base_len, const char *delta,
 		   size_t delta_len, struct strbuf *out);
 
+/*
+ * Translate a delta between two texts into git's delta format (base and
+ * result sizes as varints, then "copy" and "insert" instructions), into
+ * `out`. base_len and result_len are the sizes of the two texts.
+ */
+void hg_delta_to_git(const char *delta, size_t delta_len, size_t base_len,
+		     size_t result_len, struct strbuf *out);
+
 #endif

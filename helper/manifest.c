@@ -199,6 +199,9 @@ static int add_parent(struct strbuf *buf, const struct hg_oid *parent,
 /* Reused between revisions, to spare large allocations. */
 static struct strbuf text = STRBUF_INIT;
 
+static void remember_manifest_tree(const struct object_id *commit,
+				   const struct object_id *tree);
+
 void import_manifest(struct rev_chunk *chunk)
 {
 	struct strbuf commit = STRBUF_INIT;
@@ -235,6 +238,7 @@ void import_manifest(struct rev_chunk *chunk)
 		    hg_oid_to_hex(&chunk->node));
 	store_object_buf(OBJ_COMMIT, commit.buf, commit.len, &oid);
 	set_hg2git(&chunk->node, &oid);
+	remember_manifest_tree(&oid, &tree);
 	add_manifest_head(&oid, parents, nr_parents);
 
 	strbuf_swap(&text, &last_text);
@@ -389,10 +393,29 @@ static void build_git_tree(const struct object_id *manifest_tree,
 	}
 }
 
+/* Trees of the manifest commits stored in this session. */
+static kh_tree_cache_t *manifest_trees;
+
+static void remember_manifest_tree(const struct object_id *commit,
+				   const struct object_id *tree)
+{
+	int ret;
+	khiter_t pos;
+	if (!manifest_trees)
+		manifest_trees = kh_init_tree_cache();
+	pos = kh_put_tree_cache(manifest_trees, *commit, &ret);
+	kh_value(manifest_trees, pos) = *tree;
+}
+
 void git_tree_for_manifest(const struct object_id *manifest_commit,
 			   struct object_id *result)
 {
 	struct object_id tree;
-	commit_tree_oid(manifest_commit, &tree);
+	khiter_t pos = manifest_trees ?
+		kh_get_tree_cache(manifest_trees, *manifest_commit) : 0;
+	if (manifest_trees && pos != kh_end(manifest_trees))
+		oidcpy(&tree, &kh_value(manifest_trees, pos));
+	else
+		commit_tree_oid(manifest_commit, &tree);
 	build_git_tree(&tree, NULL, result);
 }

@@ -178,3 +178,82 @@ void store_abort(void)
 	FREE_AND_NULL(pack_data);
 	store_initialized = 0;
 }
+
+/*
+ * Store a blob from a delta computed elsewhere (git's delta format, see
+ * git's Documentation/gitformat-pack.txt) against `base`, which must be an
+ * object of the pack being written: this spares computing a delta that
+ * the Mercurial data already gives. Mirrors what store_object does when it
+ * deltifies. Return -1, storing nothing, when the base does not qualify.
+ */
+int store_blob_from_delta(const char *buf, size_t len,
+			  const struct object_id *base, const char *delta,
+			  size_t delta_len, struct object_id *result)
+{
+	struct object_entry *b, *e;
+	unsigned char hdr[96];
+	unsigned long hdrlen;
+	unsigned pos = sizeof(hdr) - 1;
+	git_hash_ctx c;
+	git_zstream s;
+	void *out;
+	off_t ofs;
+
+	ensure_pack();
+	b = in_current_pack(base);
+	if (!b || b->type != OBJ_BLOB || b->depth >= max_depth ||
+	    delta_len >= len)
+		return -1;
+	hdrlen = format_object_header((char *)hdr, sizeof(hdr), OBJ_BLOB, len);
+	the_hash_algo->init_fn(&c);
+	the_hash_algo->update_fn(&c, hdr, hdrlen);
+	the_hash_algo->update_fn(&c, buf, len);
+	the_hash_algo->final_oid_fn(result, &c);
+
+	e = insert_object(result);
+	if (e->idx.offset) {
+		duplicate_count_by_type[OBJ_BLOB]++;
+		return 0;
+	} else if (find_sha1_pack(result->hash,
+				  get_all_packs(the_repository))) {
+		e->type = OBJ_BLOB;
+		e->pack_id = MAX_PACK_ID;
+		e->idx.offset = 1;
+		duplicate_count_by_type[OBJ_BLOB]++;
+		return 0;
+	}
+
+	git_deflate_init(&s, pack_compression_level);
+	s.next_in = (void *)delta;
+	s.avail_in = delta_len;
+	s.avail_out = git_deflate_bound(&s, s.avail_in);
+	s.next_out = out = xmalloc(s.avail_out);
+	while (git_deflate(&s, Z_FINISH) == Z_OK)
+		; /* nothing */
+	git_deflate_end(&s);
+
+	e->type = OBJ_BLOB;
+	e->pack_id = pack_id;
+	e->idx.offset = pack_size;
+	e->depth = b->depth + 1;
+	object_count++;
+	object_count_by_type[OBJ_BLOB]++;
+	delta_count_by_type[OBJ_BLOB]++;
+
+	crc32_begin(pack_file);
+	hdrlen = encode_in_pack_object_header(hdr, sizeof(hdr), OBJ_OFS_DELTA,
+					      delta_len);
+	hashwrite(pack_file, hdr, hdrlen);
+	pack_size += hdrlen;
+	ofs = e->idx.offset - b->idx.offset;
+	hdr[pos] = ofs & 127;
+	while (ofs >>= 7)
+		hdr[--pos] = 128 | (--ofs & 127);
+	hashwrite(pack_file, hdr + pos, sizeof(hdr) - pos);
+	pack_size += sizeof(hdr) - pos;
+	hashwrite(pack_file, out, s.total_out);
+	pack_size += s.total_out;
+	e->idx.crc32 = crc32_end(pack_file);
+	free(out);
+	return 0;
+}

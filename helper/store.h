@@ -25,6 +25,15 @@ void store_blob_with_base(const char *buf, size_t len,
 			  const struct object_id *base, const char *base_data,
 			  size_t base_len, struct object_id *result);
 
+/*
+ * Store a blob given as content and as a git delta against `base`, a blob
+ * of the pack being written. Return -1 (nothing stored) when the base
+ * does not qualify; the caller then stores the blob another way.
+ */
+int store_blob_from_delta(const char *buf, size_t len,
+			  const struct object_id *base, const char *delta,
+			  size_t delta_len, struct object_id *result);
+
 /* Read an object written in this session or present in the repository. */
 void *store_read_object(const struct object_id *oid, enum object_type *type,
 			unsigned long *size);
