@@ -7,6 +7,7 @@
 #include "changeset.h"
 #include "file.h"
 #include "hg-delta.h"
+#include "git-tree.h"
 #include "manifest.h"
 #include "metadata.h"
 #include "store.h"
@@ -242,12 +243,11 @@ static void import_changeset(struct changeset *c)
 	if (hg_oid_is_null(&cs.manifest)) {
 		store_object_buf(OBJ_TREE, "", 0, &tree);
 	} else {
-		const struct object_id *m = hg2git(&cs.manifest);
-		if (!m)
+		if (!hg2git(&cs.manifest))
 			die("changeset %s refers to a manifest (%s) that was "
 			    "not received", hg_oid_to_hex(&c->node),
 			    hg_oid_to_hex(&cs.manifest));
-		git_tree_for_manifest(m, &tree);
+		git_tree_for_manifest(&cs.manifest, &tree);
 	}
 	changeset_commit(&commit, &cs, &tree, parents, nr);
 	store_commit(&commit, &c->node, &commit_oid);
@@ -278,15 +278,54 @@ static void import_changesets(struct changeset_list *list,
 	stop_progress(&progress);
 }
 
+/*
+ * Manifests come before the files they list, but storing a manifest with
+ * its git tree needs the files' blobs: keep the manifest chunks aside in a
+ * temporary file (not in memory) until the files are in.
+ */
+static int spool_manifests(struct stream *cg)
+{
+	FILE *f = tmpfile();
+	struct strbuf chunk = STRBUF_INIT;
+	unsigned char hdr[4];
+	int fd;
+
+	if (!f)
+		die_errno("cannot create a temporary file");
+	while (read_cg_chunk(cg, &chunk)) {
+		put_be32(hdr, chunk.len + 4);
+		if (fwrite(hdr, 4, 1, f) != 1 ||
+		    fwrite(chunk.buf, 1, chunk.len, f) != chunk.len)
+			die_errno("cannot write a temporary file");
+	}
+	put_be32(hdr, 0);
+	if (fwrite(hdr, 4, 1, f) != 1 || fflush(f))
+		die_errno("cannot write a temporary file");
+	strbuf_release(&chunk);
+	/* The file has no name: the duplicated descriptor keeps it alive. */
+	fd = xdup(fileno(f));
+	fclose(f);
+	return fd;
+}
+
 static void import_changegroup(struct stream *cg, int version,
 			       struct import_stats *stats)
 {
 	struct changeset_list list = { 0 };
+	struct stream manifests;
+	int fd;
+
 	read_changesets(cg, version, &list);
-	import_manifests(cg, version, stats);
-	manifest_reset_cache();
+	fd = spool_manifests(cg);
 	import_files(cg, version, stats);
 	file_reset_cache();
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		die_errno("cannot read a temporary file");
+	stream_init_fd(&manifests, fd);
+	import_manifests(&manifests, version, stats);
+	stream_release(&manifests);
+	close(fd);
+	manifest_reset_cache();
 	import_changesets(&list, stats);
 	free(list.items);
 }

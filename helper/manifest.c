@@ -4,11 +4,15 @@
 #include "tree-iter.h"
 #include "changegroup.h"
 #include "hg-delta.h"
+#include "git-tree.h"
 #include "metadata.h"
 #include "store.h"
 #include "manifest.h"
 
-/* The last manifest imported, whose tree is loaded in the store. */
+/*
+ * The last manifest imported or loaded: its text, and its manifest tree
+ * and git tree loaded in the store's edited trees.
+ */
 static struct hg_oid last_node;
 static struct strbuf last_text = STRBUF_INIT;
 
@@ -83,7 +87,9 @@ static void load_manifest(const struct hg_oid *node)
 	strbuf_reset(&last_text);
 	generate_lines(&last_text, &tree, &base);
 	strbuf_release(&base);
-	manifest_tree_load(&tree);
+	edit_tree_load(EDIT_MANIFEST, &tree);
+	git_tree_for_manifest(node, &tree);
+	edit_tree_load(EDIT_GIT, &tree);
 	hg_oidcpy(&last_node, node);
 }
 
@@ -142,44 +148,91 @@ static NORETURN void malformed(const struct hg_oid *node)
 	    "data)", hg_oid_to_hex(node));
 }
 
-/* Apply the lines removed and added by a delta to the stored tree. */
-static void apply_to_tree(struct rev_chunk *chunk)
+/* Whether a path has an empty component ("a//b", "/a", "a/"). */
+static int has_empty_component(const char *path, size_t len)
+{
+	return !len || path[0] == '/' || path[len - 1] == '/' ||
+	       memmem(path, len, "//", 2);
+}
+
+static unsigned git_mode(char flag)
+{
+	return flag == 'x' ? 0100755 : flag == 'l' ? 0120000 : 0100644;
+}
+
+static unsigned manifest_mode(char flag)
+{
+	return flag == 'x' ? 0160755 : flag == 'l' ? 0160000 : 0160644;
+}
+
+/*
+ * Apply the lines removed and added by a delta to both edited trees.
+ * Return 0, or 1 when a path needs the git tree to be rebuilt from the
+ * manifest tree (empty path components), in which case the git tree was
+ * left alone. All removals come first: a delta may add in one hunk what
+ * it removes in another.
+ */
+static int apply_to_trees(struct rev_chunk *chunk)
 {
 	struct hg_delta_iter it;
 	struct hg_hunk h;
 	struct manifest_line line;
-	struct strbuf path = STRBUF_INIT;
+	struct strbuf path = STRBUF_INIT, git_path = STRBUF_INIT;
 	const char *p;
-	int ret;
+	int rebuild = 0, pass;
 
-	hg_delta_iter_init(&it, chunk->delta, chunk->delta_len);
-	while ((ret = hg_delta_next(&it, &h)) > 0) {
-		if (h.end > last_text.len ||
-		    (h.start && last_text.buf[h.start - 1] != '\n') ||
-		    (h.end && last_text.buf[h.end - 1] != '\n'))
-			malformed(&chunk->node);
-		for (p = last_text.buf + h.start; p < last_text.buf + h.end;) {
-			if (next_line(&p, last_text.buf + h.end, &line))
+	for (pass = 0; pass < 2; pass++) {
+		hg_delta_iter_init(&it, chunk->delta, chunk->delta_len);
+		while (hg_delta_next(&it, &h) > 0) {
+			if (h.end > last_text.len ||
+			    (h.start && last_text.buf[h.start - 1] != '\n') ||
+			    (h.end && last_text.buf[h.end - 1] != '\n'))
 				malformed(&chunk->node);
-			tree_path(&path, line.path, line.path_len);
-			manifest_tree_remove(path.buf);
+			for (p = pass ? h.data : last_text.buf + h.start;
+			     p < (pass ? h.data + h.len : last_text.buf + h.end);) {
+				if (next_line(&p, pass ? h.data + h.len
+						       : last_text.buf + h.end,
+					      &line))
+					malformed(&chunk->node);
+				if (has_empty_component(line.path, line.path_len))
+					rebuild = 1;
+			}
 		}
 	}
 	hg_delta_iter_init(&it, chunk->delta, chunk->delta_len);
-	while ((ret = hg_delta_next(&it, &h)) > 0) {
+	while (hg_delta_next(&it, &h) > 0) {
+		for (p = last_text.buf + h.start; p < last_text.buf + h.end;) {
+			next_line(&p, last_text.buf + h.end, &line);
+			tree_path(&path, line.path, line.path_len);
+			edit_tree_remove(EDIT_MANIFEST, path.buf);
+			if (rebuild)
+				continue;
+			strbuf_reset(&git_path);
+			strbuf_add(&git_path, line.path, line.path_len);
+			edit_tree_remove(EDIT_GIT, git_path.buf);
+		}
+	}
+	hg_delta_iter_init(&it, chunk->delta, chunk->delta_len);
+	while (hg_delta_next(&it, &h) > 0) {
 		for (p = h.data; p < h.data + h.len;) {
 			struct object_id oid;
-			unsigned mode;
-			if (next_line(&p, h.data + h.len, &line))
-				malformed(&chunk->node);
-			mode = line.flag == 'x' ? 0160755 :
-			       line.flag == 'l' ? 0160000 : 0160644;
+			next_line(&p, h.data + h.len, &line);
 			hg_oid_to_git(&oid, &line.oid);
 			tree_path(&path, line.path, line.path_len);
-			manifest_tree_set(path.buf, &oid, mode);
+			edit_tree_set(EDIT_MANIFEST, path.buf, &oid,
+				      manifest_mode(line.flag));
+			if (rebuild)
+				continue;
+			strbuf_reset(&git_path);
+			strbuf_add(&git_path, line.path, line.path_len);
+			edit_tree_set(EDIT_GIT, git_path.buf,
+				      git_blob_for_file(&line.oid),
+				      git_mode(line.flag));
 		}
 	}
 	strbuf_release(&path);
+	strbuf_release(&git_path);
+	return rebuild;
 }
 
 static int add_parent(struct strbuf *buf, const struct hg_oid *parent,
@@ -199,13 +252,10 @@ static int add_parent(struct strbuf *buf, const struct hg_oid *parent,
 /* Reused between revisions, to spare large allocations. */
 static struct strbuf text = STRBUF_INIT;
 
-static void remember_manifest_tree(const struct object_id *commit,
-				   const struct object_id *tree);
-
 void import_manifest(struct rev_chunk *chunk)
 {
 	struct strbuf commit = STRBUF_INIT;
-	struct object_id tree, oid, parents[2];
+	struct object_id tree, git_tree, oid, parents[2];
 	struct hg_oid check;
 	int nr_parents = 0;
 
@@ -214,7 +264,8 @@ void import_manifest(struct rev_chunk *chunk)
 	if (!hg_oideq(&chunk->delta_base, &last_node)) {
 		if (hg_oid_is_null(&chunk->delta_base)) {
 			strbuf_reset(&last_text);
-			manifest_tree_load(NULL);
+			edit_tree_load(EDIT_MANIFEST, NULL);
+			edit_tree_load(EDIT_GIT, NULL);
 			hg_oidcpy(&last_node, &hg_null_oid);
 		} else {
 			load_manifest(&chunk->delta_base);
@@ -228,8 +279,15 @@ void import_manifest(struct rev_chunk *chunk)
 	if (!hg_oideq(&check, &chunk->node))
 		die("manifest %s does not match its contents (corrupt data)",
 		    hg_oid_to_hex(&chunk->node));
-	apply_to_tree(chunk);
-	manifest_tree_store(&tree);
+	if (apply_to_trees(chunk)) {
+		edit_tree_store(EDIT_MANIFEST, &tree);
+		git_tree_from_manifest_tree(&tree, &git_tree);
+		edit_tree_load(EDIT_GIT, &git_tree);
+	} else {
+		edit_tree_store(EDIT_MANIFEST, &tree);
+		edit_tree_store(EDIT_GIT, &git_tree);
+	}
+	remember_git_tree(&chunk->node, &git_tree);
 
 	strbuf_addf(&commit, "tree %s\n", oid_to_hex(&tree));
 	nr_parents += add_parent(&commit, &chunk->p1, &parents[nr_parents]);
@@ -238,7 +296,6 @@ void import_manifest(struct rev_chunk *chunk)
 		    hg_oid_to_hex(&chunk->node));
 	store_object_buf(OBJ_COMMIT, commit.buf, commit.len, &oid);
 	set_hg2git(&chunk->node, &oid);
-	remember_manifest_tree(&oid, &tree);
 	add_manifest_head(&oid, parents, nr_parents);
 
 	strbuf_swap(&text, &last_text);
@@ -246,176 +303,3 @@ void import_manifest(struct rev_chunk *chunk)
 	strbuf_release(&commit);
 }
 
-/* Git trees for manifest trees, cached by manifest (sub)tree id. */
-KHASH_INIT(tree_cache, struct object_id, struct object_id, 1,
-	   oidhash_by_value, oideq_by_value)
-static kh_tree_cache_t *tree_cache;
-
-struct tree_reader {
-	void *buf;
-	struct tree_iter entry;
-	int has_entry;
-};
-
-static void tree_reader_init(struct tree_reader *r, const struct object_id *t)
-{
-	unsigned long size;
-	memset(r, 0, sizeof(*r));
-	if (!t)
-		return;
-	r->buf = store_read_object_typed(t, OBJ_TREE, &size);
-	tree_iter_init(&r->entry, r->buf, size);
-	r->has_entry = tree_iter_next(&r->entry);
-}
-
-static void tree_reader_next(struct tree_reader *r)
-{
-	r->has_entry = r->buf && tree_iter_next(&r->entry);
-}
-
-static const struct object_id *empty_blob(void)
-{
-	static struct object_id oid;
-	store_object_buf(OBJ_BLOB, "", 0, &oid);
-	return &oid;
-}
-
-static void add_file_entry(struct strbuf *tree, const struct tree_iter *e)
-{
-	struct hg_oid hg;
-	const struct object_id *blob;
-	unsigned mode = e->mode & 0777;
-
-	git_oid_to_hg(&hg, &e->oid);
-	if (hg_oideq(&hg, &hg_empty_file_oid))
-		blob = empty_blob();
-	else if (!(blob = hg2git(&hg)))
-		die("missing file revision %s (the metadata may be "
-		    "incomplete)", hg_oid_to_hex(&hg));
-	mode = mode ? S_IFREG | mode : S_IFLNK;
-	strbuf_addf(tree, "%o ", canon_mode(mode));
-	strbuf_add(tree, e->path + 1, e->pathlen - 1);
-	strbuf_addch(tree, '\0');
-	strbuf_add(tree, blob->hash, GIT_SHA1_RAWSZ);
-}
-
-static void build_git_tree(const struct object_id *manifest_tree,
-			   const struct object_id *merge_tree,
-			   struct object_id *result);
-
-/*
- * Merge-walk a manifest tree and, for paths that had an empty component
- * ("a//b", "/a"), the tree under its "_" entry; entries of the main tree
- * win. Return 1 if the tree has a "_" entry and `merge` is NULL: the
- * caller must then build the merge of both instead.
- */
-static int walk_entries(struct strbuf *out, const struct object_id *tree,
-			const struct object_id *merge,
-			struct object_id *underscore)
-{
-	struct tree_reader a, b;
-	int ret = 0;
-
-	tree_reader_init(&a, tree);
-	tree_reader_init(&b, merge);
-	while (a.has_entry || b.has_entry) {
-		int cmp;
-		struct tree_iter *e;
-		if (!a.has_entry)
-			cmp = 1;
-		else if (!b.has_entry)
-			cmp = -1;
-		else
-			cmp = base_name_compare(a.entry.path, a.entry.pathlen,
-						a.entry.mode, b.entry.path,
-						b.entry.pathlen, b.entry.mode);
-		e = cmp <= 0 ? &a.entry : &b.entry;
-		if (!e->pathlen || e->path[0] != '_')
-			die("manifest tree %s is damaged", oid_to_hex(tree));
-		if (e->pathlen == 1) {
-			if (!S_ISDIR(e->mode))
-				die("manifest tree %s is damaged",
-				    oid_to_hex(tree));
-			if (!merge) {
-				oidcpy(underscore, &e->oid);
-				ret = 1;
-				break;
-			}
-		} else if (S_ISDIR(e->mode)) {
-			struct object_id sub;
-			int both = cmp == 0 && S_ISDIR(b.entry.mode);
-			build_git_tree(&e->oid, both ? &b.entry.oid : NULL,
-				       &sub);
-			strbuf_addstr(out, "40000 ");
-			strbuf_add(out, e->path + 1, e->pathlen - 1);
-			strbuf_addch(out, '\0');
-			strbuf_add(out, sub.hash, GIT_SHA1_RAWSZ);
-		} else {
-			add_file_entry(out, e);
-		}
-		if (cmp <= 0)
-			tree_reader_next(&a);
-		if (cmp >= 0)
-			tree_reader_next(&b);
-	}
-	free(a.buf);
-	free(b.buf);
-	return ret;
-}
-
-static void build_git_tree(const struct object_id *manifest_tree,
-			   const struct object_id *merge_tree,
-			   struct object_id *result)
-{
-	struct strbuf buf = STRBUF_INIT;
-	struct object_id underscore;
-	khiter_t pos;
-	int ret;
-
-	if (!tree_cache)
-		tree_cache = kh_init_tree_cache();
-	if (!merge_tree) {
-		pos = kh_get_tree_cache(tree_cache, *manifest_tree);
-		if (pos != kh_end(tree_cache)) {
-			oidcpy(result, &kh_value(tree_cache, pos));
-			return;
-		}
-	}
-	if (walk_entries(&buf, manifest_tree, merge_tree, &underscore)) {
-		build_git_tree(manifest_tree, &underscore, result);
-	} else {
-		store_object_buf(OBJ_TREE, buf.buf, buf.len, result);
-	}
-	strbuf_release(&buf);
-	if (!merge_tree) {
-		pos = kh_put_tree_cache(tree_cache, *manifest_tree, &ret);
-		kh_value(tree_cache, pos) = *result;
-	}
-}
-
-/* Trees of the manifest commits stored in this session. */
-static kh_tree_cache_t *manifest_trees;
-
-static void remember_manifest_tree(const struct object_id *commit,
-				   const struct object_id *tree)
-{
-	int ret;
-	khiter_t pos;
-	if (!manifest_trees)
-		manifest_trees = kh_init_tree_cache();
-	pos = kh_put_tree_cache(manifest_trees, *commit, &ret);
-	kh_value(manifest_trees, pos) = *tree;
-}
-
-void git_tree_for_manifest(const struct object_id *manifest_commit,
-			   struct object_id *result)
-{
-	struct object_id tree;
-	khiter_t pos = manifest_trees ?
-		kh_get_tree_cache(manifest_trees, *manifest_commit) : 0;
-	if (manifest_trees && pos != kh_end(manifest_trees))
-		oidcpy(&tree, &kh_value(manifest_trees, pos));
-	else
-		commit_tree_oid(manifest_commit, &tree);
-	build_git_tree(&tree, NULL, result);
-}

@@ -15,12 +15,11 @@
 
 struct rev_chunk;
 
-/* Import one manifest revision of a changegroup (verifying its id). */
+/*
+ * Import one manifest revision of a changegroup (verifying its id), with
+ * the git tree of its files: the files must have been imported first.
+ */
 void import_manifest(struct rev_chunk *chunk);
-
-/* The git tree for the files of the manifest stored as `manifest_commit`. */
-void git_tree_for_manifest(const struct object_id *manifest_commit,
-			   struct object_id *result);
 
 /* The tree of a manifest or changeset commit. */
 void commit_tree_oid(const struct object_id *commit, struct object_id *tree);

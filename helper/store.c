@@ -10,7 +10,7 @@
 #include "store.h"
 
 static int store_initialized;
-static struct tree_entry manifest_root;
+static struct tree_entry edit_roots[2];
 
 void store_init(void)
 {
@@ -31,8 +31,10 @@ void store_init(void)
 	CALLOC_ARRAY(avail_tree_table, avail_tree_table_sz);
 	marks = mem_pool_calloc(&fi_mem_pool, 1, sizeof(struct mark_set));
 	hashmap_init(&object_table, object_entry_hashcmp, NULL, 0);
-	manifest_root.versions[0].mode = S_IFDIR;
-	manifest_root.versions[1].mode = S_IFDIR;
+	edit_roots[0].versions[0].mode = S_IFDIR;
+	edit_roots[0].versions[1].mode = S_IFDIR;
+	edit_roots[1].versions[0].mode = S_IFDIR;
+	edit_roots[1].versions[1].mode = S_IFDIR;
 	store_initialized = 1;
 }
 
@@ -117,43 +119,45 @@ void *store_read_object_typed(const struct object_id *oid,
 	return buf;
 }
 
-void manifest_tree_load(const struct object_id *tree)
+void edit_tree_load(enum edit_tree which, const struct object_id *tree)
 {
+	struct tree_entry *root = &edit_roots[which];
 	store_init();
-	if (manifest_root.tree)
-		release_tree_content_recursive(manifest_root.tree);
-	manifest_root.tree = NULL;
+	if (root->tree)
+		release_tree_content_recursive(root->tree);
+	root->tree = NULL;
 	if (tree) {
-		oidcpy(&manifest_root.versions[0].oid, tree);
-		oidcpy(&manifest_root.versions[1].oid, tree);
+		oidcpy(&root->versions[0].oid, tree);
+		oidcpy(&root->versions[1].oid, tree);
 	} else {
-		oidclr(&manifest_root.versions[0].oid);
-		oidclr(&manifest_root.versions[1].oid);
+		oidclr(&root->versions[0].oid);
+		oidclr(&root->versions[1].oid);
 	}
-	load_tree(&manifest_root);
+	load_tree(root);
 }
 
-void manifest_tree_set(const char *path, const struct object_id *oid,
-		       unsigned mode)
+void edit_tree_set(enum edit_tree which, const char *path,
+		   const struct object_id *oid, unsigned mode)
 {
 	store_init();
-	tree_content_set(&manifest_root, path, oid, mode, NULL);
+	tree_content_set(&edit_roots[which], path, oid, mode, NULL);
 }
 
-void manifest_tree_remove(const char *path)
+void edit_tree_remove(enum edit_tree which, const char *path)
 {
 	store_init();
-	tree_content_remove(&manifest_root, path, NULL, 1);
+	tree_content_remove(&edit_roots[which], path, NULL, 1);
 }
 
-void manifest_tree_store(struct object_id *result)
+void edit_tree_store(enum edit_tree which, struct object_id *result)
 {
+	struct tree_entry *root = &edit_roots[which];
 	ensure_pack();
-	if (!manifest_root.tree)
-		load_tree(&manifest_root);
-	store_tree(&manifest_root);
-	oidcpy(&manifest_root.versions[0].oid, &manifest_root.versions[1].oid);
-	oidcpy(result, &manifest_root.versions[1].oid);
+	if (!root->tree)
+		load_tree(root);
+	store_tree(root);
+	oidcpy(&root->versions[0].oid, &root->versions[1].oid);
+	oidcpy(result, &root->versions[1].oid);
 }
 
 void store_finish(void)

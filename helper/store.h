@@ -42,15 +42,17 @@ void *store_read_object_typed(const struct object_id *oid,
 			      enum object_type type, unsigned long *size);
 
 /*
- * The manifest tree being edited: a tree of the layout described in
- * manifest.h, edited path by path with fast-import's tree functions, and
- * stored with deltas against its previous version.
+ * Trees being edited path by path with fast-import's tree functions, and
+ * stored with deltas against their previous version: the tree of the
+ * manifest being imported (layout in metadata.h) and the matching git
+ * tree of real blobs.
  */
-void manifest_tree_load(const struct object_id *tree);
-void manifest_tree_set(const char *path, const struct object_id *oid,
-		       unsigned mode);
-void manifest_tree_remove(const char *path);
-void manifest_tree_store(struct object_id *result);
+enum edit_tree { EDIT_MANIFEST, EDIT_GIT };
+void edit_tree_load(enum edit_tree which, const struct object_id *tree);
+void edit_tree_set(enum edit_tree which, const char *path,
+		   const struct object_id *oid, unsigned mode);
+void edit_tree_remove(enum edit_tree which, const char *path);
+void edit_tree_store(enum edit_tree which, struct object_id *result);
 
 /* Finish the pack and make its objects visible (kept with a .keep file). */
 void store_finish(void);

@@ -1,0 +1,208 @@
+/*
+ * Git trees for manifests: the tree of the git commit of a changeset holds
+ * the files of its manifest as blobs, at the same paths, with mode 100644,
+ * 100755 or 120000 for the manifest flags "", "x" and "l". Paths with
+ * empty components ("a//b", "/a") end up under "_" directories of the
+ * manifest tree; their git tree merges those in, the normal path winning.
+ */
+#include "cache.h"
+#include "khash.h"
+#include "tree-iter.h"
+#include "metadata.h"
+#include "store.h"
+#include "manifest.h"
+#include "git-tree.h"
+
+/* Git trees for manifest trees, cached by manifest (sub)tree id. */
+KHASH_INIT(tree_cache, struct object_id, struct object_id, 1,
+	   oidhash_by_value, oideq_by_value)
+static kh_tree_cache_t *tree_cache;
+
+struct tree_reader {
+	void *buf;
+	struct tree_iter entry;
+	int has_entry;
+};
+
+static void tree_reader_init(struct tree_reader *r, const struct object_id *t)
+{
+	unsigned long size;
+	memset(r, 0, sizeof(*r));
+	if (!t)
+		return;
+	r->buf = store_read_object_typed(t, OBJ_TREE, &size);
+	tree_iter_init(&r->entry, r->buf, size);
+	r->has_entry = tree_iter_next(&r->entry);
+}
+
+static void tree_reader_next(struct tree_reader *r)
+{
+	r->has_entry = r->buf && tree_iter_next(&r->entry);
+}
+
+const struct object_id *git_blob_for_file(const struct hg_oid *file)
+{
+	static struct object_id empty;
+	const struct object_id *blob;
+	if (hg_oideq(file, &hg_empty_file_oid)) {
+		store_object_buf(OBJ_BLOB, "", 0, &empty);
+		return &empty;
+	}
+	blob = hg2git(file);
+	if (!blob)
+		die("missing file revision %s (the metadata may be "
+		    "incomplete)", hg_oid_to_hex(file));
+	return blob;
+}
+
+static void add_file_entry(struct strbuf *tree, const struct tree_iter *e)
+{
+	struct hg_oid hg;
+	const struct object_id *blob;
+	unsigned mode = e->mode & 0777;
+
+	git_oid_to_hg(&hg, &e->oid);
+	blob = git_blob_for_file(&hg);
+	mode = mode ? S_IFREG | mode : S_IFLNK;
+	strbuf_addf(tree, "%o ", canon_mode(mode));
+	strbuf_add(tree, e->path + 1, e->pathlen - 1);
+	strbuf_addch(tree, '\0');
+	strbuf_add(tree, blob->hash, GIT_SHA1_RAWSZ);
+}
+
+static void build_git_tree(const struct object_id *manifest_tree,
+			   const struct object_id *merge_tree,
+			   struct object_id *result);
+
+/*
+ * Merge-walk a manifest tree and, for paths that had an empty component
+ * ("a//b", "/a"), the tree under its "_" entry; entries of the main tree
+ * win. Return 1 if the tree has a "_" entry and `merge` is NULL: the
+ * caller must then build the merge of both instead.
+ */
+static int walk_entries(struct strbuf *out, const struct object_id *tree,
+			const struct object_id *merge,
+			struct object_id *underscore)
+{
+	struct tree_reader a, b;
+	int ret = 0;
+
+	tree_reader_init(&a, tree);
+	tree_reader_init(&b, merge);
+	while (a.has_entry || b.has_entry) {
+		int cmp;
+		struct tree_iter *e;
+		if (!a.has_entry)
+			cmp = 1;
+		else if (!b.has_entry)
+			cmp = -1;
+		else
+			cmp = base_name_compare(a.entry.path, a.entry.pathlen,
+						a.entry.mode, b.entry.path,
+						b.entry.pathlen, b.entry.mode);
+		e = cmp <= 0 ? &a.entry : &b.entry;
+		if (!e->pathlen || e->path[0] != '_')
+			die("manifest tree %s is damaged", oid_to_hex(tree));
+		if (e->pathlen == 1) {
+			if (!S_ISDIR(e->mode))
+				die("manifest tree %s is damaged",
+				    oid_to_hex(tree));
+			if (!merge) {
+				oidcpy(underscore, &e->oid);
+				ret = 1;
+				break;
+			}
+		} else if (S_ISDIR(e->mode)) {
+			struct object_id sub;
+			int both = cmp == 0 && S_ISDIR(b.entry.mode);
+			build_git_tree(&e->oid, both ? &b.entry.oid : NULL,
+				       &sub);
+			strbuf_addstr(out, "40000 ");
+			strbuf_add(out, e->path + 1, e->pathlen - 1);
+			strbuf_addch(out, '\0');
+			strbuf_add(out, sub.hash, GIT_SHA1_RAWSZ);
+		} else {
+			add_file_entry(out, e);
+		}
+		if (cmp <= 0)
+			tree_reader_next(&a);
+		if (cmp >= 0)
+			tree_reader_next(&b);
+	}
+	free(a.buf);
+	free(b.buf);
+	return ret;
+}
+
+static void build_git_tree(const struct object_id *manifest_tree,
+			   const struct object_id *merge_tree,
+			   struct object_id *result)
+{
+	struct strbuf buf = STRBUF_INIT;
+	struct object_id underscore;
+	khiter_t pos;
+	int ret;
+
+	if (!tree_cache)
+		tree_cache = kh_init_tree_cache();
+	if (!merge_tree) {
+		pos = kh_get_tree_cache(tree_cache, *manifest_tree);
+		if (pos != kh_end(tree_cache)) {
+			oidcpy(result, &kh_value(tree_cache, pos));
+			return;
+		}
+	}
+	if (walk_entries(&buf, manifest_tree, merge_tree, &underscore)) {
+		build_git_tree(manifest_tree, &underscore, result);
+	} else {
+		store_object_buf(OBJ_TREE, buf.buf, buf.len, result);
+	}
+	strbuf_release(&buf);
+	if (!merge_tree) {
+		pos = kh_put_tree_cache(tree_cache, *manifest_tree, &ret);
+		kh_value(tree_cache, pos) = *result;
+	}
+}
+
+void git_tree_from_manifest_tree(const struct object_id *manifest_tree,
+				 struct object_id *result)
+{
+	build_git_tree(manifest_tree, NULL, result);
+}
+
+/* Git trees of the manifests imported in this session, by hg id. */
+static kh_tree_cache_t *known;
+
+void remember_git_tree(const struct hg_oid *manifest,
+		       const struct object_id *tree)
+{
+	struct object_id key;
+	int ret;
+	khiter_t pos;
+	if (!known)
+		known = kh_init_tree_cache();
+	hg_oid_to_git(&key, manifest);
+	pos = kh_put_tree_cache(known, key, &ret);
+	kh_value(known, pos) = *tree;
+}
+
+void git_tree_for_manifest(const struct hg_oid *manifest,
+			   struct object_id *result)
+{
+	struct object_id key, tree;
+	const struct object_id *commit;
+	khiter_t pos;
+
+	hg_oid_to_git(&key, manifest);
+	if (known && (pos = kh_get_tree_cache(known, key)) != kh_end(known)) {
+		oidcpy(result, &kh_value(known, pos));
+		return;
+	}
+	commit = hg2git(manifest);
+	if (!commit)
+		die("missing manifest %s (the metadata may be incomplete)",
+		    hg_oid_to_hex(manifest));
+	commit_tree_oid(commit, &tree);
+	build_git_tree(&tree, NULL, result);
+	remember_git_tree(manifest, result);
+}

@@ -1,0 +1,19 @@
+/* Git trees for manifests: see git-tree.c. */
+#ifndef CINNABAR_GIT_TREE_H
+#define CINNABAR_GIT_TREE_H
+
+#include "hg-id.h"
+
+/* The git tree for the files of a stored manifest. */
+void git_tree_for_manifest(const struct hg_oid *manifest,
+			   struct object_id *result);
+/* The same, from the manifest's tree (metadata.h layout). */
+void git_tree_from_manifest_tree(const struct object_id *manifest_tree,
+				 struct object_id *result);
+/* Record the git tree of a manifest built while importing it. */
+void remember_git_tree(const struct hg_oid *manifest,
+		       const struct object_id *tree);
+/* The git blob of a file revision; dies if it is unknown. */
+const struct object_id *git_blob_for_file(const struct hg_oid *file);
+
+#endif
