@@ -33,6 +33,7 @@ from cinnabar.errors import Abort, run_guarded
 from cinnabar.helper import Helper
 from cinnabar.ids import NULL_GIT
 from cinnabar.hg.url import parse_url, strip_prefix
+from cinnabar.trace import Tracer
 
 CAPABILITIES = (
     'option',
@@ -55,12 +56,15 @@ class RemoteHelper:
         self.url = url
         self._stdin = stdin
         self._stdout = stdout
+        self._trace = Tracer('remote-helper')
         self._resources = resources
         self._git_dir = git.git_dir()
         self._helper = None
         self._peer = None
         self._state = None
         self._ref_list = None
+        # What git asked for; kept for when the helper's progress output
+        # can be switched (PROTOCOL.md has no command for it yet).
         self.verbosity = 1
         self.progress = True
         self._commands = {
@@ -74,10 +78,12 @@ class RemoteHelper:
 
     def _read_line(self):
         line = self._stdin.readline()
+        self._trace.received(line)
         return line.rstrip(b'\n').decode('utf-8', 'surrogateescape')
 
     def _write(self, *lines):
         for line in lines:
+            self._trace.sent(line)
             self._stdout.write(line.encode('utf-8', 'surrogateescape')
                                + b'\n')
         self._stdout.flush()

@@ -30,6 +30,7 @@ struct request {
 	int pipe_fd;			/* write end, or -1 */
 	int got_data;
 	struct strbuf small;		/* body in fetch mode */
+	int cg_version;			/* import: 0 for a bundle */
 };
 
 static void ensure_http(const char *url)
@@ -283,7 +284,7 @@ static int try_import(struct request *r, FILE *out,
 	fflush(out);
 	stream_init_prefixed(&body, &s, &first, 1);
 	decode_media_type(&body, r);
-	import(&body, 0);
+	import(&body, r->cg_version);
 	{
 		/* Let the transfer end even if the bundle ended early. */
 		char buf[8192];
@@ -305,10 +306,11 @@ static void http_import(struct request *r, FILE *out,
 	}
 }
 
-void http_command(const char *mode, const char *url, FILE *in, FILE *out,
+void http_command(const char *mode, const char *url, int cg_version,
+		  FILE *in, FILE *out,
 		  void (*import)(struct stream *raw, int cg_version))
 {
-	struct request r = { .url = url, .pipe_fd = -1 };
+	struct request r = { .url = url, .pipe_fd = -1, .cg_version = cg_version };
 	strbuf_init(&r.body, 0);
 	strbuf_init(&r.resp_headers, 0);
 	strbuf_init(&r.content_type, 0);

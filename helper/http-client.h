@@ -11,9 +11,11 @@ struct stream;
 /*
  * Run one `http <mode> <url>` command: read the request headers and body
  * from `in`, answer on `out`. In "import" mode, hand the decoded response
- * body to `import` (with cg_version 0).
+ * body to `import` (with cg_version: 0 for a bundle, or the version of a
+ * bare changegroup).
  */
-void http_command(const char *mode, const char *url, FILE *in, FILE *out,
+void http_command(const char *mode, const char *url, int cg_version,
+		  FILE *in, FILE *out,
 		  void (*import)(struct stream *raw, int cg_version));
 
 #endif

@@ -73,6 +73,14 @@ static int get_hg(const char *arg, struct hg_oid *oid)
 	return strlen(arg) != HG_HEXSZ || hg_oid_from_hex(arg, oid);
 }
 
+static int in_repository;
+
+static void need_repository(void)
+{
+	if (!in_repository)
+		die("not a git repository (this command needs one)");
+}
+
 static void cmd_version(const char **argv)
 {
 	answer("version %d %s %s\n", PROTOCOL_VERSION,
@@ -88,6 +96,8 @@ static void cmd_hg2git(const char **argv)
 {
 	struct hg_oid hg;
 	const struct object_id *git;
+
+	need_repository();
 	if (!argv[0] || get_hg(argv[0], &hg))
 		die("hg2git needs a 40-digit hg id");
 	git = hg2git(&hg);
@@ -99,6 +109,8 @@ static void cmd_git2hg(const char **argv)
 	struct object_id git;
 	const struct object_id *note;
 	struct hg_oid hg = { { 0 } };
+
+	need_repository();
 	if (!argv[0] || get_oid_hex(argv[0], &git) || argv[0][GIT_SHA1_HEXSZ])
 		die("git2hg needs a 40-digit git id");
 	note = notes_map_get(&metadata.git2hg, &git);
@@ -130,6 +142,8 @@ static void print_head(const struct hg_oid *node,
 static void cmd_heads(const char **argv)
 {
 	size_t count = 0;
+
+	need_repository();
 	for_each_changeset_head(count_head, &count);
 	fprintf(out, "%"PRIuMAX"\n", (uintmax_t)count);
 	for_each_changeset_head(print_head, NULL);
@@ -140,6 +154,8 @@ static void cmd_bundle_heads(const char **argv)
 {
 	struct stream raw;
 	struct bundle b;
+
+	need_repository();
 	if (!argv[0])
 		die("bundle-heads needs a path");
 	stream_init_file(&raw, argv[0]);
@@ -164,6 +180,8 @@ static void cmd_import(const char **argv)
 	struct stream raw;
 	int cg_version = 0;
 
+	need_repository();
+
 	if (!argv[0] || !argv[1])
 		die("import needs a source");
 	if (!strcmp(argv[0], "file")) {
@@ -182,14 +200,31 @@ static void cmd_import(const char **argv)
 
 static void cmd_http(const char **argv)
 {
+	int cg_version = 0;
 	if (!argv[0] || !argv[1])
 		die("http needs a mode and a URL");
-	http_command(argv[0], argv[1], stdin, out, run_import);
+	if (!strcmp(argv[0], "import"))
+		need_repository();
+	if (argv[2] && strcmp(argv[2], "bundle") &&
+	    !(starts_with(argv[2], "cg") &&
+	      (cg_version = changegroup_version(argv[2] + 2))))
+		die("unknown import kind '%s'", argv[2]);
+	http_command(argv[0], argv[1], cg_version, stdin, out, run_import);
+}
+
+static void cmd_progress(const char **argv)
+{
+	if (!argv[0] || (strcmp(argv[0], "on") && strcmp(argv[0], "off")))
+		die("progress needs 'on' or 'off'");
+	show_progress = !strcmp(argv[0], "on");
+	answer("ok\n");
 }
 
 static void cmd_finish(const char **argv)
 {
 	struct object_id result;
+
+	need_repository();
 	test_die_at("finish");
 	if (metadata_store(&result)) {
 		store_finish();
@@ -222,6 +257,7 @@ static const struct command commands[] = {
 	{ "bundle-heads", cmd_bundle_heads },
 	{ "import", cmd_import },
 	{ "http", cmd_http },
+	{ "progress", cmd_progress },
 	{ "finish", cmd_finish },
 	{ "abort", cmd_abort },
 };
@@ -255,6 +291,7 @@ int cmd_main(int argc, const char **argv)
 {
 	struct strbuf line = STRBUF_INIT;
 	const char *progress = getenv("GIT_CINNABAR_PROGRESS");
+	int nongit = 0;
 
 	/*
 	 * fast-import sets up a new zlib stream (a few hundred KiB) for every
@@ -265,11 +302,13 @@ int cmd_main(int argc, const char **argv)
 	mallopt(M_TRIM_THRESHOLD, 64 * 1024 * 1024);
 	out = stdout;
 	set_die_routine(die_with_error_answer);
-	setup_git_directory();
+	setup_git_directory_gently(&nongit);
+	in_repository = !nongit;
 	git_config(git_default_config, NULL);
 	show_progress = progress ? git_env_bool("GIT_CINNABAR_PROGRESS", 0)
 				 : isatty(2);
-	metadata_load();
+	if (in_repository)
+		metadata_load();
 	while (strbuf_getline_lf(&line, stdin) != EOF) {
 		remember(line.buf);
 		if (!line.len)

@@ -7,6 +7,7 @@
  * version changes, the check below fails the build.
  */
 #include "builtin/fast-import.c"
+#include "sigchain.h"
 #include "store.h"
 
 static int store_initialized;
@@ -48,12 +49,26 @@ void store_init(void)
 	store_initialized = 1;
 }
 
+/* Remove the pack being written when a signal ends the helper. */
+static void remove_pack_on_signal(int signo)
+{
+	if (pack_data)
+		unlink(pack_data->pack_name);
+	sigchain_pop(signo);
+	raise(signo);
+}
+
 /* Start a pack when the first object of the session is stored. */
 static void ensure_pack(void)
 {
+	static int handlers;
 	store_init();
 	if (!pack_data)
 		start_packfile();
+	if (!handlers) {
+		sigchain_push_common(remove_pack_on_signal);
+		handlers = 1;
+	}
 }
 
 void store_object_buf(enum object_type type, const char *buf, size_t len,

@@ -16,12 +16,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from lib import env as test_env  # noqa: E402
 from lib.corpus import Corpus  # noqa: E402
-from lib.git import hg_url  # noqa: E402
 from lib.hg import Hg, HgServer, RepoCache  # noqa: E402
 from lib.proc import run  # noqa: E402
 from lib.proxy import HgProxy  # noqa: E402
-
-TRANSPORTS = ('http', 'ssh', 'local', 'bundle')
+from lib.sources import make_source  # noqa: E402
 
 
 def pytest_configure(config):
@@ -109,43 +107,6 @@ def hg_proxy(request):
         request.addfinalizer(proxy.stop)
         return proxy.start()
     return start
-
-
-class Source:
-    """Where a clone comes from: its git URL, and a check it was used."""
-
-    def __init__(self, transport, url, used):
-        self.transport = transport
-        self.url = url
-        self._used = used
-
-    def assert_used(self):
-        assert self._used(), f'the {self.transport} transport was not used'
-
-
-def make_source(transport, repo, bundle, serve, logdir, setenv):
-    """A Source for `transport` serving the hg repository `repo`.
-
-    `bundle` is the bundle file `repo` was made from, for the `bundle`
-    transport.  `serve` starts `hg serve`; `logdir` receives the ssh log,
-    whose path is given to the ssh wrapper with `setenv`.
-    """
-    if transport == 'http':
-        server = serve(repo)
-        access = server.logdir / 'access.log'
-        return Source(transport, hg_url(server.url),
-                      lambda: 'cmd=' in access.read_text())
-    if transport == 'ssh':
-        log = logdir / 'ssh.log'
-        setenv('CINNABAR_TEST_SSH_LOG', str(log))
-        return Source(transport, hg_url(f'ssh://localhost/{repo}'),
-                      lambda: log.exists() and
-                      f'-R {repo} serve --stdio' in log.read_text())
-    if transport == 'local':
-        return Source(transport, hg_url(str(repo)), lambda: True)
-    if transport == 'bundle':
-        return Source(transport, hg_url(str(bundle)), lambda: True)
-    raise ValueError(f'unknown transport {transport}')
 
 
 @pytest.fixture

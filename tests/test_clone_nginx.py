@@ -3,10 +3,10 @@ gives exactly the reference's git commits, with the right file trees."""
 
 import pytest
 
-from conftest import TRANSPORTS
 from lib.checks import assert_expected_ids, assert_no_traceback, imported
 from lib.corpus import NGINX
 from lib.git import clone, hg2git
+from lib.sources import TRANSPORTS
 from lib.tree import differences, git_tree, hg_tree
 
 pytestmark = pytest.mark.slow

@@ -3,6 +3,7 @@ HTTP proxy.  These run without git-cinnabar, so that a broken fixture is
 told apart from a broken implementation."""
 
 import os
+import shlex
 import subprocess
 
 import pytest
@@ -62,7 +63,10 @@ def test_ssh_wrapper_runs_hg_serve_stdio(hg_repos, tmp_path, monkeypatch):
     assert int(length) == len(rest)
     assert rest.startswith(b'capabilities: ')
     assert b'getbundle' in rest
-    assert os.environ['CINNABAR_TEST_HG'] in log.read_text()
+    destination, port, command = log.read_text().split('\t')
+    assert (destination, port) == ('user@localhost', '22')
+    assert command.startswith(shlex.quote(os.environ['CINNABAR_TEST_HG'])
+                              + ' -R ')
 
 
 def test_ssh_wrapper_refuses_other_hosts():

@@ -38,6 +38,8 @@ from cinnabar.trace import Tracer
 NULL_PAIR = '-'.join(['0' * 40] * 2)
 # How many lines of banner we skip before giving up on the handshake.
 MAX_BANNER_LINES = 500
+# How long a server may take to exit once its pipes are closed.
+WAIT_SECONDS = 30
 
 
 def _encode_argument(name, value):
@@ -135,8 +137,15 @@ class StdioTransport(Transport):
         raise Abort('no Mercurial server answered at %s' % self.description)
 
     def _wait(self):
+        """Close our ends of the pipes (a server still writing an answer
+        nobody reads then stops) and wait for the server to exit."""
         self._close_input()
-        code = self._process.wait()
+        self._process.stdout.close()
+        try:
+            code = self._process.wait(timeout=WAIT_SECONDS)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            code = self._process.wait()
         self._stderr_thread.join()
         return code
 

@@ -129,16 +129,17 @@ class Peer:
         return wireformat.decode_lookup(self._call('lookup', key=key), key)
 
     def known(self, nodes):
-        """For each HgId, whether the server has it."""
+        """For each HgId, whether the server has it. Asked KNOWN_CHUNK
+        nodes at a time: over HTTP the arguments travel in headers, and
+        servers limit how many a request may have."""
         nodes = [HgId(n) for n in nodes]
         if self.capable('known') is None:
             return [False] * len(nodes)
-        chunks = [nodes[i:i + KNOWN_CHUNK]
-                  for i in range(0, len(nodes), KNOWN_CHUNK)]
-        answers = self.batch([('known', {'nodes': wireformat.encode_nodes(c)})
-                              for c in chunks])
         result = []
-        for chunk, answer in zip(chunks, answers):
+        for start in range(0, len(nodes), KNOWN_CHUNK):
+            chunk = nodes[start:start + KNOWN_CHUNK]
+            answer = self._call('known',
+                                nodes=wireformat.encode_nodes(chunk))
             result.extend(wireformat.decode_known(answer, len(chunk)))
         return result
 

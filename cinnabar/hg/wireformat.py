@@ -141,9 +141,17 @@ def decode_batch(data, count):
 
 # Answers.
 
-def decode_nodes(data):
+def _hg_id(text, what):
+    try:
+        return HgId(text)
+    except ValueError:
+        raise Abort('unexpected answer from the server to "%s": %r is not '
+                    'a Mercurial id' % (what, text[:50]))
+
+
+def decode_nodes(data, what='heads'):
     """Decode a space-separated list of ids; the null id is dropped."""
-    return [HgId(n) for n in data.split() if n != NULL_HG.encode()]
+    return [_hg_id(n, what) for n in data.split() if n != NULL_HG.encode()]
 
 
 def decode_known(data, count):
@@ -161,7 +169,7 @@ def decode_branchmap(data):
             continue
         name, *heads = line.split(b' ')
         branches.append((to_text(unquote_to_bytes(name)),
-                         [HgId(h) for h in heads if h]))
+                         [_hg_id(h, 'branchmap') for h in heads if h]))
     return branches
 
 
@@ -180,12 +188,12 @@ def decode_listkeys(data):
 
 def decode_bookmarks(data):
     """{bookmark: HgId} from a `listkeys bookmarks` answer."""
-    return {name: HgId(value)
+    return {name: _hg_id(value, 'listkeys')
             for name, value in decode_listkeys(data).items()}
 
 
 def decode_lookup(data, key):
     status, _, rest = data.rstrip(b'\n').partition(b' ')
     if status == b'1':
-        return HgId(rest)
+        return _hg_id(rest, 'lookup')
     raise Abort('the server cannot resolve %r: %s' % (key, to_text(rest)))

@@ -116,4 +116,5 @@ def isolated_env(home, hg=None):
         if not link.exists():
             link.symlink_to(hg)
         env['CINNABAR_TEST_HG'] = hg
+        env['HG'] = hg  # what git-cinnabar runs for local repositories
     return env

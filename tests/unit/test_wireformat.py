@@ -79,7 +79,7 @@ def test_decode_batch():
 def test_decode_nodes_drops_null():
     assert wf.decode_nodes(('%s %s\n' % (A, B)).encode()) == [A, B]
     assert wf.decode_nodes((NULL + '\n').encode()) == []
-    with pytest.raises(ValueError):
+    with pytest.raises(Abort):
         wf.decode_nodes(b'nothex\n')
 
 
