@@ -386,6 +386,13 @@ class Helper:
         self._command('abort')
         self._answer()
 
+    def set_progress(self, enabled):
+        """Show progress on stderr during imports, or not."""
+        self._command('progress', 'on' if enabled else 'off')
+        answer = self._answer()
+        if answer != 'ok':
+            raise HelperError('unexpected answer to progress: %r' % answer)
+
     def close(self):
         """End the helper (work not finished is dropped) and wait for it."""
         self.alive = False

@@ -63,10 +63,9 @@ class RemoteHelper:
         self._peer = None
         self._state = None
         self._ref_list = None
-        # What git asked for; kept for when the helper's progress output
-        # can be switched (PROTOCOL.md has no command for it yet).
+        # What git asked for: passed on to the helper when it starts.
         self.verbosity = 1
-        self.progress = True
+        self.progress = None
         self._commands = {
             'capabilities': self.capabilities,
             'option': self.option,
@@ -106,6 +105,9 @@ class RemoteHelper:
         if self._helper is None:
             self._helper = self._resources.enter_context(
                 Helper.start(self._git_dir))
+            if self.progress is not None or self.verbosity < 1:
+                self._helper.set_progress(bool(self.progress)
+                                          and self.verbosity >= 1)
         return self._helper
 
     def peer(self):
