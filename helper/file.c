@@ -45,8 +45,8 @@ static void load_file(const struct hg_oid *node)
 	}
 	blob = hg2git(node);
 	if (!blob)
-		die("missing file revision %s, needed as a delta base (the "
-		    "metadata may be incomplete)", hg_oid_to_hex(node));
+		die("unknown delta base file revision %s (corrupt data, or a "
+		    "repository missing history it should have)", hg_oid_to_hex(node));
 	buf = store_read_object_typed(blob, OBJ_BLOB, &size);
 	strbuf_add(&last_text, buf, size);
 	free(buf);

@@ -51,8 +51,8 @@ static void load_changeset(const struct hg_oid *node, struct strbuf *out)
 	int nr = 0;
 
 	if (!commit || !(note = notes_map_get(&metadata.git2hg, commit)))
-		die("missing changeset %s, needed as a delta base (the "
-		    "metadata may be incomplete)", hg_oid_to_hex(node));
+		die("unknown delta base changeset %s (corrupt data, or a "
+		    "repository missing history it should have)", hg_oid_to_hex(node));
 	commit_buf = store_read_object_typed(commit, OBJ_COMMIT, &commit_len);
 	note_buf = store_read_object_typed(note, OBJ_BLOB, &note_len);
 	hg_oidcpy(&parents[0], &hg_null_oid);

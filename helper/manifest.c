@@ -81,8 +81,8 @@ static void load_manifest(const struct hg_oid *node)
 	struct strbuf base = STRBUF_INIT;
 
 	if (!commit)
-		die("missing manifest %s, needed as a delta base (the "
-		    "metadata may be incomplete)", hg_oid_to_hex(node));
+		die("unknown delta base manifest %s (corrupt data, or a "
+		    "repository missing history it should have)", hg_oid_to_hex(node));
 	commit_tree_oid(commit, &tree);
 	strbuf_reset(&last_text);
 	generate_lines(&last_text, &tree, &base);

@@ -211,7 +211,7 @@ static size_t zlib_read(struct stream *s, void *buf, size_t len)
 						     sizeof(zs->in));
 			zs->z.next_in = zs->in;
 			if (!zs->z.avail_in)
-				die("unexpected end of zlib-compressed data");
+				die("the zlib-compressed data ends early (truncated input)");
 		}
 		ret = inflate(&zs->z, Z_NO_FLUSH);
 		if (ret == Z_STREAM_END) {
@@ -265,7 +265,7 @@ static size_t zstd_read(struct stream *s, void *buf, size_t len)
 			zs->input.src = zs->in;
 			zs->input.pos = 0;
 			if (!zs->input.size)
-				die("unexpected end of zstd-compressed data");
+				die("the zstd-compressed data ends early (truncated input)");
 		}
 		ret = ZSTD_decompressStream(zs->d, &out, &zs->input);
 		if (ZSTD_isError(ret))
@@ -319,7 +319,7 @@ static size_t bz2_read(struct stream *s, void *buf, size_t len)
 						      sizeof(bs->in));
 			bs->bz.next_in = bs->in;
 			if (!bs->bz.avail_in)
-				die("unexpected end of bzip2-compressed data");
+				die("the bzip2-compressed data ends early (truncated input)");
 		}
 		ret = BZ2_bzDecompress(&bs->bz);
 		if (ret == BZ_STREAM_END) {

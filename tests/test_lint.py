@@ -7,7 +7,8 @@ import sys
 from lib.env import ROOT
 from lib.proc import run
 
-CHECKED = ('cinnabar', 'git-remote-hg', 'git-cinnabar', 'tests', 'bench')
+CHECKED = ('cinnabar', 'git-remote-hg', 'git-cinnabar', 'tests',
+           'tests/bin/ssh-wrapper', 'bench')
 
 
 def test_flake8_is_clean():

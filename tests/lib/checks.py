@@ -47,6 +47,15 @@ def assert_expected_ids(repo, expected, server_nodes=None):
              if back[g] != h]
     assert not wrong, ('git2hg does not map back (git id, got, expected):'
                        + _show(wrong))
+    assert_command_line_forms(repo, *min(expected.items()))
+
+
+def assert_command_line_forms(repo, hg_id, git_id):
+    """`git cinnabar hg2git <id>` and `git2hg <id>`, without --batch."""
+    out = git.git('cinnabar', 'hg2git', hg_id, cwd=repo).out
+    assert out.split() == [git_id]
+    out = git.git('cinnabar', 'git2hg', git_id, cwd=repo).out
+    assert out.split() == [hg_id]
 
 
 def imported(repo, hg_ids):
