@@ -26,6 +26,7 @@ git-cinnabar-helper on PATH are those of the repository; CINNABAR_TEST_HG
 and CINNABAR_CORPUS as for the tests):
 
     build/venv/bin/python bench/clone_nginx.py [--keep] [--interval MS]
+        [--processes]
 """
 
 import argparse
@@ -91,14 +92,19 @@ def read_status(pid):
     return values['VmHWM'], values['VmRSS']
 
 
-def classify(pid):
-    """'helper', 'python' or 'git', from the process's command line."""
+def command_line(pid):
+    """The argv of `pid`, or None when it is gone."""
     try:
         with open(f'/proc/{pid}/cmdline', 'rb') as f:
-            argv = f.read().split(b'\0')
+            return [a.decode(errors='replace')
+                    for a in f.read().split(b'\0') if a]
     except OSError:
         return None
-    names = [os.path.basename(a).decode(errors='replace') for a in argv[:2]]
+
+
+def classify(argv):
+    """'helper', 'python' or 'git' (anything else), from an argv."""
+    names = [os.path.basename(a) for a in argv[:2]] or ['']
     if 'git-cinnabar-helper' in names:
         return 'helper'
     if names[0].startswith('python') or {'git-remote-hg',
@@ -113,8 +119,10 @@ class MemorySampler:
     def __init__(self, root, interval):
         self.root = root
         self.interval = interval
-        self.kinds = {}   # pid -> kind
-        self.peaks = {}   # pid -> VmHWM
+        # (pid, kind) -> VmHWM.  A process is classified at each sample:
+        # a pid can exec another program (pyenv's shim execs python3).
+        self.peaks = {}
+        self.commands = {}  # (pid, kind) -> command line
         self.ours_at_once = 0
         self._thread = threading.Thread(target=self._loop, daemon=True)
         self._done = threading.Event()
@@ -135,20 +143,20 @@ class MemorySampler:
     def sample(self):
         ours = 0
         for pid in process_tree(self.root):
-            status = read_status(pid)
-            if status is None:
+            argv, status = command_line(pid), read_status(pid)
+            if argv is None or status is None:
                 continue
-            if pid not in self.kinds:
-                self.kinds[pid] = classify(pid)
+            kind = classify(argv)
+            self.commands.setdefault((pid, kind), ' '.join(argv)[:100])
             hwm, rss = status
-            self.peaks[pid] = max(hwm, self.peaks.get(pid, 0))
-            if self.kinds[pid] in ('helper', 'python'):
+            self.peaks[pid, kind] = max(hwm, self.peaks.get((pid, kind), 0))
+            if kind in ('helper', 'python'):
                 ours += rss
         self.ours_at_once = max(self.ours_at_once, ours)
 
     def peak(self, kind):
-        return max((v for p, v in self.peaks.items()
-                    if self.kinds.get(p) == kind), default=0)
+        return max((v for (_, k), v in self.peaks.items() if k == kind),
+                   default=0)
 
 
 def timed(args, cwd, interval=None):
@@ -229,6 +237,13 @@ class Bench:
         if not helper:
             print('note: no git-cinnabar-helper process was seen')
 
+    def process_report(self):
+        for number, sampler in enumerate(self.samplers, 1):
+            print(f'processes of sampled clone {number} (peak RSS):')
+            for key, peak in sorted(sampler.peaks.items()):
+                print(f'  {key[0]:>7} {key[1]:<6} {peak / MB:7.1f} MB  '
+                      f'{sampler.commands[key]}')
+
 
 def prepare(hg, corpus, workdir):
     repo = workdir / 'nginx'
@@ -240,7 +255,7 @@ def prepare(hg, corpus, workdir):
     return repo
 
 
-def benchmark(hg, server, workdir, interval):
+def benchmark(hg, server, workdir, interval, processes):
     bench = Bench(workdir, interval)
     url = server.url
     print(f'hg serve: {url} ({hg.version()})')
@@ -254,6 +269,8 @@ def benchmark(hg, server, workdir, interval):
     bench.ratio('git clone --no-checkout', 'hg clone -U')
     bench.ratio('git clone', 'hg clone')
     bench.memory_report()
+    if processes:
+        bench.process_report()
     return 1 if bench.failed else 0
 
 
@@ -261,6 +278,8 @@ def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--keep', action='store_true',
                         help='keep the work directory')
+    parser.add_argument('--processes', action='store_true',
+                        help='list every process seen, with its peak RSS')
     parser.add_argument('--interval', type=float, default=10,
                         help='memory sampling interval in ms (default 10)')
     return parser.parse_args()
@@ -279,7 +298,8 @@ def main():
     try:
         repo = prepare(hg, corpus, workdir)
         with HgServer(hg, repo, workdir / 'serve') as server:
-            return benchmark(hg, server, workdir, args.interval / 1000)
+            return benchmark(hg, server, workdir, args.interval / 1000,
+                             args.processes)
     finally:
         if args.keep:
             print(f'work directory kept: {workdir}')
