@@ -113,3 +113,11 @@ stored:
 	oidcpy(&last_blob, &blob);
 	hg_oidcpy(&last_node, &chunk->node);
 }
+
+void file_text(const struct hg_oid *node, struct strbuf *out)
+{
+	if (!hg_oideq(node, &last_node))
+		load_file(node);
+	strbuf_reset(out);
+	strbuf_addbuf(out, &last_text);
+}

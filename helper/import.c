@@ -39,8 +39,8 @@ struct changeset_list {
 	size_t nr, alloc;
 };
 
-/* Rebuild a stored changeset's raw text (a delta base). */
-static void load_changeset(const struct hg_oid *node, struct strbuf *out)
+/* Rebuild a stored changeset's raw text. */
+void changeset_text(const struct hg_oid *node, struct strbuf *out)
 {
 	const struct object_id *commit = hg2git(node);
 	const struct object_id *note;
@@ -98,7 +98,7 @@ static void read_changesets(struct stream *cg, int version,
 		else if (hg_oid_is_null(&chunk.delta_base))
 			strbuf_reset(&base);
 		else
-			load_changeset(&chunk.delta_base, &base);
+			changeset_text(&chunk.delta_base, &base);
 		ALLOC_GROW(list->items, list->nr + 1, list->alloc);
 		cs = &list->items[list->nr];
 		strbuf_init(&cs->text, 0);

@@ -8,12 +8,17 @@
 #define CINNABAR_IMPORT_H
 
 struct bundle;
+struct hg_oid;
+struct strbuf;
 
 struct import_stats {
 	unsigned changesets, manifests, files;
 };
 
 void import_bundle(struct bundle *b, struct import_stats *stats);
+
+/* The raw text of a stored changeset; dies if it is unknown. */
+void changeset_text(const struct hg_oid *node, struct strbuf *out);
 
 /* Answer `bundle-heads`: the branch heads of the bundle's changesets. */
 void list_bundle_heads(struct bundle *b, FILE *out);

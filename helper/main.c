@@ -11,6 +11,7 @@
 #include "http-client.h"
 #include "import.h"
 #include "metadata.h"
+#include "push.h"
 #include "store.h"
 #include <malloc.h>
 
@@ -220,6 +221,30 @@ static void cmd_progress(const char **argv)
 	answer("ok\n");
 }
 
+static void cmd_changegroup(const char **argv)
+{
+	struct object_id *commits;
+	struct strbuf line = STRBUF_INIT;
+	unsigned long count, i;
+	int version;
+
+	need_repository();
+	if (!argv[0] || !argv[1] || !argv[2] ||
+	    !(version = changegroup_version(argv[0])) || version == 3)
+		die("changegroup needs a version (01 or 02), a path and a count");
+	count = strtoul(argv[2], NULL, 10);
+	ALLOC_ARRAY(commits, count + 1);
+	for (i = 0; i < count; i++) {
+		if (strbuf_getline_lf(&line, stdin) == EOF ||
+		    get_oid_hex(line.buf, &commits[i]) ||
+		    line.len != GIT_SHA1_HEXSZ)
+			die("changegroup expects %lu commit ids", count);
+	}
+	strbuf_release(&line);
+	create_changegroup(version, argv[1], commits, count, out);
+	free(commits);
+}
+
 static void cmd_finish(const char **argv)
 {
 	struct object_id result;
@@ -258,6 +283,7 @@ static const struct command commands[] = {
 	{ "import", cmd_import },
 	{ "http", cmd_http },
 	{ "progress", cmd_progress },
+	{ "changegroup", cmd_changegroup },
 	{ "finish", cmd_finish },
 	{ "abort", cmd_abort },
 };

@@ -93,6 +93,22 @@ static void load_manifest(const struct hg_oid *node)
 	hg_oidcpy(&last_node, node);
 }
 
+void manifest_text(const struct hg_oid *node, struct strbuf *out)
+{
+	const struct object_id *commit = hg2git(node);
+	struct object_id tree;
+	struct strbuf base = STRBUF_INIT;
+
+	strbuf_reset(out);
+	if (hg_oid_is_null(node))
+		return;
+	if (!commit)
+		die("unknown manifest %s", hg_oid_to_hex(node));
+	commit_tree_oid(commit, &tree);
+	generate_lines(out, &tree, &base);
+	strbuf_release(&base);
+}
+
 /* One manifest line. */
 struct manifest_line {
 	const char *path;

@@ -21,6 +21,9 @@ struct rev_chunk;
  */
 void import_manifest(struct rev_chunk *chunk);
 
+/* The text of a stored manifest (empty for the null id). */
+void manifest_text(const struct hg_oid *node, struct strbuf *out);
+
 /* The tree of a manifest or changeset commit. */
 void commit_tree_oid(const struct object_id *commit, struct object_id *tree);
 

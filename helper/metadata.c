@@ -4,6 +4,7 @@
 #include "khash.h"
 #include "store.h"
 #include "metadata.h"
+#include "changeset.h"
 
 struct metadata metadata;
 
@@ -328,4 +329,21 @@ void metadata_update_ref(const struct object_id *commit)
 	ref_transaction_free(t);
 	strbuf_release(&err);
 	oidcpy(&metadata.commit, commit);
+}
+
+int git2hg(const struct object_id *commit, struct hg_oid *node)
+{
+	const struct object_id *note = notes_map_get(&metadata.git2hg, commit);
+	unsigned long len;
+	char *buf;
+	int ret;
+
+	if (!note)
+		return -1;
+	buf = store_read_object_typed(note, OBJ_BLOB, &len);
+	ret = note_changeset_id(buf, len, node);
+	free(buf);
+	if (ret)
+		die("git2hg note for %s is damaged", oid_to_hex(commit));
+	return 0;
 }

@@ -46,6 +46,9 @@ void metadata_load(void);
 const struct object_id *hg2git(const struct hg_oid *oid);
 void set_hg2git(const struct hg_oid *oid, const struct object_id *git);
 
+/* The hg changeset of a git commit: 0, or -1 when it has none. */
+int git2hg(const struct object_id *commit, struct hg_oid *node);
+
 /* Record a new manifest commit as a head (its parents stop being heads). */
 void add_manifest_head(const struct object_id *commit,
 		       const struct object_id *parents, int nr_parents);

@@ -1,0 +1,983 @@
+/*
+ * Changegroups for pushing: see `changegroup` in PROTOCOL.md.
+ *
+ * For each git commit to push, parents first, this finds or makes its
+ * Mercurial changeset, manifest and file revisions:
+ *   - a commit that came from Mercurial (it has a git2hg note) gives its
+ *     stored changeset and manifest; its file revisions are those of its
+ *     manifest that neither parent manifest has, and their parents are
+ *     found among the parent manifests' revisions of the same path by
+ *     checking ids;
+ *   - another commit is converted: its manifest is its first parent's
+ *     with the files that differ in the git trees; a file whose content
+ *     and mode did not change keeps its revision, a mode change keeps the
+ *     revision with a new flag, a new content makes a new revision whose
+ *     parents are the path's revisions in the parent manifests (in a
+ *     merge, a content equal to one side's keeps that side's revision);
+ *     a file added with the exact content of a file removed in the same
+ *     commit is recorded as renamed from it ("copy"/"copyrev" metadata,
+ *     no parents); the changeset takes its branch from its first parent,
+ *     its user, date and description from the commit, and a "committer"
+ *     extra when the committer differs from the author.
+ * The changegroup is then imported back, which records the new
+ * changesets like fetched ones and checks that each gives back exactly
+ * the commit it was made from.
+ */
+#include "cache.h"
+#include "string-list.h"
+#include "authorship.h"
+#include "bundle.h"
+#include "changeset.h"
+#include "file.h"
+#include "hg-id.h"
+#include "import.h"
+#include "manifest.h"
+#include "metadata.h"
+#include "store.h"
+#include "tree-iter.h"
+#include "push.h"
+
+/* A parsed manifest: its text and its lines, sorted by path. */
+struct mline {
+	const char *path;
+	size_t len;
+	struct hg_oid node;
+	char flag;
+};
+
+struct mmap {
+	struct hg_oid id;
+	struct strbuf text;
+	struct mline *lines;
+	size_t nr, alloc;
+};
+
+static void mmap_parse(struct mmap *m)
+{
+	const char *p = m->text.buf, *end = p + m->text.len;
+	m->nr = 0;
+	while (p < end) {
+		const char *nul = memchr(p, '\0', end - p), *eol;
+		struct mline *l;
+		if (!nul || end - nul < HG_HEXSZ + 2)
+			die("manifest %s is damaged", hg_oid_to_hex(&m->id));
+		eol = memchr(nul, '\n', end - nul);
+		if (!eol)
+			die("manifest %s is damaged", hg_oid_to_hex(&m->id));
+		ALLOC_GROW(m->lines, m->nr + 1, m->alloc);
+		l = &m->lines[m->nr++];
+		l->path = p;
+		l->len = nul - p;
+		if (hg_oid_from_hex(nul + 1, &l->node))
+			die("manifest %s is damaged", hg_oid_to_hex(&m->id));
+		l->flag = eol - nul - 1 > HG_HEXSZ ? nul[1 + HG_HEXSZ] : '\0';
+		p = eol + 1;
+	}
+}
+
+static int path_cmp(const char *a, size_t alen, const char *b, size_t blen)
+{
+	int cmp = memcmp(a, b, alen < blen ? alen : blen);
+	return cmp ? cmp : alen < blen ? -1 : alen > blen;
+}
+
+static const struct mline *mmap_get(const struct mmap *m, const char *path,
+				    size_t len)
+{
+	size_t lo = 0, hi = m ? m->nr : 0;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int cmp = path_cmp(m->lines[mid].path, m->lines[mid].len,
+				   path, len);
+		if (!cmp)
+			return &m->lines[mid];
+		if (cmp < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/* A few recently used manifests, most recent first. */
+#define MMAP_CACHE 4
+static struct mmap *mmap_cache[MMAP_CACHE];
+
+static void mmap_free(struct mmap *m)
+{
+	if (!m)
+		return;
+	strbuf_release(&m->text);
+	free(m->lines);
+	free(m);
+}
+
+static void mmap_remember(struct mmap *m)
+{
+	mmap_free(mmap_cache[MMAP_CACHE - 1]);
+	MOVE_ARRAY(mmap_cache + 1, mmap_cache, MMAP_CACHE - 1);
+	mmap_cache[0] = m;
+}
+
+/* The manifest `id` (NULL for the null id); valid until the next call. */
+static const struct mmap *mmap_get_manifest(const struct hg_oid *id)
+{
+	struct mmap *m;
+	int i;
+	if (hg_oid_is_null(id))
+		return NULL;
+	for (i = 0; i < MMAP_CACHE; i++)
+		if (mmap_cache[i] && hg_oideq(&mmap_cache[i]->id, id))
+			return mmap_cache[i];
+	CALLOC_ARRAY(m, 1);
+	hg_oidcpy(&m->id, id);
+	strbuf_init(&m->text, 0);
+	manifest_text(id, &m->text);
+	mmap_parse(m);
+	mmap_remember(m);
+	return m;
+}
+
+/* What the changegroup will hold. */
+struct file_rev {
+	const char *path;		/* interned */
+	struct hg_oid node, p1, p2, link;
+	struct object_id blob;		/* new revisions: the content */
+	char *meta;			/* new revisions: metadata, or NULL */
+	int is_new;
+	size_t order;
+};
+
+struct cs_rev {
+	struct object_id commit;
+	struct hg_oid node, p1, p2, manifest, mp1, mp2;
+	struct strbuf text;
+	struct strbuf manifest_text;	/* for new manifests */
+	int send_manifest, new_manifest;
+};
+
+struct push_state {
+	struct cs_rev *cs;
+	size_t nr;
+	struct file_rev *files;
+	size_t files_nr, files_alloc;
+	struct string_list paths;
+};
+
+static const char *intern_path(struct push_state *st, const char *p, size_t len)
+{
+	char *s = xmemdupz(p, len);
+	struct string_list_item *item = string_list_insert(&st->paths, s);
+	free(s);
+	return item->string;
+}
+
+static struct file_rev *add_file_rev(struct push_state *st, const char *path,
+				     size_t len, const struct hg_oid *node,
+				     const struct hg_oid *link)
+{
+	struct file_rev *f;
+	ALLOC_GROW(st->files, st->files_nr + 1, st->files_alloc);
+	f = &st->files[st->files_nr];
+	memset(f, 0, sizeof(*f));
+	f->path = intern_path(st, path, len);
+	hg_oidcpy(&f->node, node);
+	hg_oidcpy(&f->link, link);
+	f->order = st->files_nr++;
+	return f;
+}
+
+/* The hg changeset of a commit: pushed in this batch, or stored. */
+static int hg_of_commit(struct push_state *st, size_t upto,
+			const struct object_id *commit, struct hg_oid *out)
+{
+	size_t i;
+	for (i = 0; i < upto; i++) {
+		if (oideq(&st->cs[i].commit, commit)) {
+			hg_oidcpy(out, &st->cs[i].node);
+			return 0;
+		}
+	}
+	return git2hg(commit, out);
+}
+
+/* A raw commit's tree, parents and the rest. */
+struct commit_info {
+	char *buf;
+	unsigned long len;
+	struct object_id tree, parents[2];
+	int nr_parents;
+	struct slice author, committer, body;
+};
+
+static void read_commit_info(const struct object_id *oid,
+			     struct commit_info *c)
+{
+	const char *p, *end;
+	memset(c, 0, sizeof(*c));
+	c->buf = store_read_object_typed(oid, OBJ_COMMIT, &c->len);
+	end = strstr(c->buf, "\n\n");
+	if (!end || get_oid_hex(c->buf + 5, &c->tree))
+		die("commit %s is damaged", oid_to_hex(oid));
+	c->body.buf = end + 2;
+	c->body.len = c->buf + c->len - (end + 2);
+	for (p = c->buf; p < end; p = strchr(p, '\n') + 1) {
+		const char *eol = strchr(p, '\n'), *v;
+		if (skip_prefix(p, "parent ", &v)) {
+			if (c->nr_parents == 2)
+				die("commit %s has more than two parents; "
+				    "Mercurial changesets have at most two",
+				    oid_to_hex(oid));
+			if (get_oid_hex(v, &c->parents[c->nr_parents++]))
+				die("commit %s is damaged", oid_to_hex(oid));
+		} else if (skip_prefix(p, "author ", &v)) {
+			c->author.buf = v;
+			c->author.len = eol - v;
+		} else if (skip_prefix(p, "committer ", &v)) {
+			c->committer.buf = v;
+			c->committer.len = eol - v;
+		} else if (!starts_with(p, "tree ")) {
+			die("commit %s has a header ('%.*s') that Mercurial "
+			    "cannot keep; it cannot be pushed", oid_to_hex(oid),
+			    (int)(strchrnul(p, ' ') - p), p);
+		}
+	}
+}
+
+/* Stored commits: their changeset, manifest and new file revisions. */
+static void find_file_parents(const struct hg_oid *node,
+			      const struct mline *l1, const struct mline *l2,
+			      struct hg_oid *p1, struct hg_oid *p2)
+{
+	struct strbuf text = STRBUF_INIT;
+	const struct hg_oid *a = l1 ? &l1->node : &hg_null_oid;
+	const struct hg_oid *b = l2 ? &l2->node : &hg_null_oid;
+	const struct hg_oid *tries[][2] = {
+		{ a, b }, { a, &hg_null_oid }, { b, &hg_null_oid },
+		{ a, a }, { &hg_null_oid, &hg_null_oid },
+	};
+	size_t i;
+
+	file_text(node, &text);
+	for (i = 0; i < ARRAY_SIZE(tries); i++) {
+		struct hg_oid h;
+		hg_hash(tries[i][0], tries[i][1], text.buf, text.len, &h);
+		if (hg_oideq(&h, node)) {
+			hg_oidcpy(p1, tries[i][0]);
+			hg_oidcpy(p2, tries[i][1]);
+			strbuf_release(&text);
+			return;
+		}
+	}
+	die("cannot find the parents of file revision %s",
+	    hg_oid_to_hex(node));
+}
+
+static void add_stored(struct push_state *st, struct cs_rev *cs)
+{
+	struct hg_changeset parsed;
+	const struct mmap *m, *m1, *m2;
+	struct mmap copy1 = { 0 }, copy2 = { 0 };
+	size_t i;
+
+	changeset_text(&cs->node, &cs->text);
+	if (parse_changeset(&parsed, cs->text.buf, cs->text.len))
+		die("changeset %s is damaged", hg_oid_to_hex(&cs->node));
+	hg_oidcpy(&cs->manifest, &parsed.manifest);
+	/* Parent manifests, kept apart from the cache while we use them. */
+	for (i = 0; i < 2; i++) {
+		const struct hg_oid *p = i ? &cs->p2 : &cs->p1;
+		struct hg_changeset pc;
+		struct strbuf text = STRBUF_INIT;
+		struct hg_oid *mp = i ? &cs->mp2 : &cs->mp1;
+		hg_oidcpy(mp, &hg_null_oid);
+		if (hg_oid_is_null(p))
+			continue;
+		changeset_text(p, &text);
+		if (parse_changeset(&pc, text.buf, text.len))
+			die("changeset %s is damaged", hg_oid_to_hex(p));
+		hg_oidcpy(mp, &pc.manifest);
+		strbuf_release(&text);
+	}
+	m1 = mmap_get_manifest(&cs->mp1);
+	if (m1) {
+		copy1 = *m1;
+		strbuf_init(&copy1.text, 0);
+		strbuf_addbuf(&copy1.text, &m1->text);
+		copy1.lines = NULL;
+		copy1.alloc = 0;
+		mmap_parse(&copy1);
+	}
+	m2 = mmap_get_manifest(&cs->mp2);
+	if (m2) {
+		copy2 = *m2;
+		strbuf_init(&copy2.text, 0);
+		strbuf_addbuf(&copy2.text, &m2->text);
+		copy2.lines = NULL;
+		copy2.alloc = 0;
+		mmap_parse(&copy2);
+	}
+	m = mmap_get_manifest(&cs->manifest);
+	cs->send_manifest = !hg_oid_is_null(&cs->manifest);
+	for (i = 0; m && i < m->nr; i++) {
+		const struct mline *l = &m->lines[i];
+		const struct mline *l1 = m1 ? mmap_get(&copy1, l->path, l->len) : NULL;
+		const struct mline *l2 = m2 ? mmap_get(&copy2, l->path, l->len) : NULL;
+		struct file_rev *f;
+		if ((l1 && hg_oideq(&l1->node, &l->node)) ||
+		    (l2 && hg_oideq(&l2->node, &l->node)))
+			continue;
+		f = add_file_rev(st, l->path, l->len, &l->node, &cs->node);
+		find_file_parents(&l->node, l1, l2, &f->p1, &f->p2);
+	}
+	strbuf_release(&copy1.text);
+	free(copy1.lines);
+	strbuf_release(&copy2.text);
+	free(copy2.lines);
+}
+
+/* Differences between two git trees. */
+struct tree_change {
+	char *path;
+	unsigned old_mode, new_mode;	/* 0 when absent */
+	struct object_id old_oid, new_oid;
+};
+
+struct changes {
+	struct tree_change *items;
+	size_t nr, alloc;
+};
+
+static void add_change(struct changes *c, struct strbuf *base,
+		       const struct tree_iter *old, const struct tree_iter *new)
+{
+	struct tree_change *ch;
+	const struct tree_iter *e = new ? new : old;
+	ALLOC_GROW(c->items, c->nr + 1, c->alloc);
+	ch = &c->items[c->nr++];
+	memset(ch, 0, sizeof(*ch));
+	ch->path = xstrfmt("%.*s%.*s", (int)base->len, base->buf,
+			   (int)e->pathlen, e->path);
+	if (old) {
+		ch->old_mode = old->mode;
+		oidcpy(&ch->old_oid, &old->oid);
+	}
+	if (new) {
+		ch->new_mode = new->mode;
+		oidcpy(&ch->new_oid, &new->oid);
+	}
+}
+
+static void diff_trees(struct changes *c, const struct object_id *a,
+		       const struct object_id *b, struct strbuf *base);
+
+/* One side of a tree entry, as a whole subtree or a file. */
+static void diff_entry(struct changes *c, struct strbuf *base,
+		       const struct tree_iter *old, const struct tree_iter *new)
+{
+	int old_dir = old && S_ISDIR(old->mode);
+	int new_dir = new && S_ISDIR(new->mode);
+	size_t len = base->len;
+
+	if (old && new && old->mode == new->mode && oideq(&old->oid, &new->oid))
+		return;
+	if (old_dir || new_dir) {
+		const struct tree_iter *e = new_dir ? new : old;
+		strbuf_add(base, e->path, e->pathlen);
+		strbuf_addch(base, '/');
+		diff_trees(c, old_dir ? &old->oid : NULL,
+			   new_dir ? &new->oid : NULL, base);
+		strbuf_setlen(base, len);
+	}
+	if ((old && !old_dir) || (new && !new_dir))
+		add_change(c, base, old && !old_dir ? old : NULL,
+			   new && !new_dir ? new : NULL);
+}
+
+static void diff_trees(struct changes *c, const struct object_id *a,
+		       const struct object_id *b, struct strbuf *base)
+{
+	struct tree_iter ia, ib;
+	unsigned long size;
+	void *bufa = NULL, *bufb = NULL;
+	int has_a = 0, has_b = 0;
+
+	if (a) {
+		bufa = store_read_object_typed(a, OBJ_TREE, &size);
+		tree_iter_init(&ia, bufa, size);
+		has_a = tree_iter_next(&ia);
+	}
+	if (b) {
+		bufb = store_read_object_typed(b, OBJ_TREE, &size);
+		tree_iter_init(&ib, bufb, size);
+		has_b = tree_iter_next(&ib);
+	}
+	while (has_a || has_b) {
+		int cmp;
+		if (!has_a)
+			cmp = 1;
+		else if (!has_b)
+			cmp = -1;
+		else
+			cmp = path_cmp(ia.path, ia.pathlen, ib.path, ib.pathlen);
+		diff_entry(c, base, cmp <= 0 ? &ia : NULL, cmp >= 0 ? &ib : NULL);
+		if (cmp <= 0)
+			has_a = tree_iter_next(&ia);
+		if (cmp >= 0)
+			has_b = tree_iter_next(&ib);
+	}
+	free(bufa);
+	free(bufb);
+}
+
+static char flag_of(unsigned mode, const char *path)
+{
+	if (S_ISGITLINK(mode))
+		die("'%s' is a submodule, which Mercurial cannot hold; it "
+		    "cannot be pushed", path);
+	return S_ISLNK(mode) ? 'l' : (mode & 0100) ? 'x' : '\0';
+}
+
+static const struct object_id *blob_of(const struct mline *l)
+{
+	static struct object_id empty;
+	if (hg_oideq(&l->node, &hg_empty_file_oid)) {
+		store_object_buf(OBJ_BLOB, "", 0, &empty);
+		return &empty;
+	}
+	return hg2git(&l->node);
+}
+
+/* A new manifest line, kept until the manifest text is written. */
+struct new_line {
+	const char *path;
+	size_t len;
+	struct hg_oid node;
+	char flag;
+	int removed;
+};
+
+static int new_line_cmp(const void *a, const void *b)
+{
+	const struct new_line *x = a, *y = b;
+	return path_cmp(x->path, x->len, y->path, y->len);
+}
+
+/* The revision for a changed file of a converted commit. */
+static void file_revision(struct push_state *st, struct cs_rev *cs,
+			  struct tree_change *ch, const struct mmap *m1,
+			  const struct mmap *m2, const char *copy_from,
+			  struct hg_oid *node)
+{
+	size_t len = strlen(ch->path);
+	const struct mline *l1 = mmap_get(m1, ch->path, len);
+	const struct mline *l2 = mmap_get(m2, ch->path, len);
+	const struct object_id *b1 = l1 ? blob_of(l1) : NULL;
+	const struct object_id *b2 = l2 ? blob_of(l2) : NULL;
+	struct hg_oid fp1, fp2;
+	struct strbuf text = STRBUF_INIT, meta = STRBUF_INIT;
+	struct file_rev *f;
+	enum object_type type;
+	unsigned long size;
+	char *content;
+
+	if (!copy_from) {
+		if (l1 && b1 && oideq(b1, &ch->new_oid) &&
+		    (!l2 || hg_oideq(&l2->node, &l1->node) ||
+		     (b2 && oideq(b2, b1)))) {
+			hg_oidcpy(node, &l1->node);
+			return;
+		}
+		if (l2 && b2 && oideq(b2, &ch->new_oid)) {
+			hg_oidcpy(node, &l2->node);
+			return;
+		}
+	}
+	hg_oidcpy(&fp1, l1 ? &l1->node : &hg_null_oid);
+	hg_oidcpy(&fp2, l2 ? &l2->node : &hg_null_oid);
+	if (hg_oideq(&fp1, &fp2))
+		hg_oidcpy(&fp2, &hg_null_oid);
+	if (hg_oid_is_null(&fp1)) {
+		hg_oidcpy(&fp1, &fp2);
+		hg_oidcpy(&fp2, &hg_null_oid);
+	}
+	if (copy_from) {
+		const struct mline *src = mmap_get(m1, copy_from,
+						   strlen(copy_from));
+		strbuf_addf(&meta, "copy: %s\ncopyrev: %s\n", copy_from,
+			    hg_oid_to_hex(&src->node));
+		hg_oidcpy(&fp1, &hg_null_oid);
+		hg_oidcpy(&fp2, &hg_null_oid);
+	}
+	content = store_read_object(&ch->new_oid, &type, &size);
+	if (!content || type != OBJ_BLOB)
+		die("missing blob %s", oid_to_hex(&ch->new_oid));
+	if (meta.len || (size >= 2 && !memcmp(content, "\1\n", 2))) {
+		strbuf_addstr(&text, "\1\n");
+		strbuf_addbuf(&text, &meta);
+		strbuf_addstr(&text, "\1\n");
+	}
+	strbuf_add(&text, content, size);
+	free(content);
+	hg_hash(&fp1, &fp2, text.buf, text.len, node);
+	f = add_file_rev(st, ch->path, len, node, &cs->node);
+	hg_oidcpy(&f->p1, &fp1);
+	hg_oidcpy(&f->p2, &fp2);
+	oidcpy(&f->blob, &ch->new_oid);
+	f->meta = meta.len || text.len != size ? strbuf_detach(&meta, NULL)
+					       : NULL;
+	f->is_new = 1;
+	strbuf_release(&meta);
+	strbuf_release(&text);
+}
+
+/* Exact renames: a removed path whose content a new path has. */
+static const char *rename_source(struct changes *c, size_t i,
+				 const struct mmap *m1)
+{
+	struct tree_change *add = &c->items[i];
+	size_t j;
+	if (add->old_mode || S_ISLNK(add->new_mode))
+		return NULL;
+	for (j = 0; j < c->nr; j++) {
+		struct tree_change *del = &c->items[j];
+		if (!del->new_mode && del->old_mode &&
+		    !S_ISLNK(del->old_mode) && !S_ISGITLINK(del->old_mode) &&
+		    oideq(&del->old_oid, &add->new_oid) &&
+		    mmap_get(m1, del->path, strlen(del->path))) {
+			/* One source per rename. */
+			del->old_mode = 0;
+			return del->path;
+		}
+	}
+	return NULL;
+}
+
+static const char *branch_of(const struct hg_oid *node, struct strbuf *out)
+{
+	struct strbuf text = STRBUF_INIT;
+	struct hg_changeset cs;
+	const char *p, *end;
+
+	strbuf_reset(out);
+	if (hg_oid_is_null(node))
+		return NULL;
+	changeset_text(node, &text);
+	if (parse_changeset(&cs, text.buf, text.len))
+		die("changeset %s is damaged", hg_oid_to_hex(node));
+	for (p = cs.extra.buf, end = p + cs.extra.len; cs.has_extra && p < end;) {
+		const char *nul = memchr(p, '\0', end - p);
+		const char *item_end = nul ? nul : end;
+		if (item_end - p > 7 && !memcmp(p, "branch:", 7)) {
+			strbuf_add(out, p + 7, item_end - p - 7);
+			break;
+		}
+		p = item_end + 1;
+	}
+	strbuf_release(&text);
+	return out->len ? out->buf : NULL;
+}
+
+static void write_changeset_text(struct cs_rev *cs, struct commit_info *c,
+				 struct string_list *files)
+{
+	struct hg_authorship a = HG_AUTHORSHIP_INIT;
+	struct strbuf branch = STRBUF_INIT, committer = STRBUF_INIT;
+	int extra = 0;
+	size_t i;
+
+	if (hg_authorship_from_git(&a, c->author.buf, c->author.len))
+		die("commit %s has an author git cannot parse",
+		    oid_to_hex(&cs->commit));
+	branch_of(&cs->p1, &branch);
+	strbuf_addf(&cs->text, "%s\n%s\n%s %s", hg_oid_to_hex(&cs->manifest),
+		    a.user.buf, a.timestamp.buf, a.utcoffset.buf);
+	if (branch.len) {
+		strbuf_addf(&cs->text, " branch:%s", branch.buf);
+		extra = 1;
+	}
+	if (c->author.len != c->committer.len ||
+	    memcmp(c->author.buf, c->committer.buf, c->author.len)) {
+		if (hg_committer_from_git(&committer, c->committer.buf,
+					  c->committer.len))
+			die("commit %s has a committer git cannot parse",
+			    oid_to_hex(&cs->commit));
+		/* extras are sorted: "branch" < "committer" */
+		strbuf_addch(&cs->text, extra ? '\0' : ' ');
+		strbuf_addf(&cs->text, "committer:%s", committer.buf);
+	}
+	for (i = 0; i < files->nr; i++)
+		strbuf_addf(&cs->text, "\n%s", files->items[i].string);
+	strbuf_addstr(&cs->text, "\n\n");
+	strbuf_add(&cs->text, c->body.buf, c->body.len);
+	hg_hash(&cs->p1, &cs->p2, cs->text.buf, cs->text.len, &cs->node);
+	hg_authorship_release(&a);
+	strbuf_release(&branch);
+	strbuf_release(&committer);
+}
+
+static void convert_commit(struct push_state *st, struct cs_rev *cs,
+			   struct commit_info *c)
+{
+	const struct mmap *m1, *m2;
+	struct changes changes = { 0 };
+	struct object_id p1_tree;
+	struct strbuf base = STRBUF_INIT;
+	struct string_list files = STRING_LIST_INIT_DUP;
+	struct new_line *lines = NULL;
+	size_t nr = 0, alloc = 0, i, j, first_file = st->files_nr;
+	struct hg_changeset pc;
+	struct strbuf text = STRBUF_INIT;
+
+	for (i = 0; i < 2; i++) {
+		const struct hg_oid *p = i ? &cs->p2 : &cs->p1;
+		struct hg_oid *mp = i ? &cs->mp2 : &cs->mp1;
+		hg_oidcpy(mp, &hg_null_oid);
+		if (hg_oid_is_null(p))
+			continue;
+		changeset_text(p, &text);
+		if (parse_changeset(&pc, text.buf, text.len))
+			die("changeset %s is damaged", hg_oid_to_hex(p));
+		hg_oidcpy(mp, &pc.manifest);
+	}
+	strbuf_release(&text);
+	m2 = mmap_get_manifest(&cs->mp2);
+	m1 = mmap_get_manifest(&cs->mp1);
+	if (c->nr_parents)
+		commit_tree_oid(&c->parents[0], &p1_tree);
+	diff_trees(&changes, c->nr_parents ? &p1_tree : NULL, &c->tree, &base);
+	strbuf_release(&base);
+
+	for (i = 0; i < changes.nr; i++) {
+		struct tree_change *ch = &changes.items[i];
+		struct new_line *l;
+		const char *copy;
+		if (!ch->new_mode)
+			continue;
+		copy = rename_source(&changes, i, m1);
+		ALLOC_GROW(lines, nr + 1, alloc);
+		l = &lines[nr++];
+		l->path = ch->path;
+		l->len = strlen(ch->path);
+		l->flag = flag_of(ch->new_mode, ch->path);
+		l->removed = 0;
+		file_revision(st, cs, ch, m1, m2, copy, &l->node);
+	}
+	for (i = 0; i < changes.nr; i++) {
+		struct tree_change *ch = &changes.items[i];
+		struct new_line *l;
+		if (ch->new_mode)
+			continue;
+		ALLOC_GROW(lines, nr + 1, alloc);
+		l = &lines[nr++];
+		l->path = ch->path;
+		l->len = strlen(ch->path);
+		l->removed = 1;
+	}
+	QSORT(lines, nr, new_line_cmp);
+
+	/* The new manifest: m1's lines merged with the changed ones. */
+	for (i = 0, j = 0; i < (m1 ? m1->nr : 0) || j < nr;) {
+		int cmp = i == (m1 ? m1->nr : 0) ? 1 : j == nr ? -1 :
+			  path_cmp(m1->lines[i].path, m1->lines[i].len,
+				   lines[j].path, lines[j].len);
+		const struct mline *old = cmp <= 0 ? &m1->lines[i] : NULL;
+		if (cmp < 0) {
+			strbuf_add(&cs->manifest_text, old->path, old->len);
+			strbuf_addf(&cs->manifest_text, "%c%s", '\0',
+				    hg_oid_to_hex(&old->node));
+			if (old->flag)
+				strbuf_addch(&cs->manifest_text, old->flag);
+			strbuf_addch(&cs->manifest_text, '\n');
+			i++;
+			continue;
+		}
+		if (!lines[j].removed) {
+			strbuf_add(&cs->manifest_text, lines[j].path,
+				   lines[j].len);
+			strbuf_addf(&cs->manifest_text, "%c%s", '\0',
+				    hg_oid_to_hex(&lines[j].node));
+			if (lines[j].flag)
+				strbuf_addch(&cs->manifest_text,
+					     lines[j].flag);
+			strbuf_addch(&cs->manifest_text, '\n');
+		}
+		if (!old || hg_oid_is_null(&old->node) || lines[j].removed ||
+		    !hg_oideq(&old->node, &lines[j].node) ||
+		    old->flag != lines[j].flag)
+			string_list_append(&files, lines[j].path);
+		if (cmp == 0)
+			i++;
+		j++;
+	}
+	string_list_sort(&files);
+	string_list_remove_duplicates(&files, 0);
+
+	if (!files.nr && hg_oid_is_null(&cs->p2) && !hg_oid_is_null(&cs->mp1)) {
+		hg_oidcpy(&cs->manifest, &cs->mp1);
+	} else {
+		hg_hash(&cs->mp1, &cs->mp2, cs->manifest_text.buf,
+			cs->manifest_text.len, &cs->manifest);
+		cs->send_manifest = cs->new_manifest = 1;
+	}
+	write_changeset_text(cs, c, &files);
+	for (i = first_file; i < st->files_nr; i++)
+		hg_oidcpy(&st->files[i].link, &cs->node);
+
+	string_list_clear(&files, 0);
+	free(lines);
+	for (i = 0; i < changes.nr; i++)
+		free(changes.items[i].path);
+	free(changes.items);
+}
+
+/* Writing the changegroup. */
+
+static void write_chunk_header(struct strbuf *out, size_t payload)
+{
+	unsigned char hdr[4];
+	put_be32(hdr, payload + 4);
+	strbuf_add(out, hdr, 4);
+}
+
+/*
+ * One revision: as version 02, a full text against the null revision; as
+ * version 01, a hunk replacing the whole of the base (the previous
+ * revision of the group, or p1 for the first), whose length is base_len.
+ */
+static void write_rev(FILE *f, int version, const struct hg_oid *node,
+		      const struct hg_oid *p1, const struct hg_oid *p2,
+		      const struct hg_oid *link, size_t base_len,
+		      const char *text, size_t len)
+{
+	struct strbuf buf = STRBUF_INIT;
+	unsigned char hunk[12];
+	size_t hdr = version == 1 ? 80 : 100;
+
+	write_chunk_header(&buf, hdr + 12 + len);
+	strbuf_add(&buf, node->hash, HG_RAWSZ);
+	strbuf_add(&buf, p1->hash, HG_RAWSZ);
+	strbuf_add(&buf, p2->hash, HG_RAWSZ);
+	if (version != 1)
+		strbuf_add(&buf, hg_null_oid.hash, HG_RAWSZ);
+	strbuf_add(&buf, link->hash, HG_RAWSZ);
+	put_be32(hunk, 0);
+	put_be32(hunk + 4, version == 1 ? base_len : 0);
+	put_be32(hunk + 8, len);
+	strbuf_add(&buf, hunk, 12);
+	if (fwrite(buf.buf, 1, buf.len, f) != buf.len ||
+	    fwrite(text, 1, len, f) != len)
+		die_errno("cannot write the changegroup");
+	strbuf_release(&buf);
+}
+
+static void write_end(FILE *f)
+{
+	if (fwrite("\0\0\0\0", 1, 4, f) != 4)
+		die_errno("cannot write the changegroup");
+}
+
+static int file_rev_cmp(const void *a, const void *b)
+{
+	const struct file_rev *x = a, *y = b;
+	int cmp = strcmp(x->path, y->path);
+	return cmp ? cmp : x->order < y->order ? -1 : x->order > y->order;
+}
+
+static void file_rev_text(const struct file_rev *r, struct strbuf *out)
+{
+	enum object_type type;
+	unsigned long size;
+	char *content;
+
+	if (!r->is_new) {
+		file_text(&r->node, out);
+		return;
+	}
+	strbuf_reset(out);
+	content = store_read_object(&r->blob, &type, &size);
+	if (!content || type != OBJ_BLOB)
+		die("missing blob %s", oid_to_hex(&r->blob));
+	if (r->meta) {
+		strbuf_addstr(out, "\1\n");
+		strbuf_addstr(out, r->meta);
+		strbuf_addstr(out, "\1\n");
+	}
+	strbuf_add(out, content, size);
+	free(content);
+}
+
+static void write_files(FILE *f, int version, struct push_state *st)
+{
+	struct strbuf text = STRBUF_INIT, base = STRBUF_INIT;
+	size_t i;
+
+	QSORT(st->files, st->files_nr, file_rev_cmp);
+	for (i = 0; i < st->files_nr; i++) {
+		struct file_rev *r = &st->files[i];
+		struct strbuf name = STRBUF_INIT;
+		size_t base_len = 0;
+		int first = !i || strcmp(st->files[i - 1].path, r->path);
+
+		if (i && !first && hg_oideq(&st->files[i - 1].node, &r->node))
+			continue;
+		if (first) {
+			if (i)
+				write_end(f);
+			write_chunk_header(&name, strlen(r->path));
+			strbuf_addstr(&name, r->path);
+			if (fwrite(name.buf, 1, name.len, f) != name.len)
+				die_errno("cannot write the changegroup");
+			strbuf_release(&name);
+			if (version == 1 && !hg_oid_is_null(&r->p1)) {
+				file_text(&r->p1, &base);
+				base_len = base.len;
+			}
+		} else {
+			base_len = base.len;
+		}
+		file_rev_text(r, &text);
+		write_rev(f, version, &r->node, &r->p1, &r->p2, &r->link,
+			  base_len, text.buf, text.len);
+		strbuf_swap(&text, &base);
+	}
+	if (st->files_nr)
+		write_end(f);
+	write_end(f);
+	file_reset_cache();
+	strbuf_release(&text);
+	strbuf_release(&base);
+}
+
+static void write_changegroup(FILE *f, int version, struct push_state *st)
+{
+	struct strbuf text = STRBUF_INIT;
+	size_t i, base_len = 0;
+	int first;
+
+	for (i = 0; i < st->nr; i++) {
+		struct cs_rev *cs = &st->cs[i];
+		if (version == 1) {
+			if (!i && !hg_oid_is_null(&cs->p1)) {
+				changeset_text(&cs->p1, &text);
+				base_len = text.len;
+			}
+		}
+		write_rev(f, version, &cs->node, &cs->p1, &cs->p2, &cs->node,
+			  base_len, cs->text.buf, cs->text.len);
+		base_len = cs->text.len;
+	}
+	write_end(f);
+	base_len = 0;
+	for (i = 0, first = 1; i < st->nr; i++) {
+		struct cs_rev *cs = &st->cs[i];
+		size_t j;
+		int dup = 0;
+		if (!cs->send_manifest)
+			continue;
+		for (j = 0; j < i && !dup; j++)
+			dup = st->cs[j].send_manifest &&
+			      hg_oideq(&st->cs[j].manifest, &cs->manifest);
+		if (dup)
+			continue;
+		if (cs->new_manifest) {
+			strbuf_reset(&text);
+			strbuf_addbuf(&text, &cs->manifest_text);
+		} else {
+			manifest_text(&cs->manifest, &text);
+		}
+		if (version == 1 && first && !hg_oid_is_null(&cs->mp1)) {
+			struct strbuf p = STRBUF_INIT;
+			manifest_text(&cs->mp1, &p);
+			base_len = p.len;
+			strbuf_release(&p);
+		}
+		write_rev(f, version, &cs->manifest, &cs->mp1, &cs->mp2,
+			  &cs->node, base_len, text.buf, text.len);
+		base_len = text.len;
+		first = 0;
+	}
+	write_end(f);
+	write_files(f, version, st);
+	strbuf_release(&text);
+}
+
+/* Import the changegroup back, and check it maps to the same commits. */
+static void import_back(const char *path, int version, struct push_state *st)
+{
+	struct stream raw;
+	struct bundle b;
+	struct import_stats stats;
+	size_t i;
+
+	stream_init_file(&raw, path);
+	bundle_open(&b, &raw, version);
+	import_bundle(&b, &stats);
+	bundle_release(&b);
+	for (i = 0; i < st->nr; i++) {
+		const struct object_id *git = hg2git(&st->cs[i].node);
+		if (!git || !oideq(git, &st->cs[i].commit))
+			die("commit %s cannot be represented exactly in "
+			    "Mercurial (it would come back as %s); it cannot "
+			    "be pushed", oid_to_hex(&st->cs[i].commit),
+			    git ? oid_to_hex(git) : "nothing");
+	}
+}
+
+void create_changegroup(int version, const char *path,
+			const struct object_id *commits, size_t nr, FILE *out)
+{
+	struct push_state st = { 0 };
+	FILE *f;
+	size_t i;
+
+	string_list_init_dup(&st.paths);
+	CALLOC_ARRAY(st.cs, nr ? nr : 1);
+	for (i = 0; i < nr; i++) {
+		struct cs_rev *cs = &st.cs[i];
+		struct commit_info c;
+		int k;
+
+		oidcpy(&cs->commit, &commits[i]);
+		strbuf_init(&cs->text, 0);
+		strbuf_init(&cs->manifest_text, 0);
+		read_commit_info(&commits[i], &c);
+		hg_oidcpy(&cs->p1, &hg_null_oid);
+		hg_oidcpy(&cs->p2, &hg_null_oid);
+		for (k = 0; k < c.nr_parents; k++)
+			if (hg_of_commit(&st, i, &c.parents[k],
+					 k ? &cs->p2 : &cs->p1))
+				die("commit %s has a parent (%s) that is neither "
+				    "pushed nor known to come from Mercurial",
+				    oid_to_hex(&commits[i]),
+				    oid_to_hex(&c.parents[k]));
+		st.nr = i + 1;
+		if (!git2hg(&commits[i], &cs->node))
+			add_stored(&st, cs);
+		else
+			convert_commit(&st, cs, &c);
+		free(c.buf);
+	}
+	f = fopen(path, "wb");
+	if (!f)
+		die_errno("cannot create '%s'", path);
+	write_changegroup(f, version, &st);
+	if (fclose(f))
+		die_errno("cannot write '%s'", path);
+	import_back(path, version, &st);
+
+	fprintf(out, "ok %"PRIuMAX"\n", (uintmax_t)nr);
+	for (i = 0; i < nr; i++)
+		fprintf(out, "%s %s\n", oid_to_hex(&st.cs[i].commit),
+			hg_oid_to_hex(&st.cs[i].node));
+	fflush(out);
+	for (i = 0; i < nr; i++) {
+		strbuf_release(&st.cs[i].text);
+		strbuf_release(&st.cs[i].manifest_text);
+	}
+	for (i = 0; i < st.files_nr; i++)
+		free(st.files[i].meta);
+	free(st.files);
+	free(st.cs);
+	string_list_clear(&st.paths, 0);
+}

@@ -1,0 +1,12 @@
+/* Changegroups for pushing: see push.c and PROTOCOL.md. */
+#ifndef CINNABAR_PUSH_H
+#define CINNABAR_PUSH_H
+
+/*
+ * Write the changegroup (version 1 or 2) of `commits` (parents first) to
+ * `path`, import it back, and answer on `out`.
+ */
+void create_changegroup(int version, const char *path,
+			const struct object_id *commits, size_t nr, FILE *out);
+
+#endif
