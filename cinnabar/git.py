@@ -2,7 +2,8 @@
 
 Everything about git objects and the metadata goes through the C helper;
 this module only asks git where the repository is, reads configuration,
-resolves committish names and removes scratch refs.
+resolves committish names, walks history for pushes and removes scratch
+refs.
 """
 
 import subprocess
@@ -43,6 +44,29 @@ def delete_refs(prefixes):
                         for name in listed.stdout.splitlines())
     if commands:
         _run(['update-ref', '--stdin'], input=commands)
+
+
+def rev_list_parents(include, exclude):
+    """[(commit, [parents])] for the commits reachable from `include` but
+    not from `exclude` (GitIds), parents before children."""
+    args = ['rev-list', '--topo-order', '--reverse', '--parents', '--stdin']
+    names = list(include) + ['^%s' % c for c in exclude]
+    result = _run(args, input=''.join(n + '\n' for n in names).encode())
+    commits = []
+    for line in result.stdout.decode('ascii').splitlines():
+        commit, *parents = line.split()
+        commits.append((GitId(commit), [GitId(p) for p in parents]))
+    return commits
+
+
+def is_ancestor(ancestor, descendant):
+    """Whether commit `ancestor` is `descendant` or one of its ancestors."""
+    result = _run(['merge-base', '--is-ancestor', ancestor, descendant],
+                  check=False)
+    if result.returncode not in (0, 1):
+        message = result.stderr.decode('utf-8', 'replace').strip()
+        raise Abort('git merge-base failed: %s' % message)
+    return result.returncode == 0
 
 
 class CommitResolver:

@@ -299,6 +299,17 @@ class Helper:
         self._command('git2hg', GitId(git_id))
         return HgId(self._answer())
 
+    def git2hg_many(self, git_ids):
+        """git2hg for many commits, pipelined; a list in the same order."""
+        git_ids = [GitId(g) for g in git_ids]
+        result = []
+        for start in range(0, len(git_ids), PIPELINE_DEPTH):
+            batch = git_ids[start:start + PIPELINE_DEPTH]
+            for git_id in batch:
+                self._command('git2hg', git_id)
+            result.extend(HgId(self._answer()) for _ in batch)
+        return result
+
     def heads(self):
         """The recorded changeset branch heads, as `Head` tuples."""
         self._command('heads')
@@ -373,6 +384,32 @@ class Helper:
                 error.message = 'HTTP error %d: %s' % (status, error.message)
                 error.args = (error.message,)
             raise
+
+    def changegroup(self, version, path, commits):
+        """Write a bare changegroup of `version` (`01` or `02`) for the git
+        `commits` (parents first) to the file at `path`, recording their
+        changesets pending `finish`. Returns {GitId: HgId}."""
+        if version not in ('01', '02'):
+            raise ValueError('unknown changegroup version %r' % version)
+        commits = [GitId(c) for c in commits]
+        self._command('changegroup', version, os.fsdecode(path),
+                      str(len(commits)))
+        for commit in commits:
+            self._send(commit.encode('ascii') + b'\n')
+        answer = self._answer().split()
+        if len(answer) != 2 or answer[0] != 'ok' or (
+                answer[1] != str(len(commits))):
+            raise HelperError('unexpected answer to changegroup: %r'
+                              % ' '.join(answer))
+        result = {}
+        for _ in commits:
+            line = self._receive().decode('ascii', 'replace')
+            git_id, _, hg_id = line.partition(' ')
+            result[GitId(git_id)] = HgId(hg_id)
+        if set(result) != set(commits):
+            raise HelperError('the answer to changegroup does not match '
+                              'the commits asked for')
+        return result
 
     def finish(self):
         """Make the imported data visible; returns the metadata commit."""

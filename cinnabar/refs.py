@@ -27,11 +27,16 @@ to the `default` branch's tip ref, else to its tip's head ref.
 `%` and space in branch and bookmark names are written `%25` and `%20`.
 A name that still is not a valid ref name, or that clashes with another
 ref (`a/tip` and `a/tip/tip`), is left out with a warning.
+
+For a push, `push_target` reads a ref name of the layout back: a branch
+(its tip or one of its heads) or a bookmark.
 """
 
 import collections
+import re
 
 from cinnabar.errors import Abort
+from cinnabar.ids import HgId
 from cinnabar.refname import refname_problem
 
 STYLES = frozenset(('heads', 'tips', 'bookmarks'))
@@ -58,8 +63,23 @@ def parse_style(value):
     return frozenset(styles)
 
 
+Target = collections.namedtuple('Target', 'kind name node')
+Target.__doc__ = """What a ref stands for on the Mercurial side: `kind` is
+`branch` or `bookmark`, `name` the branch or bookmark name; for a ref of
+a branch head other than the tip, `node` is the HgId in its name (else
+None)."""
+
+_FIELDS = {'branch': '(?P<branch>.+)', 'node': '(?P<node>[0-9a-f]{40})',
+           'name': '(?P<name>.+)'}
+
+
 def quote_name(name):
     return name.replace('%', '%25').replace(' ', '%20')
+
+
+def unquote_name(name):
+    return re.sub('%(25|20)', lambda m: '%' if m.group(1) == '25' else ' ',
+                  name)
 
 
 def _templates(styles):
@@ -162,3 +182,50 @@ def layout(state, styles, closed=frozenset()):
     if head not in builder.refs:
         head = None
     return RefList(sorted(builder.refs.items()), head, builder.warnings)
+
+
+def push_examples(styles):
+    """The names a push may go to in the layout of `styles`, for
+    messages (e.g. `refs/heads/branches/<branch>/tip or ...`)."""
+    head, tip, bookmark = _templates(styles)
+    examples = []
+    if tip or head:
+        examples.append((tip or head).format(branch='<branch>',
+                                             node='<hg id>'))
+    if bookmark:
+        examples.append(bookmark.format(name='<name>'))
+    return ' or '.join(examples)
+
+
+def branch_ref(branch, styles):
+    """The ref to push to for `branch` in the layout of `styles`."""
+    head, tip, _ = _templates(styles)
+    if tip is None and head is None:
+        return '(no ref: this layout has no branches)'
+    return (tip or head).format(branch=quote_name(branch), node='<hg id>')
+
+
+def _template_pattern(template):
+    parts = re.split(r'\{(\w+)\}', template)
+    return re.compile(''.join(_FIELDS[p] if i % 2 else re.escape(p)
+                              for i, p in enumerate(parts)) + r'\Z')
+
+
+def push_target(ref, styles):
+    """The Target that the ref name `ref` stands for in the layout of
+    `styles`, or None when it is not a name of that layout."""
+    head_template, tip_template, bookmark_template = _templates(styles)
+    candidates = (('bookmark', bookmark_template), ('branch', head_template),
+                  ('branch', tip_template))
+    for kind, template in candidates:
+        if template is None:
+            continue
+        match = _template_pattern(template).match(ref)
+        if not match:
+            continue
+        fields = match.groupdict()
+        name = fields.get('branch') or fields.get('name')
+        node = fields.get('node')
+        return Target(kind, unquote_name(name),
+                      HgId(node) if node else None)
+    return None

@@ -4,11 +4,12 @@ git talks to us on standard input and output, one command a line
 (git's Documentation/gitremote-helpers.adoc):
 
 `capabilities`
-    We answer `option`, `import` and our refspecs: git asks for
+    We answer `option`, `import`, `push` and our refspecs: git asks for
     `refs/heads/...`, `hg/...` and `HEAD`, and reads what we import
     under `refs/cinnabar/`.
 `option <name> <value>`
-    `ok` for `verbosity` and `progress`, `unsupported` for the rest.
+    `ok` for `verbosity`, `progress`, `dry-run` and `force`,
+    `unsupported` for the rest.
 `list` / `list for-push`
     The refs (see `cinnabar.refs`), one `<git id> <name>` a line (`?`
     when the changeset is not in the metadata yet), `@<ref> HEAD` for
@@ -20,6 +21,14 @@ git talks to us on standard input and output, one command a line
     `from <git id>` for each ref, `done`. Nothing is written when the
     fetch fails.
 
+`push [+]<src>:<dst>`
+    A batch of such lines (options may come among them, unanswered)
+    ends with an empty line. We push (see `cinnabar.push`), then answer
+    `ok <dst>` or `error <dst> <why>` for each, and an empty line. git
+    then updates its refs, `refs/cinnabar/refs/...` among them, for the
+    pushed ones; the metadata already maps the pushed commits, so the
+    next fetch imports nothing.
+
 An empty line or end of input ends the session. An unknown command is an
 error. Every answer is flushed. When anything fails before `finish`, the
 helper drops what it imported, so no ref changes.
@@ -28,7 +37,7 @@ helper drops what it imported, so no ref changes.
 import contextlib
 import sys
 
-from cinnabar import config, discovery, git, hg, refs
+from cinnabar import config, discovery, git, hg, push, refs
 from cinnabar.errors import Abort, run_guarded
 from cinnabar.helper import Helper
 from cinnabar.ids import NULL_GIT
@@ -38,6 +47,7 @@ from cinnabar.trace import Tracer
 CAPABILITIES = (
     'option',
     'import',
+    'push',
     'refspec refs/heads/*:refs/cinnabar/refs/heads/*',
     'refspec hg/*:refs/cinnabar/hg/*',
     'refspec HEAD:refs/cinnabar/HEAD',
@@ -66,11 +76,14 @@ class RemoteHelper:
         # What git asked for: passed on to the helper when it starts.
         self.verbosity = 1
         self.progress = None
+        self.dry_run = False
+        self.force = False
         self._commands = {
             'capabilities': self.capabilities,
             'option': self.option,
             'list': self.list,
             'import': self.import_,
+            'push': self.push,
         }
 
     # Talking to git.
@@ -125,15 +138,19 @@ class RemoteHelper:
         self._write(*CAPABILITIES, '')
 
     def option(self, argument):
+        self._write('ok' if self._set_option(argument) else 'unsupported')
+
+    def _set_option(self, argument):
+        """Take an option; False when it is not one we support."""
         name, _, value = argument.partition(' ')
         if name == 'verbosity' and value.isdigit():
             self.verbosity = int(value)
-            self._write('ok')
-        elif name == 'progress' and value in ('true', 'false'):
-            self.progress = value == 'true'
-            self._write('ok')
+        elif name in ('progress', 'dry-run', 'force') and value in (
+                'true', 'false'):
+            setattr(self, name.replace('-', '_'), value == 'true')
         else:
-            self._write('unsupported')
+            return False
+        return True
 
     def list(self, argument):
         if argument not in ('', 'for-push'):
@@ -150,13 +167,16 @@ class RemoteHelper:
     def _list_refs(self, for_push):
         if self._state is None:
             self._state = self.peer().state()
+        self._ref_list = refs.layout(self._state, self._styles(for_push))
+        return self._ref_list
+
+    def _styles(self, for_push):
         setting = None
         if for_push:
             setting = config.lookup('pushrefs', self.remote)
         if not setting:
             setting = config.lookup('refs', self.remote)
-        self._ref_list = refs.layout(self._state, refs.parse_style(setting))
-        return self._ref_list
+        return refs.parse_style(setting)
 
     def _git_ids(self, hg_ids):
         """{HgId: git id or '?'} from the metadata (all `?` outside a
@@ -202,6 +222,35 @@ class RemoteHelper:
             return
         self.peer().getbundle(helper, plan.heads, plan.common)
         helper.finish()
+
+    def push(self, argument):
+        specs = [push.parse_push(argument)]
+        while True:
+            line = self._read_line()
+            if not line:
+                break
+            command, _, rest = line.partition(' ')
+            if command == 'option':
+                # Options inside a batch get no answer.
+                self._set_option(rest)
+                continue
+            if command != 'push':
+                raise Abort('unexpected %r in a batch of pushes' % line)
+            specs.append(push.parse_push(rest))
+        if self._git_dir is None:
+            raise Abort('pushing needs a git repository')
+        if self._state is None:
+            self._state = self.peer().state()
+        pusher = push.Pusher(self.peer(), self.helper(), self._state,
+                             self._styles(True), force=self.force,
+                             dry_run=self.dry_run)
+        results = pusher.push(specs)
+        # What the server has now is not what we listed.
+        self._state = self._ref_list = None
+        # git reads one line per ref.
+        self._write(*['ok %s' % dst if error is None
+                      else 'error %s %s' % (dst, ' '.join(error.split()))
+                      for dst, error in results], '')
 
     def _write_resets(self, wanted):
         git_ids = self.helper().hg2git_many(list(wanted.values()))

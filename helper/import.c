@@ -47,7 +47,7 @@ void changeset_text(const struct hg_oid *node, struct strbuf *out)
 	struct hg_oid parents[2];
 	char *commit_buf, *note_buf;
 	unsigned long commit_len, note_len;
-	const char *p;
+	const char *p, *end;
 	int nr = 0;
 
 	if (!commit || !(note = notes_map_get(&metadata.git2hg, commit)))
@@ -57,19 +57,13 @@ void changeset_text(const struct hg_oid *node, struct strbuf *out)
 	note_buf = store_read_object_typed(note, OBJ_BLOB, &note_len);
 	hg_oidcpy(&parents[0], &hg_null_oid);
 	hg_oidcpy(&parents[1], &hg_null_oid);
-	for (p = commit_buf; nr < 2 && (p = strstr(p, "\nparent ")); p++) {
+	end = strstr(commit_buf, "\n\n");
+	for (p = commit_buf; nr < 2 && (p = strstr(p, "\nparent ")) &&
+	     (!end || p < end); p++) {
 		struct object_id parent;
-		const struct object_id *pnote;
-		char *pbuf;
-		unsigned long plen;
-		if (get_oid_hex(p + 8, &parent) ||
-		    !(pnote = notes_map_get(&metadata.git2hg, &parent)))
+		if (get_oid_hex(p + 8, &parent) || git2hg(&parent, &parents[nr++]))
 			die("commit %s has a parent unknown to the metadata",
 			    oid_to_hex(commit));
-		pbuf = store_read_object_typed(pnote, OBJ_BLOB, &plen);
-		if (note_changeset_id(pbuf, plen, &parents[nr++]))
-			die("git2hg note %s is damaged", oid_to_hex(pnote));
-		free(pbuf);
 	}
 	strbuf_reset(out);
 	if (changeset_from_commit(out, commit_buf, commit_len, note_buf,

@@ -8,14 +8,21 @@ Request
     when it has `httpheader=<size>` (each header line, name and CRLF
     included, at most <size> bytes); else in the query string. When the
     server's `httpmediatype` capability has `0.2tx`, `X-HgProto-1: 0.1 0.2
-    comp=<engines>` says which answers we read.
+    comp=<engines>` says which answers we read. Commands that change the
+    repository (`unbundle`, `pushkey`) must be POSTs: `unbundle` sends
+    the bundle as the body (`Content-Type: application/mercurial-0.1`,
+    arguments never in the body), `pushkey` an empty body unless its
+    arguments are there. The helper reads such bodies from a file
+    (`X-Cinnabar-Body-File`).
 
 Answer
     `application/mercurial-0.1`: the raw value for string commands, a zlib
     stream for stream commands (getbundle). `application/mercurial-0.2`: a
     byte giving the length of a compression engine name, the name (`zstd`,
     `zlib`, `none`...), then the value compressed with it.
-    `application/hg-error`: the body is an error message.
+    `application/hg-error`: the body is an error message. `unbundle`
+    answers a bundle2 (uncompressed) to a bundle2, else `<integer>\\n
+    <output>`, like `pushkey`.
 
 A bundle2 getbundle answer goes straight into the helper (`http import`);
 a bundle1 answer (a bare changegroup) is decoded here into a temporary
@@ -24,13 +31,15 @@ that starts with `HG10` or `HG20` means the URL serves a bundle file: it
 is saved to a temporary file and read as one (`bundlefile`).
 """
 
+import io
+import os
 import sys
 import tempfile
 import urllib.parse
 import zlib
 
 from cinnabar.errors import Abort
-from cinnabar.hg import wireformat
+from cinnabar.hg import bundle2, wireformat
 from cinnabar.hg.bundlefile import BundleFilePeer
 from cinnabar.hg.wire import Peer, Transport
 
@@ -39,6 +48,10 @@ MEDIA_TYPE_1 = 'application/mercurial-0.1'
 MEDIA_TYPE_2 = 'application/mercurial-0.2'
 ERROR_TYPE = 'application/hg-error'
 REDIRECTS = (301, 302, 303, 307, 308)
+# Commands the server only runs for a POST request.
+POST_COMMANDS = ('pushkey',)
+# The helper's request header naming the file holding the request body.
+BODY_FILE_HEADER = 'X-Cinnabar-Body-File'
 MAX_REDIRECTS = 5
 # The compression engines we decode in Python, and those the helper may.
 PYTHON_ENGINES = ('zlib', 'none')
@@ -112,14 +125,19 @@ class HttpTransport(Transport):
         self._capabilities = None
         self.server_caps = {}
 
-    def _request(self, command, args, protocol_header):
-        """(url, headers, body) for a command."""
+    def _request(self, command, args, protocol_header, body_file=None):
+        """(url, headers, body) for a command; the request body, if any,
+        comes from the file at `body_file`."""
         query = [('cmd', command)]
         headers = [('Accept', MEDIA_TYPE_1), ('User-Agent', USER_AGENT)]
         body = None
         encoded = encode_args(args) if args else ''
         limit = header_limit(self.server_caps.get('httpheader'))
-        if encoded and 'httppostargs' in self.server_caps:
+        if body_file is not None:
+            headers += [(BODY_FILE_HEADER, os.fsdecode(body_file)),
+                        ('Content-Type', MEDIA_TYPE_1)]
+        if encoded and body_file is None and (
+                'httppostargs' in self.server_caps):
             body = encoded.encode('ascii')
             headers += [('X-HgArgs-Post', str(len(body))),
                         ('Content-Type', MEDIA_TYPE_1)]
@@ -140,8 +158,9 @@ class HttpTransport(Transport):
         media_types = self.server_caps.get('httpmediatype', b'').split(b',')
         return b'0.2tx' in media_types
 
-    def _fetch(self, command, args, protocol_header=None):
-        url, headers, body = self._request(command, args, protocol_header)
+    def _fetch(self, command, args, protocol_header=None, body_file=None):
+        url, headers, body = self._request(command, args, protocol_header,
+                                           body_file)
         return self._helper.http_fetch(url, headers, body)
 
     def _check(self, response):
@@ -171,10 +190,19 @@ class HttpTransport(Transport):
         return self._capabilities
 
     def call(self, command, args):
-        response = self._fetch(command, args,
-                               '0.1 0.2 comp=' + ','.join(PYTHON_ENGINES))
-        content_type = self._check(response)
-        return self._decode(response.body.read(), content_type)
+        protocol = '0.1 0.2 comp=' + ','.join(PYTHON_ENGINES)
+        if (command in POST_COMMANDS
+                and 'httppostargs' not in self.server_caps):
+            # The server wants a POST: send an empty body.
+            with tempfile.NamedTemporaryFile(prefix='hg-empty-') as empty:
+                response = self._fetch(command, args, protocol, empty.name)
+                content_type = self._check(response)
+                data = response.body.read()
+        else:
+            response = self._fetch(command, args, protocol)
+            content_type = self._check(response)
+            data = response.body.read()
+        return self._decode(data, content_type)
 
     def import_stream(self, command, args, kind, helper):
         if kind == 'bundle':
@@ -183,6 +211,17 @@ class HttpTransport(Transport):
             self._spool_changegroup(command, args, spool)
             spool.seek(0)
             return helper.import_stream(kind, spool)
+
+    def unbundle(self, args, path, bundle2_reply):
+        # The answer is not compressed for application/mercurial-0.1,
+        # which is what a request without X-HgProto gets.
+        response = self._fetch('unbundle', args, body_file=path)
+        content_type = self._check(response)
+        data = self._decode(response.body.read(), content_type)
+        if not bundle2_reply:
+            code, _, output = data.partition(b'\n')
+            return code, output
+        return bundle2.read_bundle(io.BytesIO(data).read)
 
     def _import_bundle2(self, command, args, helper):
         engines = helper.capabilities()

@@ -19,6 +19,15 @@ Answer to a stream command (getbundle)
     command: the server then exits after answering, and the stream ends at
     end of file. No command can follow on that connection.
 
+Pushing (unbundle)
+    After the command and its `heads` argument, the server answers an
+    empty string (`0\\n`; anything else is a refusal, e.g. because its
+    heads changed), then reads the bundle as chunks `<length>\\n<bytes>`
+    ending with `0\\n`. It then answers a bundle2 without framing when
+    it got a bundle2 (read up to its end marker), else two strings: an
+    error message (empty when none) and the integer result. Hook output
+    comes on the server's standard error.
+
 Handshake
     `hello`, then `between` with `pairs` = 40 zeros, `-`, 40 zeros. The
     server may first print banner lines (ssh's motd); they are skipped.
@@ -31,7 +40,7 @@ import sys
 import threading
 
 from cinnabar.errors import Abort
-from cinnabar.hg import wireformat
+from cinnabar.hg import bundle2, wireformat
 from cinnabar.hg.wire import Transport
 from cinnabar.trace import Tracer
 
@@ -40,6 +49,8 @@ NULL_PAIR = '-'.join(['0' * 40] * 2)
 MAX_BANNER_LINES = 500
 # How long a server may take to exit once its pipes are closed.
 WAIT_SECONDS = 30
+# The size of the chunks of a bundle we push.
+PUSH_CHUNK_SIZE = 65536
 
 
 def _encode_argument(name, value):
@@ -162,11 +173,13 @@ class StdioTransport(Transport):
     def capabilities(self):
         return self._capabilities
 
-    def call(self, command, args):
+    def _send_command(self, command, args):
         if not self._input_open:
             raise RuntimeError('command after a stream on %s'
                                % self.description)
         self._send(encode_command(command, args))
+
+    def _read_answer(self, command):
         line = self._receive().rstrip(b'\n')
         if not line:
             raise Abort('the server at %s failed to answer "%s"'
@@ -177,12 +190,32 @@ class StdioTransport(Transport):
                         % (self.description, line[:80]))
         return self._receive(int(line))
 
+    def call(self, command, args):
+        self._send_command(command, args)
+        return self._read_answer(command)
+
     def import_stream(self, command, args, kind, helper):
         self._send(encode_command(command, args))
         self._close_input()
         counts = helper.import_stream(kind, self._process.stdout)
         self._wait()
         return counts
+
+    def unbundle(self, args, path, bundle2_reply):
+        self._send_command('unbundle', args)
+        refusal = self._read_answer('unbundle')
+        if refusal:
+            return (b'0', refusal)
+        with open(path, 'rb') as bundle:
+            for chunk in iter(lambda: bundle.read(PUSH_CHUNK_SIZE), b''):
+                self._send(b'%d\n' % len(chunk) + chunk)
+        self._send(b'0\n')
+        if bundle2_reply:
+            return bundle2.read_bundle(self._receive)
+        refusal = self._read_answer('unbundle')
+        if refusal:
+            return (b'0', refusal)
+        return (self._read_answer('unbundle'), b'')
 
     def close(self):
         self._wait()

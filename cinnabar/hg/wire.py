@@ -9,7 +9,7 @@ HTTP one (`httptransport.HttpTransport`). The formats are described in
 import collections
 
 from cinnabar.errors import Abort
-from cinnabar.hg import wireformat
+from cinnabar.hg import unbundle, wireformat
 from cinnabar.ids import HgId
 
 # How many nodes one `known` command asks about.
@@ -31,6 +31,10 @@ class Transport:
     `import_stream(command, args, kind, helper)`: run a command answering
     a stream (getbundle) and have the helper import the answer as `kind`
     (`bundle` or `cg01`, see helper.import_stream); returns ImportCounts.
+    `unbundle(args, path, bundle2)`: run `unbundle` sending the bundle
+    file at `path`; returns the parts of the server's bundle2 reply
+    (`bundle2.Part`s) when `bundle2` is set, else (integer, output) as
+    bytes (for a refusal, (b'0', message)).
     `close()`: end the connection.
     """
 
@@ -45,6 +49,9 @@ class Transport:
     def import_stream(self, command, args, kind, helper):
         raise NotImplementedError
 
+    def unbundle(self, args, path, bundle2):
+        raise NotImplementedError
+
     def close(self):
         pass
 
@@ -56,6 +63,10 @@ class Peer:
         self.transport = transport
         self.capabilities = wireformat.parse_capabilities(
             transport.capabilities())
+
+    @property
+    def description(self):
+        return self.transport.description
 
     def capable(self, name):
         """The capability's value (b'' when bare), or None when absent."""
@@ -153,3 +164,28 @@ class Peer:
             args['bundlecaps'] = wireformat.getbundle_bundlecaps()
             kind = 'bundle'
         return self.transport.import_stream('getbundle', args, kind, helper)
+
+    # Pushing.
+
+    def push_format(self):
+        """How this server takes pushes (an unbundle.PushFormat)."""
+        return unbundle.push_format(self.capabilities,
+                                    self.transport.description)
+
+    def unbundle(self, path, push_format, server_heads):
+        """Send the bundle file at `path`, written in `push_format` on the
+        basis of `server_heads`; returns an unbundle.UnbundleResult."""
+        heads = unbundle.heads_argument(
+            push_format, server_heads,
+            hashed=self.capable('unbundlehash') is not None)
+        answer = self.transport.unbundle({'heads': heads}, path,
+                                         push_format.bundle2)
+        if push_format.bundle2:
+            return unbundle.bundle2_result(answer)
+        return unbundle.bundle1_result(*answer)
+
+    def pushkey(self, namespace, key, old, new):
+        """Set a pushkey value; returns (success, server output)."""
+        self.require('pushkey')
+        return unbundle.decode_pushkey(self._call(
+            'pushkey', namespace=namespace, key=key, old=old, new=new))

@@ -42,6 +42,8 @@ ARGUMENT_SPECS = {
     'known': ('nodes', '*'),
     'listkeys': ('namespace',),
     'lookup': ('key',),
+    'pushkey': ('namespace', 'key', 'old', 'new'),
+    'unbundle': ('heads',),
 }
 
 # What we tell a bundle2 server we can read, in getbundle's bundlecaps.

@@ -11,5 +11,9 @@ is mocked.  The modules are:
 - `hg`: Mercurial repositories and `hg serve` over HTTP;
 - `git`: git repositories, clones through git-cinnabar, and reading the
   metadata git-cinnabar keeps;
-- `proxy`: an HTTP proxy in front of `hg serve` that can cut a response.
+- `proxy`: an HTTP proxy in front of `hg serve` that can cut a response;
+- `sources`: a corpus repository over one transport (http, ssh, local
+  path, bundle file), as a git URL;
+- `checks`: the assertions the tests share (expected ids, clean failures);
+- `tree`: file trees of a changeset per `hg archive` and `git archive`.
 """

@@ -64,6 +64,16 @@ FAKE_HELPER = textwrap.dedent('''
             blocks()
             say('status 404', 'error not found')
             sys.exit(1)
+        elif words[0] == 'changegroup':
+            commits = [inp.readline().decode().strip()
+                       for _ in range(int(words[3]))]
+            if words[1] == '01' and commits:
+                say('error cannot represent ' + commits[0])
+                continue
+            with open(words[2], 'w') as cg_file:
+                cg_file.write('cg%s %s' % (words[1], ' '.join(commits)))
+            say('ok %d' % len(commits),
+                *('%s %s' % (c, c[::-1]) for c in commits))
         elif words == ['finish']:
             say('ok ' + E)
         elif words == ['abort']:
@@ -124,6 +134,25 @@ def test_conversions(helper):
     assert helper.git2hg(C) == A
     with pytest.raises(ValueError):
         helper.hg2git('not an id')
+
+
+def test_git2hg_many(helper):
+    assert helper.git2hg_many([C, D] * 300) == [A, '0' * 40] * 300
+
+
+def test_changegroup(helper, tmp_path):
+    path = tmp_path / 'cg'
+    commits = ['1' * 20 + '2' * 20, C]
+    assert helper.changegroup('02', path, commits) == {
+        commits[0]: '2' * 20 + '1' * 20, C: C}
+    assert path.read_text() == 'cg02 %s %s' % tuple(commits)
+    with pytest.raises(HelperError) as error:
+        helper.changegroup('01', path, [C])
+    assert error.value.message == 'cannot represent ' + C
+    # The helper goes on after such an error.
+    assert helper.hg2git(A) == C
+    with pytest.raises(ValueError):
+        helper.changegroup('03', path, [])
 
 
 def test_heads(helper):

@@ -8,7 +8,7 @@ import pytest
 
 from cinnabar.errors import Abort
 from cinnabar.helper import HttpResponse
-from cinnabar.hg import httptransport as ht
+from cinnabar.hg import bundle2, httptransport as ht
 
 A = 'a' * 40
 
@@ -201,3 +201,63 @@ def test_bundle2_getbundle_goes_to_the_helper():
     http.import_stream('getbundle', {'heads': A}, 'bundle', helper)
     url, headers, body = helper.requests[0]
     assert dict(headers)['X-HgProto-1'] == '0.1 0.2 comp=zlib,none'
+
+
+def test_unbundle_sends_the_bundle_file():
+    out = io.BytesIO()
+    bundle2.write_start(out)
+    bundle2.write_part(out, 'reply:changegroup', 0,
+                       advisory_params=[('return', '1')])
+    bundle2.write_end(out)
+    reply = out.getvalue()
+    http, helper = transport(b'httppostargs httpheader=1024 unbundle',
+                             (200, ht.MEDIA_TYPE_1, reply))
+    parts = http.unbundle({'heads': b'force'.hex()}, '/tmp/b.hg', True)
+    assert [(p.type, p.params) for p in parts] == [
+        ('reply:changegroup', {'return': '1'})]
+    url, headers, body = helper.requests[0]
+    assert body is None
+    assert urlsplit(url).query == 'cmd=unbundle'
+    headers = dict(headers)
+    assert headers['X-Cinnabar-Body-File'] == '/tmp/b.hg'
+    assert headers['Content-Type'] == ht.MEDIA_TYPE_1
+    # The body is the bundle: the arguments go in headers.
+    assert 'X-HgArgs-Post' not in headers
+    assert headers['X-HgArg-1'] == 'heads=' + b'force'.hex()
+    assert 'X-HgProto-1' not in headers
+
+
+def test_unbundle_bundle1_answer():
+    http, helper = transport(b'unbundle',
+                             (200, ht.MEDIA_TYPE_1, b'0\nhook failed\n'))
+    assert http.unbundle({'heads': A}, '/tmp/b.hg', False) == \
+        (b'0', b'hook failed\n')
+    url, _, _ = helper.requests[0]
+    query = dict(parse_qsl(urlsplit(url).query))
+    assert query == {'cmd': 'unbundle', 'heads': A}
+
+
+def test_unbundle_refused():
+    http, helper = transport(b'unbundle', (403, ht.ERROR_TYPE, b'denied'))
+    with pytest.raises(Abort) as error:
+        http.unbundle({'heads': A}, '/tmp/b.hg', False)
+    assert 'denied' in error.value.message
+
+
+def test_pushkey_is_a_post():
+    http, helper = transport(b'pushkey httpheader=1024',
+                             (200, ht.MEDIA_TYPE_1, b'1\n'))
+    assert http.call('pushkey', {'namespace': 'bookmarks', 'key': 'k',
+                                 'old': '', 'new': A}) == b'1\n'
+    url, headers, body = helper.requests[0]
+    headers = dict(headers)
+    assert body is None
+    assert headers['X-Cinnabar-Body-File']
+    assert dict(parse_qsl(headers['X-HgArg-1'], keep_blank_values=True)) == {
+        'namespace': 'bookmarks', 'key': 'k', 'old': '', 'new': A}
+    http, helper = transport(b'pushkey httppostargs',
+                             (200, ht.MEDIA_TYPE_1, b'1\n'))
+    http.call('pushkey', {'namespace': 'bookmarks', 'key': 'k', 'old': '',
+                          'new': A})
+    url, headers, body = helper.requests[0]
+    assert body and 'X-Cinnabar-Body-File' not in dict(headers)

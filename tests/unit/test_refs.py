@@ -2,12 +2,14 @@
 
 import pytest
 
+from cinnabar import refs
 from cinnabar.errors import Abort
 from cinnabar.hg.wire import RemoteState
 from cinnabar.ids import HgId
 from cinnabar.refs import STYLES, branch_tip, layout, parse_style
 
 D1, D2, S1, M1, BK = (HgId(c * 40) for c in '12345')
+A, B = HgId('a' * 40), HgId('b' * 40)
 
 STATE = RemoteState(
     branchmap=[('default', [D1, D2]), ('stable', [S1]),
@@ -119,3 +121,55 @@ def test_no_default_branch_means_no_head():
 def test_empty_repository():
     refs = layout(RemoteState([], [], {}), STYLES)
     assert refs.refs == [] and refs.head is None
+
+
+@pytest.mark.parametrize('styles, ref, target', [
+    ('all', 'refs/heads/branches/default/tip',
+     refs.Target('branch', 'default', None)),
+    ('all', 'refs/heads/branches/a b%25/c/' + A,
+     refs.Target('branch', 'a b%/c', A)),
+    ('all', 'refs/heads/bookmarks/feature/x',
+     refs.Target('bookmark', 'feature/x', None)),
+    ('all', 'refs/heads/branches/default/other', None),
+    ('all', 'refs/heads/master', None),
+    ('all', 'refs/tags/v1', None),
+    ('heads,bookmarks', 'refs/heads/branches/default/' + A,
+     refs.Target('branch', 'default', A)),
+    ('heads,bookmarks', 'refs/heads/branches/default/tip', None),
+    ('heads', 'refs/heads/stable/' + A, refs.Target('branch', 'stable', A)),
+    ('tips,bookmarks', 'refs/heads/branches/stable',
+     refs.Target('branch', 'stable', None)),
+    ('tips,bookmarks', 'refs/heads/bookmarks/x',
+     refs.Target('bookmark', 'x', None)),
+    ('tips', 'refs/heads/a/b', refs.Target('branch', 'a/b', None)),
+    ('bookmarks', 'refs/heads/x', refs.Target('bookmark', 'x', None)),
+])
+def test_push_target(styles, ref, target):
+    assert refs.push_target(ref, refs.parse_style(styles)) == target
+
+
+def test_push_target_reads_back_the_layout():
+    state = RemoteState([('a b%', [A, B])], [A, B], {'x y': A})
+    for styles in ('all', 'heads,bookmarks', 'heads', 'tips,bookmarks',
+                   'tips', 'bookmarks'):
+        parsed = refs.parse_style(styles)
+        for name, hg_id in refs.layout(state, parsed).refs:
+            target = refs.push_target(name, parsed)
+            assert target.name in ('a b%', 'x y')
+            assert target.node in (None, hg_id)
+
+
+def test_unquote_name():
+    for name in ('plain', 'a b', '100%', '%20', 'x%2520 y'):
+        assert refs.unquote_name(refs.quote_name(name)) == name
+
+
+def test_messages_for_pushes():
+    styles = refs.parse_style('all')
+    assert refs.push_examples(styles) == (
+        'refs/heads/branches/<branch>/tip or refs/heads/bookmarks/<name>')
+    assert refs.branch_ref('a b', styles) == 'refs/heads/branches/a%20b/tip'
+    assert refs.branch_ref('x', refs.parse_style('heads')) == \
+        'refs/heads/x/<hg id>'
+    assert refs.push_examples(refs.parse_style('bookmarks')) == \
+        'refs/heads/<name>'

@@ -159,3 +159,42 @@ def test_remote_name():
 def test_usage():
     with pytest.raises(Abort):
         remote.session([])
+
+
+class FakePusher:
+    made = []
+
+    def __init__(self, peer, helper, state, styles, force, dry_run):
+        self.options = (force, dry_run)
+        FakePusher.made.append(self)
+
+    def push(self, specs):
+        self.specs = specs
+        return [(s.dst, None if s.src else 'cannot delete\nthis')
+                for s in specs]
+
+
+def test_push_batch(fakes, monkeypatch):
+    FakePusher.made = []
+    monkeypatch.setattr(remote.push, 'Pusher', FakePusher)
+    out = session('option dry-run true\noption force false\n'
+                  'push refs/heads/a:refs/heads/bookmarks/a\n'
+                  'push +:refs/heads/bookmarks/b\n'
+                  'option verbosity 1\n\n\n')
+    assert out == ('ok\nok\nok refs/heads/bookmarks/a\n'
+                   'error refs/heads/bookmarks/b cannot delete this\n\n')
+    pusher, = FakePusher.made
+    assert pusher.options == (False, True)
+    assert [tuple(s) for s in pusher.specs] == [
+        ('refs/heads/a', 'refs/heads/bookmarks/a', False),
+        ('', 'refs/heads/bookmarks/b', True)]
+
+
+def test_push_capability(fakes):
+    assert 'push' in session('capabilities\n\n').splitlines()
+
+
+def test_push_outside_a_repository(fakes, monkeypatch):
+    monkeypatch.setattr(remote.git, 'git_dir', lambda: None)
+    with pytest.raises(Abort):
+        session('push a:refs/heads/bookmarks/a\n\n')

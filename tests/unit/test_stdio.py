@@ -135,3 +135,99 @@ def test_missing_program():
     with pytest.raises(Abort) as error:
         StdioTransport(['/nonexistent/hg'], 'x', missing_hint='install it')
     assert error.value.hint == 'install it'
+
+
+# A server taking pushes: `unbundle` answers the empty go-ahead (or a
+# refusal when the heads are `refuse`), reads the chunks, then answers a
+# bundle2 when the heads are hex('force'), else the bundle1 answer;
+# `pushkey` answers 1. The bundle2 reply echoes the size of the bundle.
+PUSH_SERVER = textwrap.dedent('''
+    import struct, sys
+    inp, out = sys.stdin.buffer, sys.stdout.buffer
+
+    def arg():
+        name, size = inp.readline().split()
+        return name, inp.read(int(size))
+
+    def answer(data):
+        out.write(b'%d\\n' % len(data) + data)
+        out.flush()
+
+    def part(name, params, payload):
+        header = (bytes([len(name)]) + name + struct.pack('>I', 0)
+                  + bytes([len(params), 0])
+                  + b''.join(bytes([len(k), len(v)]) for k, v in params)
+                  + b''.join(k + v for k, v in params))
+        chunk = struct.pack('>i', len(payload)) + payload if payload else b''
+        return (struct.pack('>I', len(header)) + header + chunk
+                + struct.pack('>i', 0))
+
+    while True:
+        command = inp.readline()[:-1]
+        if not command:
+            break
+        if command == b'hello':
+            answer(b'capabilities: unbundle pushkey\\n')
+        elif command == b'between':
+            arg()
+            answer(b'\\n')
+        elif command == b'unbundle':
+            heads = arg()[1]
+            if heads == b'refuse':
+                answer(b'unsynced changes')
+                continue
+            answer(b'')
+            data = b''
+            while True:
+                size = int(inp.readline())
+                if not size:
+                    break
+                data += inp.read(size)
+            if heads == b'force'.hex().encode():
+                out.write(b'HG20' + struct.pack('>I', 0)
+                          + part(b'reply:changegroup', [(b'return', b'1')],
+                                 b'')
+                          + part(b'output', [], b'%d bytes' % len(data))
+                          + struct.pack('>I', 0))
+                out.flush()
+            elif heads == b'fail':
+                answer(b'hook failed')
+            else:
+                answer(b'')
+                answer(b'1')
+        elif command == b'pushkey':
+            args = dict(arg() for _ in range(4))
+            answer(b'1\\n' if args[b'new'] else b'0\\n')
+''')
+
+
+@pytest.fixture
+def push_transport():
+    transport = StdioTransport([sys.executable, '-c', PUSH_SERVER], 'fake')
+    yield transport
+    transport.close()
+
+
+def test_unbundle_bundle2(push_transport, tmp_path):
+    bundle = tmp_path / 'bundle'
+    bundle.write_bytes(b'x' * 100000)
+    parts = push_transport.unbundle({'heads': b'force'.hex()}, bundle, True)
+    assert [(p.type, p.params, p.data) for p in parts] == [
+        ('reply:changegroup', {'return': '1'}, b''),
+        ('output', {}, b'100000 bytes')]
+    # The connection goes on after the reply.
+    assert push_transport.call('pushkey', {
+        'namespace': 'bookmarks', 'key': 'k', 'old': '', 'new': A}) == b'1\n'
+
+
+def test_unbundle_bundle1(push_transport, tmp_path):
+    bundle = tmp_path / 'bundle'
+    bundle.write_bytes(b'HG10UN')
+    assert push_transport.unbundle({'heads': A}, bundle, False) == \
+        (b'1', b'')
+    assert push_transport.unbundle({'heads': 'fail'}, bundle, False) == \
+        (b'0', b'hook failed')
+    assert push_transport.unbundle({'heads': 'refuse'}, bundle, False) == \
+        (b'0', b'unsynced changes')
+    assert push_transport.call('pushkey', {
+        'namespace': 'bookmarks', 'key': 'k', 'old': '', 'new': ''}) == b'0\n'

@@ -1,0 +1,388 @@
+"""Pushing git commits to a Mercurial server (git's `push` command).
+
+For a batch of `push [+]<src>:<dst>` requests:
+
+1. Each `<dst>` is read back through the ref layout (`refs.push_target`):
+   a branch (its tip, or one of its heads) or a bookmark. Deleting a ref
+   is refused.
+2. What to send: the commits reachable from `<src>` that the server
+   lacks, parents first: `git rev-list` stopping at the commits of the
+   server heads we know and of our own heads the server has, minus the
+   commits whose changesets the server already has (`known`).
+3. Checks that need only git: a new root (a commit without parents) on a
+   server that is not empty; a bookmark move that is not a fast-forward,
+   or from a changeset we do not have; a branch ref whose commit is
+   already on the server but is not one of the branch's heads.
+4. The helper makes a changegroup of all the commits (`changegroup`),
+   recording their changesets pending `finish`; we wrap it in the bundle
+   for `unbundle` and ask the helper for the bundle's branch heads
+   (`bundle-heads`). Checks that need the branches: a commit pushed to a
+   branch ref must be on that branch (new commits take the branch of
+   their first parent); no branch may end up with more heads than it
+   has (a server head of the branch that we do not have counts as one
+   that stays: "fetch first"), heads carrying a bookmark we push aside;
+   no new branch unless a ref names it. When a check refuses a ref, the
+   pending changesets are dropped (`abort`) and the others are tried
+   again without it.
+5. `unbundle` sends it all (with the heads we decided on, so the server
+   refuses if they changed meanwhile); on success the changesets are
+   kept (`finish`), then bookmarks are set with `pushkey`.
+
+A `+` on a request, or `option force true`, skips the checks that a
+force skips in git: new heads, new roots, new branches, bookmark moves
+that are not fast-forwards. With `option dry-run true` everything but
+the sending happens, and nothing is kept.
+
+Phases need nothing: a publishing server makes what it receives public.
+"""
+
+import collections
+import os
+import sys
+import tempfile
+
+from cinnabar import discovery, git, refs
+from cinnabar.errors import Abort
+from cinnabar.helper import HelperError
+from cinnabar.hg import unbundle
+
+PushSpec = collections.namedtuple('PushSpec', 'src dst force')
+PushSpec.__doc__ = """One `push` request from git: `src` is empty for a
+deletion; `force` is set by a leading `+`."""
+
+RACED = "the server's heads changed since we fetched; fetch first"
+
+
+def parse_push(argument):
+    """The PushSpec of the argument of a `push` command."""
+    force = argument.startswith('+')
+    if force:
+        argument = argument[1:]
+    src, colon, dst = argument.rpartition(':')
+    if not colon or not dst:
+        raise Abort('invalid push request from git: %r' % argument)
+    return PushSpec(src, dst, force)
+
+
+class RefPush:
+    """What happens to one ref: the request, its Target, the commit and
+    the commits to send; `error` once it is refused."""
+
+    def __init__(self, spec, force):
+        self.spec = spec
+        self.force = force
+        self.target = None
+        self.commit = None
+        self.commits = []
+        self.error = None
+
+    @property
+    def dst(self):
+        return self.spec.dst
+
+    def refuse(self, message):
+        if self.error is None:
+            self.error = message
+
+
+def show_remote_output(output):
+    for line in output.decode('utf-8', 'replace').splitlines():
+        sys.stderr.write('remote: %s\n' % line)
+    sys.stderr.flush()
+
+
+def union_in_order(lists):
+    """The items of the lists, each once, in order of first appearance."""
+    return list(dict.fromkeys(item for items in lists for item in items))
+
+
+class Pusher:
+    """One batch of pushes to `peer`, whose RemoteState is `state`, with
+    refs laid out in `styles` (see cinnabar.refs)."""
+
+    def __init__(self, peer, helper, state, styles, force=False,
+                 dry_run=False):
+        self.peer = peer
+        self.helper = helper
+        self.state = state
+        self.styles = styles
+        self.force_all = force
+        self.dry_run = dry_run
+        # {GitId: HgId} of the commits we looked at or made changesets of.
+        self._hg_of = {}
+        # From the bundle's branch heads: {HgId: branch}, and
+        # {branch: [GitId of the heads pushed to it]}.
+        self._branch_of = {}
+        self._pushed_heads = {}
+
+    # The whole batch.
+
+    def push(self, specs):
+        """Push the PushSpecs; returns [(dst, error message or None)]."""
+        if self.peer.capable('unbundle') is None:
+            raise Abort('cannot push to %s: it does not take pushes'
+                        % self.peer.description)
+        pushes = [RefPush(s, s.force or self.force_all) for s in specs]
+        self._resolve(pushes)
+        self._find_commits([p for p in pushes if p.error is None])
+        for push in pushes:
+            if push.error is None:
+                self._check_without_branches(push)
+        sending = [p for p in pushes if p.error is None and p.commits]
+        if sending:
+            self._send(sending)
+        for push in pushes:
+            if push.error is None and push.target.kind == 'bookmark':
+                self._set_bookmark(push)
+        return [(p.dst, p.error) for p in pushes]
+
+    # 1. What each request means.
+
+    def _resolve(self, pushes):
+        with git.CommitResolver() as resolver:
+            for push in pushes:
+                push.target = refs.push_target(push.dst, self.styles)
+                if not push.spec.src:
+                    push.refuse('cannot delete %s: git-cinnabar does not '
+                                'remove Mercurial branches, heads or '
+                                'bookmarks; do it with hg' % push.dst)
+                elif push.target is None:
+                    push.refuse('%s is not a Mercurial branch or bookmark '
+                                'in this layout; push to %s'
+                                % (push.dst, refs.push_examples(self.styles)))
+                else:
+                    push.commit = resolver.resolve(push.spec.src)
+                    if push.commit is None:
+                        push.refuse('%s is not a commit' % push.spec.src)
+
+    # 2. What to send.
+
+    def _server_git_heads(self):
+        """The commits of the server heads we have, and of our heads the
+        server has: history the server has."""
+        heads = list(self.state.heads)
+        ours = discovery.local_heads(self.helper, set())
+        heads += [h for h, known in zip(ours, self.peer.known(ours))
+                  if known]
+        heads = list(dict.fromkeys(heads))
+        return [g for g in self.helper.hg2git_many(heads) if not g.is_null]
+
+    def _find_commits(self, pushes):
+        if not pushes:
+            return
+        exclude = self._server_git_heads()
+        walks = {}
+        for push in pushes:
+            walks[push] = git.rev_list_parents([push.commit], exclude)
+        every = union_in_order([c for c, _ in w] for w in walks.values())
+        every = list(dict.fromkeys(every + [p.commit for p in pushes]))
+        self._hg_of.update(zip(every, self.helper.git2hg_many(every)))
+        on_server = self._on_server(every)
+        for push, walk in walks.items():
+            push.commits = [(c, parents) for c, parents in walk
+                            if c not in on_server]
+
+    def _on_server(self, commits):
+        """The commits whose changesets the server has."""
+        mapped = [c for c in commits if not self._hg_of[c].is_null]
+        answers = self.peer.known([self._hg_of[c] for c in mapped])
+        return {c for c, known in zip(mapped, answers) if known}
+
+    # 3. Checks needing git only.
+
+    def _check_without_branches(self, push):
+        if not push.force and self.state.heads and any(
+                not parents for _, parents in push.commits):
+            push.refuse('would add a new root (a commit without parents) '
+                        'to the repository; use git push -f to push it '
+                        'anyway')
+        if push.target.kind == 'bookmark':
+            self._check_bookmark_move(push)
+        elif not push.commits:
+            self._check_branch_unchanged(push)
+
+    def _check_bookmark_move(self, push):
+        old = self.state.bookmarks.get(push.target.name)
+        if old is None or push.force:
+            return
+        old_commit = self.helper.hg2git(old)
+        if old_commit.is_null:
+            push.refuse("the server's bookmark %s points to changes you do "
+                        "not have; fetch first, or use git push -f"
+                        % push.target.name)
+        elif not git.is_ancestor(old_commit, push.commit):
+            push.refuse('moving bookmark %s is not a fast-forward; fetch '
+                        'and merge first, or use git push -f'
+                        % push.target.name)
+
+    def _check_branch_unchanged(self, push):
+        heads = dict(self.state.branchmap).get(push.target.name, [])
+        if self._hg_of[push.commit] not in heads:
+            push.refuse('nothing to push: %s is already on the server and '
+                        'is not a head of branch %s'
+                        % (push.spec.src, push.target.name))
+
+    # 4. and 5. Making the bundle, checks needing branches, sending.
+
+    def _send(self, pushes):
+        push_format = self.peer.push_format()
+        while pushes:
+            with tempfile.TemporaryDirectory(prefix='cinnabar-push-') as tmp:
+                try:
+                    bundle = self._make_bundle(pushes, push_format, tmp)
+                    self._check_branches(pushes)
+                except Abort as error:
+                    self._refuse_all(pushes, error)
+                    return
+                refused = [p for p in pushes if p.error is not None]
+                if refused:
+                    self._drop_pending()
+                    pushes = [p for p in pushes if p.error is None]
+                    continue
+                self._deliver(pushes, push_format, bundle)
+                return
+
+    def _make_bundle(self, pushes, push_format, tmp):
+        commits = union_in_order([c for c, _ in p.commits] for p in pushes)
+        changegroup = os.path.join(tmp, 'changegroup')
+        mapping = self.helper.changegroup(push_format.cg_version,
+                                          changegroup, commits)
+        self._hg_of.update(mapping)
+        bundle = os.path.join(tmp, 'bundle')
+        with open(changegroup, 'rb') as source, open(bundle, 'wb') as out:
+            unbundle.write_bundle(out, push_format, source,
+                                  self.state.heads, len(commits))
+        git_of = {hg: commit for commit, hg in mapping.items()}
+        self._branch_of = {}
+        self._pushed_heads = collections.defaultdict(list)
+        for head in self.helper.bundle_heads(bundle):
+            commit = head.git_id or git_of.get(head.hg_id)
+            self._branch_of[head.hg_id] = head.branch
+            self._pushed_heads[head.branch].append(commit)
+        return bundle
+
+    def _check_branches(self, pushes):
+        for push in pushes:
+            branch = self._branch_of.get(self._hg_of[push.commit])
+            if (push.target.kind == 'branch' and branch is not None
+                    and branch != push.target.name):
+                push.refuse('%s is on branch %s, not %s (new commits take '
+                            'the branch of their first parent); push it '
+                            'to %s' % (push.spec.src, branch,
+                                       push.target.name,
+                                       refs.branch_ref(branch, self.styles)))
+        if not self.state.heads or any(p.error for p in pushes):
+            # An empty server takes anything; after a refusal, the heads
+            # are checked again without the refused pushes.
+            return
+        for branch, heads in self._pushed_heads.items():
+            self._check_heads_of(branch, heads, pushes)
+
+    def _check_heads_of(self, branch, pushed, pushes):
+        """Refuse the pushes that would make `branch` new, or make it have
+        more heads than on the server; `pushed` are the commits of the
+        bundle's heads on that branch."""
+        server = dict(self.state.branchmap).get(branch)
+        if not server:
+            message, offending = self._new_branch_problem(branch, pushes)
+        else:
+            bookmarked = {p.commit for p in pushes
+                          if p.target.kind == 'bookmark'}
+            new = [c for c in pushed if c not in bookmarked]
+            message, offending = self._new_heads_problem(branch, server,
+                                                         pushed, new)
+        if message is None:
+            return
+        blamed = [p for p in pushes
+                  if any(c in offending for c, _ in p.commits)]
+        if any(p.force for p in blamed):
+            return
+        for push in blamed:
+            push.refuse(message)
+
+    def _new_branch_problem(self, branch, pushes):
+        """(message or None, the offending heads)."""
+        if any(p.target.kind == 'branch' and p.target.name == branch
+               for p in pushes):
+            return None, []
+        return ('would create the new branch %s on the server; push to %s, '
+                'or use git push -f'
+                % (branch, refs.branch_ref(branch, self.styles)),
+                self._pushed_heads[branch])
+
+    def _new_heads_problem(self, branch, server, pushed, new):
+        """(message or None, the offending heads): those of the `new` heads
+        that descend from no server head, or all of them when each does
+        (but several from the same one)."""
+        if not new:
+            return None, []
+        server_commits = self.helper.hg2git_many(server)
+        if any(g.is_null for g in server_commits):
+            return ('the server has changes on branch %s that you do not '
+                    'have; fetch first, or use git push -f' % branch, new)
+        replaced = {c: [g for g in server_commits if git.is_ancestor(g, c)]
+                    for c in pushed}
+        staying = [g for g in server_commits
+                   if not any(g in r for r in replaced.values())]
+        if len(staying) + len(new) <= len(server):
+            return None, []
+        offending = [c for c in new if not replaced[c]] or new
+        return ('would create a new head on branch %s; fetch and merge '
+                'first, or use git push -f' % branch, offending)
+
+    def _deliver(self, pushes, push_format, bundle):
+        if self.dry_run:
+            self._drop_pending()
+            return
+        try:
+            result = self.peer.unbundle(bundle, push_format, self.state.heads)
+        except Abort as error:
+            self._refuse_all(pushes, error)
+            return
+        show_remote_output(result.output)
+        if result.ok:
+            self.helper.finish()
+            return
+        self._drop_pending()
+        if result.raced:
+            message = RACED
+        else:
+            message = 'the server refused the push'
+            if result.message:
+                message += ': %s' % result.message
+            if result.hint:
+                message += ' (%s)' % result.hint
+        for push in pushes:
+            push.refuse(message)
+
+    def _refuse_all(self, pushes, error):
+        self._drop_pending()
+        for push in pushes:
+            push.refuse(error.message)
+
+    def _drop_pending(self):
+        try:
+            self.helper.abort()
+        except HelperError:
+            # A helper that went away kept nothing either.
+            pass
+
+    # 6. Bookmarks.
+
+    def _set_bookmark(self, push):
+        if self.dry_run:
+            return
+        name = push.target.name
+        old = self.state.bookmarks.get(name)
+        new = self._hg_of.get(push.commit) or self.helper.git2hg(push.commit)
+        if old == new:
+            return
+        try:
+            success, output = self.peer.pushkey('bookmarks', name,
+                                                old or '', new)
+        except Abort as error:
+            push.refuse(error.message)
+            return
+        show_remote_output(output)
+        if not success:
+            push.refuse('the server refused to set bookmark %s' % name)
