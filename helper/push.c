@@ -119,10 +119,14 @@ static void mmap_remember(struct mmap *m)
 	mmap_cache[0] = m;
 }
 
-/* The manifest `id` (NULL for the null id); valid until the next call. */
+/* Manifests made for this push, not stored yet. */
+static const struct strbuf *(*new_manifest_text)(const struct hg_oid *id);
+
+/* The manifest `id` (NULL for the null id); valid for a few calls. */
 static const struct mmap *mmap_get_manifest(const struct hg_oid *id)
 {
 	struct mmap *m;
+	const struct strbuf *text;
 	int i;
 	if (hg_oid_is_null(id))
 		return NULL;
@@ -132,7 +136,11 @@ static const struct mmap *mmap_get_manifest(const struct hg_oid *id)
 	CALLOC_ARRAY(m, 1);
 	hg_oidcpy(&m->id, id);
 	strbuf_init(&m->text, 0);
-	manifest_text(id, &m->text);
+	text = new_manifest_text ? new_manifest_text(id) : NULL;
+	if (text)
+		strbuf_addbuf(&m->text, text);
+	else
+		manifest_text(id, &m->text);
 	mmap_parse(m);
 	mmap_remember(m);
 	return m;
@@ -163,6 +171,39 @@ struct push_state {
 	size_t files_nr, files_alloc;
 	struct string_list paths;
 };
+
+static struct push_state *current;
+
+static struct cs_rev *batch_changeset(const struct hg_oid *node)
+{
+	size_t i;
+	for (i = current ? current->nr : 0; i > 0; i--)
+		if (hg_oideq(&current->cs[i - 1].node, node))
+			return &current->cs[i - 1];
+	return NULL;
+}
+
+static const struct strbuf *batch_manifest_text(const struct hg_oid *id)
+{
+	size_t i;
+	for (i = current ? current->nr : 0; i > 0; i--)
+		if (current->cs[i - 1].new_manifest &&
+		    hg_oideq(&current->cs[i - 1].manifest, id))
+			return &current->cs[i - 1].manifest_text;
+	return NULL;
+}
+
+/* The raw text of a changeset, pushed in this batch or stored. */
+static void any_changeset_text(const struct hg_oid *node, struct strbuf *out)
+{
+	struct cs_rev *cs = batch_changeset(node);
+	if (cs) {
+		strbuf_reset(out);
+		strbuf_addbuf(out, &cs->text);
+	} else {
+		changeset_text(node, out);
+	}
+}
 
 static const char *intern_path(struct push_state *st, const char *p, size_t len)
 {
@@ -293,7 +334,7 @@ static void add_stored(struct push_state *st, struct cs_rev *cs)
 		hg_oidcpy(mp, &hg_null_oid);
 		if (hg_oid_is_null(p))
 			continue;
-		changeset_text(p, &text);
+		any_changeset_text(p, &text);
 		if (parse_changeset(&pc, text.buf, text.len))
 			die("changeset %s is damaged", hg_oid_to_hex(p));
 		hg_oidcpy(mp, &pc.manifest);
@@ -562,7 +603,7 @@ static const char *branch_of(const struct hg_oid *node, struct strbuf *out)
 	strbuf_reset(out);
 	if (hg_oid_is_null(node))
 		return NULL;
-	changeset_text(node, &text);
+	any_changeset_text(node, &text);
 	if (parse_changeset(&cs, text.buf, text.len))
 		die("changeset %s is damaged", hg_oid_to_hex(node));
 	for (p = cs.extra.buf, end = p + cs.extra.len; cs.has_extra && p < end;) {
@@ -635,7 +676,7 @@ static void convert_commit(struct push_state *st, struct cs_rev *cs,
 		hg_oidcpy(mp, &hg_null_oid);
 		if (hg_oid_is_null(p))
 			continue;
-		changeset_text(p, &text);
+		any_changeset_text(p, &text);
 		if (parse_changeset(&pc, text.buf, text.len))
 			die("changeset %s is damaged", hg_oid_to_hex(p));
 		hg_oidcpy(mp, &pc.manifest);
@@ -887,10 +928,8 @@ static void write_changegroup(FILE *f, int version, struct push_state *st)
 			manifest_text(&cs->manifest, &text);
 		}
 		if (version == 1 && first && !hg_oid_is_null(&cs->mp1)) {
-			struct strbuf p = STRBUF_INIT;
-			manifest_text(&cs->mp1, &p);
-			base_len = p.len;
-			strbuf_release(&p);
+			const struct mmap *p = mmap_get_manifest(&cs->mp1);
+			base_len = p ? p->text.len : 0;
 		}
 		write_rev(f, version, &cs->manifest, &cs->mp1, &cs->mp2,
 			  &cs->node, base_len, text.buf, text.len);
@@ -933,6 +972,8 @@ void create_changegroup(int version, const char *path,
 
 	string_list_init_dup(&st.paths);
 	CALLOC_ARRAY(st.cs, nr ? nr : 1);
+	current = &st;
+	new_manifest_text = batch_manifest_text;
 	for (i = 0; i < nr; i++) {
 		struct cs_rev *cs = &st.cs[i];
 		struct commit_info c;
@@ -965,6 +1006,12 @@ void create_changegroup(int version, const char *path,
 	if (fclose(f))
 		die_errno("cannot write '%s'", path);
 	import_back(path, version, &st);
+	current = NULL;
+	new_manifest_text = NULL;
+	for (i = 0; i < MMAP_CACHE; i++) {
+		mmap_free(mmap_cache[i]);
+		mmap_cache[i] = NULL;
+	}
 
 	fprintf(out, "ok %"PRIuMAX"\n", (uintmax_t)nr);
 	for (i = 0; i < nr; i++)
