@@ -782,32 +782,45 @@ static void write_chunk_header(struct strbuf *out, size_t payload)
 }
 
 /*
- * One revision: as version 02, a full text against the null revision; as
- * version 01, a hunk replacing the whole of the base (the previous
- * revision of the group, or p1 for the first), whose length is base_len.
+ * One revision, as a delta against `base` (the previous revision of the
+ * group, or for the first one of a version 01 group, its p1; base_node is
+ * its id, named in version 02's header): a single hunk replacing what lies
+ * between the longest common leading and trailing lines.
  */
 static void write_rev(FILE *f, int version, const struct hg_oid *node,
 		      const struct hg_oid *p1, const struct hg_oid *p2,
-		      const struct hg_oid *link, size_t base_len,
+		      const struct hg_oid *link, const struct hg_oid *base_node,
+		      const char *base, size_t base_len,
 		      const char *text, size_t len)
 {
 	struct strbuf buf = STRBUF_INIT;
 	unsigned char hunk[12];
-	size_t hdr = version == 1 ? 80 : 100;
+	size_t hdr = version == 1 ? 80 : 100, prefix = 0, suffix = 0;
 
-	write_chunk_header(&buf, hdr + 12 + len);
+	while (prefix < base_len && prefix < len && base[prefix] == text[prefix])
+		prefix++;
+	while (prefix && base[prefix - 1] != '\n')
+		prefix--;
+	while (suffix < base_len - prefix && suffix < len - prefix &&
+	       base[base_len - 1 - suffix] == text[len - 1 - suffix])
+		suffix++;
+	while (suffix && base[base_len - suffix - 1] != '\n')
+		suffix--;
+
+	write_chunk_header(&buf, hdr + 12 + len - prefix - suffix);
 	strbuf_add(&buf, node->hash, HG_RAWSZ);
 	strbuf_add(&buf, p1->hash, HG_RAWSZ);
 	strbuf_add(&buf, p2->hash, HG_RAWSZ);
 	if (version != 1)
-		strbuf_add(&buf, hg_null_oid.hash, HG_RAWSZ);
+		strbuf_add(&buf, base_node->hash, HG_RAWSZ);
 	strbuf_add(&buf, link->hash, HG_RAWSZ);
-	put_be32(hunk, 0);
-	put_be32(hunk + 4, version == 1 ? base_len : 0);
-	put_be32(hunk + 8, len);
+	put_be32(hunk, prefix);
+	put_be32(hunk + 4, base_len - suffix);
+	put_be32(hunk + 8, len - prefix - suffix);
 	strbuf_add(&buf, hunk, 12);
 	if (fwrite(buf.buf, 1, buf.len, f) != buf.len ||
-	    fwrite(text, 1, len, f) != len)
+	    fwrite(text + prefix, 1, len - prefix - suffix, f) !=
+	    len - prefix - suffix)
 		die_errno("cannot write the changegroup");
 	strbuf_release(&buf);
 }
@@ -851,13 +864,13 @@ static void file_rev_text(const struct file_rev *r, struct strbuf *out)
 static void write_files(FILE *f, int version, struct push_state *st)
 {
 	struct strbuf text = STRBUF_INIT, base = STRBUF_INIT;
+	struct hg_oid base_node;
 	size_t i;
 
 	QSORT(st->files, st->files_nr, file_rev_cmp);
 	for (i = 0; i < st->files_nr; i++) {
 		struct file_rev *r = &st->files[i];
 		struct strbuf name = STRBUF_INIT;
-		size_t base_len = 0;
 		int first = !i || strcmp(st->files[i - 1].path, r->path);
 
 		if (i && !first && hg_oideq(&st->files[i - 1].node, &r->node))
@@ -870,17 +883,16 @@ static void write_files(FILE *f, int version, struct push_state *st)
 			if (fwrite(name.buf, 1, name.len, f) != name.len)
 				die_errno("cannot write the changegroup");
 			strbuf_release(&name);
-			if (version == 1 && !hg_oid_is_null(&r->p1)) {
+			strbuf_reset(&base);
+			hg_oidcpy(&base_node, &hg_null_oid);
+			if (version == 1 && !hg_oid_is_null(&r->p1))
 				file_text(&r->p1, &base);
-				base_len = base.len;
-			}
-		} else {
-			base_len = base.len;
 		}
 		file_rev_text(r, &text);
 		write_rev(f, version, &r->node, &r->p1, &r->p2, &r->link,
-			  base_len, text.buf, text.len);
+			  &base_node, base.buf, base.len, text.buf, text.len);
 		strbuf_swap(&text, &base);
+		hg_oidcpy(&base_node, &r->node);
 	}
 	if (st->files_nr)
 		write_end(f);
@@ -892,25 +904,27 @@ static void write_files(FILE *f, int version, struct push_state *st)
 
 static void write_changegroup(FILE *f, int version, struct push_state *st)
 {
-	struct strbuf text = STRBUF_INIT;
-	size_t i, base_len = 0;
-	int first;
+	struct strbuf text = STRBUF_INIT, base = STRBUF_INIT;
+	struct hg_oid base_node;
+	size_t i;
 
+	hg_oidcpy(&base_node, &hg_null_oid);
+	if (version == 1 && st->nr && !hg_oid_is_null(&st->cs[0].p1))
+		changeset_text(&st->cs[0].p1, &base);
 	for (i = 0; i < st->nr; i++) {
 		struct cs_rev *cs = &st->cs[i];
-		if (version == 1) {
-			if (!i && !hg_oid_is_null(&cs->p1)) {
-				changeset_text(&cs->p1, &text);
-				base_len = text.len;
-			}
-		}
 		write_rev(f, version, &cs->node, &cs->p1, &cs->p2, &cs->node,
-			  base_len, cs->text.buf, cs->text.len);
-		base_len = cs->text.len;
+			  &base_node, base.buf, base.len, cs->text.buf,
+			  cs->text.len);
+		strbuf_reset(&base);
+		strbuf_addbuf(&base, &cs->text);
+		hg_oidcpy(&base_node, &cs->node);
 	}
 	write_end(f);
-	base_len = 0;
-	for (i = 0, first = 1; i < st->nr; i++) {
+
+	strbuf_reset(&base);
+	hg_oidcpy(&base_node, &hg_null_oid);
+	for (i = 0; i < st->nr; i++) {
 		struct cs_rev *cs = &st->cs[i];
 		size_t j;
 		int dup = 0;
@@ -927,18 +941,21 @@ static void write_changegroup(FILE *f, int version, struct push_state *st)
 		} else {
 			manifest_text(&cs->manifest, &text);
 		}
-		if (version == 1 && first && !hg_oid_is_null(&cs->mp1)) {
+		if (version == 1 && hg_oid_is_null(&base_node)) {
 			const struct mmap *p = mmap_get_manifest(&cs->mp1);
-			base_len = p ? p->text.len : 0;
+			if (p)
+				strbuf_addbuf(&base, &p->text);
 		}
 		write_rev(f, version, &cs->manifest, &cs->mp1, &cs->mp2,
-			  &cs->node, base_len, text.buf, text.len);
-		base_len = text.len;
-		first = 0;
+			  &cs->node, &base_node, base.buf, base.len, text.buf,
+			  text.len);
+		strbuf_swap(&text, &base);
+		hg_oidcpy(&base_node, &cs->manifest);
 	}
 	write_end(f);
 	write_files(f, version, st);
 	strbuf_release(&text);
+	strbuf_release(&base);
 }
 
 /* Import the changegroup back, and check it maps to the same commits. */
