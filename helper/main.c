@@ -331,6 +331,7 @@ int cmd_main(int argc, const char **argv)
 	setup_git_directory_gently(&nongit);
 	in_repository = !nongit;
 	git_config(git_default_config, NULL);
+	store_limit_memory();
 	show_progress = progress ? git_env_bool("GIT_CINNABAR_PROGRESS", 0)
 				 : isatty(2);
 	if (in_repository)

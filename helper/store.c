@@ -13,12 +13,8 @@
 static int store_initialized;
 static struct tree_entry edit_roots[2];
 
-void store_init(void)
+void store_limit_memory(void)
 {
-	if (store_initialized)
-		return;
-	reset_pack_idx_option(&pack_idx_opts);
-	git_pack_config();
 	/*
 	 * Objects read back are mostly the last revision of a file or
 	 * manifest; git's 96MiB default cache of delta bases would only add
@@ -26,6 +22,14 @@ void store_init(void)
 	 */
 	if (delta_base_cache_limit > 16 * 1024 * 1024)
 		delta_base_cache_limit = 16 * 1024 * 1024;
+}
+
+void store_init(void)
+{
+	if (store_initialized)
+		return;
+	reset_pack_idx_option(&pack_idx_opts);
+	git_pack_config();
 	/*
 	 * Unless the user chose a compression level, favour speed: the pack
 	 * is about 5% larger, and `git gc` recompresses it anyway.

@@ -13,6 +13,8 @@
 #include "object.h"
 
 void store_init(void);
+/* Cap git's caches of objects read; call after reading the config. */
+void store_limit_memory(void);
 
 /* Store an object; `result` receives its id. */
 void store_object_buf(enum object_type type, const char *buf, size_t len,
