@@ -200,16 +200,29 @@ class Bench:
                   f'{stderr.decode(errors="replace")[-3000:]}')
             self.failed = True
             return
-        self.times[label] = elapsed
+        self.times.setdefault(label, []).append(elapsed)
         if sampler:
             self.samplers.append(sampler)
             self.max_single_rss = max(self.max_single_rss,
                                       rusage.ru_maxrss * 1024)
         print(f'{label:<28} {elapsed:8.1f} s', flush=True)
 
+    def median(self, label):
+        times = sorted(self.times[label])
+        return times[len(times) // 2]
+
+    def summary(self):
+        if len(next(iter(self.times.values()), [])) < 2:
+            return
+        print('medians:')
+        for label in self.times:
+            runs = ', '.join(f'{t:.1f}' for t in self.times[label])
+            print(f'  {label:<26} {self.median(label):8.1f} s  '
+                  f'(runs: {runs})')
+
     def ratio(self, ours, theirs):
         if ours in self.times and theirs in self.times:
-            value = self.times[ours] / self.times[theirs]
+            value = self.median(ours) / self.median(theirs)
             verdict = 'ok' if value <= TIME_RATIO_TARGET else 'OVER TARGET'
             print(f'{ours} / {theirs}: {value:.2f} '
                   f'(target <= {TIME_RATIO_TARGET}: {verdict})')
@@ -255,17 +268,19 @@ def prepare(hg, corpus, workdir):
     return repo
 
 
-def benchmark(hg, server, workdir, interval, processes):
+def benchmark(hg, server, workdir, interval, processes, runs):
     bench = Bench(workdir, interval)
     url = server.url
     print(f'hg serve: {url} ({hg.version()})')
-    bench.run('hg clone -U', [hg.exe, 'clone', '-U', '-q', url])
-    bench.run('git clone --no-checkout',
-              ['git', 'clone', '-q', '--no-checkout', f'hg::{url}'],
-              sample=True)
-    bench.run('hg clone', [hg.exe, 'clone', '-q', url])
-    bench.run('git clone', ['git', 'clone', '-q', f'hg::{url}'],
-              sample=True)
+    for _ in range(runs):
+        bench.run('hg clone -U', [hg.exe, 'clone', '-U', '-q', url])
+        bench.run('git clone --no-checkout',
+                  ['git', 'clone', '-q', '--no-checkout', f'hg::{url}'],
+                  sample=True)
+        bench.run('hg clone', [hg.exe, 'clone', '-q', url])
+        bench.run('git clone', ['git', 'clone', '-q', f'hg::{url}'],
+                  sample=True)
+    bench.summary()
     bench.ratio('git clone --no-checkout', 'hg clone -U')
     bench.ratio('git clone', 'hg clone')
     bench.memory_report()
@@ -280,6 +295,9 @@ def parse_args():
                         help='keep the work directory')
     parser.add_argument('--processes', action='store_true',
                         help='list every process seen, with its peak RSS')
+    parser.add_argument('--runs', type=int, default=3,
+                        help='repeat each clone; ratios use medians '
+                        '(default 3)')
     parser.add_argument('--interval', type=float, default=10,
                         help='memory sampling interval in ms (default 10)')
     return parser.parse_args()
@@ -299,7 +317,7 @@ def main():
         repo = prepare(hg, corpus, workdir)
         with HgServer(hg, repo, workdir / 'serve') as server:
             return benchmark(hg, server, workdir, args.interval / 1000,
-                             args.processes)
+                             args.processes, args.runs)
     finally:
         if args.keep:
             print(f'work directory kept: {workdir}')
