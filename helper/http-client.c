@@ -30,6 +30,8 @@ struct request {
 	int pipe_fd;			/* write end, or -1 */
 	int got_data;
 	struct strbuf small;		/* body in fetch mode */
+	FILE *body_file;		/* request body, from a file */
+	curl_off_t body_file_size;
 	int cg_version;			/* import: 0 for a bundle */
 };
 
@@ -49,8 +51,18 @@ static void read_request(struct request *r, FILE *in)
 	size_t n;
 
 	r->headers = http_copy_default_headers();
-	while (strbuf_getline_lf(&line, in) != EOF && line.len)
-		r->headers = curl_slist_append(r->headers, line.buf);
+	while (strbuf_getline_lf(&line, in) != EOF && line.len) {
+		const char *path;
+		struct stat st;
+		if (!skip_prefix(line.buf, "X-Cinnabar-Body-File: ", &path)) {
+			r->headers = curl_slist_append(r->headers, line.buf);
+			continue;
+		}
+		r->body_file = fopen(path, "rb");
+		if (!r->body_file || fstat(fileno(r->body_file), &st))
+			die_errno("cannot read '%s'", path);
+		r->body_file_size = st.st_size;
+	}
 	strbuf_release(&line);
 	stream_init_blocks(&body, in);
 	while ((n = stream_read(&body, buf, sizeof(buf))))
@@ -102,7 +114,15 @@ static void run_request(struct request *r)
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, body_cb);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
 	curl_easy_setopt(c, CURLOPT_ENCODING, "");
-	if (r->body.len) {
+	if (r->body_file) {
+		rewind(r->body_file);
+		curl_easy_setopt(c, CURLOPT_POST, 1L);
+		curl_easy_setopt(c, CURLOPT_POSTFIELDS, NULL);
+		curl_easy_setopt(c, CURLOPT_READFUNCTION, fread);
+		curl_easy_setopt(c, CURLOPT_READDATA, r->body_file);
+		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE,
+				 r->body_file_size);
+	} else if (r->body.len) {
 		curl_easy_setopt(c, CURLOPT_POST, 1L);
 		curl_easy_setopt(c, CURLOPT_POSTFIELDS, r->body.buf);
 		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)r->body.len);
@@ -324,6 +344,8 @@ void http_command(const char *mode, const char *url, int cg_version,
 	else
 		die("unknown http mode '%s'", mode);
 	curl_slist_free_all(r.headers);
+	if (r.body_file)
+		fclose(r.body_file);
 	strbuf_release(&r.body);
 	strbuf_release(&r.resp_headers);
 	strbuf_release(&r.content_type);
