@@ -184,6 +184,8 @@ class Pusher:
 
     def _on_server(self, commits):
         """The commits whose changesets the server has."""
+        if not self.state.heads:
+            return set()
         mapped = [c for c in commits if not self._hg_of[c].is_null]
         answers = self.peer.known([self._hg_of[c] for c in mapped])
         return {c for c, known in zip(mapped, answers) if known}

@@ -15,5 +15,8 @@ is mocked.  The modules are:
 - `sources`: a corpus repository over one transport (http, ssh, local
   path, bundle file), as a git URL;
 - `checks`: the assertions the tests share (expected ids, clean failures);
-- `tree`: file trees of a changeset per `hg archive` and `git archive`.
+- `tree`: file trees of a changeset per `hg archive` and `git archive`;
+- `push`: pushing through git-cinnabar to an hg repository the test owns,
+  and the checks around it (what hg shows of a changeset, the server's
+  state before and after, refusals, fresh clones, fetches after a push).
 """

@@ -9,6 +9,10 @@ of each wire command (`?cmd=...`), and, when asked, cuts the response to
   sees a short body;
 - `cut='without-length'`: no length and `Connection: close`, so the body
   just ends early and only the bundle decoder can tell.
+
+`before[command]`, when set to a function, is called (once, then
+removed) before the first request for that command goes to the server:
+for instance to change the repository while a client is pushing.
 """
 
 import collections
@@ -41,9 +45,12 @@ class _Handler(BaseHTTPRequestHandler):
         body = self.rfile.read(length) if length else None
         headers = {k: v for k, v in self.headers.items()
                    if k.lower() not in HOP_BY_HOP}
+        command = parse_qs(urlsplit(self.path).query).get('cmd', ['?'])[0]
+        action = proxy.before.pop(command, None)
+        if action:
+            action()
         status, reason, out_headers, data = proxy.upstream(
             self.command, self.path, headers, body)
-        command = parse_qs(urlsplit(self.path).query).get('cmd', ['?'])[0]
         proxy.record(command, len(data))
         if command == 'getbundle' and proxy.cut:
             self._send_cut(status, reason, out_headers, data, proxy.cut)
@@ -83,6 +90,7 @@ class HgProxy:
         self.cut = cut
         self.bytes_by_command = collections.Counter()
         self.calls_by_command = collections.Counter()
+        self.before = {}
         self._lock = threading.Lock()
         self._server = None
         self._thread = None

@@ -6,7 +6,9 @@ import pytest
 
 from cinnabar.errors import Abort
 from cinnabar.hg import wire
+from cinnabar.hg.bundle2 import Part
 from cinnabar.hg.bundlefile import branchmap_from_heads
+from cinnabar.hg.unbundle import PushFormat
 from cinnabar.helper import Head
 
 A, B = 'a' * 40, 'b' * 40
@@ -108,3 +110,44 @@ def test_bundle_branchmap():
              Head('c' * 40, None, 'default')]
     assert branchmap_from_heads(heads) == [('default', [A, 'c' * 40]),
                                            ('stable', [B])]
+
+
+class PushTransport(FakeTransport):
+    def unbundle(self, args, path, bundle2):
+        self.calls.append(('unbundle', args, path, bundle2))
+        return self.answers['unbundle']
+
+
+def test_unbundle_bundle2():
+    reply = [Part('reply:changegroup', {'return': '1'}, False, b''),
+             Part('output', {}, False, b'added\n')]
+    transport = PushTransport(
+        b'unbundle=HG10UN bundle2=HG20%0Achangegroup%3D01%2C02',
+        {'unbundle': reply})
+    peer = wire.Peer(transport)
+    push_format = peer.push_format()
+    assert push_format == PushFormat(True, '02')
+    result = peer.unbundle('/b', push_format, [A])
+    assert result.ok and result.output == b'added\n'
+    assert transport.calls == [
+        ('unbundle', {'heads': b'force'.hex()}, '/b', True)]
+
+
+def test_unbundle_bundle1_with_hashed_heads():
+    transport = PushTransport(b'unbundle unbundlehash',
+                              {'unbundle': (b'0', b'abort: no\n')})
+    peer = wire.Peer(transport)
+    result = peer.unbundle('/b', peer.push_format(), [A, B])
+    assert (result.ok, result.message) == (False, 'abort: no')
+    heads = transport.calls[0][1]['heads']
+    assert heads.startswith(b'hashed'.hex() + ' ')
+
+
+def test_pushkey():
+    transport = FakeTransport(b'pushkey', {'pushkey': b'1\nout\n'})
+    peer = wire.Peer(transport)
+    assert peer.pushkey('bookmarks', 'b', '', A) == (True, b'out\n')
+    assert transport.calls == [('pushkey', {
+        'namespace': 'bookmarks', 'key': 'b', 'old': '', 'new': A})]
+    with pytest.raises(Abort):
+        wire.Peer(FakeTransport(b'', {})).pushkey('bookmarks', 'b', '', A)
