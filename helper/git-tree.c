@@ -206,3 +206,12 @@ void git_tree_for_manifest(const struct hg_oid *manifest,
 	build_git_tree(&tree, NULL, result);
 	remember_git_tree(manifest, result);
 }
+
+void git_tree_reset_caches(void)
+{
+	if (tree_cache)
+		kh_destroy_tree_cache(tree_cache);
+	if (known)
+		kh_destroy_tree_cache(known);
+	tree_cache = known = NULL;
+}

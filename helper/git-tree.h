@@ -16,4 +16,7 @@ void remember_git_tree(const struct hg_oid *manifest,
 /* The git blob of a file revision; dies if it is unknown. */
 const struct object_id *git_blob_for_file(const struct hg_oid *file);
 
+/* Forget what was built (after the objects were dropped). */
+void git_tree_reset_caches(void);
+
 #endif

@@ -11,6 +11,9 @@
 #include "http-client.h"
 #include "import.h"
 #include "metadata.h"
+#include "file.h"
+#include "git-tree.h"
+#include "manifest.h"
 #include "push.h"
 #include "store.h"
 #include <malloc.h>
@@ -265,6 +268,12 @@ static void cmd_finish(const char **argv)
 static void cmd_abort(const char **argv)
 {
 	store_abort();
+	/* Back to the state at start: nothing refers to dropped objects. */
+	git_tree_reset_caches();
+	manifest_reset_cache();
+	file_reset_cache();
+	if (in_repository)
+		metadata_load();
 	answer("ok\n");
 }
 

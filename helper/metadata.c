@@ -152,7 +152,10 @@ void metadata_load(void)
 
 	oidclr(&none);
 	memset(&metadata, 0, sizeof(metadata));
+	if (cs_index)
+		kh_destroy_cs_index(cs_index);
 	cs_index = kh_init_cs_index();
+	cs_nr = 0;
 	if (read_ref(METADATA_REF, &metadata.commit)) {
 		oidclr(&metadata.commit);
 		notes_map_init(&metadata.hg2git, NULL, 0160000);

@@ -204,14 +204,25 @@ void store_unkeep(void)
 
 void store_abort(void)
 {
-	if (!store_initialized || !pack_data)
+	int i;
+	if (!store_initialized)
 		return;
-	close(pack_data->pack_fd);
-	unlink(pack_data->pack_name);
-	FREE_AND_NULL(pack_data);
-	store_initialized = 0;
+	if (pack_data) {
+		close(pack_data->pack_fd);
+		unlink(pack_data->pack_name);
+		FREE_AND_NULL(pack_data);
+	}
+	/* Forget the objects of the dropped pack, and trees built on them. */
+	hashmap_clear(&object_table);
+	hashmap_init(&object_table, object_entry_hashcmp, NULL, 0);
+	for (i = 0; i < 2; i++) {
+		if (edit_roots[i].tree)
+			release_tree_content_recursive(edit_roots[i].tree);
+		edit_roots[i].tree = NULL;
+		oidclr(&edit_roots[i].versions[0].oid);
+		oidclr(&edit_roots[i].versions[1].oid);
+	}
 }
-
 /*
  * Store a blob from a delta computed elsewhere (git's delta format, see
  * git's Documentation/gitformat-pack.txt) against `base`, which must be an
