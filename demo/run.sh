@@ -54,6 +54,7 @@ url=http://127.0.0.1:$port/
 echo "== hg serve at $url"
 # -d returns once the server listens; it writes its pid to the pid file.
 "$hg" -R "$work/hg" serve -d -a 127.0.0.1 -p "$port" --pid-file "$pidfile" \
+	--config web.push_ssl=False --config 'web.allow_push=*' \
 	-E "$work/hg-serve.errors"
 
 echo "== git clone hg::$url"
@@ -66,10 +67,13 @@ echo "== git branch -a; git tag"
 git -C "$work/git" branch -a
 git -C "$work/git" tag
 
-# == Push (not implemented yet) ==
-# Once push exists, the demo goes on here: commit in $work/git, then
-# `git -C "$work/git" push origin HEAD:branches/default/tip` (or the branch name
-# the remote helper gives), and `"$hg" -R "$work/hg" log -G` to show the new
-# changeset on the Mercurial side.
+echo "== git push"
+echo "made in git" > "$work/git/from-git.txt"
+git -C "$work/git" add from-git.txt
+git -C "$work/git" -c user.name="Demo User" -c user.email=demo@example.org \
+	commit -q -m "A commit made with git"
+git -C "$work/git" push origin HEAD:refs/heads/branches/default/tip
+"$hg" -R "$work/hg" log -G -l 3 -T '{node|short} {branch} {author} {desc|firstline}\n'
+"$hg" -R "$work/hg" verify -q && echo "hg verify: ok"
 
 echo "== done"
