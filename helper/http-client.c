@@ -51,6 +51,12 @@ static void read_request(struct request *r, FILE *in)
 	size_t n;
 
 	r->headers = http_copy_default_headers();
+	/*
+	 * No "Expect: 100-continue" on large POSTs: some hgweb versions
+	 * (Mercurial 6.3's hg serve) fail on it, and Mercurial's own client
+	 * never sends it.
+	 */
+	r->headers = curl_slist_append(r->headers, "Expect:");
 	while (strbuf_getline_lf(&line, in) != EOF && line.len) {
 		const char *path;
 		struct stat st;
