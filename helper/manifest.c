@@ -45,13 +45,42 @@ static const char *flag_for_mode(unsigned mode, const char *path)
 	die("manifest entry '%s' has unexpected mode %06o", path, mode);
 }
 
+/*
+ * Manifest subtrees read recently: consecutive manifests share most of
+ * them, and reading one back means undoing a chain of deltas.
+ */
+struct cached_tree {
+	struct object_id oid;
+	char *buf;
+	unsigned long size;
+};
+#define TREE_CACHE_SLOTS 4096
+static struct cached_tree tree_slots[TREE_CACHE_SLOTS];
+
+static void *read_manifest_tree(const struct object_id *oid,
+				unsigned long *size)
+{
+	struct cached_tree *slot = &tree_slots[oidhash(oid) % TREE_CACHE_SLOTS];
+	char *buf;
+	if (slot->buf && oideq(&slot->oid, oid)) {
+		*size = slot->size;
+		return xmemdupz(slot->buf, slot->size);
+	}
+	buf = store_read_object_typed(oid, OBJ_TREE, size);
+	free(slot->buf);
+	oidcpy(&slot->oid, oid);
+	slot->buf = xmemdupz(buf, *size);
+	slot->size = *size;
+	return buf;
+}
+
 /* Append the manifest lines for the tree under `base` ("a/b/"). */
 static void generate_lines(struct strbuf *out, const struct object_id *tree,
 			   struct strbuf *base)
 {
 	struct tree_iter entry;
 	unsigned long size;
-	void *buf = store_read_object_typed(tree, OBJ_TREE, &size);
+	void *buf = read_manifest_tree(tree, &size);
 	size_t base_len = base->len;
 
 	tree_iter_init(&entry, buf, size);

@@ -153,6 +153,9 @@ struct file_rev {
 	struct object_id blob;		/* new revisions: the content */
 	char *meta;			/* new revisions: metadata, or NULL */
 	int is_new;
+	/* stored revisions: the parents are among these (see below) */
+	struct hg_oid cand1, cand2;
+	int need_parents;
 	size_t order;
 };
 
@@ -285,33 +288,32 @@ static void read_commit_info(const struct object_id *oid,
 	}
 }
 
-/* Stored commits: their changeset, manifest and new file revisions. */
-static void find_file_parents(const struct hg_oid *node,
-			      const struct mline *l1, const struct mline *l2,
-			      struct hg_oid *p1, struct hg_oid *p2)
+/*
+ * The parents of a stored file revision, which the metadata does not
+ * keep: among the revisions of the same path in the parent manifests
+ * (a, b), the pair whose hash with the text gives the revision's id.
+ */
+static void find_file_parents(struct file_rev *r, const struct strbuf *text)
 {
-	struct strbuf text = STRBUF_INIT;
-	const struct hg_oid *a = l1 ? &l1->node : &hg_null_oid;
-	const struct hg_oid *b = l2 ? &l2->node : &hg_null_oid;
+	const struct hg_oid *a = &r->cand1, *b = &r->cand2;
 	const struct hg_oid *tries[][2] = {
 		{ a, b }, { a, &hg_null_oid }, { b, &hg_null_oid },
 		{ a, a }, { &hg_null_oid, &hg_null_oid },
 	};
 	size_t i;
 
-	file_text(node, &text);
 	for (i = 0; i < ARRAY_SIZE(tries); i++) {
 		struct hg_oid h;
-		hg_hash(tries[i][0], tries[i][1], text.buf, text.len, &h);
-		if (hg_oideq(&h, node)) {
-			hg_oidcpy(p1, tries[i][0]);
-			hg_oidcpy(p2, tries[i][1]);
-			strbuf_release(&text);
+		hg_hash(tries[i][0], tries[i][1], text->buf, text->len, &h);
+		if (hg_oideq(&h, &r->node)) {
+			hg_oidcpy(&r->p1, tries[i][0]);
+			hg_oidcpy(&r->p2, tries[i][1]);
+			r->need_parents = 0;
 			return;
 		}
 	}
 	die("cannot find the parents of file revision %s",
-	    hg_oid_to_hex(node));
+	    hg_oid_to_hex(&r->node));
 }
 
 static void add_stored(struct push_state *st, struct cs_rev *cs)
@@ -369,7 +371,9 @@ static void add_stored(struct push_state *st, struct cs_rev *cs)
 		    (l2 && hg_oideq(&l2->node, &l->node)))
 			continue;
 		f = add_file_rev(st, l->path, l->len, &l->node, &cs->node);
-		find_file_parents(&l->node, l1, l2, &f->p1, &f->p2);
+		hg_oidcpy(&f->cand1, l1 ? &l1->node : &hg_null_oid);
+		hg_oidcpy(&f->cand2, l2 ? &l2->node : &hg_null_oid);
+		f->need_parents = 1;
 	}
 	strbuf_release(&copy1.text);
 	free(copy1.lines);
@@ -885,10 +889,12 @@ static void write_files(FILE *f, int version, struct push_state *st)
 			strbuf_release(&name);
 			strbuf_reset(&base);
 			hg_oidcpy(&base_node, &hg_null_oid);
-			if (version == 1 && !hg_oid_is_null(&r->p1))
-				file_text(&r->p1, &base);
 		}
 		file_rev_text(r, &text);
+		if (r->need_parents)
+			find_file_parents(r, &text);
+		if (first && version == 1 && !hg_oid_is_null(&r->p1))
+			file_text(&r->p1, &base);
 		write_rev(f, version, &r->node, &r->p1, &r->p2, &r->link,
 			  &base_node, base.buf, base.len, text.buf, text.len);
 		strbuf_swap(&text, &base);
@@ -1022,7 +1028,12 @@ void create_changegroup(int version, const char *path,
 	write_changegroup(f, version, &st);
 	if (fclose(f))
 		die_errno("cannot write '%s'", path);
-	import_back(path, version, &st);
+	for (i = 0; i < nr; i++)
+		if (st.cs[i].new_manifest || !hg2git(&st.cs[i].node))
+			break;
+	/* Only converted commits need checking and recording. */
+	if (i < nr)
+		import_back(path, version, &st);
 	current = NULL;
 	new_manifest_text = NULL;
 	for (i = 0; i < MMAP_CACHE; i++) {
