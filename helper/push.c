@@ -483,14 +483,22 @@ static char flag_of(unsigned mode, const char *path)
 	return S_ISLNK(mode) ? 'l' : (mode & 0100) ? 'x' : '\0';
 }
 
+/* The blob of a file revision: stored, or made for this push. */
 static const struct object_id *blob_of(const struct mline *l)
 {
 	static struct object_id empty;
+	const struct object_id *blob;
+	size_t i;
 	if (hg_oideq(&l->node, &hg_empty_file_oid)) {
 		store_object_buf(OBJ_BLOB, "", 0, &empty);
 		return &empty;
 	}
-	return hg2git(&l->node);
+	blob = hg2git(&l->node);
+	for (i = current ? current->files_nr : 0; !blob && i > 0; i--)
+		if (current->files[i - 1].is_new &&
+		    hg_oideq(&current->files[i - 1].node, &l->node))
+			blob = &current->files[i - 1].blob;
+	return blob;
 }
 
 /* A new manifest line, kept until the manifest text is written. */
@@ -500,6 +508,7 @@ struct new_line {
 	struct hg_oid node;
 	char flag;
 	int removed;
+	int new_rev;
 };
 
 static int new_line_cmp(const void *a, const void *b)
@@ -508,8 +517,11 @@ static int new_line_cmp(const void *a, const void *b)
 	return path_cmp(x->path, x->len, y->path, y->len);
 }
 
-/* The revision for a changed file of a converted commit. */
-static void file_revision(struct push_state *st, struct cs_rev *cs,
+/*
+ * The revision for a changed file of a converted commit; return 1 when it
+ * is a new revision, 0 when an existing one is reused.
+ */
+static int file_revision(struct push_state *st, struct cs_rev *cs,
 			  struct tree_change *ch, const struct mmap *m1,
 			  const struct mmap *m2, const char *copy_from,
 			  struct hg_oid *node)
@@ -531,11 +543,11 @@ static void file_revision(struct push_state *st, struct cs_rev *cs,
 		    (!l2 || hg_oideq(&l2->node, &l1->node) ||
 		     (b2 && oideq(b2, b1)))) {
 			hg_oidcpy(node, &l1->node);
-			return;
+			return 0;
 		}
 		if (l2 && b2 && oideq(b2, &ch->new_oid)) {
 			hg_oidcpy(node, &l2->node);
-			return;
+			return 0;
 		}
 	}
 	hg_oidcpy(&fp1, l1 ? &l1->node : &hg_null_oid);
@@ -574,6 +586,7 @@ static void file_revision(struct push_state *st, struct cs_rev *cs,
 	f->is_new = 1;
 	strbuf_release(&meta);
 	strbuf_release(&text);
+	return 1;
 }
 
 /* Exact renames: a removed path whose content a new path has. */
@@ -706,7 +719,7 @@ static void convert_commit(struct push_state *st, struct cs_rev *cs,
 		l->len = strlen(ch->path);
 		l->flag = flag_of(ch->new_mode, ch->path);
 		l->removed = 0;
-		file_revision(st, cs, ch, m1, m2, copy, &l->node);
+		l->new_rev = file_revision(st, cs, ch, m1, m2, copy, &l->node);
 	}
 	for (i = 0; i < changes.nr; i++) {
 		struct tree_change *ch = &changes.items[i];
@@ -718,6 +731,7 @@ static void convert_commit(struct push_state *st, struct cs_rev *cs,
 		l->path = ch->path;
 		l->len = strlen(ch->path);
 		l->removed = 1;
+		l->new_rev = 0;
 	}
 	QSORT(lines, nr, new_line_cmp);
 
@@ -747,9 +761,14 @@ static void convert_commit(struct push_state *st, struct cs_rev *cs,
 					     lines[j].flag);
 			strbuf_addch(&cs->manifest_text, '\n');
 		}
-		if (!old || hg_oid_is_null(&old->node) || lines[j].removed ||
-		    !hg_oideq(&old->node, &lines[j].node) ||
-		    old->flag != lines[j].flag)
+		/*
+		 * As Mercurial lists them: new revisions, flag changes and
+		 * removals (a merge reusing the other side's revision is not
+		 * a change).
+		 */
+		if (lines[j].removed ? !!old : lines[j].new_rev ||
+		    (old && old->flag != lines[j].flag) ||
+		    (!old && hg_oid_is_null(&cs->p2)))
 			string_list_append(&files, lines[j].path);
 		if (cmp == 0)
 			i++;
