@@ -41,7 +41,7 @@ import os
 import sys
 import tempfile
 
-from cinnabar import discovery, git, refs
+from cinnabar import config, discovery, git, refs
 from cinnabar.errors import Abort
 from cinnabar.helper import HelperError
 from cinnabar.hg import unbundle
@@ -343,7 +343,10 @@ class Pusher:
             return
         show_remote_output(result.output)
         if result.ok:
-            self.helper.finish()
+            if self._keep_metadata():
+                self.helper.finish()
+            else:
+                self._drop_pending()
             return
         self._drop_pending()
         if result.raced:
@@ -356,6 +359,27 @@ class Pusher:
                 message += ' (%s)' % result.hint
         for push in pushes:
             push.refuse(message)
+
+    def _keep_metadata(self):
+        """Whether to keep the metadata of what we pushed (cinnabar.data).
+
+        `always` keeps it, `never` drops it (a later fetch brings the
+        changesets back), `phase` (the default) keeps it when the server
+        made them public, i.e. when it is publishing: newly pushed
+        changesets are drafts on a non-publishing server.
+        """
+        policy = (config.lookup('data') or 'phase').lower()
+        if policy not in ('always', 'never', 'phase'):
+            raise Abort('cinnabar.data must be always, never or phase, '
+                        'not %r' % policy)
+        if policy != 'phase':
+            return policy == 'always'
+        try:
+            phases = self.peer.listkeys('phases')
+        except Abort:
+            return True
+        return phases.get('publishing', '').lower() == 'true' or \
+            not phases
 
     def _refuse_all(self, pushes, error):
         self._drop_pending()

@@ -172,6 +172,10 @@ class FakePeer:
         self.pushkeys.append((namespace, key, old, new))
         return self.pushkey_answer
 
+    def listkeys(self, namespace):
+        assert namespace == 'phases'
+        return {'publishing': 'True'}
+
 
 World = collections.namedtuple('World', 'peer helper state')
 
