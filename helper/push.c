@@ -24,6 +24,9 @@
  * the commit it was made from.
  */
 #include "cache.h"
+#include "config.h"
+#include "diff.h"
+#include "diffcore.h"
 #include "string-list.h"
 #include "authorship.h"
 #include "bundle.h"
@@ -589,14 +592,59 @@ static int file_revision(struct push_state *st, struct cs_rev *cs,
 	return 1;
 }
 
-/* Exact renames: a removed path whose content a new path has. */
+/*
+ * Renames by similarity, when `cinnabar.similarity` (a percentage) is set:
+ * git's own rename detection between the two trees, as `git diff -M<n>%`.
+ * Fills `renames` with "new path" -> util: "old path".
+ */
+static void similar_renames(const struct object_id *old_tree,
+			    const struct object_id *new_tree,
+			    struct string_list *renames)
+{
+	struct diff_options opts;
+	int percent, i;
+
+	if (git_config_get_int("cinnabar.similarity", &percent) ||
+	    percent <= 0 || percent > 100 || !old_tree)
+		return;
+	repo_diff_setup(the_repository, &opts);
+	opts.flags.recursive = 1;
+	opts.detect_rename = DIFF_DETECT_RENAME;
+	opts.rename_score = (int)(percent * MAX_SCORE / 100);
+	opts.output_format = DIFF_FORMAT_NO_OUTPUT;
+	diff_setup_done(&opts);
+	diff_tree_oid(old_tree, new_tree, "", &opts);
+	diffcore_std(&opts);
+	for (i = 0; i < diff_queued_diff.nr; i++) {
+		struct diff_filepair *p = diff_queued_diff.queue[i];
+		if (p->status == DIFF_STATUS_RENAMED)
+			string_list_insert(renames, p->two->path)->util =
+				xstrdup(p->one->path);
+	}
+	diff_flush(&opts);
+}
+
+/*
+ * Renames: a removed path whose exact content a new path has, or one git
+ * pairs with it by similarity (see similar_renames).
+ */
 static const char *rename_source(struct changes *c, size_t i,
-				 const struct mmap *m1)
+				 const struct mmap *m1,
+				 struct string_list *similar)
 {
 	struct tree_change *add = &c->items[i];
+	struct string_list_item *item;
 	size_t j;
 	if (add->old_mode || S_ISLNK(add->new_mode))
 		return NULL;
+	item = string_list_lookup(similar, add->path);
+	if (item && mmap_get(m1, item->util, strlen(item->util))) {
+		for (j = 0; j < c->nr; j++)
+			if (!c->items[j].new_mode &&
+			    !strcmp(c->items[j].path, item->util))
+				c->items[j].old_mode = 0;
+		return item->util;
+	}
 	for (j = 0; j < c->nr; j++) {
 		struct tree_change *del = &c->items[j];
 		if (!del->new_mode && del->old_mode &&
@@ -682,6 +730,7 @@ static void convert_commit(struct push_state *st, struct cs_rev *cs,
 	struct object_id p1_tree;
 	struct strbuf base = STRBUF_INIT;
 	struct string_list files = STRING_LIST_INIT_DUP;
+	struct string_list similar = STRING_LIST_INIT_DUP;
 	struct new_line *lines = NULL;
 	size_t nr = 0, alloc = 0, i, j, first_file = st->files_nr;
 	struct hg_changeset pc;
@@ -705,6 +754,7 @@ static void convert_commit(struct push_state *st, struct cs_rev *cs,
 		commit_tree_oid(&c->parents[0], &p1_tree);
 	diff_trees(&changes, c->nr_parents ? &p1_tree : NULL, &c->tree, &base);
 	strbuf_release(&base);
+	similar_renames(c->nr_parents ? &p1_tree : NULL, &c->tree, &similar);
 
 	for (i = 0; i < changes.nr; i++) {
 		struct tree_change *ch = &changes.items[i];
@@ -712,7 +762,7 @@ static void convert_commit(struct push_state *st, struct cs_rev *cs,
 		const char *copy;
 		if (!ch->new_mode)
 			continue;
-		copy = rename_source(&changes, i, m1);
+		copy = rename_source(&changes, i, m1, &similar);
 		ALLOC_GROW(lines, nr + 1, alloc);
 		l = &lines[nr++];
 		l->path = ch->path;
@@ -789,6 +839,7 @@ static void convert_commit(struct push_state *st, struct cs_rev *cs,
 		hg_oidcpy(&st->files[i].link, &cs->node);
 
 	string_list_clear(&files, 0);
+	string_list_clear(&similar, 1);
 	free(lines);
 	for (i = 0; i < changes.nr; i++)
 		free(changes.items[i].path);
