@@ -593,9 +593,10 @@ static int file_revision(struct push_state *st, struct cs_rev *cs,
 }
 
 /*
- * Renames by similarity, when `cinnabar.similarity` (a percentage) is set:
- * git's own rename detection between the two trees, as `git diff -M<n>%`.
- * Fills `renames` with "new path" -> util: "old path".
+ * Renames and copies by similarity, when `cinnabar.similarity` (a
+ * percentage) is set: git's own detection between the two trees, as
+ * `git diff -M<n>% -C<n>% --find-copies-harder`. Fills `renames` with
+ * "new path" -> util: "source path".
  */
 static void similar_renames(const struct object_id *old_tree,
 			    const struct object_id *new_tree,
@@ -609,7 +610,8 @@ static void similar_renames(const struct object_id *old_tree,
 		return;
 	repo_diff_setup(the_repository, &opts);
 	opts.flags.recursive = 1;
-	opts.detect_rename = DIFF_DETECT_RENAME;
+	opts.detect_rename = DIFF_DETECT_COPY;
+	opts.flags.find_copies_harder = 1;
 	opts.rename_score = (int)(percent * MAX_SCORE / 100);
 	opts.output_format = DIFF_FORMAT_NO_OUTPUT;
 	diff_setup_done(&opts);
@@ -617,7 +619,8 @@ static void similar_renames(const struct object_id *old_tree,
 	diffcore_std(&opts);
 	for (i = 0; i < diff_queued_diff.nr; i++) {
 		struct diff_filepair *p = diff_queued_diff.queue[i];
-		if (p->status == DIFF_STATUS_RENAMED)
+		if (p->status == DIFF_STATUS_RENAMED ||
+		    p->status == DIFF_STATUS_COPIED)
 			string_list_insert(renames, p->two->path)->util =
 				xstrdup(p->one->path);
 	}
