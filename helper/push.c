@@ -133,9 +133,15 @@ static const struct mmap *mmap_get_manifest(const struct hg_oid *id)
 	int i;
 	if (hg_oid_is_null(id))
 		return NULL;
-	for (i = 0; i < MMAP_CACHE; i++)
-		if (mmap_cache[i] && hg_oideq(&mmap_cache[i]->id, id))
-			return mmap_cache[i];
+	for (i = 0; i < MMAP_CACHE; i++) {
+		if (mmap_cache[i] && hg_oideq(&mmap_cache[i]->id, id)) {
+			/* Most recently used first: the last ones stay. */
+			m = mmap_cache[i];
+			MOVE_ARRAY(mmap_cache + 1, mmap_cache, i);
+			mmap_cache[0] = m;
+			return m;
+		}
+	}
 	CALLOC_ARRAY(m, 1);
 	hg_oidcpy(&m->id, id);
 	strbuf_init(&m->text, 0);
@@ -319,23 +325,16 @@ static void find_file_parents(struct file_rev *r, const struct strbuf *text)
 	    hg_oid_to_hex(&r->node));
 }
 
-static void add_stored(struct push_state *st, struct cs_rev *cs)
+/* The manifests of a changeset's parents, into mp1 and mp2. */
+static void parent_manifests(struct cs_rev *cs)
 {
-	struct hg_changeset parsed;
-	const struct mmap *m, *m1, *m2;
-	struct mmap copy1 = { 0 }, copy2 = { 0 };
-	size_t i;
+	struct strbuf text = STRBUF_INIT;
+	int i;
 
-	changeset_text(&cs->node, &cs->text);
-	if (parse_changeset(&parsed, cs->text.buf, cs->text.len))
-		die("changeset %s is damaged", hg_oid_to_hex(&cs->node));
-	hg_oidcpy(&cs->manifest, &parsed.manifest);
-	/* Parent manifests, kept apart from the cache while we use them. */
 	for (i = 0; i < 2; i++) {
 		const struct hg_oid *p = i ? &cs->p2 : &cs->p1;
-		struct hg_changeset pc;
-		struct strbuf text = STRBUF_INIT;
 		struct hg_oid *mp = i ? &cs->mp2 : &cs->mp1;
+		struct hg_changeset pc;
 		hg_oidcpy(mp, &hg_null_oid);
 		if (hg_oid_is_null(p))
 			continue;
@@ -343,32 +342,30 @@ static void add_stored(struct push_state *st, struct cs_rev *cs)
 		if (parse_changeset(&pc, text.buf, text.len))
 			die("changeset %s is damaged", hg_oid_to_hex(p));
 		hg_oidcpy(mp, &pc.manifest);
-		strbuf_release(&text);
 	}
+	strbuf_release(&text);
+}
+
+static void add_stored(struct push_state *st, struct cs_rev *cs)
+{
+	struct hg_changeset parsed;
+	const struct mmap *m, *m1, *m2;
+	size_t i;
+
+	changeset_text(&cs->node, &cs->text);
+	if (parse_changeset(&parsed, cs->text.buf, cs->text.len))
+		die("changeset %s is damaged", hg_oid_to_hex(&cs->node));
+	hg_oidcpy(&cs->manifest, &parsed.manifest);
+	parent_manifests(cs);
+	/* Three manifests: all stay in the cache of four. */
 	m1 = mmap_get_manifest(&cs->mp1);
-	if (m1) {
-		copy1 = *m1;
-		strbuf_init(&copy1.text, 0);
-		strbuf_addbuf(&copy1.text, &m1->text);
-		copy1.lines = NULL;
-		copy1.alloc = 0;
-		mmap_parse(&copy1);
-	}
 	m2 = mmap_get_manifest(&cs->mp2);
-	if (m2) {
-		copy2 = *m2;
-		strbuf_init(&copy2.text, 0);
-		strbuf_addbuf(&copy2.text, &m2->text);
-		copy2.lines = NULL;
-		copy2.alloc = 0;
-		mmap_parse(&copy2);
-	}
 	m = mmap_get_manifest(&cs->manifest);
 	cs->send_manifest = !hg_oid_is_null(&cs->manifest);
 	for (i = 0; m && i < m->nr; i++) {
 		const struct mline *l = &m->lines[i];
-		const struct mline *l1 = m1 ? mmap_get(&copy1, l->path, l->len) : NULL;
-		const struct mline *l2 = m2 ? mmap_get(&copy2, l->path, l->len) : NULL;
+		const struct mline *l1 = mmap_get(m1, l->path, l->len);
+		const struct mline *l2 = mmap_get(m2, l->path, l->len);
 		struct file_rev *f;
 		if ((l1 && hg_oideq(&l1->node, &l->node)) ||
 		    (l2 && hg_oideq(&l2->node, &l->node)))
@@ -378,10 +375,6 @@ static void add_stored(struct push_state *st, struct cs_rev *cs)
 		hg_oidcpy(&f->cand2, l2 ? &l2->node : &hg_null_oid);
 		f->need_parents = 1;
 	}
-	strbuf_release(&copy1.text);
-	free(copy1.lines);
-	strbuf_release(&copy2.text);
-	free(copy2.lines);
 }
 
 /* Differences between two git trees. */
@@ -736,21 +729,8 @@ static void convert_commit(struct push_state *st, struct cs_rev *cs,
 	struct string_list similar = STRING_LIST_INIT_DUP;
 	struct new_line *lines = NULL;
 	size_t nr = 0, alloc = 0, i, j, first_file = st->files_nr;
-	struct hg_changeset pc;
-	struct strbuf text = STRBUF_INIT;
 
-	for (i = 0; i < 2; i++) {
-		const struct hg_oid *p = i ? &cs->p2 : &cs->p1;
-		struct hg_oid *mp = i ? &cs->mp2 : &cs->mp1;
-		hg_oidcpy(mp, &hg_null_oid);
-		if (hg_oid_is_null(p))
-			continue;
-		any_changeset_text(p, &text);
-		if (parse_changeset(&pc, text.buf, text.len))
-			die("changeset %s is damaged", hg_oid_to_hex(p));
-		hg_oidcpy(mp, &pc.manifest);
-	}
-	strbuf_release(&text);
+	parent_manifests(cs);
 	m2 = mmap_get_manifest(&cs->mp2);
 	m1 = mmap_get_manifest(&cs->mp1);
 	if (c->nr_parents)
