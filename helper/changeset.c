@@ -272,6 +272,22 @@ static int parse_note(struct note_fields *n, const char *buf, size_t len)
 	return have_changeset ? 0 : -1;
 }
 
+const char *changeset_extra_branch(const struct hg_changeset *cs,
+				   size_t *len)
+{
+	const char *p = cs->extra.buf, *end = p + cs->extra.len;
+	while (cs->has_extra && p < end) {
+		const char *nul = memchr(p, '\0', end - p);
+		const char *item_end = nul ? nul : end;
+		if (item_end - p > 7 && !memcmp(p, "branch:", 7)) {
+			*len = item_end - p - 7;
+			return p + 7;
+		}
+		p = item_end + 1;
+	}
+	return NULL;
+}
+
 int note_changeset_id(const char *note, size_t len, struct hg_oid *node)
 {
 	if (len < 10 + HG_HEXSZ || memcmp(note, "changeset ", 10))

@@ -66,6 +66,10 @@ int changeset_from_commit(struct strbuf *out, const char *commit,
 			  size_t commit_len, const char *note, size_t note_len,
 			  const struct hg_oid *p1, const struct hg_oid *p2);
 
+/* The value of the "branch" extra (not NUL-terminated), or NULL. */
+const char *changeset_extra_branch(const struct hg_changeset *cs,
+				   size_t *len);
+
 /* Read "changeset <hex>" from the start of a note; -1 if malformed. */
 int note_changeset_id(const char *note, size_t len, struct hg_oid *node);
 

@@ -167,19 +167,13 @@ static void import_files(struct stream *cg, int version,
 	rev_chunk_release(&chunk);
 }
 
+/* The changeset's branch: its "branch" extra, or "default". */
 static const char *changeset_branch(const struct hg_changeset *cs,
 				    size_t *len)
 {
-	const char *p = cs->extra.buf, *end = p + cs->extra.len;
-	while (cs->has_extra && p < end) {
-		const char *nul = memchr(p, '\0', end - p);
-		const char *item_end = nul ? nul : end;
-		if (item_end - p > 7 && !memcmp(p, "branch:", 7)) {
-			*len = item_end - p - 7;
-			return p + 7;
-		}
-		p = item_end + 1;
-	}
+	const char *branch = changeset_extra_branch(cs, len);
+	if (branch)
+		return branch;
 	*len = 7;
 	return "default";
 }

@@ -514,6 +514,34 @@ static int new_line_cmp(const void *a, const void *b)
 }
 
 /*
+ * The text of a new file revision: the blob's content, framed by "\1\n"
+ * with the metadata `meta` before it when there is some, or when the
+ * content itself starts with "\1\n" (then with empty metadata). Return
+ * whether it is framed.
+ */
+static int new_file_text(struct strbuf *out, const struct object_id *blob,
+			 const char *meta)
+{
+	enum object_type type;
+	unsigned long size;
+	char *content = store_read_object(blob, &type, &size);
+	int framed;
+
+	if (!content || type != OBJ_BLOB)
+		die("missing blob %s", oid_to_hex(blob));
+	framed = meta || (size >= 2 && !memcmp(content, "\1\n", 2));
+	strbuf_reset(out);
+	if (framed) {
+		strbuf_addstr(out, "\1\n");
+		strbuf_addstr(out, meta ? meta : "");
+		strbuf_addstr(out, "\1\n");
+	}
+	strbuf_add(out, content, size);
+	free(content);
+	return framed;
+}
+
+/*
  * The revision for a changed file of a converted commit; return 1 when it
  * is a new revision, 0 when an existing one is reused.
  */
@@ -530,9 +558,7 @@ static int file_revision(struct push_state *st, struct cs_rev *cs,
 	struct hg_oid fp1, fp2;
 	struct strbuf text = STRBUF_INIT, meta = STRBUF_INIT;
 	struct file_rev *f;
-	enum object_type type;
-	unsigned long size;
-	char *content;
+	int framed;
 
 	if (!copy_from) {
 		if (l1 && b1 && oideq(b1, &ch->new_oid) &&
@@ -562,23 +588,13 @@ static int file_revision(struct push_state *st, struct cs_rev *cs,
 		hg_oidcpy(&fp1, &hg_null_oid);
 		hg_oidcpy(&fp2, &hg_null_oid);
 	}
-	content = store_read_object(&ch->new_oid, &type, &size);
-	if (!content || type != OBJ_BLOB)
-		die("missing blob %s", oid_to_hex(&ch->new_oid));
-	if (meta.len || (size >= 2 && !memcmp(content, "\1\n", 2))) {
-		strbuf_addstr(&text, "\1\n");
-		strbuf_addbuf(&text, &meta);
-		strbuf_addstr(&text, "\1\n");
-	}
-	strbuf_add(&text, content, size);
-	free(content);
+	framed = new_file_text(&text, &ch->new_oid, meta.len ? meta.buf : NULL);
 	hg_hash(&fp1, &fp2, text.buf, text.len, node);
 	f = add_file_rev(st, ch->path, len, node, &cs->node);
 	hg_oidcpy(&f->p1, &fp1);
 	hg_oidcpy(&f->p2, &fp2);
 	oidcpy(&f->blob, &ch->new_oid);
-	f->meta = meta.len || text.len != size ? strbuf_detach(&meta, NULL)
-					       : NULL;
+	f->meta = framed ? strbuf_detach(&meta, NULL) : NULL;
 	f->is_new = 1;
 	strbuf_release(&meta);
 	strbuf_release(&text);
@@ -659,7 +675,8 @@ static const char *branch_of(const struct hg_oid *node, struct strbuf *out)
 {
 	struct strbuf text = STRBUF_INIT;
 	struct hg_changeset cs;
-	const char *p, *end;
+	const char *branch;
+	size_t len;
 
 	strbuf_reset(out);
 	if (hg_oid_is_null(node))
@@ -667,15 +684,9 @@ static const char *branch_of(const struct hg_oid *node, struct strbuf *out)
 	any_changeset_text(node, &text);
 	if (parse_changeset(&cs, text.buf, text.len))
 		die("changeset %s is damaged", hg_oid_to_hex(node));
-	for (p = cs.extra.buf, end = p + cs.extra.len; cs.has_extra && p < end;) {
-		const char *nul = memchr(p, '\0', end - p);
-		const char *item_end = nul ? nul : end;
-		if (item_end - p > 7 && !memcmp(p, "branch:", 7)) {
-			strbuf_add(out, p + 7, item_end - p - 7);
-			break;
-		}
-		p = item_end + 1;
-	}
+	branch = changeset_extra_branch(&cs, &len);
+	if (branch)
+		strbuf_add(out, branch, len);
 	strbuf_release(&text);
 	return out->len ? out->buf : NULL;
 }
@@ -897,25 +908,10 @@ static int file_rev_cmp(const void *a, const void *b)
 
 static void file_rev_text(const struct file_rev *r, struct strbuf *out)
 {
-	enum object_type type;
-	unsigned long size;
-	char *content;
-
-	if (!r->is_new) {
+	if (r->is_new)
+		new_file_text(out, &r->blob, r->meta);
+	else
 		file_text(&r->node, out);
-		return;
-	}
-	strbuf_reset(out);
-	content = store_read_object(&r->blob, &type, &size);
-	if (!content || type != OBJ_BLOB)
-		die("missing blob %s", oid_to_hex(&r->blob));
-	if (r->meta) {
-		strbuf_addstr(out, "\1\n");
-		strbuf_addstr(out, r->meta);
-		strbuf_addstr(out, "\1\n");
-	}
-	strbuf_add(out, content, size);
-	free(content);
 }
 
 static void write_files(FILE *f, int version, struct push_state *st)
