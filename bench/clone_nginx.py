@@ -30,6 +30,7 @@ and CINNABAR_CORPUS as for the tests):
 """
 
 import argparse
+import contextlib
 import os
 import shutil
 import subprocess
@@ -303,26 +304,36 @@ def parse_args():
     return parser.parse_args()
 
 
-def main():
-    args = parse_args()
-    try:
-        hg = Hg(test_env.hg_executable())
-        corpus = test_env.corpus_dir()
-    except test_env.SetupError as e:
-        print(f'error: {e}', file=sys.stderr)
-        return 1
-    workdir = Path(tempfile.mkdtemp(prefix='cinnabar-bench-'))
+@contextlib.contextmanager
+def nginx_workdir(prefix, keep):
+    """(hg, work directory, nginx repository made there from the corpus),
+    with the environment isolated as for the tests; the work directory is
+    removed afterwards unless `keep`.  Raises test_env.SetupError when hg
+    or the corpus cannot be found."""
+    hg = Hg(test_env.hg_executable())
+    corpus = test_env.corpus_dir()
+    workdir = Path(tempfile.mkdtemp(prefix=prefix))
     os.environ.update(test_env.isolated_env(workdir / 'home', hg.exe))
     try:
-        repo = prepare(hg, corpus, workdir)
-        with HgServer(hg, repo, workdir / 'serve') as server:
-            return benchmark(hg, server, workdir, args.interval / 1000,
-                             args.processes, args.runs)
+        yield hg, workdir, prepare(hg, corpus, workdir)
     finally:
-        if args.keep:
+        if keep:
             print(f'work directory kept: {workdir}')
         else:
             shutil.rmtree(workdir, ignore_errors=True)
+
+
+def main():
+    args = parse_args()
+    try:
+        with nginx_workdir('cinnabar-bench-', args.keep) as (
+                hg, workdir, repo):
+            with HgServer(hg, repo, workdir / 'serve') as server:
+                return benchmark(hg, server, workdir, args.interval / 1000,
+                                 args.processes, args.runs)
+    except test_env.SetupError as e:
+        print(f'error: {e}', file=sys.stderr)
+        return 1
 
 
 if __name__ == '__main__':

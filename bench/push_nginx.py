@@ -42,17 +42,16 @@ import argparse
 import os
 import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / 'tests'))
 
 import clone_nginx  # noqa: E402
-from clone_nginx import MB, Bench, prepare, timed  # noqa: E402
+from clone_nginx import MB, Bench, nginx_workdir, timed  # noqa: E402
 from lib import env as test_env  # noqa: E402
 from lib.git import refs  # noqa: E402
-from lib.hg import Hg, HgServer  # noqa: E402
+from lib.hg import HgServer  # noqa: E402
 
 CLONE = 'git clone --no-checkout'
 GIT_PUSH = 'git push (all heads)'
@@ -205,22 +204,14 @@ def parse_args():
 def main():
     args = parse_args()
     try:
-        hg = Hg(test_env.hg_executable())
-        corpus = test_env.corpus_dir()
+        with nginx_workdir('cinnabar-bench-push-', args.keep) as (
+                hg, workdir, repo):
+            return benchmark(hg, repo, workdir, args.interval / 1000,
+                             max(args.runs, 1), args.processes,
+                             args.transport)
     except test_env.SetupError as e:
         print(f'error: {e}', file=sys.stderr)
         return 1
-    workdir = Path(tempfile.mkdtemp(prefix='cinnabar-bench-push-'))
-    os.environ.update(test_env.isolated_env(workdir / 'home', hg.exe))
-    try:
-        repo = prepare(hg, corpus, workdir)
-        return benchmark(hg, repo, workdir, args.interval / 1000,
-                         max(args.runs, 1), args.processes, args.transport)
-    finally:
-        if args.keep:
-            print(f'work directory kept: {workdir}')
-        else:
-            shutil.rmtree(workdir, ignore_errors=True)
 
 
 if __name__ == '__main__':

@@ -283,16 +283,20 @@ class Helper:
         self._command('hg2git', HgId(hg_id))
         return GitId(self._answer())
 
+    def _pipelined(self, command, ids, answer_type):
+        """`command <id>` for each id, up to PIPELINE_DEPTH requests ahead
+        of their answers; returns the answers in order, as answer_type."""
+        result = []
+        for start in range(0, len(ids), PIPELINE_DEPTH):
+            batch = ids[start:start + PIPELINE_DEPTH]
+            for one in batch:
+                self._command(command, one)
+            result.extend(answer_type(self._answer()) for _ in batch)
+        return result
+
     def hg2git_many(self, hg_ids):
         """hg2git for many ids, pipelined; returns a list in the same order."""
-        hg_ids = [HgId(h) for h in hg_ids]
-        result = []
-        for start in range(0, len(hg_ids), PIPELINE_DEPTH):
-            batch = hg_ids[start:start + PIPELINE_DEPTH]
-            for hg_id in batch:
-                self._command('hg2git', hg_id)
-            result.extend(GitId(self._answer()) for _ in batch)
-        return result
+        return self._pipelined('hg2git', [HgId(h) for h in hg_ids], GitId)
 
     def git2hg(self, git_id):
         """The HgId of a git commit (NULL_HG when unknown)."""
@@ -301,14 +305,7 @@ class Helper:
 
     def git2hg_many(self, git_ids):
         """git2hg for many commits, pipelined; a list in the same order."""
-        git_ids = [GitId(g) for g in git_ids]
-        result = []
-        for start in range(0, len(git_ids), PIPELINE_DEPTH):
-            batch = git_ids[start:start + PIPELINE_DEPTH]
-            for git_id in batch:
-                self._command('git2hg', git_id)
-            result.extend(HgId(self._answer()) for _ in batch)
-        return result
+        return self._pipelined('git2hg', [GitId(g) for g in git_ids], HgId)
 
     def heads(self):
         """The recorded changeset branch heads, as `Head` tuples."""
