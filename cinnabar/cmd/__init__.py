@@ -1,44 +1,58 @@
-"""`git cinnabar <command>`: the table of commands and the dispatcher.
+"""`git cinnabar <command>`: finding the commands and dispatching to them.
 
-Each command is a module of this package: its docstring is its `--help`
-(the first line is the summary in the command list) and its `run(args)`
-does the work and returns the exit status. Adding a command means adding
-its module and one line to COMMANDS.
+Each command is a module of this package named after it (`-` in a
+command's name is `_` in its module's): its docstring is its `--help` (the
+first line is the summary in the command list) and its `run(args)` does
+the work and returns the exit status. Modules without `run` (shared code,
+such as `conversion`) are not commands. Adding a command means adding its
+module; nothing else lists them.
 """
 
+import importlib
+import pkgutil
 import sys
 
 from cinnabar import VERSION
-from cinnabar.cmd import git2hg, hg2git
 from cinnabar.errors import Abort, run_guarded
 
-COMMANDS = {
-    'git2hg': git2hg,
-    'hg2git': hg2git,
-}
+
+def commands():
+    """{command name: module} for every command module of this package."""
+    found = {}
+    for info in pkgutil.iter_modules(__path__):
+        module = importlib.import_module('%s.%s' % (__name__, info.name))
+        if callable(getattr(module, 'run', None)) and module.__doc__:
+            found[info.name.replace('_', '-')] = module
+    return found
 
 
-def usage():
+def usage(table):
     lines = ['usage: git cinnabar [--version] <command> [<args>]', '',
              'commands:']
-    for name, module in sorted(COMMANDS.items()):
+    for name, module in sorted(table.items()):
         summary = module.__doc__.strip().splitlines()[0]
-        lines.append('   %-10s %s' % (name, summary))
+        lines.append('   %-12s %s' % (name, summary))
     lines += ['', 'Run `git cinnabar <command> --help` for a command\'s help.']
     return '\n'.join(lines)
 
 
+def version_text():
+    """What `git cinnabar --version` prints."""
+    return 'git-cinnabar %s' % VERSION
+
+
 def dispatch(argv):
+    table = commands()
     if not argv:
-        sys.stderr.write(usage() + '\n')
+        sys.stderr.write(usage(table) + '\n')
         return 1
     if argv[0] in ('-h', '--help', 'help'):
-        print(usage())
+        print(usage(table))
         return 0
     if argv[0] in ('-V', '--version'):
-        print('git-cinnabar %s' % VERSION)
+        print(version_text())
         return 0
-    module = COMMANDS.get(argv[0])
+    module = table.get(argv[0])
     if module is None:
         raise Abort('%r is not a git cinnabar command' % argv[0],
                     hint='run `git cinnabar --help` for the list')
