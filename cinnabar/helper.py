@@ -283,6 +283,19 @@ class Helper:
         self._command('hg2git', HgId(hg_id))
         return GitId(self._answer())
 
+    def hg_prefix(self, prefix):
+        """The one HgId known to the metadata that starts with `prefix`
+        (lowercase hex); None when there is none; raises Abort when there
+        are several."""
+        self._command('hg-prefix', prefix)
+        fields = self._answer().split()
+        if fields[0] == '0':
+            return None
+        if fields[0] == '1' and len(fields) == 2:
+            return HgId(fields[1])
+        raise Abort('the Mercurial id prefix %s is ambiguous' % prefix,
+                    hint='give more digits')
+
     def _pipelined(self, command, ids, answer_type):
         """`command <id>` for each id, up to PIPELINE_DEPTH requests ahead
         of their answers; returns the answers in order, as answer_type."""

@@ -108,6 +108,26 @@ static void cmd_hg2git(const char **argv)
 	answer("%s\n", git ? oid_to_hex(git) : oid_to_hex(null_oid()));
 }
 
+static void cmd_hg_prefix(const char **argv)
+{
+	struct object_id key;
+	const char *p;
+	size_t len;
+	int found;
+
+	need_repository();
+	if (!argv[0] || !(len = strlen(argv[0])) || len > GIT_SHA1_HEXSZ)
+		die("hg-prefix needs 1 to 40 hex digits");
+	for (p = argv[0]; *p; p++)
+		if (!strchr("0123456789abcdef", *p))
+			die("hg-prefix needs lowercase hex digits");
+	found = notes_map_find_prefix(&metadata.hg2git, argv[0], len, &key);
+	if (found == 1)
+		answer("1 %s\n", oid_to_hex(&key));
+	else
+		answer("%d\n", found);
+}
+
 static void cmd_git2hg(const char **argv)
 {
 	struct object_id git;
@@ -287,6 +307,7 @@ static const struct command commands[] = {
 	{ "capabilities", cmd_capabilities },
 	{ "hg2git", cmd_hg2git },
 	{ "git2hg", cmd_git2hg },
+	{ "hg-prefix", cmd_hg_prefix },
 	{ "heads", cmd_heads },
 	{ "bundle-heads", cmd_bundle_heads },
 	{ "import", cmd_import },

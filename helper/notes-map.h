@@ -30,6 +30,13 @@ void notes_map_set(struct notes_map *m, const struct object_id *key,
 		   const struct object_id *value);
 size_t notes_map_size(struct notes_map *m);
 /*
+ * How many keys start with the `len` hex digits at `hex` (lowercase),
+ * counting no further than 2; the key found is copied to `key` when
+ * there is exactly one.
+ */
+int notes_map_find_prefix(struct notes_map *m, const char *hex, size_t len,
+			  struct object_id *key);
+/*
  * Store the map's tree, then a commit of it as git-cinnabar lays them out,
  * into `result`; when nothing changed, `result` is the commit loaded from
  * (or a commit of the empty tree for a map that never existed).

@@ -2,8 +2,10 @@
 
 usage: git cinnabar hg2git [--batch] [--abbrev[=N]] <hg id>...
 
-Prints, for each full Mercurial changeset, manifest or file id, the git
-id recorded in the metadata, or 40 zeros when it is unknown.
+Prints, for each Mercurial changeset, manifest or file id, the git id
+recorded in the metadata, or 40 zeros when it is unknown. An id may be
+abbreviated (at least 4 digits) when no other known id starts with the
+same digits.
 
     --batch        also read ids from standard input, answering each line
     --abbrev[=N]   print only the first N digits (12 without N)
@@ -13,18 +15,25 @@ import re
 
 from cinnabar.cmd.conversion import run_conversion
 from cinnabar.errors import Abort
+from cinnabar.ids import NULL_GIT
 
 USAGE = 'usage: git cinnabar hg2git [--batch] [--abbrev[=N]] <hg id>...'
+MIN_ABBREV = 4
 _HEX = re.compile(r'[0-9a-fA-F]+\Z')
 
 
 def convert(helper, text):
     if not _HEX.match(text):
         raise Abort('invalid Mercurial id %r' % text)
-    if len(text) != 40:
-        raise Abort('abbreviated Mercurial ids are not supported: %r' % text,
-                    hint='give the full 40-digit id')
-    return helper.hg2git(text.lower())
+    text = text.lower()
+    if len(text) == 40:
+        return helper.hg2git(text)
+    if len(text) < MIN_ABBREV or len(text) > 40:
+        raise Abort('Mercurial id %r is too short' % text if len(text) < 40
+                    else 'Mercurial id %r is too long' % text,
+                    hint='give at least %d of its 40 digits' % MIN_ABBREV)
+    found = helper.hg_prefix(text)
+    return NULL_GIT if found is None else helper.hg2git(found)
 
 
 def run(args):
