@@ -27,6 +27,7 @@
 #include "config.h"
 #include "diff.h"
 #include "diffcore.h"
+#include "khash.h"
 #include "string-list.h"
 #include "authorship.h"
 #include "bundle.h"
@@ -176,33 +177,86 @@ struct cs_rev {
 	int send_manifest, new_manifest;
 };
 
+static inline unsigned int hg_oid_khash(struct hg_oid oid)
+{
+	unsigned int h;
+	memcpy(&h, oid.hash, sizeof(h));
+	return h;
+}
+
+static inline int hg_oid_kheq(struct hg_oid a, struct hg_oid b)
+{
+	return hg_oideq(&a, &b);
+}
+
+/* hg id -> position in the batch's commits or files. */
+KHASH_INIT(hg_pos, struct hg_oid, size_t, 1, hg_oid_khash, hg_oid_kheq)
+
 struct push_state {
 	struct cs_rev *cs;
 	size_t nr;
 	struct file_rev *files;
 	size_t files_nr, files_alloc;
 	struct string_list paths;
+	/* Where the commits done so far, their changesets, their new
+	 * manifests and the new file revisions are. */
+	kh_oid_pos_t *by_commit;
+	kh_hg_pos_t *by_node, *by_manifest, *new_files;
 };
 
 static struct push_state *current;
 
+static void set_pos(kh_hg_pos_t *map, const struct hg_oid *key, size_t pos)
+{
+	int ret;
+	khiter_t it = kh_put_hg_pos(map, *key, &ret);
+	kh_value(map, it) = pos;
+}
+
+static int get_pos(kh_hg_pos_t *map, const struct hg_oid *key, size_t *pos)
+{
+	khiter_t it = kh_get_hg_pos(map, *key);
+	if (it == kh_end(map))
+		return 0;
+	*pos = kh_value(map, it);
+	return 1;
+}
+
+/* Record commit `i` of the batch, once its changeset is made. */
+static void index_commit(struct push_state *st, size_t i)
+{
+	int ret;
+	khiter_t it = kh_put_oid_pos(st->by_commit, st->cs[i].commit, &ret);
+	kh_value(st->by_commit, it) = i;
+	set_pos(st->by_node, &st->cs[i].node, i);
+	if (st->cs[i].new_manifest)
+		set_pos(st->by_manifest, &st->cs[i].manifest, i);
+}
+
+/* The commit being made is not indexed yet: it is the last one. */
+static struct cs_rev *batch_current(void)
+{
+	return current && current->nr ? &current->cs[current->nr - 1] : NULL;
+}
+
 static struct cs_rev *batch_changeset(const struct hg_oid *node)
 {
+	struct cs_rev *cs = batch_current();
 	size_t i;
-	for (i = current ? current->nr : 0; i > 0; i--)
-		if (hg_oideq(&current->cs[i - 1].node, node))
-			return &current->cs[i - 1];
-	return NULL;
+	if (cs && hg_oideq(&cs->node, node))
+		return cs;
+	return cs && get_pos(current->by_node, node, &i) ? &current->cs[i]
+							: NULL;
 }
 
 static const struct strbuf *batch_manifest_text(const struct hg_oid *id)
 {
+	struct cs_rev *cs = batch_current();
 	size_t i;
-	for (i = current ? current->nr : 0; i > 0; i--)
-		if (current->cs[i - 1].new_manifest &&
-		    hg_oideq(&current->cs[i - 1].manifest, id))
-			return &current->cs[i - 1].manifest_text;
-	return NULL;
+	if (cs && cs->new_manifest && hg_oideq(&cs->manifest, id))
+		return &cs->manifest_text;
+	return cs && get_pos(current->by_manifest, id, &i)
+		? &current->cs[i].manifest_text : NULL;
 }
 
 /* The raw text of a changeset, pushed in this batch or stored. */
@@ -244,12 +298,11 @@ static struct file_rev *add_file_rev(struct push_state *st, const char *path,
 static int hg_of_commit(struct push_state *st, size_t upto,
 			const struct object_id *commit, struct hg_oid *out)
 {
-	size_t i;
-	for (i = 0; i < upto; i++) {
-		if (oideq(&st->cs[i].commit, commit)) {
-			hg_oidcpy(out, &st->cs[i].node);
-			return 0;
-		}
+	khiter_t it = kh_get_oid_pos(st->by_commit, *commit);
+	if (it != kh_end(st->by_commit) &&
+	    (size_t)kh_value(st->by_commit, it) < upto) {
+		hg_oidcpy(out, &st->cs[kh_value(st->by_commit, it)].node);
+		return 0;
 	}
 	return git2hg(commit, out);
 }
@@ -490,10 +543,8 @@ static const struct object_id *blob_of(const struct mline *l)
 		return &empty;
 	}
 	blob = hg2git(&l->node);
-	for (i = current ? current->files_nr : 0; !blob && i > 0; i--)
-		if (current->files[i - 1].is_new &&
-		    hg_oideq(&current->files[i - 1].node, &l->node))
-			blob = &current->files[i - 1].blob;
+	if (!blob && current && get_pos(current->new_files, &l->node, &i))
+		blob = &current->files[i].blob;
 	return blob;
 }
 
@@ -596,6 +647,7 @@ static int file_revision(struct push_state *st, struct cs_rev *cs,
 	oidcpy(&f->blob, &ch->new_oid);
 	f->meta = framed ? strbuf_detach(&meta, NULL) : NULL;
 	f->is_new = 1;
+	set_pos(st->new_files, node, f->order);
 	strbuf_release(&meta);
 	strbuf_release(&text);
 	return 1;
@@ -1044,6 +1096,10 @@ void create_changegroup(int version, const char *path,
 
 	string_list_init_dup(&st.paths);
 	CALLOC_ARRAY(st.cs, nr ? nr : 1);
+	st.by_commit = kh_init_oid_pos();
+	st.by_node = kh_init_hg_pos();
+	st.by_manifest = kh_init_hg_pos();
+	st.new_files = kh_init_hg_pos();
 	current = &st;
 	new_manifest_text = batch_manifest_text;
 	for (i = 0; i < nr; i++) {
@@ -1069,6 +1125,7 @@ void create_changegroup(int version, const char *path,
 			add_stored(&st, cs);
 		else
 			convert_commit(&st, cs, &c);
+		index_commit(&st, i);
 		free(c.buf);
 	}
 	f = fopen(path, "wb");
@@ -1103,5 +1160,9 @@ void create_changegroup(int version, const char *path,
 		free(st.files[i].meta);
 	free(st.files);
 	free(st.cs);
+	kh_destroy_oid_pos(st.by_commit);
+	kh_destroy_hg_pos(st.by_node);
+	kh_destroy_hg_pos(st.by_manifest);
+	kh_destroy_hg_pos(st.new_files);
 	string_list_clear(&st.paths, 0);
 }
