@@ -277,8 +277,12 @@ def session(argv):
         raise Abort('usage: git-remote-hg <remote> [<url>]',
                     hint='git-remote-hg is run by git for hg:: URLs')
     url = strip_prefix(argv[-1])
+    helper_class = RemoteHelper
+    if url == 'tags:':
+        from cinnabar.tagsremote import TagsRemoteHelper
+        helper_class = TagsRemoteHelper
     with contextlib.ExitStack() as resources:
-        remote = RemoteHelper(_remote_name(argv[1]), url,
+        remote = helper_class(_remote_name(argv[1]), url,
                               sys.stdin.buffer, sys.stdout.buffer, resources)
         remote.run()
     return 0
