@@ -26,7 +26,7 @@ import re
 import subprocess
 
 from cinnabar.errors import Abort
-from cinnabar.ids import GitId, HgId, NULL_HG
+from cinnabar.ids import GitId, HgId
 from cinnabar.refname import refname_problem
 
 _NODE = re.compile(r'[0-9a-fA-F]{40}\Z')
@@ -144,6 +144,19 @@ def hg_tags(helper):
     return TagSet(live_tags(tags), warnings)
 
 
+UPDATE_HINT = ('Run the following command to update tags:\n'
+               '  git cinnabar fetch --tags')
+
+
+def tags_or_none(helper):
+    """{name: HgId} of the tags, or None when they cannot be read (for
+    the hint a fetch gives when the tags changed)."""
+    try:
+        return hg_tags(helper).tags
+    except Abort:
+        return None
+
+
 def git_tags(helper):
     """TagSet of {tag name: GitId}: the tags whose changesets the metadata
     knows and whose names git accepts."""
@@ -162,7 +175,3 @@ def git_tags(helper):
         else:
             result[name] = GitId(git_id)
     return TagSet(result, warnings)
-
-
-__all__ = ['NULL_HG', 'Tag', 'TagSet', 'parse_hgtags', 'merge_tags',
-           'live_tags', 'hg_tags', 'git_tags']

@@ -73,6 +73,7 @@ def tagged(hg, tmp_path):
     work = tmp_path / 'work'
     result = clone(hg_url(repo), work)
     assert_no_traceback(result)
+    assert 'git cinnabar fetch --tags' in result.err
     return repo, work
 
 
@@ -104,8 +105,13 @@ def test_tags_follow_hg_precedence(hg, tagged):
 def test_moved_tag_updates_and_push_refused(hg, tagged):
     repo, work = tagged
     git('cinnabar', 'fetch', '--tags', cwd=work)
+    hg('-R', repo, 'update', '-q', 'other')
+    commit(hg, repo, 'e', '19 0')
+    # No tag changed: no hint.
+    assert 'fetch --tags' not in git('fetch', 'origin', cwd=work).err
+    hg('-R', repo, 'update', '-q', 'default')
     tag(hg, repo, '-f', '-r', '0', 'moved', date='20 0')
-    git('fetch', 'origin', cwd=work)
+    assert 'fetch --tags' in git('fetch', 'origin', cwd=work).err
     git('cinnabar', 'fetch', '--tags', cwd=work)
     expected = hg_tags(hg, repo)
     assert expected['moved'] == hg.nodes(repo, '0')[0]
