@@ -142,7 +142,11 @@ class Pusher:
         with git.CommitResolver() as resolver:
             for push in pushes:
                 push.target = refs.push_target(push.dst, self.styles)
-                if not push.spec.src:
+                if push.dst.startswith('refs/tags/'):
+                    push.refuse('pushing tags is not supported: Mercurial '
+                                'tags are commits to .hgtags; make them '
+                                'with `hg tag` or commit .hgtags yourself')
+                elif not push.spec.src:
                     push.refuse('cannot delete %s: git-cinnabar does not '
                                 'remove Mercurial branches, heads or '
                                 'bookmarks; do it with hg' % push.dst)

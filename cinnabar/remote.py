@@ -37,7 +37,7 @@ helper drops what it imported, so no ref changes.
 import contextlib
 import sys
 
-from cinnabar import config, discovery, git, hg, push, refs
+from cinnabar import config, discovery, git, hg, push, refs, tags
 from cinnabar.errors import Abort, run_guarded
 from cinnabar.helper import Helper
 from cinnabar.ids import NULL_GIT
@@ -220,8 +220,11 @@ class RemoteHelper:
         plan = discovery.plan_fetch(self.peer(), helper, self._state, hg_ids)
         if plan is None:
             return
+        tags_before = tags.tags_or_none(helper)
         self.peer().getbundle(helper, plan.heads, plan.common)
         helper.finish()
+        if tags.tags_or_none(helper) != tags_before:
+            sys.stderr.write('\n' + tags.UPDATE_HINT + '\n')
 
     def push(self, argument):
         specs = [push.parse_push(argument)]
@@ -277,8 +280,12 @@ def session(argv):
         raise Abort('usage: git-remote-hg <remote> [<url>]',
                     hint='git-remote-hg is run by git for hg:: URLs')
     url = strip_prefix(argv[-1])
+    helper_class = RemoteHelper
+    if url == 'tags:':
+        from cinnabar.tagsremote import TagsRemoteHelper
+        helper_class = TagsRemoteHelper
     with contextlib.ExitStack() as resources:
-        remote = RemoteHelper(_remote_name(argv[1]), url,
+        remote = helper_class(_remote_name(argv[1]), url,
                               sys.stdin.buffer, sys.stdout.buffer, resources)
         remote.run()
     return 0

@@ -1,45 +1,154 @@
-"""Tracing of protocol lines, switched on from the environment.
+"""Tracing of protocol lines, for bug reports.
 
-GIT_CINNABAR_TRACE works like git's GIT_TRACE: `1`, `2` or `true` sends the
-trace to standard error, an absolute path appends it to that file, and
-empty, `0` or `false` turns it off. GIT_CINNABAR_LOG set to anything
-non-empty (git-cinnabar's variable) also traces to standard error.
+Channels (categories) that can be traced:
 
-Each traced line reads `<channel><direction> <text>`, e.g.
-`helper> hg2git 1234...` for what we send to the helper and `helper< ...`
-for what it answers. Binary payloads are shown by size only.
+`remote-helper`
+    what git and we say to each other (gitremote-helpers protocol);
+`helper`
+    what we and git-cinnabar-helper say (helper/PROTOCOL.md), HTTP
+    requests included, as the helper runs them;
+`wire`
+    the Mercurial wire protocol, on every transport: the lines sent to
+    and read from `hg serve --stdio` (ssh, local repositories), and for
+    HTTP each request's method, URL and headers and the server's status
+    and headers.
+
+Each traced line reads `<channel><direction> <text>`: `>` for what we
+send, `<` for what we read, `:` for a note, e.g. `helper> hg2git 1234...`.
+Binary payloads are shown by size only.
+
+Where tracing goes, first found wins:
+
+1. GIT_CINNABAR_TRACE (as git's GIT_TRACE): `1`, `2` or `true` traces
+   every channel to standard error, an absolute path appends to that
+   file; empty, `0` or `false` turns it off.
+2. GIT_CINNABAR_LOG, else the git configuration `cinnabar.log`: a
+   comma-separated list of items, each one of
+   - `<channel>` or `<channel>:<level>`, `*` for every channel (the
+     syntax of git-cinnabar's GIT_CINNABAR_LOG): the channel is traced
+     when there is no level or the level is 3 (info) or more;
+   - `1`, `true`, `yes` or `on`: every channel;
+   - anything else: the path of the file to append to (relative to the
+     current directory; a git cinnabar command passes it on to the git
+     and remote helper it runs as an absolute path).
+   Without a path, the trace goes to standard error; without a channel,
+   every channel is traced.
 """
 
 import functools
 import os
+import subprocess
 import sys
 
+CHANNELS = ('remote-helper', 'helper', 'wire')
+INFO_LEVEL = 3
 _OFF = ('', '0', 'false')
+_ON = ('1', 'true', 'yes', 'on')
 _STDERR = ('1', '2', 'true')
 
 
+def _log_setting():
+    """The value of GIT_CINNABAR_LOG, else of cinnabar.log, or ''."""
+    value = os.environ.get('GIT_CINNABAR_LOG')
+    if value is not None:
+        return value
+    try:
+        result = subprocess.run(['git', 'config', '--get', 'cinnabar.log'],
+                                stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL)
+    except OSError:
+        return ''
+    if result.returncode:
+        return ''
+    return result.stdout.decode('utf-8', 'surrogateescape').strip()
+
+
+def _channel_item(item):
+    """(channels, enabled) when `item` names channels, else None."""
+    name, colon, level = item.partition(':')
+    if name != '*' and name not in CHANNELS and name != 'raw-wire':
+        return None
+    if colon and not level.isdigit():
+        return None
+    enabled = not colon or int(level) >= INFO_LEVEL
+    if name == '*':
+        return CHANNELS, enabled
+    return ('wire' if name == 'raw-wire' else name,), enabled
+
+
+def parse_log_setting(value):
+    """(path or None, set of channels) from a GIT_CINNABAR_LOG value."""
+    path = None
+    channels = set()
+    named = False
+    for item in value.split(','):
+        item = item.strip()
+        if not item:
+            continue
+        if item.lower() in _ON:
+            channels.update(CHANNELS)
+            named = True
+            continue
+        parsed = _channel_item(item)
+        if parsed is None:
+            path = os.path.abspath(os.path.expanduser(item))
+            continue
+        names, enabled = parsed
+        named = True
+        if enabled:
+            channels.update(names)
+    if not named and path is not None:
+        channels.update(CHANNELS)
+    return path, frozenset(channels)
+
+
+def _open(path):
+    try:
+        return open(path, 'a', encoding='utf-8', errors='replace')
+    except OSError as error:
+        sys.stderr.write('warning: cannot write the trace to %s: %s; '
+                         'tracing to standard error\n'
+                         % (path, error.strerror))
+        return sys.stderr
+
+
 @functools.lru_cache(maxsize=None)
-def _open_sink():
+def _sinks():
+    """{channel: open file} of the channels traced."""
     value = os.environ.get('GIT_CINNABAR_TRACE', '')
     if value.lower() in _STDERR:
-        return sys.stderr
+        return {c: sys.stderr for c in CHANNELS}
     if value.lower() not in _OFF:
         if os.path.isabs(value):
-            return open(value, 'a', encoding='utf-8', errors='replace')
-        sys.stderr.write('warning: GIT_CINNABAR_TRACE must be 1 or an '
-                         'absolute path; tracing to standard error\n')
-        return sys.stderr
-    if os.environ.get('GIT_CINNABAR_LOG'):
-        return sys.stderr
-    return None
+            sink = _open(value)
+        else:
+            sys.stderr.write('warning: GIT_CINNABAR_TRACE must be 1 or an '
+                             'absolute path; tracing to standard error\n')
+            sink = sys.stderr
+        return {c: sink for c in CHANNELS}
+    setting = _log_setting()
+    if setting.lower() in _OFF:
+        return {}
+    path, channels = parse_log_setting(setting)
+    if not channels:
+        return {}
+    sink = sys.stderr
+    if path is not None:
+        sink = _open(path)
+        if sink is not sys.stderr:
+            # What we run (git, the remote helper) writes to the same
+            # file wherever it runs.
+            os.environ['GIT_CINNABAR_LOG'] = ','.join(
+                [path] + ['%s:%d' % (c, INFO_LEVEL) for c in sorted(channels)])
+    return {c: sink for c in channels}
 
 
 class Tracer:
-    """Writes trace lines for one channel (the helper, a wire transport...)."""
+    """Writes trace lines for one channel (see CHANNELS)."""
 
     def __init__(self, channel):
         self.channel = channel
-        self._sink = _open_sink()
+        self._sink = _sinks().get(channel)
         self.enabled = self._sink is not None
 
     def _write(self, direction, text):

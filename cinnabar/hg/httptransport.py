@@ -42,6 +42,7 @@ from cinnabar.errors import Abort
 from cinnabar.hg import bundle2, wireformat
 from cinnabar.hg.bundlefile import BundleFilePeer
 from cinnabar.hg.wire import Peer, Transport
+from cinnabar.trace import Tracer
 
 USER_AGENT = 'mercurial/proto-1.0'
 MEDIA_TYPE_1 = 'application/mercurial-0.1'
@@ -122,6 +123,7 @@ class HttpTransport(Transport):
         self.url = base_url(url)
         self.description = description
         self._helper = helper
+        self._trace = Tracer('wire')
         self._capabilities = None
         self.server_caps = {}
 
@@ -161,7 +163,22 @@ class HttpTransport(Transport):
     def _fetch(self, command, args, protocol_header=None, body_file=None):
         url, headers, body = self._request(command, args, protocol_header,
                                            body_file)
-        return self._helper.http_fetch(url, headers, body)
+        self._trace_request(url, headers, body)
+        response = self._helper.http_fetch(url, headers, body)
+        if self._trace.enabled:
+            self._trace.received('HTTP %d' % response.status)
+            for name, value in sorted(response.headers.items()):
+                self._trace.received('%s: %s' % (name, value))
+        return response
+
+    def _trace_request(self, url, headers, body):
+        if not self._trace.enabled:
+            return
+        post = body is not None or any(n == BODY_FILE_HEADER
+                                       for n, _ in headers)
+        self._trace.sent('%s %s' % ('POST' if post else 'GET', url))
+        for name, value in headers:
+            self._trace.sent('%s: %s' % (name, value))
 
     def _check(self, response):
         """Raise for an answer that is not a Mercurial one."""
@@ -228,7 +245,10 @@ class HttpTransport(Transport):
         protocol = '0.1 0.2 comp=' + ','.join(
             e for e in HELPER_ENGINES if e == 'none' or e in engines)
         url, headers, body = self._request(command, args, protocol)
-        _, counts = helper.http_import(url, headers, body)
+        self._trace_request(url, headers, body)
+        status, counts = helper.http_import(url, headers, body)
+        self._trace.received('HTTP %d (imported %d changesets, %d '
+                             'manifests, %d files)' % ((status,) + counts))
         return counts
 
     def _spool_changegroup(self, command, args, spool):

@@ -88,7 +88,7 @@ class StdioTransport(Transport):
 
     def __init__(self, argv, description, env=None, missing_hint=None):
         self.description = description
-        self._trace = Tracer('hg-stdio')
+        self._trace = Tracer('wire')
         self._trace.note('running %r' % (argv,))
         try:
             self._process = subprocess.Popen(

@@ -53,6 +53,7 @@ class FakeHelper:
         class Head:
             def __init__(self, hg_id, branch):
                 self.hg_id, self.branch = hg_id, branch
+                self.git_id = None
         return [Head(D1, 'default'), Head(S1, 'stable'), Head(BK, 'gone')]
 
     def finish(self):

@@ -1,0 +1,44 @@
+"""Rebuild the metadata and the Mercurial history from the remotes.
+
+usage: git cinnabar reclone
+
+Imports again, into new metadata, all the heads of every remote whose URL
+is hg::..., as a fresh clone would, and keeps your refs: a branch (or any
+ref outside refs/cinnabar/) on a commit made from a Mercurial changeset
+moves to the new commit of the same changeset, and your own commits on
+top of such commits are written again on the new ones (same tree,
+author, committer and message) when the ids changed. When the ids did
+not change, nothing moves. Use it after the metadata was damaged, or to
+get the commits a newer conversion makes.
+
+The new metadata is made visible and the refs are moved only at the
+end; when anything fails before, the metadata and every ref are left as
+they were.
+"""
+
+import sys
+
+from cinnabar import git
+from cinnabar.errors import Abort
+from cinnabar.reclone import reclone
+
+USAGE = 'usage: git cinnabar reclone'
+
+
+def run(args):
+    if args:
+        raise Abort('unexpected argument %s' % args[0], hint=USAGE)
+    git_dir = git.git_dir()
+    if git_dir is None:
+        raise Abort('not in a git repository')
+    result = reclone(git_dir)
+    for commit in result.kept:
+        sys.stderr.write('warning: no remote has the changeset of %s any '
+                         'more; kept as it is\n' % commit)
+    for ref, (old, new) in sorted(result.moved.items()):
+        print('%s: %s -> %s' % (ref, old, new))
+    print('%d refs moved, %d local commits written again; metadata %s'
+          % (len(result.moved), result.rewritten, result.new_metadata))
+    if result.old_metadata and result.old_metadata != result.new_metadata:
+        print('the previous metadata was %s' % result.old_metadata)
+    return 0

@@ -1,0 +1,239 @@
+"""Rebuilding the metadata and the hg-derived history from the remotes,
+keeping the user's refs (`git cinnabar reclone`).
+
+1. The current metadata commit is kept in `refs/cinnabar/reclone-backup`
+   for the time of the reclone, and a helper is started on it ("old
+   helper"); it reads the metadata at start, so it keeps answering from
+   it when the ref goes.
+2. `refs/cinnabar/metadata` is removed and a second helper imports all
+   the heads of every remote whose URL is `hg::...` into new metadata,
+   pending (nothing visible yet).
+3. For the commits reachable from the refs (all refs but refs/cinnabar/)
+   and not from the new changeset heads, parents first:
+   - a commit the old metadata maps to a changeset and back (git2hg then
+     hg2git give the commit again) is replaced by the new commit of that
+     changeset, when there is one (else kept, with a warning);
+   - any other commit is local: it is kept when none of its parents
+     changed, else written again with the new parents and everything
+     else as it was (tree, author, committer, message, encoding); a
+     signature, which would no longer match, is dropped.
+4. The new metadata is made visible (`finish`), then every ref whose
+   commit changed is moved, in one `git update-ref --stdin` transaction
+   that checks each ref still has its old value.
+
+When anything fails before the end, `refs/cinnabar/metadata` is put back
+to its old value (or removed, when there was none) and no other ref has
+moved. Commits of the old history that no remote has any more are kept.
+"""
+
+import collections
+import contextlib
+import subprocess
+import sys
+
+from cinnabar import discovery, git, hg
+from cinnabar.errors import Abort
+from cinnabar.helper import Helper, HelperError
+from cinnabar.hg.url import strip_prefix
+from cinnabar.ids import GitId, NULL_GIT
+
+METADATA_REF = 'refs/cinnabar/metadata'
+BACKUP_REF = 'refs/cinnabar/reclone-backup'
+SCRATCH_REFS = ('refs/cinnabar/refs/', 'refs/cinnabar/hg/',
+                'refs/cinnabar/HEAD')
+# Headers of a commit that are signatures of its old contents.
+SIGNATURE_HEADERS = (b'gpgsig', b'gpgsig-sha256', b'mergetag')
+
+Result = collections.namedtuple('Result', 'old_metadata new_metadata moved '
+                                          'rewritten kept')
+Result.__doc__ = """What a reclone did: the old and new metadata commits
+(old may be None), {ref: (old, new)} of the refs moved, the number of
+local commits written again, and the commits kept for want of a new
+changeset."""
+
+
+def _git(args, input=None, check=True):
+    result = subprocess.run(['git'] + args, input=input,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if check and result.returncode:
+        raise Abort('git %s failed: %s' % (
+            args[0], result.stderr.decode('utf-8', 'replace').strip()))
+    return result
+
+
+def hg_remotes():
+    """[(remote name, Mercurial URL)] of the remotes with hg:: URLs."""
+    out = _git(['config', '--get-regexp', r'^remote\..*\.url$'],
+               check=False).stdout.decode('utf-8', 'surrogateescape')
+    remotes = []
+    for line in out.splitlines():
+        key, _, url = line.partition(' ')
+        if url.startswith('hg::'):
+            remotes.append((key[len('remote.'):-len('.url')],
+                            strip_prefix(url)))
+    return remotes
+
+
+def user_refs():
+    """{ref: GitId} of the refs outside refs/cinnabar/ naming commits
+    (symbolic refs, such as refs/remotes/origin/HEAD, follow theirs)."""
+    out = _git(['for-each-ref', '--format=%(objectname) %(objecttype) '
+                '%(refname) %(symref)'])
+    found = {}
+    for line in out.stdout.decode('utf-8', 'surrogateescape').splitlines():
+        oid, kind, name, symref = line.split(' ', 3)
+        if kind == 'commit' and not symref and not name.startswith(
+                'refs/cinnabar/'):
+            found[name] = GitId(oid)
+    return found
+
+
+def _rev_parse(ref):
+    result = _git(['rev-parse', '--verify', '-q', ref], check=False)
+    if result.returncode:
+        return None
+    return GitId(result.stdout.decode('ascii').strip())
+
+
+def _update_refs(commands):
+    """Run `git update-ref --stdin` on the lines, as one transaction."""
+    if commands:
+        text = ''.join('%s\n' % c for c in ['start'] + commands + ['commit'])
+        _git(['update-ref', '--stdin'], input=text.encode('utf-8',
+                                                          'surrogateescape'))
+
+
+def rewrite_commit(commit, parents):
+    """A commit like `commit` with `parents`, written; its GitId."""
+    raw = _git(['cat-file', 'commit', commit]).stdout
+    header, _, message = raw.partition(b'\n\n')
+    lines = []
+    skipping = False
+    for line in header.split(b'\n'):
+        if line.startswith(b' ') and skipping:
+            continue
+        name = line.split(b' ', 1)[0]
+        skipping = name in SIGNATURE_HEADERS
+        if skipping or name == b'parent':
+            continue
+        lines.append(line)
+        if name == b'tree':
+            lines += [b'parent ' + p.encode('ascii') for p in parents]
+    data = b'\n'.join(lines) + b'\n\n' + message
+    out = _git(['hash-object', '-t', 'commit', '-w', '--stdin'], input=data)
+    return GitId(out.stdout.decode('ascii').strip())
+
+
+def _old_changesets(old_helper, commits):
+    """{commit: HgId} of the commits the old metadata maps to a changeset
+    that maps back to them."""
+    if old_helper is None or not commits:
+        return {}
+    hg_ids = old_helper.git2hg_many(commits)
+    pairs = [(c, h) for c, h in zip(commits, hg_ids) if not h.is_null]
+    back = old_helper.hg2git_many([h for _, h in pairs])
+    return {c: h for (c, h), g in zip(pairs, back) if g == c}
+
+
+def plan_rewrites(old_helper, new_helper, tips):
+    """({old commit: new commit}, rewritten count, [kept commits])."""
+    new_heads = [h.git_id for h in new_helper.heads() if h.git_id]
+    if not tips:
+        return {}, 0, []
+    walk = git.rev_list_parents(sorted(set(tips.values())), new_heads)
+    changesets = _old_changesets(old_helper, [c for c, _ in walk])
+    ordered = list(changesets.items())
+    new_ids = dict(zip((c for c, _ in ordered),
+                       new_helper.hg2git_many([h for _, h in ordered])))
+    mapping = {}
+    rewritten = 0
+    kept = []
+    for commit, parents in walk:
+        if commit in changesets:
+            new = new_ids[commit]
+            if new == NULL_GIT:
+                kept.append(commit)
+                new = commit
+            mapping[commit] = new
+            continue
+        new_parents = [mapping.get(p, p) for p in parents]
+        if new_parents == parents:
+            mapping[commit] = commit
+        else:
+            mapping[commit] = rewrite_commit(commit, new_parents)
+            rewritten += 1
+    return mapping, rewritten, kept
+
+
+def import_remotes(helper, remotes):
+    """Import all the heads of every remote into `helper`'s metadata."""
+    for name, url in remotes:
+        sys.stderr.write('Fetching %s (%s)\n' % (name, url))
+        with contextlib.ExitStack() as resources:
+            peer = hg.connect(url, helper)
+            resources.callback(peer.close)
+            state = peer.state()
+            plan = discovery.plan_fetch(peer, helper, state, state.heads)
+            if plan is not None:
+                peer.getbundle(helper, plan.heads, plan.common)
+
+
+def _start_old_helper(git_dir, resources):
+    try:
+        return resources.enter_context(Helper.start(git_dir))
+    except HelperError as error:
+        sys.stderr.write('warning: the current metadata cannot be read '
+                         '(%s); commits are kept as they are unless their '
+                         'ids are unchanged\n' % error.message)
+        return None
+
+
+def reclone(git_dir):
+    """Do the reclone; returns a Result."""
+    remotes = hg_remotes()
+    if not remotes:
+        raise Abort('there is no Mercurial remote to reclone from',
+                    hint='remotes with hg:: URLs are recloned')
+    if _rev_parse(BACKUP_REF):
+        raise Abort('%s exists: an earlier reclone did not end' % BACKUP_REF,
+                    hint='it holds the metadata before that reclone: put '
+                         'it back with `git update-ref %s %s` if %s is '
+                         'missing, then `git update-ref -d %s`'
+                         % (METADATA_REF, BACKUP_REF, METADATA_REF,
+                            BACKUP_REF))
+    old = _rev_parse(METADATA_REF)
+    tips = user_refs()
+    with contextlib.ExitStack() as resources:
+        old_helper = _start_old_helper(git_dir, resources) if old else None
+        if old:
+            _update_refs(['create %s %s' % (BACKUP_REF, old),
+                          'delete %s %s' % (METADATA_REF, old)])
+        try:
+            with Helper.start(git_dir) as new_helper:
+                import_remotes(new_helper, remotes)
+                mapping, rewritten, kept = plan_rewrites(
+                    old_helper, new_helper, tips)
+                new = new_helper.finish()
+            moved = {ref: (tip, mapping[tip]) for ref, tip in tips.items()
+                     if mapping.get(tip, tip) != tip}
+            _update_refs(['update %s %s %s' % (ref, new_id, old_id)
+                          for ref, (old_id, new_id) in sorted(moved.items())])
+        except BaseException:
+            _restore(old)
+            raise
+    if old:
+        _update_refs(['delete %s %s' % (BACKUP_REF, old)])
+    git.delete_refs(SCRATCH_REFS)
+    return Result(old, new, moved, rewritten, kept)
+
+
+def _restore(old):
+    """Put refs/cinnabar/metadata back as it was before the reclone."""
+    current = _rev_parse(METADATA_REF)
+    commands = []
+    if old:
+        commands.append('update %s %s' % (METADATA_REF, old))
+        commands.append('delete %s %s' % (BACKUP_REF, old))
+    elif current:
+        commands.append('delete %s %s' % (METADATA_REF, current))
+    _update_refs(commands)

@@ -1,0 +1,177 @@
+"""Mercurial tags, as Mercurial computes them, from the `.hgtags` files
+of the heads the metadata knows.
+
+A `.hgtags` file is a text file of lines `<40 hex digits> <tag name>`
+(one space between them; the name runs to the end of the line and is
+stripped of surrounding white space). Empty lines are skipped; a line
+without a space or whose node is not 40 hex digits is skipped with a
+warning. Within one file, a later line for a name wins over the earlier
+ones, which become that tag's history. A tag whose winning node is the
+null id is a removed tag.
+
+Across heads (Mercurial reads the topological heads, oldest first; each
+distinct `.hgtags` file once), a head read later wins over what was read
+before, except when the tag's node there appears in the history of what
+was read before and that earlier node is not in the later file's history
+(or has the longer history): the earlier value then supersedes it. The
+histories are merged either way. Removed tags are dropped at the end.
+
+`git_tags(helper)` gives {tag name: GitId} for the tags whose targets
+the metadata knows and whose names are valid git ref names
+(`refs/tags/<name>`); what it leaves out is told in warnings.
+"""
+
+import collections
+import re
+import subprocess
+
+from cinnabar.errors import Abort
+from cinnabar.ids import GitId, HgId
+from cinnabar.refname import refname_problem
+
+_NODE = re.compile(r'[0-9a-fA-F]{40}\Z')
+
+Tag = collections.namedtuple('Tag', 'node history')
+Tag.__doc__ = """A tag as one file or a merge of files sees it: `node`,
+the HgId it points to (NULL_HG when removed) and `history`, the HgIds it
+pointed to before, oldest first."""
+
+TagSet = collections.namedtuple('TagSet', 'tags warnings')
+
+
+def parse_hgtags(text, where='.hgtags'):
+    """{name: Tag} from the text of one `.hgtags` file, and warnings."""
+    nodes = collections.OrderedDict()
+    warnings = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        node, space, name = line.partition(' ')
+        name = name.strip()
+        if not space or not name:
+            warnings.append('%s, line %d: cannot parse %r'
+                            % (where, number, line))
+            continue
+        if not _NODE.match(node):
+            warnings.append('%s, line %d: %r is not a changeset id'
+                            % (where, number, node))
+            continue
+        nodes.setdefault(name, []).append(HgId(node.lower()))
+    return ({name: Tag(ids[-1], ids[:-1]) for name, ids in nodes.items()},
+            warnings)
+
+
+def merge_tags(earlier, later):
+    """The tags after reading `later` (one head's file) over `earlier`
+    (what the heads read before gave); neither is modified."""
+    merged = dict(earlier)
+    for name, tag in later.items():
+        before = earlier.get(name)
+        if before is None:
+            merged[name] = Tag(tag.node, list(tag.history))
+            continue
+        node = tag.node
+        if (before.node != tag.node and tag.node in before.history
+                and (before.node not in tag.history
+                     or len(before.history) > len(tag.history))):
+            node = before.node
+        history = list(tag.history)
+        history += [n for n in before.history if n not in history]
+        merged[name] = Tag(node, history)
+    return merged
+
+
+def live_tags(tags):
+    """{name: HgId} without the removed tags."""
+    return {name: tag.node for name, tag in tags.items()
+            if not tag.node.is_null}
+
+
+def _git(args, input=None):
+    result = subprocess.run(['git'] + args, input=input,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if result.returncode:
+        raise Abort('git %s failed: %s' % (
+            args[0], result.stderr.decode('utf-8', 'replace').strip()))
+    return result.stdout
+
+
+def topological_heads(commits):
+    """The commits (GitIds, in their order) that are not ancestors of
+    another of them."""
+    if len(commits) < 2:
+        return list(commits)
+    out = _git(['merge-base', '--independent'] + list(commits))
+    independent = set(out.decode('ascii').split())
+    return [c for c in commits if c in independent]
+
+
+def read_hgtags_blobs(commits):
+    """[(commit, text)] of the `.hgtags` of each commit that has one,
+    each distinct file once (at its first commit), in order."""
+    query = b''.join(b'%s:.hgtags\n' % c.encode('ascii') for c in commits)
+    out = _git(['cat-file', '--batch-check=%(objectname) %(objecttype)'],
+               input=query)
+    blobs = []
+    for commit, line in zip(commits, out.decode('ascii').splitlines()):
+        fields = line.split()
+        if len(fields) == 2 and fields[1] == 'blob':
+            blobs.append((commit, fields[0]))
+    seen = set()
+    unique = []
+    for commit, blob in blobs:
+        if blob not in seen:
+            seen.add(blob)
+            unique.append((commit, blob))
+    texts = []
+    for commit, blob in unique:
+        data = _git(['cat-file', 'blob', blob])
+        texts.append((commit, data.decode('utf-8', 'surrogateescape')))
+    return texts
+
+
+def hg_tags(helper):
+    """TagSet of {name: HgId} of the tags of the heads in the metadata
+    (removed tags left out)."""
+    heads = [h.git_id for h in helper.heads() if h.git_id is not None]
+    tags = {}
+    warnings = []
+    for commit, text in read_hgtags_blobs(topological_heads(heads)):
+        file_tags, file_warnings = parse_hgtags(
+            text, '.hgtags of %s' % commit)
+        warnings += file_warnings
+        tags = merge_tags(tags, file_tags)
+    return TagSet(live_tags(tags), warnings)
+
+
+UPDATE_HINT = ('Run the following command to update tags:\n'
+               '  git cinnabar fetch --tags')
+
+
+def tags_or_none(helper):
+    """{name: HgId} of the tags, or None when they cannot be read (for
+    the hint a fetch gives when the tags changed)."""
+    try:
+        return hg_tags(helper).tags
+    except Abort:
+        return None
+
+
+def git_tags(helper):
+    """TagSet of {tag name: GitId}: the tags whose changesets the metadata
+    knows and whose names git accepts."""
+    found = hg_tags(helper)
+    warnings = list(found.warnings)
+    names = sorted(found.tags)
+    git_ids = helper.hg2git_many([found.tags[n] for n in names])
+    result = {}
+    for name, git_id in zip(names, git_ids):
+        problem = refname_problem('refs/tags/' + name)
+        if problem:
+            warnings.append('ignoring tag %s: the name %s' % (name, problem))
+        elif git_id.is_null:
+            warnings.append('ignoring tag %s: changeset %s is not known '
+                            '(fetch it first)' % (name, found.tags[name]))
+        else:
+            result[name] = GitId(git_id)
+    return TagSet(result, warnings)

@@ -1,0 +1,127 @@
+"""Mercurial tags become git tags on request, as `hg tags` sees them.
+
+A small repository made with hg has two heads whose `.hgtags` disagree:
+tags moved on one head and not the other, removed, removed then re-added,
+a tag only on one head, a name git refuses (`bad name`), and a tag on a
+changeset that does not exist. After `git cinnabar fetch --tags`, the git
+tags are exactly `hg tags --debug` (without `tip`) minus the name git
+refuses, each on the commit hg2git gives for its node. Before that, a
+clone has no tags, and neither `git fetch --tags origin` nor `git ls-remote
+origin` shows any (as with git-cinnabar 0.7.5); `git ls-remote hg::tags:`
+lists them; pushing a tag is refused with a message.
+"""
+
+import pytest
+
+from lib.checks import assert_no_traceback
+from lib.git import clone, git, hg2git, hg_url, ls_remote, refs
+
+GHOST = '1234567890abcdef1234567890abcdef12345678'
+BAD_NAME = 'bad name'
+
+
+def commit(hg, repo, name, date):
+    (repo / name).write_text(name + '\n')
+    hg('-R', repo, 'add', '-q', repo / name)
+    hg('-R', repo, 'commit', '-q', '-m', name, '-u', 'tagger', '-d', date)
+
+
+def tag(hg, repo, *args, date):
+    hg('-R', repo, 'tag', '-u', 'tagger', '-d', date, *args)
+
+
+def make_tagged_repo(hg, repo):
+    """Two heads (default and `other`) with conflicting `.hgtags`."""
+    hg('init', repo)
+    commit(hg, repo, 'a', '0 0')                       # rev 0
+    commit(hg, repo, 'b', '1 0')                       # rev 1
+    tag(hg, repo, '-r', '0', 'moved', 'removed', 'readded', 'both',
+        date='2 0')                                    # rev 2
+    hg('-R', repo, 'branch', '-q', 'other')
+    commit(hg, repo, 'c', '3 0')                       # rev 3
+    tag(hg, repo, '-f', '-r', '3', 'both', date='4 0')
+    tag(hg, repo, '-r', '3', 'only-other', date='5 0')
+    hg('-R', repo, 'update', '-q', 'default')
+    commit(hg, repo, 'd', '6 0')
+    tag(hg, repo, '-f', '-r', '1', 'moved', date='7 0')
+    tag(hg, repo, '--remove', 'removed', date='8 0')
+    tag(hg, repo, '--remove', 'readded', date='9 0')
+    tag(hg, repo, '-r', '1', 'readded', date='10 0')
+    tag(hg, repo, '-r', '1', BAD_NAME, date='11 0')
+    with open(repo / '.hgtags', 'a') as hgtags:
+        hgtags.write('%s ghost\n' % GHOST)
+    hg('-R', repo, 'commit', '-q', '-m', 'ghost', '-u', 'tagger',
+       '-d', '12 0')
+    return repo
+
+
+def hg_tags(hg, repo):
+    """{name: node} of `hg tags --debug`, without `tip`."""
+    out = hg('-R', repo, 'tags', '--debug').out
+    tags = {}
+    for line in out.splitlines():
+        name, revnode = line.rstrip().rsplit(None, 1)
+        tags[name.strip()] = revnode.split(':')[1]
+    del tags['tip']
+    return tags
+
+
+@pytest.fixture
+def tagged(hg, tmp_path):
+    """(hg repository, git clone of it)."""
+    repo = make_tagged_repo(hg, tmp_path / 'repo')
+    work = tmp_path / 'work'
+    result = clone(hg_url(repo), work)
+    assert_no_traceback(result)
+    assert 'git cinnabar fetch --tags' in result.err
+    return repo, work
+
+
+def test_tags_follow_hg_precedence(hg, tagged):
+    repo, work = tagged
+    expected = hg_tags(hg, repo)
+    # What the repository was made for: hg's own view of it.
+    assert set(expected) == {'moved', 'readded', 'both', 'only-other',
+                             BAD_NAME}
+    assert 'ghost' not in expected
+    assert refs(work, 'refs/tags/') == {}
+    assert not [n for n in ls_remote('origin', work) if 'tags' in n]
+    git('fetch', '--tags', 'origin', cwd=work)
+    assert refs(work, 'refs/tags/') == {}
+
+    result = git('cinnabar', 'fetch', '--tags', cwd=work)
+    assert_no_traceback(result)
+    assert 'ignoring tag bad name' in result.err
+    assert 'ignoring tag ghost' in result.err
+    del expected[BAD_NAME]
+    commits = hg2git(work, expected.values())
+    want = {'refs/tags/' + name: commits[node]
+            for name, node in expected.items()}
+    assert refs(work, 'refs/tags/') == want
+    listed = ls_remote('hg::tags:', work)
+    assert listed == want
+
+
+def test_moved_tag_updates_and_push_refused(hg, tagged):
+    repo, work = tagged
+    git('cinnabar', 'fetch', '--tags', cwd=work)
+    hg('-R', repo, 'update', '-q', 'other')
+    commit(hg, repo, 'e', '19 0')
+    # No tag changed: no hint.
+    assert 'fetch --tags' not in git('fetch', 'origin', cwd=work).err
+    hg('-R', repo, 'update', '-q', 'default')
+    tag(hg, repo, '-f', '-r', '0', 'moved', date='20 0')
+    assert 'fetch --tags' in git('fetch', 'origin', cwd=work).err
+    git('cinnabar', 'fetch', '--tags', cwd=work)
+    expected = hg_tags(hg, repo)
+    assert expected['moved'] == hg.nodes(repo, '0')[0]
+    moved = hg2git(work, [expected['moved']])[expected['moved']]
+    assert refs(work, 'refs/tags/moved') == {'refs/tags/moved': moved}
+
+    before = refs(work)
+    result = git('push', 'origin', 'refs/tags/moved', cwd=work,
+                 check=False)
+    assert result.returncode != 0
+    assert 'pushing tags is not supported' in result.err
+    assert refs(work) == before
+    assert 'moved' in hg_tags(hg, repo)

@@ -1,0 +1,26 @@
+"""What GIT_CINNABAR_LOG / cinnabar.log values mean (cinnabar.trace)."""
+
+import os
+
+from cinnabar.trace import CHANNELS, parse_log_setting
+
+
+def test_channels_and_levels():
+    assert parse_log_setting('helper:3,wire:2') == (None, {'helper'})
+    assert parse_log_setting('*:3') == (None, set(CHANNELS))
+    assert parse_log_setting('*:1') == (None, set())
+    assert parse_log_setting('raw-wire:4') == (None, {'wire'})
+    assert parse_log_setting('remote-helper') == (None, {'remote-helper'})
+    assert parse_log_setting('true') == (None, set(CHANNELS))
+
+
+def test_paths():
+    assert parse_log_setting('/tmp/x.log') == ('/tmp/x.log', set(CHANNELS))
+    assert parse_log_setting('/tmp/x.log,wire:3') == ('/tmp/x.log',
+                                                      {'wire'})
+    # A colon in a path is not a level.
+    assert parse_log_setting('/tmp/a:b') == ('/tmp/a:b', set(CHANNELS))
+    assert parse_log_setting('helper:x') == (
+        os.path.abspath('helper:x'), set(CHANNELS))
+    assert parse_log_setting('logs/t.log') == (
+        os.path.join(os.getcwd(), 'logs', 't.log'), set(CHANNELS))
