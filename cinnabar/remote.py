@@ -37,7 +37,7 @@ helper drops what it imported, so no ref changes.
 import contextlib
 import sys
 
-from cinnabar import config, discovery, git, hg, push, refs
+from cinnabar import clonebundles, config, discovery, git, hg, push, refs
 from cinnabar.errors import Abort, run_guarded
 from cinnabar.helper import Helper
 from cinnabar.ids import NULL_GIT
@@ -216,12 +216,41 @@ class RemoteHelper:
         return wanted
 
     def _fetch(self, hg_ids):
+        seed = self._clone_bundle()
         helper = self.helper()
         plan = discovery.plan_fetch(self.peer(), helper, self._state, hg_ids)
-        if plan is None:
+        if plan is not None:
+            self.peer().getbundle(helper, plan.heads, plan.common)
+        if plan is not None or seed is not None:
+            helper.finish()
+        if seed is not None:
+            seed.discard()
+
+    def _clone_bundle(self):
+        """Seed a clone (empty metadata) from the server's clone bundle
+        (see cinnabar.clonebundles); a failure is a warning, and the
+        fetch goes on as if there had been no clone bundle."""
+        if self._git_dir is None or self.helper().heads():
+            return None
+        try:
+            return clonebundles.seed_clone(self.peer(), self.helper(),
+                                           self._git_dir, self.remote)
+        except Abort as error:
+            sys.stderr.write('warning: the clone bundle failed: %s\n'
+                             'warning: falling back to a normal clone\n'
+                             % error.message)
+            self._drop_dead_helper()
+            return None
+
+    def _drop_dead_helper(self):
+        """After the helper exited (an import failed), the next one
+        starts afresh; an HTTP connection, which goes through the helper,
+        too."""
+        if self._helper is None or self._helper.alive:
             return
-        self.peer().getbundle(helper, plan.heads, plan.common)
-        helper.finish()
+        self._helper = None
+        if parse_url(self.url).scheme in ('http', 'https'):
+            self._peer = None
 
     def push(self, argument):
         specs = [push.parse_push(argument)]
