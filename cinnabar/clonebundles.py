@@ -133,6 +133,11 @@ def choose(entries, engines, has_sni=True):
     return None
 
 
+class SettingError(Abort):
+    """A setting has a value we do not understand (not a reason to fall
+    back to a normal clone)."""
+
+
 def parse_bool(value, name):
     """A git-style boolean setting's value (None when unset)."""
     if value is None:
@@ -141,7 +146,7 @@ def parse_bool(value, name):
         return True
     if value.lower() in _FALSE:
         return False
-    raise Abort('invalid boolean value %r for %s' % (value, name))
+    raise SettingError('invalid boolean value %r for %s' % (value, name))
 
 
 def configured_url(remote):
@@ -192,10 +197,15 @@ def _say(text):
 
 def download_and_import(helper, url, git_dir, say=_say):
     """Download the bundle at `url` and import it (pending `finish`).
-    Returns (Download, ImportCounts); the download is kept when it was
-    cut, discarded when the helper could not import it."""
+    Returns (Download, ImportCounts); on failure, the file is
+    discarded."""
     download = Download(url, git_dir, say)
-    path = download.fetch(helper)
+    try:
+        path = download.fetch(helper)
+    except Abort:
+        # A clone falls back to a normal one: nothing to resume later.
+        download.discard()
+        raise
     try:
         counts = helper.import_file(path)
     except Abort:

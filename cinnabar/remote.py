@@ -235,6 +235,8 @@ class RemoteHelper:
         try:
             return clonebundles.seed_clone(self.peer(), self.helper(),
                                            self._git_dir, self.remote)
+        except clonebundles.SettingError:
+            raise
         except Abort as error:
             sys.stderr.write('warning: the clone bundle failed: %s\n'
                              'warning: falling back to a normal clone\n'
@@ -307,7 +309,7 @@ def session(argv):
                     hint='git-remote-hg is run by git for hg:: URLs')
     url = strip_prefix(argv[-1])
     with contextlib.ExitStack() as resources:
-        remote = RemoteHelper(_remote_name(argv[1]), url,
+        remote = RemoteHelper(_remote_name(argv[0]), url,
                               sys.stdin.buffer, sys.stdout.buffer, resources)
         remote.run()
     return 0

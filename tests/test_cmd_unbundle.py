@@ -7,7 +7,6 @@ import shutil
 import pytest
 
 from lib import env as test_env
-from lib.bundleserver import BundleServer
 from lib.checks import assert_failed_for_people, assert_no_traceback
 from lib.corpus import NGINX, Corpus
 from lib.git import METADATA_REF, git, hg2git, init, refs
@@ -24,15 +23,6 @@ def assert_ids(repo, expected):
     wrong = {h: (mapped[h], g) for h, g in expected.items()
              if mapped[h] != g}
     assert not wrong, f'hg2git (got, expected): {wrong}'
-
-
-@pytest.fixture
-def bundle_server(tmp_path, request):
-    def start(root, **options):
-        server = BundleServer(root, tmp_path / 'bundle-server', **options)
-        request.addfinalizer(server.stop)
-        return server.start()
-    return start
 
 
 @pytest.mark.parametrize('bundle', BUNDLES)
@@ -73,7 +63,7 @@ def test_unbundle_http(bundle, corpus, tmp_path, bundle_server):
 
 
 def test_unbundle_http_resumes_a_cut_download(corpus, tmp_path,
-                                             bundle_server):
+                                              bundle_server):
     root = tmp_path / 'www'
     root.mkdir()
     shutil.copy(corpus.bundle('issue4438-r1.hg'), root / 'b.hg')
