@@ -102,6 +102,21 @@ def test_clone_uses_the_first_usable_clone_bundle(setup, corpus, tmp_path):
     assert not list((dest / '.git' / 'cinnabar' / 'downloads').iterdir())
 
 
+def test_clone_over_ssh_uses_the_clone_bundle(setup, corpus, tmp_path):
+    """The manifest comes through `hg serve --stdio` (the ssh wrapper),
+    the bundle from the bundle server."""
+    setup.make_bundle('full.hg')
+    setup.serve(['{bundles}full.hg BUNDLESPEC=zstd-v2'])
+    dest = tmp_path / 'clone'
+    result = clone(hg_url(f'ssh://localhost/{setup.repo}'), dest,
+                   '--no-checkout')
+    assert_clone_ok(result, dest, corpus)
+    assert [r['path'] for r in setup.bundle_gets()] == ['/full.hg']
+    # hg serve over HTTP was not used (but for the fixture's readiness
+    # check).
+    assert set(setup.hg_commands()) == {'capabilities'}
+
+
 def full_getbundle_bytes(setup, hg_proxy, tmp_path):
     proxy = hg_proxy(setup.server)
     result = clone(hg_url(proxy.url), tmp_path / 'plain', '--no-checkout',
