@@ -29,7 +29,8 @@ Settings (looked up as `cinnabar.config` does, so also per remote and in
 the environment):
 
 - `cinnabar.clonebundles` (boolean, default true): whether a clone (a
-  fetch into empty metadata) may use clone bundles at all;
+  fetch into empty metadata) may use clone bundles at all (`git cinnabar
+  unbundle --clonebundle`, an explicit request, ignores it);
 - `cinnabar.clonebundle`, `remote.<remote>.cinnabar-clonebundle`: as in
   git-cinnabar, a URL to use instead of the advertised bundles, or an
   empty value (or `false`) to use none from that remote. As in
@@ -149,11 +150,14 @@ def parse_bool(value, name):
     raise SettingError('invalid boolean value %r for %s' % (value, name))
 
 
-def configured_url(remote):
+def configured_url(remote, explicit=False):
     """(decided, url): whether the settings decided which bundle to use,
-    and the URL they name (None to use no clone bundle)."""
-    if parse_bool(config.lookup('clonebundles', remote),
-                  'cinnabar.clonebundles') is False:
+    and the URL they name (None to use no clone bundle). `explicit`: the
+    user asked for a clone bundle (`unbundle --clonebundle`), which
+    `cinnabar.clonebundles` does not forbid."""
+    enabled = parse_bool(config.lookup('clonebundles', remote),
+                         'cinnabar.clonebundles')
+    if enabled is False and not explicit:
         return True, None
     url = config.lookup('clonebundle', remote)
     if url is None:
@@ -176,9 +180,9 @@ def advertised(peer):
         or peer.capable('clonebundles_manifest') is not None)
 
 
-def bundle_url(peer, helper, remote, say):
+def bundle_url(peer, helper, remote, say, explicit=False):
     """The URL of the clone bundle to use from `peer`, or None."""
-    decided, url = configured_url(remote)
+    decided, url = configured_url(remote, explicit)
     if decided:
         return url
     entries = parse_manifest(manifest(peer))

@@ -253,6 +253,14 @@ def test_unbundle_clonebundle(setup, corpus, tmp_path):
     setup.serve(['{bundles}full.hg BUNDLESPEC=zstd-v2'])
     repo = init(tmp_path / 'repo')
     git('remote', 'add', 'origin', setup.url, cwd=repo)
+    git('config', 'remote.origin.cinnabar-clonebundle', '', cwd=repo)
+    result = git('cinnabar', 'unbundle', '--clonebundle', 'origin',
+                 cwd=repo, check=False)
+    assert_failed_for_people(result)
+    assert 'no clone bundle to use' in result.err
+    assert not setup.bundle_gets()
+    git('config', '--unset', 'remote.origin.cinnabar-clonebundle', cwd=repo)
+    git('config', 'cinnabar.clonebundles', 'false', cwd=repo)
     result = git('cinnabar', 'unbundle', '--clonebundle', 'origin',
                  cwd=repo)
     assert result.out.startswith('imported 111 changesets')

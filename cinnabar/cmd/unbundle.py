@@ -76,12 +76,14 @@ def _clone_bundle_url(helper, location):
         if not clonebundles.advertised(peer):
             raise Abort('the Mercurial server at %s does not advertise '
                         'clone bundles' % peer.description)
-        bundle = clonebundles.bundle_url(peer, helper, remote, _say)
+        bundle = clonebundles.bundle_url(peer, helper, remote, _say,
+                                         explicit=True)
     finally:
         peer.close()
     if bundle is None:
-        raise Abort('the Mercurial server at %s advertises no clone bundle '
-                    'that can be used' % peer.description,
+        raise Abort('no clone bundle to use from %s (none that can be '
+                    'read, or disabled by the setting cinnabar.clonebundle)'
+                    % peer.description,
                     hint='`git cinnabar unbundle <URL>` takes a bundle '
                          'URL of your choosing')
     return bundle
