@@ -187,11 +187,14 @@ def bundle_url(peer, helper, remote, say, explicit=False):
         return url
     entries = parse_manifest(manifest(peer))
     engines = helper.capabilities()
+    skipped = []
     for entry in entries:
         reason = why_unusable(entry, engines)
         if reason is None:
             return entry.url
-        say('skipping clone bundle %s: %s' % (entry.url, reason))
+        skipped.append('%s (%s)' % (entry.url, reason))
+    if skipped:
+        say('no clone bundle we can use among: %s' % ', '.join(skipped))
     return None
 
 

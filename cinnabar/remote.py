@@ -234,7 +234,8 @@ class RemoteHelper:
             return None
         try:
             return clonebundles.seed_clone(self.peer(), self.helper(),
-                                           self._git_dir, self.remote)
+                                           self._git_dir, self.remote,
+                                           self._say)
         except clonebundles.SettingError:
             raise
         except Abort as error:
@@ -243,6 +244,11 @@ class RemoteHelper:
                              % error.message)
             self._drop_dead_helper()
             return None
+
+    def _say(self, text):
+        """Progress for people on stderr; only warnings with -q."""
+        if self.verbosity >= 1 or text.startswith('warning:'):
+            sys.stderr.write(text + '\n')
 
     def _drop_dead_helper(self):
         """After the helper exited (an import failed), the next one
