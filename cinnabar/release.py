@@ -110,9 +110,13 @@ def install_helper(data, target, check):
     temporary = os.path.join(directory, '.%s.new-%d'
                              % (os.path.basename(target), os.getpid()))
     try:
-        with open(temporary, 'wb') as f:
-            f.write(data)
-        os.chmod(temporary, 0o755)
+        try:
+            with open(temporary, 'wb') as f:
+                f.write(data)
+            os.chmod(temporary, 0o755)
+        except OSError as error:
+            raise Abort('cannot write the helper in %s: %s'
+                        % (directory, error.strerror))
         try:
             found = probe(temporary)
         except ProbeError:
