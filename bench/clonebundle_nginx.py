@@ -67,8 +67,9 @@ def main():
     corpus = Corpus(test_env.corpus_dir())
     work = Path(tempfile.mkdtemp(prefix='bench-clonebundle-'))
     saved = dict(os.environ)
+    isolated = test_env.isolated_env(work / 'home', hg.exe)
     os.environ.clear()
-    os.environ.update(test_env.isolated_env(work / 'home', hg.exe))
+    os.environ.update(isolated)
     try:
         repo = hg.repo_from_bundle(corpus.bundle(NGINX), work / 'nginx')
         with open(repo / '.hg' / 'hgrc', 'a') as f:
