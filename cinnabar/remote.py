@@ -19,7 +19,9 @@ git talks to us on standard input and output, one command a line
     missing, make it visible (helper `finish`), then write a fast-import
     stream for git: `feature done`, `reset refs/cinnabar/<ref>` and
     `from <git id>` for each ref, `done`. Nothing is written when the
-    fetch fails.
+    fetch fails. Into empty metadata, the clone bundle the server
+    advertises, if any, is imported first (`cinnabar.clonebundles`), in
+    the same transaction.
 
 `push [+]<src>:<dst>`
     A batch of such lines (options may come among them, unanswered)
