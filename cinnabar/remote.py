@@ -19,7 +19,9 @@ git talks to us on standard input and output, one command a line
     missing, make it visible (helper `finish`), then write a fast-import
     stream for git: `feature done`, `reset refs/cinnabar/<ref>` and
     `from <git id>` for each ref, `done`. Nothing is written when the
-    fetch fails.
+    fetch fails. Into empty metadata, the clone bundle the server
+    advertises, if any, is imported first (`cinnabar.clonebundles`), in
+    the same transaction.
 
 `push [+]<src>:<dst>`
     A batch of such lines (options may come among them, unanswered)
@@ -37,7 +39,8 @@ helper drops what it imported, so no ref changes.
 import contextlib
 import sys
 
-from cinnabar import config, discovery, git, hg, push, refs, tags
+from cinnabar import (clonebundles, config, discovery, git, hg, push, refs,
+                      tags)
 from cinnabar.errors import Abort, run_guarded
 from cinnabar.helper import Helper
 from cinnabar.ids import NULL_GIT
@@ -216,15 +219,52 @@ class RemoteHelper:
         return wanted
 
     def _fetch(self, hg_ids):
+        tags_before = tags.tags_or_none(self.helper())
+        seed = self._clone_bundle()
         helper = self.helper()
         plan = discovery.plan_fetch(self.peer(), helper, self._state, hg_ids)
-        if plan is None:
+        if plan is not None:
+            self.peer().getbundle(helper, plan.heads, plan.common)
+        if plan is not None or seed is not None:
+            helper.finish()
+            if tags.tags_or_none(helper) != tags_before:
+                sys.stderr.write('\n' + tags.UPDATE_HINT + '\n')
+        if seed is not None:
+            seed.discard()
+
+    def _clone_bundle(self):
+        """Seed a clone (empty metadata) from the server's clone bundle
+        (see cinnabar.clonebundles); a failure is a warning, and the
+        fetch goes on as if there had been no clone bundle."""
+        if self._git_dir is None or self.helper().heads():
+            return None
+        try:
+            return clonebundles.seed_clone(self.peer(), self.helper(),
+                                           self._git_dir, self.remote,
+                                           self._say)
+        except clonebundles.SettingError:
+            raise
+        except Abort as error:
+            sys.stderr.write('warning: the clone bundle failed: %s\n'
+                             'warning: falling back to a normal clone\n'
+                             % error.message)
+            self._drop_dead_helper()
+            return None
+
+    def _say(self, text):
+        """Progress for people on stderr; only warnings with -q."""
+        if self.verbosity >= 1 or text.startswith('warning:'):
+            sys.stderr.write(text + '\n')
+
+    def _drop_dead_helper(self):
+        """After the helper exited (an import failed), the next one
+        starts afresh; an HTTP connection, which goes through the helper,
+        too."""
+        if self._helper is None or self._helper.alive:
             return
-        tags_before = tags.tags_or_none(helper)
-        self.peer().getbundle(helper, plan.heads, plan.common)
-        helper.finish()
-        if tags.tags_or_none(helper) != tags_before:
-            sys.stderr.write('\n' + tags.UPDATE_HINT + '\n')
+        self._helper = None
+        if parse_url(self.url).scheme in ('http', 'https'):
+            self._peer = None
 
     def push(self, argument):
         specs = [push.parse_push(argument)]
@@ -285,7 +325,7 @@ def session(argv):
         from cinnabar.tagsremote import TagsRemoteHelper
         helper_class = TagsRemoteHelper
     with contextlib.ExitStack() as resources:
-        remote = helper_class(_remote_name(argv[1]), url,
+        remote = helper_class(_remote_name(argv[0]), url,
                               sys.stdin.buffer, sys.stdout.buffer, resources)
         remote.run()
     return 0

@@ -32,6 +32,11 @@ struct request {
 	struct strbuf small;		/* body in fetch mode */
 	FILE *body_file;		/* request body, from a file */
 	curl_off_t body_file_size;
+	/* fetch into a file (X-Cinnabar-Output-File), see save_body() */
+	const char *output_path;
+	FILE *output;
+	uintmax_t saved;
+	CURL *curl;
 	int cg_version;			/* import: 0 for a bundle */
 };
 
@@ -60,6 +65,10 @@ static void read_request(struct request *r, FILE *in)
 	while (strbuf_getline_lf(&line, in) != EOF && line.len) {
 		const char *path;
 		struct stat st;
+		if (skip_prefix(line.buf, "X-Cinnabar-Output-File: ", &path)) {
+			r->output_path = xstrdup(path);
+			continue;
+		}
 		if (!skip_prefix(line.buf, "X-Cinnabar-Body-File: ", &path)) {
 			r->headers = curl_slist_append(r->headers, line.buf);
 			continue;
@@ -91,11 +100,38 @@ static size_t header_cb(char *ptr, size_t size, size_t nmemb, void *data)
 	return len;
 }
 
+/*
+ * With an output file, the body of a 200 answer replaces the file's
+ * contents and the body of a 206 (partial content) is appended to them;
+ * other answers' bodies are kept in memory as usual. Returns 0 when the
+ * body was not for the file.
+ */
+static int save_body(struct request *r, const char *ptr, size_t len)
+{
+	long code = 0;
+	if (!r->output_path)
+		return 0;
+	if (!r->output) {
+		curl_easy_getinfo(r->curl, CURLINFO_RESPONSE_CODE, &code);
+		if (code != 200 && code != 206)
+			return 0;
+		r->output = fopen(r->output_path, code == 200 ? "wb" : "ab");
+		if (!r->output)
+			die_errno("cannot write to '%s'", r->output_path);
+	}
+	if (fwrite(ptr, 1, len, r->output) != len)
+		die_errno("cannot write to '%s'", r->output_path);
+	r->saved += len;
+	return 1;
+}
+
 static size_t body_cb(char *ptr, size_t size, size_t nmemb, void *data)
 {
 	struct request *r = data;
 	size_t len = size * nmemb;
 	r->got_data = 1;
+	if (save_body(r, ptr, len))
+		return len;
 	if (r->pipe_fd < 0) {
 		strbuf_add(&r->small, ptr, len);
 		return len;
@@ -112,6 +148,7 @@ static void run_request(struct request *r)
 
 	strbuf_reset(&r->resp_headers);
 	strbuf_reset(&r->content_type);
+	r->curl = c;
 	curl_easy_setopt(c, CURLOPT_URL, r->url);
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, r->headers);
 	curl_easy_setopt(c, CURLOPT_FAILONERROR, 0L);
@@ -119,7 +156,8 @@ static void run_request(struct request *r)
 	curl_easy_setopt(c, CURLOPT_HEADERDATA, r);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, body_cb);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
-	curl_easy_setopt(c, CURLOPT_ENCODING, "");
+	/* Byte ranges of a file are ranges of its bytes as stored. */
+	curl_easy_setopt(c, CURLOPT_ENCODING, r->output_path ? NULL : "");
 	if (r->body_file) {
 		rewind(r->body_file);
 		curl_easy_setopt(c, CURLOPT_POST, 1L);
@@ -158,6 +196,13 @@ static void print_headers(FILE *out, struct request *r)
 			fprintf(out, "%s\n", (*l)->buf);
 	}
 	strbuf_list_free(lines);
+	if (r->output_path)
+		fprintf(out, "X-Cinnabar-Saved: %"PRIuMAX"\n", r->saved);
+	if (r->results.curl_result == CURLE_OK)
+		fprintf(out, "X-Cinnabar-Transfer: complete\n");
+	else
+		fprintf(out, "X-Cinnabar-Transfer: cut %s\n",
+			curl_easy_strerror(r->results.curl_result));
 	fprintf(out, "\n");
 }
 
@@ -171,7 +216,12 @@ static void http_fetch(struct request *r, FILE *out)
 {
 	size_t pos;
 	run_with_auth(r);
-	if (r->results.curl_result != CURLE_OK && !r->results.http_code)
+	if (r->output && fclose(r->output))
+		die_errno("cannot write to '%s'", r->output_path);
+	r->output = NULL;
+	/* Downloads into a file are retried by the caller: no dying. */
+	if (r->results.curl_result != CURLE_OK && !r->results.http_code &&
+	    !r->output_path)
 		connection_failed(r);
 	fprintf(out, "status %ld\n", r->results.http_code);
 	print_headers(out, r);
@@ -352,6 +402,7 @@ void http_command(const char *mode, const char *url, int cg_version,
 	curl_slist_free_all(r.headers);
 	if (r.body_file)
 		fclose(r.body_file);
+	free((char *)r.output_path);
 	strbuf_release(&r.body);
 	strbuf_release(&r.resp_headers);
 	strbuf_release(&r.content_type);

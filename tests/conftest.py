@@ -141,3 +141,18 @@ def module_source(hg_repos, corpus, hg_serve_module, tmp_path_factory,
                 module_monkeypatch.setenv)
         return sources[transport, name]
     return make
+
+
+@pytest.fixture
+def bundle_server(tmp_path_factory, request):
+    """bundle_server(root, cut_after=None, cuts=1) -> a started
+    BundleServer (lib.bundleserver) serving the directory `root`,
+    stopped after the test."""
+    from lib.bundleserver import BundleServer
+
+    def start(root, **options):
+        server = BundleServer(root, tmp_path_factory.mktemp('bundle-server'),
+                              **options)
+        request.addfinalizer(server.stop)
+        return server.start()
+    return start

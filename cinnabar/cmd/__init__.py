@@ -37,8 +37,11 @@ def usage(table):
 
 
 def version_text():
-    """What `git cinnabar --version` prints."""
-    return 'git-cinnabar %s' % VERSION
+    """What `git cinnabar --version` prints: our version, then the
+    helper's (see cinnabar.helper_version)."""
+    from cinnabar import helper_version
+    return 'git-cinnabar %s (python %s)\n%s' % (
+        VERSION, sys.version.split()[0], helper_version.describe(VERSION))
 
 
 def dispatch(argv):

@@ -36,6 +36,8 @@ ARGUMENT_SPECS = {
     'between': ('pairs',),
     'branchmap': (),
     'capabilities': (),
+    'clonebundles': (),
+    'clonebundles_manifest': ('*',),
     'getbundle': ('*',),
     'heads': (),
     'hello': (),

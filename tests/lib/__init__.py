@@ -19,4 +19,7 @@ is mocked.  The modules are:
 - `push`: pushing through git-cinnabar to an hg repository the test owns,
   and the checks around it (what hg shows of a changeset, the server's
   state before and after, refusals, fresh clones, fetches after a push).
+- `bundleserver`: a static file server in its own process (bundles,
+  helpers, releases) with ranges, If-Range, an access log, and transfers
+  it can cut after N bytes.
 """

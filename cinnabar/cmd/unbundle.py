@@ -1,0 +1,134 @@
+"""Import a Mercurial bundle into the metadata.
+
+usage: git cinnabar unbundle <file or http(s) URL>
+       git cinnabar unbundle --clonebundle <remote or URL>
+
+Imports the changesets of a bundle (bundle1 or bundle2; none, gzip,
+bzip2 or zstd; as `hg bundle` makes them) into the metadata, then prints
+the counts of what was imported and, for each head of the bundle, its
+Mercurial id, its git commit and its branch. No ref is changed: a later
+`git fetch` from a server having these changesets downloads only what
+the bundle lacked.
+
+A bundle at an http(s) URL is downloaded through the helper (git's
+`http.*` settings and credential helpers apply) to a file under the git
+dir, resuming a download that was cut, then imported. With
+--clonebundle, the bundle is the clone bundle the Mercurial server at
+<remote or URL> advertises (see `cinnabar.clonebundle` in the README),
+a remote being a git remote whose URL is `hg::...`.
+
+Nothing changes when the bundle is damaged, cut short or cannot be
+downloaded.
+
+    --clonebundle   use the clone bundle the server advertises
+"""
+
+import os
+import sys
+
+from cinnabar import clonebundles, git, hg
+from cinnabar.errors import Abort
+from cinnabar.helper import Helper
+from cinnabar.hg.url import parse_url, strip_prefix
+from cinnabar.resumable import Download
+
+USAGE = ('usage: git cinnabar unbundle [--clonebundle] '
+         '<file, URL or remote>')
+
+
+def parse_args(args):
+    """(clonebundle, location) from the command line."""
+    clonebundle, rest = False, []
+    arguments = iter(args)
+    for arg in arguments:
+        if arg == '--':
+            rest.extend(arguments)
+        elif arg == '--clonebundle':
+            clonebundle = True
+        elif arg.startswith('-') and arg != '-':
+            raise Abort('unknown option %s' % arg, hint=USAGE)
+        else:
+            rest.append(arg)
+    if len(rest) != 1:
+        raise Abort('unbundle needs one bundle' if not rest
+                    else 'unbundle takes one bundle', hint=USAGE)
+    return clonebundle, rest[0]
+
+
+def _say(text):
+    sys.stderr.write(text + '\n')
+
+
+def server_of(location):
+    """(remote name or None, URL) for a git remote name or a URL."""
+    if not location.startswith('hg::') and '/' not in location and (
+            ':' not in location):
+        url = git.config('remote.%s.url' % location)
+        if url is not None:
+            return location, strip_prefix(url)
+    return None, strip_prefix(location)
+
+
+def _clone_bundle_url(helper, location):
+    remote, url = server_of(location)
+    peer = hg.connect(url, helper)
+    try:
+        if not clonebundles.advertised(peer):
+            raise Abort('the Mercurial server at %s does not advertise '
+                        'clone bundles' % peer.description)
+        bundle = clonebundles.bundle_url(peer, helper, remote, _say,
+                                         explicit=True)
+    finally:
+        peer.close()
+    if bundle is None:
+        raise Abort('no clone bundle to use from %s (none that can be '
+                    'read, or disabled by the setting cinnabar.clonebundle)'
+                    % peer.description,
+                    hint='`git cinnabar unbundle <URL>` takes a bundle '
+                         'URL of your choosing')
+    return bundle
+
+
+def _import(helper, location, git_dir):
+    """Import the bundle; returns (path, Download or None)."""
+    scheme = parse_url(location).scheme
+    if scheme in ('http', 'https'):
+        _say('Downloading %s' % location)
+        download = Download(location, git_dir, _say)
+        return download.fetch(helper), download
+    path = parse_url(location).path
+    if not os.path.isfile(path):
+        raise Abort('no bundle file at %s' % location)
+    return path, None
+
+
+def report(helper, counts, heads, git_ids):
+    print('imported %d changesets, %d manifests, %d files'
+          % (counts.changesets, counts.manifests, counts.files))
+    for head, git_id in zip(heads, git_ids):
+        print('%s %s %s' % (head.hg_id, git_id, head.branch))
+
+
+def run(args):
+    clonebundle, location = parse_args(args)
+    git_dir = git.git_dir()
+    if git_dir is None:
+        raise Abort('not in a git repository')
+    with Helper.start(git_dir) as helper:
+        if clonebundle:
+            location = _clone_bundle_url(helper, location)
+            _say('Getting clone bundle from %s' % location)
+        path, download = _import(helper, location, git_dir)
+        try:
+            heads = helper.bundle_heads(path)
+            counts = helper.import_file(path)
+        except Abort:
+            if download is not None:
+                download.discard()
+            raise
+        helper.finish()
+        if download is not None:
+            download.discard()
+        report(helper, counts, heads,
+               helper.hg2git_many([h.hg_id for h in heads]))
+    return 0

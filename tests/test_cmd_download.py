@@ -1,0 +1,148 @@
+"""`git cinnabar download` and `git cinnabar --version`: a helper served
+by our file server on 127.0.0.1 is installed only when its checksum and
+its version handshake are right; the installed one stays otherwise."""
+
+import hashlib
+import os
+import shutil
+
+import pytest
+
+from lib import env as test_env
+from lib.checks import assert_failed_for_people, assert_no_traceback
+from lib.git import git
+
+HELPER = test_env.ROOT / 'git-cinnabar-helper'
+PLATFORM = '%s-%s' % (os.uname().sysname.lower(), os.uname().machine.lower())
+OLD = b'#!/bin/sh\n# the installed helper\n'
+
+
+def publish(www, data, checksum_of=None):
+    """Put `data` as the helper of this platform under `www`, with the
+    checksum of `checksum_of` (default: of `data`)."""
+    directory = www / PLATFORM
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / 'git-cinnabar-helper').write_bytes(data)
+    digest = hashlib.sha256(checksum_of or data).hexdigest()
+    (directory / 'git-cinnabar-helper.sha256').write_text(
+        f'{digest}  git-cinnabar-helper\n')
+
+
+def script(answer):
+    """A shell script answering the version handshake with `answer`."""
+    return ('#!/bin/sh\nread command\necho "%s"\n' % answer).encode()
+
+
+@pytest.fixture
+def www(tmp_path):
+    path = tmp_path / 'www'
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def target(tmp_path):
+    path = tmp_path / 'bin' / 'git-cinnabar-helper'
+    path.parent.mkdir()
+    path.write_bytes(OLD)
+    path.chmod(0o755)
+    return path
+
+
+def download(tmp_path, *args, **kwargs):
+    return git('cinnabar', 'download', *args, cwd=tmp_path, **kwargs)
+
+
+def test_download_installs_the_helper(www, target, tmp_path,
+                                      bundle_server):
+    publish(www, HELPER.read_bytes())
+    server = bundle_server(www)
+    result = download(tmp_path, '--url', server.url(), '--output', target)
+    assert_no_traceback(result)
+    assert 'installed git-cinnabar-helper' in result.out
+    assert target.read_bytes() == HELPER.read_bytes()
+    assert os.access(target, os.X_OK)
+    paths = [r['path'] for r in server.requests()]
+    assert paths == [f'/{PLATFORM}/git-cinnabar-helper.sha256',
+                     f'/{PLATFORM}/git-cinnabar-helper']
+    out = git('cinnabar', '--version', cwd=tmp_path,
+              extra_env={'GIT_CINNABAR_HELPER': str(target)}).out
+    assert f'({target})' in out and 'stale' not in out
+    # Nothing left behind next to it.
+    assert os.listdir(target.parent) == ['git-cinnabar-helper']
+
+
+def test_download_url_from_config(www, target, tmp_path, bundle_server):
+    publish(www, HELPER.read_bytes())
+    server = bundle_server(www)
+    result = git('-c', f'cinnabar.download-url={server.url()}', 'cinnabar',
+                 'download', '--output', str(target), cwd=tmp_path)
+    assert_no_traceback(result)
+    assert target.read_bytes() == HELPER.read_bytes()
+
+
+@pytest.mark.parametrize('case', [
+    'checksum', 'protocol', 'version', 'build', 'not-a-helper', 'missing'])
+def test_download_refuses(case, www, target, tmp_path, bundle_server):
+    real = HELPER.read_bytes()
+    out = git('cinnabar', '--version', cwd=tmp_path).out
+    build = out.split('build ')[1].split()[0]
+    if case == 'checksum':
+        publish(www, real, checksum_of=real + b'tampered')
+    elif case == 'protocol':
+        publish(www, script(f'version 2 0.1.0 {build}'))
+    elif case == 'version':
+        publish(www, script(f'version 1 9.9.9 {build}'))
+    elif case == 'build':
+        publish(www, script('version 1 0.1.0 0123456789abcdef'))
+    elif case == 'not-a-helper':
+        publish(www, script('hello'))
+    server = bundle_server(www)
+    result = download(tmp_path, '--url', server.url(), '--output', target,
+                      check=False)
+    assert_failed_for_people(result)
+    expected = {
+        'checksum': 'checksum of',
+        'protocol': 'speaks protocol 2, this git-cinnabar needs 1',
+        'version': 'it is version 9.9.9',
+        'build': 'built from other sources',
+        'not-a-helper': 'not a git-cinnabar-helper',
+        'missing': 'HTTP error 404',
+    }[case]
+    assert expected in result.err
+    assert target.read_bytes() == OLD
+    assert os.listdir(target.parent) == ['git-cinnabar-helper']
+
+
+def test_download_needs_a_url(tmp_path):
+    result = download(tmp_path, check=False)
+    assert_failed_for_people(result)
+    assert 'cinnabar.download-url' in result.err
+
+
+def test_download_usage(tmp_path):
+    result = download(tmp_path, '--frob', check=False)
+    assert_failed_for_people(result)
+    assert 'usage: git cinnabar download' in result.err
+
+
+def test_version_shows_the_helper(tmp_path):
+    out = git('cinnabar', '--version', cwd=tmp_path).out
+    first, second = out.splitlines()[:2]
+    assert first.startswith('git-cinnabar 0.1.0 (python 3.')
+    assert second.startswith('helper: 0.1.0, protocol 1, build ')
+    assert str(HELPER) in second
+    missing = git('cinnabar', '--version', cwd=tmp_path, extra_env={
+        'GIT_CINNABAR_HELPER': str(tmp_path / 'nothere')}).out
+    assert 'helper: missing' in missing
+    stale = tmp_path / 'stale-helper'
+    stale.write_bytes(script('version 0 0.0.1 0000000000000000'))
+    stale.chmod(0o755)
+    out = git('cinnabar', '--version', cwd=tmp_path, extra_env={
+        'GIT_CINNABAR_HELPER': str(stale)}).out
+    assert 'helper is stale: it speaks protocol 0' in out
+    copy = tmp_path / 'copy'
+    shutil.copy(HELPER, copy)
+    out = git('cinnabar', '--version', cwd=tmp_path, extra_env={
+        'GIT_CINNABAR_HELPER': str(copy)}).out
+    assert 'stale' not in out

@@ -1,0 +1,136 @@
+"""`git cinnabar self-update` of an installation (a copy of the launchers,
+the Python package and the helper in a directory of the test's), from a
+release served by our file server on 127.0.0.1."""
+
+import hashlib
+import os
+import shutil
+import tarfile
+
+import pytest
+
+from lib import env as test_env
+from lib.checks import assert_failed_for_people, assert_no_traceback
+from lib.proc import run
+
+ROOT = test_env.ROOT
+PLATFORM = '%s-%s' % (os.uname().sysname.lower(), os.uname().machine.lower())
+NEW = '0.2.0'
+
+
+def make_install(directory):
+    directory.mkdir()
+    for name in ('git-cinnabar', 'git-remote-hg', 'git-cinnabar-helper'):
+        shutil.copy2(ROOT / name, directory / name)
+    shutil.copytree(ROOT / 'cinnabar', directory / 'cinnabar',
+                    ignore=shutil.ignore_patterns('__pycache__'))
+    return directory
+
+
+def snapshot(directory):
+    """{relative path: sha256} of every file under `directory`."""
+    result = {}
+    for path in sorted(directory.rglob('*')):
+        if path.is_file() and '__pycache__' not in path.parts:
+            result[str(path.relative_to(directory))] = hashlib.sha256(
+                path.read_bytes()).hexdigest()
+    return result
+
+
+def make_release(www, tmp_path, version=NEW, protocol=1,
+                 helper_answer=None, tree_sha=None):
+    """A release of `version` under `www`: the Python tree with that
+    VERSION, a helper script answering the handshake, the manifest."""
+    tree = tmp_path / 'release-tree'
+    make_install(tree)
+    init = tree / 'cinnabar' / '__init__.py'
+    init.write_text(init.read_text().replace("VERSION = '0.1.0'",
+                                             f"VERSION = '{version}'"))
+    archive = www / 'git-cinnabar.tar.gz'
+    with tarfile.open(archive, 'w:gz') as tar:
+        for name in ('git-cinnabar', 'git-remote-hg', 'cinnabar'):
+            tar.add(tree / name, arcname=name)
+    answer = helper_answer or f'version {protocol} {version} 0123456789abcdef'
+    helper = www / PLATFORM / 'git-cinnabar-helper'
+    helper.parent.mkdir(parents=True, exist_ok=True)
+    helper.write_bytes(f'#!/bin/sh\nread c\necho "{answer}"\n'.encode())
+    sha = (lambda p: hashlib.sha256(p.read_bytes()).hexdigest())
+    (www / 'release').write_text(
+        '# git-cinnabar release manifest\n'
+        f'version {version}\n'
+        f'protocol {protocol}\n'
+        f'python {tree_sha or sha(archive)} git-cinnabar.tar.gz\n'
+        f'helper {PLATFORM} {sha(helper)} {PLATFORM}/git-cinnabar-helper\n')
+
+
+@pytest.fixture
+def install(tmp_path):
+    return make_install(tmp_path / 'install')
+
+
+def self_update(install, *args, check=True):
+    return run(['python3', install / 'git-cinnabar', 'self-update', *args],
+               cwd=install.parent, check=check)
+
+
+def test_self_update_installs_a_newer_release(install, tmp_path,
+                                              bundle_server):
+    www = tmp_path / 'www'
+    www.mkdir()
+    make_release(www, tmp_path)
+    server = bundle_server(www)
+    result = self_update(install, '--check', '--url', server.url())
+    assert f'git-cinnabar {NEW} is available' in result.out
+    result = self_update(install, '--url', server.url())
+    assert_no_traceback(result)
+    assert f'updated git-cinnabar from 0.1.0 to {NEW}' in result.out
+    out = run(['python3', install / 'git-cinnabar', '--version']).out
+    assert out.startswith(f'git-cinnabar {NEW} ')
+    assert f'helper: {NEW}, protocol 1' in out
+    assert sorted(os.listdir(install)) == [
+        'cinnabar', 'git-cinnabar', 'git-cinnabar-helper', 'git-remote-hg']
+    result = self_update(install, '--url', server.url())
+    assert f'git-cinnabar {NEW} is up to date' in result.out
+
+
+@pytest.mark.parametrize('case', ['tree-checksum', 'helper-protocol',
+                                  'helper-version', 'tree-version'])
+def test_self_update_refuses(case, install, tmp_path, bundle_server):
+    www = tmp_path / 'www'
+    www.mkdir()
+    options = {
+        'tree-checksum': {'tree_sha': '0' * 64},
+        'helper-protocol': {'helper_answer': f'version 2 {NEW} 0123'},
+        'helper-version': {'helper_answer': 'version 1 0.3.0 0123'},
+        'tree-version': {},
+    }[case]
+    make_release(www, tmp_path, **options)
+    if case == 'tree-version':
+        text = (www / 'release').read_text()
+        (www / 'release').write_text(text.replace(f'version {NEW}',
+                                                  'version 0.2.1'))
+    before = snapshot(install)
+    server = bundle_server(www)
+    result = self_update(install, '--url', server.url(), check=False)
+    assert_failed_for_people(result)
+    expected = {
+        'tree-checksum': 'the checksum of the Python tree does not match',
+        'helper-protocol': 'speaks protocol 2',
+        'helper-version': 'it is version 0.3.0',
+        'tree-version': 'the Python tree archive is version 0.2.0',
+    }[case]
+    assert expected in result.err
+    assert snapshot(install) == before
+    assert sorted(os.listdir(install)) == [
+        'cinnabar', 'git-cinnabar', 'git-cinnabar-helper', 'git-remote-hg']
+
+
+def test_self_update_leaves_source_checkouts_alone(tmp_path, bundle_server):
+    www = tmp_path / 'www'
+    www.mkdir()
+    make_release(www, tmp_path)
+    server = bundle_server(www)
+    result = run(['git', 'cinnabar', 'self-update', '--url', server.url()],
+                 cwd=tmp_path, check=False)
+    assert_failed_for_people(result)
+    assert 'is a source checkout' in result.err

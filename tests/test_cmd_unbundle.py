@@ -1,0 +1,141 @@
+"""`git cinnabar unbundle`: every corpus bundle, from a file and over
+HTTP (our bundle server on 127.0.0.1), gives the reference's git ids;
+damaged, cut or missing bundles change nothing."""
+
+import shutil
+
+import pytest
+
+from lib import env as test_env
+from lib.checks import assert_failed_for_people, assert_no_traceback
+from lib.corpus import NGINX, Corpus
+from lib.git import METADATA_REF, git, hg2git, init, refs
+
+BUNDLES = Corpus(test_env.corpus_dir()).hgtests_bundles()
+
+
+def unbundle(repo, *args, check=True):
+    return git('cinnabar', 'unbundle', *args, cwd=repo, check=check)
+
+
+def assert_ids(repo, expected):
+    mapped = hg2git(repo, expected)
+    wrong = {h: (mapped[h], g) for h, g in expected.items()
+             if mapped[h] != g}
+    assert not wrong, f'hg2git (got, expected): {wrong}'
+
+
+@pytest.mark.parametrize('bundle', BUNDLES)
+def test_unbundle_file(bundle, corpus, tmp_path):
+    repo = init(tmp_path / 'repo')
+    result = unbundle(repo, corpus.bundle(bundle))
+    assert_no_traceback(result)
+    assert result.out.startswith('imported ')
+    assert_ids(repo, corpus.expected(bundle))
+    # Only the metadata: no branch, no remote ref.
+    assert set(refs(repo)) == {METADATA_REF}
+
+
+def test_unbundle_reports_heads(corpus, tmp_path):
+    repo = init(tmp_path / 'repo')
+    out = unbundle(repo, corpus.bundle('remote.hg')).out.splitlines()
+    expected = corpus.expected('remote.hg')
+    assert out[0] == 'imported 9 changesets, 7 manifests, 7 files'
+    heads = [line.split() for line in out[1:]]
+    assert heads and all(expected[h] == g and branch == 'default'
+                         for h, g, branch in heads)
+
+
+@pytest.mark.parametrize('bundle', ['remote.hg', 'issue4438-r2.hg',
+                                    'test-invalid-branch-name.hg'])
+def test_unbundle_http(bundle, corpus, tmp_path, bundle_server):
+    root = tmp_path / 'www'
+    root.mkdir()
+    shutil.copy(corpus.bundle(bundle), root / 'b.hg')
+    server = bundle_server(root)
+    repo = init(tmp_path / 'repo')
+    assert_no_traceback(unbundle(repo, server.url('b.hg')))
+    assert_ids(repo, corpus.expected(bundle))
+    gets = [r for r in server.requests() if r['method'] == 'GET']
+    assert [r['status'] for r in gets] == [200]
+    # The downloaded file does not stay.
+    assert not list((repo / '.git' / 'cinnabar' / 'downloads').iterdir())
+
+
+def test_unbundle_http_resumes_a_cut_download(corpus, tmp_path,
+                                              bundle_server):
+    root = tmp_path / 'www'
+    root.mkdir()
+    shutil.copy(corpus.bundle('issue4438-r1.hg'), root / 'b.hg')
+    size = (root / 'b.hg').stat().st_size
+    server = bundle_server(root, cut_after=size // 3)
+    repo = init(tmp_path / 'repo')
+    result = unbundle(repo, server.url('b.hg'))
+    assert 'cut at' in result.err
+    assert_ids(repo, corpus.expected('issue4438-r1.hg'))
+    gets = [r for r in server.requests() if r['method'] == 'GET']
+    assert [r['status'] for r in gets] == [200, 206]
+    assert gets[1]['range'] == f'bytes={size // 3}-'
+    assert gets[1]['if_range']
+    assert server.bytes_sent('b.hg') == size
+
+
+def metadata(repo):
+    return refs(repo, 'refs/cinnabar/')
+
+
+def damaged_copies(corpus, directory):
+    """{kind: path} of broken copies of a zstd bundle2 (nginx's first
+    part would be slow: a small hgtests bundle)."""
+    data = corpus.bundle('issue4438-r1.hg').read_bytes()
+    broken = {
+        'truncated': data[:len(data) // 2],
+        'corrupt': data[:len(data) // 2] + bytes(
+            b ^ 0x5a for b in data[len(data) // 2:]),
+        'empty': b'',
+        'not a bundle': b'hello, world\n' * 10,
+    }
+    paths = {}
+    for kind, content in broken.items():
+        path = directory / (kind.replace(' ', '-') + '.hg')
+        path.write_bytes(content)
+        paths[kind] = path
+    return paths
+
+
+def test_bad_bundles_change_nothing(corpus, tmp_path, bundle_server):
+    repo = init(tmp_path / 'repo')
+    unbundle(repo, corpus.bundle('remote.hg'))
+    before = metadata(repo)
+    root = tmp_path / 'www'
+    root.mkdir()
+    paths = damaged_copies(corpus, root)
+    server = bundle_server(root)
+    attempts = [str(p) for p in paths.values()]
+    attempts += [server.url(p.name) for p in paths.values()]
+    attempts += [server.url('missing.hg'), str(tmp_path / 'missing.hg')]
+    for location in attempts:
+        result = unbundle(repo, location, check=False)
+        assert_failed_for_people(result)
+        assert metadata(repo) == before, location
+        assert_ids(repo, corpus.expected('remote.hg'))
+    assert 'HTTP error 404' in result.err or 'no bundle file' in result.err
+    git('fsck', '--no-progress', cwd=repo)
+
+
+def test_unbundle_usage_errors(tmp_path):
+    repo = init(tmp_path / 'repo')
+    for args in ([], ['a', 'b'], ['--nope', 'a']):
+        result = unbundle(repo, *args, check=False)
+        assert_failed_for_people(result)
+        assert 'usage: git cinnabar unbundle' in result.err
+    result = git('cinnabar', 'unbundle', '/nonexistent', cwd=tmp_path,
+                 check=False)
+    assert_failed_for_people(result)
+
+
+@pytest.mark.slow
+def test_unbundle_nginx(corpus, tmp_path):
+    repo = init(tmp_path / 'repo')
+    assert_no_traceback(unbundle(repo, corpus.bundle(NGINX)))
+    assert_ids(repo, corpus.expected(NGINX))
