@@ -12,6 +12,7 @@
 #include "import.h"
 #include "metadata.h"
 #include "file.h"
+#include "fsck.h"
 #include "git-tree.h"
 #include "manifest.h"
 #include "push.h"
@@ -277,6 +278,32 @@ static void cmd_abort(const char **argv)
 	answer("ok\n");
 }
 
+static void cmd_fsck(const char **argv)
+{
+	struct oid_array commits = OID_ARRAY_INIT;
+	struct strbuf line = STRBUF_INIT;
+	struct fsck_counts counts;
+	unsigned long count, i;
+
+	need_repository();
+	if (!argv[0] || (strcmp(argv[0], "full") && strcmp(argv[0], "commits")) ||
+	    (!strcmp(argv[0], "commits") && !argv[1]))
+		die("fsck needs 'full' or 'commits <count>'");
+	count = argv[1] ? strtoul(argv[1], NULL, 10) : 0;
+	for (i = 0; i < count; i++) {
+		struct object_id oid;
+		if (strbuf_getline_lf(&line, stdin) == EOF ||
+		    get_oid_hex(line.buf, &oid) || line.len != GIT_SHA1_HEXSZ)
+			die("fsck commits expects %lu commit ids", count);
+		oid_array_append(&commits, &oid);
+	}
+	strbuf_release(&line);
+	fsck_metadata(argv[1] ? &commits : NULL, out, &counts);
+	answer("ok %u %u %u %u\n", counts.changesets, counts.manifests,
+	       counts.files, counts.problems);
+	oid_array_clear(&commits);
+}
+
 struct command {
 	const char *name;
 	void (*fn)(const char **argv);
@@ -295,6 +322,7 @@ static const struct command commands[] = {
 	{ "changegroup", cmd_changegroup },
 	{ "finish", cmd_finish },
 	{ "abort", cmd_abort },
+	{ "fsck", cmd_fsck },
 };
 
 static int run_command_line(char *line)
