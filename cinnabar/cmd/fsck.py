@@ -94,7 +94,9 @@ def recovery_hint(broken):
         return ('run `git cinnabar rollback --fsck` to go back to %s, the '
                 'last metadata fsck found good, or `git cinnabar reclone`'
                 % checked)
-    return 'run `git cinnabar reclone` to import everything again'
+    return ('run `git cinnabar rollback` to go back to the previous metadata '
+            '(`git cinnabar rollback --candidates` lists the earlier ones), '
+            'or `git cinnabar reclone` to import everything again')
 
 
 def run(args):
