@@ -7,13 +7,15 @@ Each metadata commit keeps the one before it (its sixth parent): this
 sets refs/cinnabar/metadata back to one of those, by default the previous
 one, and puts the refs that depend on it back as they were with it:
 
-- refs/cinnabar/refs/*, refs/cinnabar/hg/* and refs/cinnabar/HEAD, what a
-  fetch imported, as the fetch that replaced them found them (saved under
-  the git dir's cinnabar/fetch-refs/); without a saved state, those whose
-  commit the older metadata does not know are deleted;
-- the remote-tracking refs of hg remotes (remotes whose URL starts with
-  `hg::`) whose commit the older metadata does not know: set back to the
-  newest entry of their reflog that it knows, or deleted when none;
+- refs/cinnabar/refs/*, refs/cinnabar/hg/* and refs/cinnabar/HEAD (what
+  a fetch imported) and the remote-tracking refs of hg remotes (remotes
+  whose URL starts with `hg::`): as the fetch that went on from that
+  metadata commit found them (saved under the git dir's
+  cinnabar/fetch-refs/);
+- without such a saved state, the fetch refs whose commit the older
+  metadata does not know are deleted, and so are the remote-tracking refs
+  of hg remotes, unless their reflog has an older value it knows: they
+  are set back to the newest such value;
 - refs/cinnabar/checked is kept when it is that metadata commit or an
   older one, deleted otherwise; refs/cinnabar/broken likewise.
 
