@@ -5,11 +5,14 @@ The served repository (a local hg path) starts as part of a corpus
 bundle; after the clone, the rest is pulled into it and fetched.
 """
 
+import shutil
+
 import pytest
 
 from lib.checks import assert_failed_for_people, assert_no_traceback
 from lib.corpus import NGINX
-from lib.git import METADATA_REF, clone, git, hg_url, rev_parse
+from lib.git import METADATA_REF, NULL_ID, clone, git, git2hg, hg_url
+from lib.git import refs, rev_parse
 
 CHECKED = 'refs/cinnabar/checked'
 
@@ -85,3 +88,21 @@ def test_rollback_refusals(hg, hg_repos, tmp_path):
     assert_failed_for_people(rollback(repo, '--force', head))
     assert_failed_for_people(rollback(repo, '--bogus'))
     assert for_each_ref(repo) == before
+
+
+def test_rollback_without_saved_refs_uses_reflogs(hg, hg_repos, tmp_path):
+    full, served, repo = half_clone(hg, hg_repos, tmp_path, 'hgweb+obs.hg')
+    before = refs(repo, 'refs/remotes/origin/')
+    fetch_the_rest(hg, full, served, repo)
+    after_fetch = refs(repo, 'refs/remotes/origin/')
+    moved = {n for n in before if after_fetch.get(n) != before[n]}
+    assert moved, 'the fetch moved no remote-tracking ref'
+    shutil.rmtree(repo / '.git' / 'cinnabar' / 'fetch-refs')
+    assert rollback(repo).returncode == 0
+    now = refs(repo, 'refs/remotes/origin/')
+    for name in moved:
+        assert now.get(name) == before[name], name
+    known = git2hg(repo, now.values())
+    assert NULL_ID not in known.values()
+    fetch_refs = refs(repo, 'refs/cinnabar/refs/')
+    assert NULL_ID not in git2hg(repo, fetch_refs.values()).values()
