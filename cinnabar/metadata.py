@@ -128,11 +128,11 @@ def format_problem(metadata_commit):
     commit = read_commit(metadata_commit)
     if commit is None:
         return Abort('%s is not a commit' % METADATA_REF, hint=RECLONE_HINT)
-    flags = commit.message.split()
-    unknown = sorted(set(flags) - KNOWN_FLAGS - {'unified-manifests'})
+    unknown = [f for f in commit.message.split()
+               if f not in KNOWN_FLAGS | {'unified-manifests'}]
     if unknown:
-        return Abort('the cinnabar metadata was written by a newer '
-                     'git-cinnabar (unknown flags: %s)' % ' '.join(unknown),
+        return Abort("the cinnabar metadata was written by a newer "
+                     "git-cinnabar (unknown flag '%s')" % unknown[0],
                      hint='upgrade git-cinnabar')
     if commit.message != FLAGS:
         return Abort("the cinnabar metadata uses an older format ('%s')"

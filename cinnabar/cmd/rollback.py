@@ -86,6 +86,11 @@ def choose_target(options, name, current, chain):
         raise Abort('%s is not in the chain of the current metadata' % target,
                     hint='`git cinnabar rollback --candidates` lists it; '
                     '--force goes there anyway')
+    commit = metadata.read_commit(target)
+    if len(commit.parents) not in (len(metadata.PARTS),
+                                   len(metadata.PARTS) + 1):
+        raise Abort('%s is not a cinnabar metadata commit' % target,
+                    hint='`git cinnabar rollback --candidates` lists them')
     problem = metadata.format_problem(target)
     if problem:
         raise Abort('%s is not metadata this version can use: %s'
