@@ -58,22 +58,37 @@ def test_full_check_passes_on_corpus_clones(bundle, corpus, tmp_path):
     assert rev_parse(repo, BROKEN) == ''
 
 
+def timed_fsck(repo, *args):
+    start = time.monotonic()
+    result = fsck(repo, *args)
+    assert result.returncode == 0, result.describe()
+    return result, time.monotonic() - start
+
+
 @pytest.mark.slow
-def test_nginx_full_and_incremental(corpus, tmp_path):
+def test_nginx_full_and_incremental(hg, hg_repos, tmp_path):
+    """Half of nginx cloned and checked, the rest fetched: the default
+    check covers only the new changesets; --full all of them."""
+    full = hg_repos.get(NGINX)
+    total = len(hg.nodes(full))
+    served = hg_repos.copy(NGINX, tmp_path / 'served', rev=total // 2)
     repo = tmp_path / 'nginx'
-    clone(hg_url(corpus.bundle(NGINX)), repo, '--no-checkout',
-          timeout=1800)
-    start = time.monotonic()
-    result = fsck(repo, '--full')
-    full = time.monotonic() - start
-    assert result.returncode == 0, result.describe()
-    assert 'checked all the metadata: 9828 changesets' in result.err
-    start = time.monotonic()
-    result = fsck(repo)
-    incremental = time.monotonic() - start
-    assert result.returncode == 0, result.describe()
-    assert 'nothing new to check' in result.err
-    print(f'\nnginx fsck --full {full:.1f}s, incremental {incremental:.1f}s')
+    clone(hg_url(served), repo, '--no-checkout', timeout=1800)
+    first, first_time = timed_fsck(repo)
+    assert 'checked all the metadata' in first.err
+    new_count = total - len(hg.nodes(served))
+    hg('-R', served, 'pull', '-q', full, timeout=1800)
+    assert_no_traceback(git('fetch', 'origin', cwd=repo, timeout=1800))
+    new, new_time = timed_fsck(repo)
+    assert 'the changesets added since' in new.err, new.err
+    assert f'{new_count} changesets' in new.err, new.err
+    whole, whole_time = timed_fsck(repo, '--full')
+    assert f'all the metadata: {total} changesets' in whole.err
+    nothing, nothing_time = timed_fsck(repo)
+    assert 'nothing new to check' in nothing.err
+    print(f'\nnginx fsck: --full {whole_time:.1f}s; default after fetching '
+          f'{new_count} changesets {new_time:.1f}s; default with nothing new '
+          f'{nothing_time:.1f}s; first half {first_time:.1f}s')
 
 
 def assert_reports(result, repo, *names):
