@@ -471,7 +471,8 @@ out:
 struct hg2git_entries {
 	struct hg_oid *changesets;
 	size_t nr, alloc;
-	unsigned others;
+	struct progress *progress;
+	uint64_t seen;
 };
 
 static int is_manifest_commit(const struct object_id *commit)
@@ -493,6 +494,7 @@ static void sort_hg2git_entry(const struct object_id *key,
 	int type = type_of(value);
 
 	git_oid_to_hg(&node, key);
+	display_progress(e->progress, ++e->seen);
 	if (type == OBJ_COMMIT && !is_manifest_commit(value)) {
 		ALLOC_GROW(e->changesets, e->nr + 1, e->alloc);
 		hg_oidcpy(&e->changesets[e->nr++], &node);
@@ -622,9 +624,10 @@ static void check_everything(void)
 	struct progress *progress;
 	size_t i;
 
-	progress = progress_begin(_("Checking manifests and files"), 0);
+	e.progress = progress_begin(_("Checking manifests and files"),
+				    notes_map_size(&metadata.hg2git));
 	notes_map_for_each(&metadata.hg2git, sort_hg2git_entry, &e);
-	stop_progress(&progress);
+	stop_progress(&e.progress);
 	progress = progress_begin(_("Checking changesets"), e.nr);
 	for (i = 0; i < e.nr; i++) {
 		check_changeset(&e.changesets[i], hg2git(&e.changesets[i]));
