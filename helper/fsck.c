@@ -525,6 +525,23 @@ static void check_git2hg_entry(const struct object_id *commit,
 			hg_oid_to_hex(&node), back ? oid_to_hex(back) : "nothing");
 }
 
+static void check_files_meta_entry(const struct object_id *key,
+				   const struct object_id *meta, void *data)
+{
+	struct hg_oid node;
+	const struct object_id *blob;
+
+	git_oid_to_hg(&node, key);
+	blob = hg2git(&node);
+	if (!blob || type_of(blob) != OBJ_BLOB)
+		problem("files-meta has metadata for file revision %s, which "
+			"hg2git does not map to a blob", hg_oid_to_hex(&node));
+	if (type_of(meta) != OBJ_BLOB)
+		problem("the files-meta entry of file revision %s is %s, "
+			"which is not a blob in the repository",
+			hg_oid_to_hex(&node), oid_to_hex(meta));
+}
+
 static int cs_seen_cmp(const void *a, const void *b)
 {
 	return hg_oidcmp(&((const struct cs_seen *)a)->node,
@@ -543,8 +560,15 @@ static void unmark_recorded_head(const struct hg_oid *node,
 				 const char *branch, void *data)
 {
 	struct cs_seen *s = find_seen(node);
-	if (!s || !s->branch || strcmp(s->branch, branch) ||
-	    !oideq(&s->commit, commit)) {
+	if (s && !oideq(&s->commit, commit)) {
+		problem("the changeset heads list %s with commit %s, but "
+			"hg2git maps it to %s", hg_oid_to_hex(node),
+			oid_to_hex(commit), oid_to_hex(&s->commit));
+		if (s->branch && !strcmp(s->branch, branch))
+			FREE_AND_NULL(s->branch);
+		return;
+	}
+	if (!s || !s->branch || strcmp(s->branch, branch)) {
 		problem("the changeset heads list %s (commit %s, branch '%s'), "
 			"which is not a head of that branch",
 			hg_oid_to_hex(node), oid_to_hex(commit), branch);
@@ -635,6 +659,7 @@ static void check_everything(void)
 	}
 	stop_progress(&progress);
 	notes_map_for_each(&metadata.git2hg, check_git2hg_entry, NULL);
+	notes_map_for_each(&metadata.files_meta, check_files_meta_entry, NULL);
 	check_changeset_heads();
 	check_manifest_heads();
 	free(e.changesets);

@@ -11,8 +11,9 @@
  *     (the metadata does not keep file parents), for every file revision a
  *     manifest has that neither of its parents has.
  * The full check also goes through every hg2git entry and every git2hg
- * note (each must map back to the other) and recomputes the changeset and
- * manifest heads. Each problem found is one line for people naming the
+ * note (each must map back to the other) and files-meta entry (each must
+ * be of a file revision hg2git maps to a blob), and recomputes the
+ * changeset and manifest heads. Each problem found is one line for people naming the
  * hg id and the git object concerned.
  */
 #ifndef CINNABAR_FSCK_H

@@ -218,3 +218,28 @@ def test_full_pass_clears_broken(corpus, tmp_path):
     assert_no_traceback(git('fetch', other, 'refs/heads/*:refs/other/*',
                             cwd=repo))
     assert git('for-each-ref', 'refs/other/', cwd=repo).out
+
+
+def test_changeset_commit_with_another_tree(corpus, tmp_path):
+    """A changeset's commit replaced by one with the same metadata and
+    another tree (one blob changed), both mappings moved to it: the
+    changeset id still comes out right, the tree check finds it."""
+    repo = make_clone(corpus, tmp_path)
+    parts = MetadataParts(repo)
+    old = rev_parse(repo, 'refs/remotes/origin/HEAD')
+    _, note, _ = parts.notes('git2hg')[old]
+    hg_id = cat(repo, note).split(b'\n')[0].split()[1].decode()
+    mode, kind, blob, name = [e for e in ls_tree(repo, tree_of(repo, old))
+                              if e[1] == 'blob'][0]
+    other = hash_blob(repo, cat(repo, blob) + b'more\n')
+    tree = edit_tree(repo, tree_of(repo, old), name, (mode, kind, other))
+    raw = git('cat-file', 'commit', old, cwd=repo).stdout
+    raw = raw.replace(tree_of(repo, old).encode(), tree.encode(), 1)
+    new = git('hash-object', '-t', 'commit', '-w', '--stdin', cwd=repo,
+              input=raw).out.strip()
+    parts.edit_note('hg2git', hg_id, new)
+    parts.edit_note('git2hg', old, None)
+    parts.add_note('git2hg', new, note)
+    parts.store()
+    result = fsck(repo, "--full")
+    assert_reports(result, repo, hg_id, new, tree)

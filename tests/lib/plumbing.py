@@ -120,6 +120,16 @@ class MetadataParts:
                           oid))
         self.parts[part] = commit_tree(self.repo, tree, [old], b'')
 
+    def add_note(self, part, key, oid):
+        """Add `key` -> `oid` to notes part `part`, at the top level (the
+        fanout layout is the writer's choice; readers take any)."""
+        old = self.parts[part]
+        mode = '160000' if part == 'hg2git' else '100644'
+        tree = edit_tree(self.repo, tree_of(self.repo, old), key,
+                         (mode, 'commit' if mode == '160000' else 'blob',
+                          oid))
+        self.parts[part] = commit_tree(self.repo, tree, [old], b'')
+
     def store(self, text=FLAGS.encode()):
         """Write the new metadata commit and point the ref at it."""
         new = commit_tree(self.repo, tree_of(self.repo, self.commit),
