@@ -18,6 +18,8 @@ from lib.git import METADATA_REF, clone, git, hg_url, object_types
 from lib.git import rev_parse
 from lib.plumbing import MetadataParts, cat, commit_tree, edit_tree
 from lib.plumbing import hash_blob, ls_tree, message, parents, tree_of
+from lib.push import BRANCH_TIP, Author, git_commit, make_hg_repo, push
+from lib.push import writable_remote
 
 BUNDLES = Corpus(test_env.corpus_dir()).hgtests_bundles()
 CHECKED = 'refs/cinnabar/checked'
@@ -243,3 +245,24 @@ def test_changeset_commit_with_another_tree(corpus, tmp_path):
     parts.store()
     result = fsck(repo, "--full")
     assert_reports(result, repo, hg_id, new, tree)
+
+
+def test_push_refused_while_broken(hg, hg_serve, tmp_path, monkeypatch):
+    """A push with refs/cinnabar/broken set sends nothing to the server."""
+    server = make_hg_repo(hg, tmp_path / 'server', {'file': 'base\n'})
+    src = writable_remote('local', server, hg_serve, tmp_path,
+                          monkeypatch.setenv)
+    work = tmp_path / 'work'
+    clone(src.url, work)
+    (work / 'file').write_text('changed\n')
+    git('add', 'file', cwd=work)
+    git_commit(work, 'change', Author('Pusher', 'p@example.com'),
+               '1700000000 +0000')
+    git('update-ref', BROKEN, METADATA_REF, cwd=work)
+    nodes = hg.nodes(server)
+    before = git('for-each-ref', cwd=work).out
+    result = push(work, 'origin', f'HEAD:{BRANCH_TIP.format("default")}')
+    assert result.returncode != 0
+    assert 'damaged' in result.err and 'rollback' in result.err
+    assert hg.nodes(server) == nodes
+    assert git('for-each-ref', cwd=work).out == before
