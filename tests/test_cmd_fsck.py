@@ -266,3 +266,26 @@ def test_push_refused_while_broken(hg, hg_serve, tmp_path, monkeypatch):
     assert 'damaged' in result.err and 'rollback' in result.err
     assert hg.nodes(server) == nodes
     assert git('for-each-ref', cwd=work).out == before
+
+
+def test_recovery_by_rollback(corpus, tmp_path):
+    """The way out fsck points to: rollback --fsck goes back to the
+    checked metadata, clears the mark, and fetching works again."""
+    repo = make_clone(corpus, tmp_path)
+    assert fsck(repo).returncode == 0
+    good = rev_parse(repo, METADATA_REF)
+    parts = MetadataParts(repo)
+    hg_id = sorted(file_revisions(repo, parts))[0]
+    parts.edit_note('hg2git', hg_id, None)
+    parts.store()
+    result = fsck(repo, '--full')
+    assert_reports(result, repo, hg_id)
+    assert f'rollback --fsck` to go back to {good}' in result.err
+    git('cinnabar', 'rollback', '--fsck', cwd=repo)
+    assert rev_parse(repo, METADATA_REF) == good
+    assert rev_parse(repo, BROKEN) == ''
+    assert fsck(repo, '--full').returncode == 0
+    other = hg_url(corpus.bundle('test-manifest.hg'))
+    assert_no_traceback(git('fetch', other, 'refs/heads/*:refs/other/*',
+                            cwd=repo))
+    assert fsck(repo).returncode == 0
