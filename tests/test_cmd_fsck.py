@@ -207,6 +207,13 @@ def test_incremental_check_and_limits(corpus, tmp_path):
     bad = fsck(repo, 'no-such-commit')
     assert_failed_for_people(bad)
     assert 'no-such-commit' in bad.err
+    mine = git('-c', 'user.name=a', '-c', 'user.email=a@b', 'commit-tree',
+               '-m', 'mine', '-p', head, f'{head}^{{tree}}',
+               cwd=repo).out.strip()
+    other = fsck(repo, mine)
+    assert_failed_for_people(other)
+    assert 'not the commit of a Mercurial changeset' in other.err
+    assert rev_parse(repo, BROKEN) == ''
 
 
 def test_full_pass_clears_broken(corpus, tmp_path):

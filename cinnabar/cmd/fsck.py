@@ -82,6 +82,15 @@ def plan(full, names, current):
             'the changesets added since %s' % checked)
 
 
+def refuse_unknown(helper, names, commits):
+    """Commits given that are not of a changeset are a usage error, not
+    damage."""
+    for name, hg_id in zip(names, helper.git2hg_many(commits)):
+        if hg_id.is_null:
+            raise Abort('%s is not the commit of a Mercurial changeset'
+                        % name, hint=USAGE)
+
+
 def report(problems):
     for line in problems:
         sys.stderr.write('error: %s\n' % line)
@@ -115,6 +124,8 @@ def run(args):
         metadata.update_refs({metadata.CHECKED_REF: current})
         return 0
     with Helper.start(git_dir) as helper:
+        if names:
+            refuse_unknown(helper, names, commits)
         try:
             problems, counts = helper.fsck(commits)
         except HelperError as error:
