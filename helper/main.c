@@ -284,12 +284,14 @@ static void cmd_fsck(const char **argv)
 	struct strbuf line = STRBUF_INIT;
 	struct fsck_counts counts;
 	unsigned long count, i;
+	int full;
 
 	need_repository();
-	if (!argv[0] || (strcmp(argv[0], "full") && strcmp(argv[0], "commits")) ||
-	    (!strcmp(argv[0], "commits") && !argv[1]))
+	full = argv[0] && !strcmp(argv[0], "full") && !argv[1];
+	if (!full && (!argv[0] || strcmp(argv[0], "commits") || !argv[1] ||
+		      argv[2]))
 		die("fsck needs 'full' or 'commits <count>'");
-	count = argv[1] ? strtoul(argv[1], NULL, 10) : 0;
+	count = full ? 0 : strtoul(argv[1], NULL, 10);
 	for (i = 0; i < count; i++) {
 		struct object_id oid;
 		if (strbuf_getline_lf(&line, stdin) == EOF ||
@@ -298,7 +300,7 @@ static void cmd_fsck(const char **argv)
 		oid_array_append(&commits, &oid);
 	}
 	strbuf_release(&line);
-	fsck_metadata(argv[1] ? &commits : NULL, out, &counts);
+	fsck_metadata(full ? NULL : &commits, out, &counts);
 	answer("ok %u %u %u %u\n", counts.changesets, counts.manifests,
 	       counts.files, counts.problems);
 	oid_array_clear(&commits);
