@@ -239,6 +239,50 @@ static int manifest_commit_id(const struct raw_commit *c, struct hg_oid *node)
 	return strlen(c->body) != HG_HEXSZ || hg_oid_from_hex(c->body, node);
 }
 
+/*
+ * The texts of the manifests checked last: checked parents first (see
+ * order_manifests), a manifest's parents are most often among them.
+ */
+#define TEXT_CACHE 16
+static struct text_slot {
+	struct hg_oid node;
+	struct strbuf text;
+	int used;
+} text_cache[TEXT_CACHE];
+static unsigned text_next;
+
+static void cached_manifest_text(const struct hg_oid *node, struct strbuf *out)
+{
+	struct text_slot *slot;
+	size_t i;
+
+	for (i = 0; i < TEXT_CACHE; i++) {
+		if (text_cache[i].used && hg_oideq(&text_cache[i].node, node)) {
+			strbuf_reset(out);
+			strbuf_addbuf(out, &text_cache[i].text);
+			return;
+		}
+	}
+	manifest_text(node, out);
+	slot = &text_cache[text_next++ % TEXT_CACHE];
+	if (!slot->used)
+		strbuf_init(&slot->text, 0);
+	slot->used = 1;
+	hg_oidcpy(&slot->node, node);
+	strbuf_reset(&slot->text);
+	strbuf_addbuf(&slot->text, out);
+}
+
+static void clear_text_cache(void)
+{
+	size_t i;
+	for (i = 0; i < TEXT_CACHE; i++)
+		if (text_cache[i].used)
+			strbuf_release(&text_cache[i].text);
+	memset(text_cache, 0, sizeof(text_cache));
+	text_next = 0;
+}
+
 static struct mlines lines, lines1, lines2;
 static struct strbuf mtext = STRBUF_INIT, ptext[2] = { STRBUF_INIT, STRBUF_INIT };
 
@@ -259,7 +303,7 @@ static int load_parent(const struct object_id *commit, struct hg_oid *node,
 			oid_to_hex(commit), hg_oid_to_hex(node),
 			known ? oid_to_hex(known) : "nothing");
 	else {
-		manifest_text(node, text);
+		cached_manifest_text(node, text);
 		ret = parse_manifest(text, into);
 	}
 	release_raw_commit(&c);
@@ -299,12 +343,14 @@ static int check_manifest(const struct hg_oid *node)
 		bad = load_parent(&c.parents.oid[i], &p[i], i ? &lines2 : &lines1,
 				  &ptext[i], node) != 0;
 	if (!bad) {
-		manifest_text(node, &mtext);
+		cached_manifest_text(node, &mtext);
 		hg_hash(&p[0], &p[1], mtext.buf, mtext.len, &check);
 		if (!hg_oideq(&check, node)) {
 			problem("manifest %s: its tree %s (commit %s) gives "
 				"manifest %s instead (the manifest tree was "
-				"changed)", hg_oid_to_hex(node),
+				"changed, or the manifest has a path that is "
+				"both a file and a directory, which the "
+				"metadata cannot keep)", hg_oid_to_hex(node),
 				oid_to_hex(&c.tree), oid_to_hex(commit),
 				hg_oid_to_hex(&check));
 			bad = 1;
@@ -471,6 +517,8 @@ out:
 struct hg2git_entries {
 	struct hg_oid *changesets;
 	size_t nr, alloc;
+	struct hg_oid *manifests;
+	size_t manifests_nr, manifests_alloc;
 	struct progress *progress;
 	uint64_t seen;
 };
@@ -499,7 +547,9 @@ static void sort_hg2git_entry(const struct object_id *key,
 		ALLOC_GROW(e->changesets, e->nr + 1, e->alloc);
 		hg_oidcpy(&e->changesets[e->nr++], &node);
 	} else if (type == OBJ_COMMIT) {
-		check_manifest(&node);
+		ALLOC_GROW(e->manifests, e->manifests_nr + 1,
+			   e->manifests_alloc);
+		hg_oidcpy(&e->manifests[e->manifests_nr++], &node);
 	} else if (type != OBJ_BLOB) {
 		problem("hg2git maps %s to %s, which is %s", hg_oid_to_hex(&node),
 			oid_to_hex(value), type < 0 ? "not in the repository" :
@@ -642,16 +692,92 @@ static void check_manifest_heads(void)
 	oid_array_clear(&parents);
 }
 
+/*
+ * Order manifests parents first (a depth-first walk of the manifest
+ * commits' parents), so that the parents' texts are most often still in
+ * the text cache when a manifest is checked.
+ */
+static void order_manifests(struct hg_oid *manifests, size_t nr)
+{
+	kh_oid_pos_t *index = kh_init_oid_pos();
+	int (*parents)[2];
+	unsigned char *state = xcalloc(nr ? nr : 1, 1);
+	size_t *stack, *order, sp = 0, n = 0, i;
+	struct hg_oid *sorted;
+	int ret;
+
+	ALLOC_ARRAY(parents, nr ? nr : 1);
+	ALLOC_ARRAY(stack, 3 * nr + 1);
+	ALLOC_ARRAY(order, nr ? nr : 1);
+	for (i = 0; i < nr; i++) {
+		khiter_t pos = kh_put_oid_pos(index, *hg2git(&manifests[i]), &ret);
+		kh_value(index, pos) = i;
+	}
+	for (i = 0; i < nr; i++) {
+		struct raw_commit c;
+		size_t j;
+		parents[i][0] = parents[i][1] = -1;
+		if (!read_raw_commit(hg2git(&manifests[i]), &c))
+			for (j = 0; j < c.parents.nr && j < 2; j++) {
+				khiter_t pos = kh_get_oid_pos(index,
+							      c.parents.oid[j]);
+				if (pos != kh_end(index))
+					parents[i][j] = kh_value(index, pos);
+			}
+		release_raw_commit(&c);
+	}
+	for (i = 0; i < nr; i++) {
+		if (state[i])
+			continue;
+		stack[sp++] = i;
+		while (sp) {
+			size_t t = stack[sp - 1];
+			int j;
+			if (state[t] == 0) {
+				state[t] = 1;
+				for (j = 1; j >= 0; j--)
+					if (parents[t][j] >= 0 &&
+					    !state[parents[t][j]])
+						stack[sp++] = parents[t][j];
+			} else {
+				if (state[t] == 1) {
+					state[t] = 2;
+					order[n++] = t;
+				}
+				sp--;
+			}
+		}
+	}
+	ALLOC_ARRAY(sorted, nr ? nr : 1);
+	for (i = 0; i < n; i++)
+		hg_oidcpy(&sorted[i], &manifests[order[i]]);
+	COPY_ARRAY(manifests, sorted, n);
+	free(sorted);
+	free(order);
+	free(stack);
+	free(state);
+	free(parents);
+	kh_destroy_oid_pos(index);
+}
+
 static void check_everything(void)
 {
 	struct hg2git_entries e = { 0 };
 	struct progress *progress;
 	size_t i;
 
-	e.progress = progress_begin(_("Checking manifests and files"),
+	e.progress = progress_begin(_("Reading hg2git"),
 				    notes_map_size(&metadata.hg2git));
 	notes_map_for_each(&metadata.hg2git, sort_hg2git_entry, &e);
 	stop_progress(&e.progress);
+	order_manifests(e.manifests, e.manifests_nr);
+	progress = progress_begin(_("Checking manifests and files"),
+				  e.manifests_nr);
+	for (i = 0; i < e.manifests_nr; i++) {
+		check_manifest(&e.manifests[i]);
+		display_progress(progress, i + 1);
+	}
+	stop_progress(&progress);
 	progress = progress_begin(_("Checking changesets"), e.nr);
 	for (i = 0; i < e.nr; i++) {
 		check_changeset(&e.changesets[i], hg2git(&e.changesets[i]));
@@ -663,6 +789,7 @@ static void check_everything(void)
 	check_changeset_heads();
 	check_manifest_heads();
 	free(e.changesets);
+	free(e.manifests);
 }
 
 static void check_commits(const struct oid_array *commits)
@@ -707,6 +834,7 @@ void fsck_metadata(const struct oid_array *commits, FILE *o,
 		check_everything();
 	kh_destroy_oid_pos(manifest_state);
 	kh_destroy_oid_set(files_checked);
+	clear_text_cache();
 	for (i = 0; i < seen_nr; i++)
 		free(seen[i].branch);
 	FREE_AND_NULL(seen);
