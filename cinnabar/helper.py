@@ -34,6 +34,8 @@ PIPELINE_DEPTH = 256
 ImportCounts = collections.namedtuple('ImportCounts',
                                       'changesets manifests files')
 Head = collections.namedtuple('Head', 'hg_id git_id branch')
+FsckCounts = collections.namedtuple('FsckCounts',
+                                    'changesets manifests files problems')
 
 
 class HelperError(Abort):
@@ -439,6 +441,29 @@ class Helper:
         answer = self._answer()
         if answer != 'ok':
             raise HelperError('unexpected answer to progress: %r' % answer)
+
+    # Checking the metadata (git cinnabar fsck).
+
+    def fsck(self, commits=None):
+        """Check all the metadata, or only the given changeset commits.
+        Returns ([problem message], FsckCounts)."""
+        if commits is None:
+            self._command('fsck', 'full')
+        else:
+            commits = [GitId(c) for c in commits]
+            self._command('fsck', 'commits', str(len(commits)))
+            for commit in commits:
+                self._send(commit.encode('ascii') + b'\n')
+        problems = []
+        while True:
+            line = self._answer_after_exit()
+            if line.startswith('problem '):
+                problems.append(line[len('problem '):])
+                continue
+            fields = line.split()
+            if len(fields) != 5 or fields[0] != 'ok':
+                raise HelperError('unexpected answer to fsck: %r' % line)
+            return problems, FsckCounts(*(int(f) for f in fields[1:]))
 
     def close(self):
         """End the helper (work not finished is dropped) and wait for it."""

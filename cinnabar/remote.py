@@ -39,8 +39,8 @@ helper drops what it imported, so no ref changes.
 import contextlib
 import sys
 
-from cinnabar import (clonebundles, config, discovery, git, hg, push, refs,
-                      tags)
+from cinnabar import (clonebundles, config, discovery, git, hg, metadata,
+                      push, refs, snapshots, tags)
 from cinnabar.errors import Abort, run_guarded
 from cinnabar.helper import Helper
 from cinnabar.ids import NULL_GIT
@@ -201,9 +201,25 @@ class RemoteHelper:
                 raise Abort('unexpected %r in a batch of imports' % line)
             names.append(name)
         wanted = self._resolve(names)
+        # Damaged or foreign metadata is not written to (fsck, upgrade).
+        if self._git_dir is not None:
+            self._refuse_unusable_metadata()
+            snapshots.save(self._git_dir)
         git.delete_refs(SCRATCH_REFS)
         self._fetch(list(wanted.values()))
         self._write_resets(wanted)
+
+    def _refuse_unusable_metadata(self):
+        """Abort when the metadata must not be written to (damaged, or of
+        another format). The refs git would read (refs/cinnabar/refs/...)
+        still hold the last fetch's: a stream announcing `done` that ends
+        without it makes fast-import, and so git, fail without updating
+        any ref."""
+        try:
+            metadata.check_usable()
+        except Abort:
+            self._write('feature done')
+            raise
 
     def _resolve(self, names):
         """{ref name: HgId} for the refs git asked for."""
@@ -282,6 +298,7 @@ class RemoteHelper:
             specs.append(push.parse_push(rest))
         if self._git_dir is None:
             raise Abort('pushing needs a git repository')
+        metadata.check_usable()
         if self._state is None:
             self._state = self.peer().state()
         pusher = push.Pusher(self.peer(), self.helper(), self._state,

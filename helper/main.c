@@ -12,6 +12,7 @@
 #include "import.h"
 #include "metadata.h"
 #include "file.h"
+#include "fsck.h"
 #include "git-tree.h"
 #include "manifest.h"
 #include "push.h"
@@ -297,6 +298,34 @@ static void cmd_abort(const char **argv)
 	answer("ok\n");
 }
 
+static void cmd_fsck(const char **argv)
+{
+	struct oid_array commits = OID_ARRAY_INIT;
+	struct strbuf line = STRBUF_INIT;
+	struct fsck_counts counts;
+	unsigned long count, i;
+	int full;
+
+	need_repository();
+	full = argv[0] && !strcmp(argv[0], "full") && !argv[1];
+	if (!full && (!argv[0] || strcmp(argv[0], "commits") || !argv[1] ||
+		      argv[2]))
+		die("fsck needs 'full' or 'commits <count>'");
+	count = full ? 0 : strtoul(argv[1], NULL, 10);
+	for (i = 0; i < count; i++) {
+		struct object_id oid;
+		if (strbuf_getline_lf(&line, stdin) == EOF ||
+		    get_oid_hex(line.buf, &oid) || line.len != GIT_SHA1_HEXSZ)
+			die("fsck commits expects %lu commit ids", count);
+		oid_array_append(&commits, &oid);
+	}
+	strbuf_release(&line);
+	fsck_metadata(full ? NULL : &commits, out, &counts);
+	answer("ok %u %u %u %u\n", counts.changesets, counts.manifests,
+	       counts.files, counts.problems);
+	oid_array_clear(&commits);
+}
+
 struct command {
 	const char *name;
 	void (*fn)(const char **argv);
@@ -316,6 +345,7 @@ static const struct command commands[] = {
 	{ "changegroup", cmd_changegroup },
 	{ "finish", cmd_finish },
 	{ "abort", cmd_abort },
+	{ "fsck", cmd_fsck },
 };
 
 static int run_command_line(char *line)

@@ -132,15 +132,42 @@ static void load_changeset_heads(void)
 	oid_array_clear(&parents);
 }
 
+/*
+ * The metadata's format flags: METADATA_FLAGS exactly. Flags we do not
+ * know come from a newer git-cinnabar; anything else (flags of versions
+ * before 0.5, the same flags written differently) is an older format,
+ * which `git cinnabar upgrade` handles or explains (cinnabar/metadata.py
+ * says the same).
+ */
+static int known_flag(const char *word, size_t len)
+{
+	static const char *known[] = {
+		"files-meta", "unified-manifests", "unified-manifests-v2",
+	};
+	size_t i;
+	for (i = 0; i < ARRAY_SIZE(known); i++)
+		if (strlen(known[i]) == len && !memcmp(known[i], word, len))
+			return 1;
+	return 0;
+}
+
 static void check_flags(const char *body)
 {
+	const char *p = body;
+
 	if (!strcmp(body, METADATA_FLAGS))
 		return;
-	if (strstr(body, "unified-manifests-v2") && strstr(body, "files-meta"))
-		die("this repository's cinnabar metadata was written by a "
-		    "newer version (flags '%s'); upgrade git-cinnabar", body);
-	die("this repository's cinnabar metadata uses an older format "
-	    "('%s'); run `git cinnabar upgrade`", body);
+	while (*p) {
+		size_t len = strcspn(p, " \n\t");
+		if (len && !known_flag(p, len))
+			die("the cinnabar metadata was written by a newer "
+			    "git-cinnabar (unknown flag '%.*s'); upgrade "
+			    "git-cinnabar", (int)len, p);
+		p += len;
+		p += strspn(p, " \n\t");
+	}
+	die("the cinnabar metadata uses an older format ('%s'); run "
+	    "`git cinnabar upgrade`", body);
 }
 
 void metadata_load(void)

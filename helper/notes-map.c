@@ -124,6 +124,15 @@ int notes_map_find_prefix(struct notes_map *m, const char *hex, size_t len,
 	return found;
 }
 
+void notes_map_for_each(struct notes_map *m, notes_map_fn fn, void *data)
+{
+	khiter_t pos;
+	ensure_loaded(m);
+	for (pos = kh_begin(MAP(m)); pos != kh_end(MAP(m)); pos++)
+		if (kh_exist(MAP(m), pos))
+			fn(&kh_key(MAP(m), pos), &kh_value(MAP(m), pos), data);
+}
+
 struct note {
 	struct object_id key, value;
 	unsigned fanout;

@@ -29,6 +29,10 @@ const struct object_id *notes_map_get(struct notes_map *m,
 void notes_map_set(struct notes_map *m, const struct object_id *key,
 		   const struct object_id *value);
 size_t notes_map_size(struct notes_map *m);
+/* Call `fn` for every entry, in no particular order. */
+typedef void (*notes_map_fn)(const struct object_id *key,
+			     const struct object_id *value, void *data);
+void notes_map_for_each(struct notes_map *m, notes_map_fn fn, void *data);
 /*
  * How many keys start with the `len` hex digits at `hex` (lowercase),
  * counting no further than 2; the key found is copied to `key` when

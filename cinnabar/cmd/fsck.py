@@ -1,0 +1,149 @@
+"""Check the cinnabar metadata against the git objects.
+
+usage: git cinnabar fsck [--full] [<commit>...]
+
+Computes the Mercurial ids again from the git commits, trees and blobs and
+the metadata, and checks that the metadata's mappings agree both ways.
+By default, checks only the changesets added since the last check that
+passed (the metadata commit it checked is kept in refs/cinnabar/checked;
+without one, checks everything).
+
+    --full      check every changeset, manifest and file revision, every
+                hg2git entry and git2hg note, and the changeset and
+                manifest heads
+    <commit>... check only these changeset commits (with their manifests
+                and the file revisions those introduce)
+
+Each problem is reported on its own line, naming the hg id and git
+object concerned; the exit status is then 1, and refs/cinnabar/broken is
+set to the damaged metadata commit: fetching and pushing refuse to write
+to it until `git cinnabar rollback` (e.g. `rollback --fsck`, back to the
+last checked metadata) or `git cinnabar reclone`, or until `fsck --full`
+passes. When the check passes (without <commit>), refs/cinnabar/checked
+is set to the metadata commit checked.
+"""
+
+import sys
+
+from cinnabar import git, metadata
+from cinnabar.errors import Abort
+from cinnabar.helper import Helper, HelperError
+
+USAGE = 'usage: git cinnabar fsck [--full] [<commit>...]'
+
+
+def parse_args(args):
+    full, names = False, []
+    for arg in args:
+        if arg == '--full':
+            full = True
+        elif arg.startswith('-'):
+            raise Abort('unknown option %s' % arg, hint=USAGE)
+        else:
+            names.append(arg)
+    if full and names:
+        raise Abort('--full checks everything; give no commits with it',
+                    hint=USAGE)
+    return full, names
+
+
+def resolve(names):
+    commits = []
+    with git.CommitResolver() as resolver:
+        for name in names:
+            oid = resolver.resolve(name)
+            if oid is None:
+                raise Abort('%s is not a commit' % name, hint=USAGE)
+            commits.append(oid)
+    return commits
+
+
+def new_commits(current, checked):
+    """The changeset commits `current` has that `checked` had not."""
+    heads = metadata.changeset_heads(current)
+    if not heads:
+        return []
+    old = metadata.changeset_heads(checked)
+    args = [str(h) for h in heads] + ['^%s' % h for h in old]
+    out = metadata.git_out('rev-list', '--stdin',
+                           input=''.join(a + '\n' for a in args).encode())
+    return out.decode('ascii').split()
+
+
+def plan(full, names, current):
+    """(commits to check or None for all, whether a pass marks it checked,
+    what is checked, for the messages)."""
+    if names:
+        return resolve(names), False, 'the given commits'
+    checked = metadata.read_ref(metadata.CHECKED_REF)
+    if full or checked is None or checked not in metadata.chain(current):
+        return None, True, 'all the metadata'
+    return (new_commits(current, checked), True,
+            'the changesets added since %s' % checked)
+
+
+def refuse_unknown(helper, names, commits):
+    """Commits given that are not of a changeset are a usage error, not
+    damage."""
+    for name, hg_id in zip(names, helper.git2hg_many(commits)):
+        if hg_id.is_null:
+            raise Abort('%s is not the commit of a Mercurial changeset'
+                        % name, hint=USAGE)
+
+
+def report(problems):
+    for line in problems:
+        sys.stderr.write('error: %s\n' % line)
+    sys.stderr.flush()
+
+
+def recovery_hint(broken):
+    checked = metadata.read_ref(metadata.CHECKED_REF)
+    if checked and checked != broken:
+        return ('run `git cinnabar rollback --fsck` to go back to %s, the '
+                'last metadata fsck found good, or `git cinnabar reclone`'
+                % checked)
+    return ('run `git cinnabar rollback` to go back to the previous metadata '
+            '(`git cinnabar rollback --candidates` lists the earlier ones), '
+            'or `git cinnabar reclone` to import everything again')
+
+
+def run(args):
+    full, names = parse_args(args)
+    git_dir = git.git_dir()
+    if git_dir is None:
+        raise Abort('not in a git repository')
+    metadata.check_usable(writing=False)
+    current = metadata.read_ref(metadata.METADATA_REF)
+    if current is None:
+        raise Abort('there is no cinnabar metadata to check',
+                    hint='fetch from a Mercurial repository first')
+    commits, marks, what = plan(full, names, current)
+    if commits == []:
+        sys.stderr.write('nothing new to check since %s\n' % current)
+        metadata.update_refs({metadata.CHECKED_REF: current})
+        return 0
+    with Helper.start(git_dir) as helper:
+        if names:
+            refuse_unknown(helper, names, commits)
+        try:
+            problems, counts = helper.fsck(commits)
+        except HelperError as error:
+            problems, counts = ['the check stopped: %s' % error.message], None
+    report(problems)
+    if problems:
+        metadata.update_refs({metadata.BROKEN_REF: current})
+        raise Abort('the cinnabar metadata %s is damaged (%d problem%s '
+                    'found); refs/cinnabar/broken marks it'
+                    % (current, len(problems), 's' if len(problems) > 1
+                       else ''), hint=recovery_hint(current))
+    sys.stderr.write('checked %s: %d changesets, %d manifests, %d file '
+                     'revisions, no problem\n'
+                     % (what, counts.changesets, counts.manifests,
+                        counts.files))
+    if marks:
+        changes = {metadata.CHECKED_REF: current}
+        if commits is None and metadata.read_ref(metadata.BROKEN_REF):
+            changes[metadata.BROKEN_REF] = None
+        metadata.update_refs(changes)
+    return 0

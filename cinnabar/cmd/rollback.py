@@ -1,0 +1,197 @@
+"""Go back to an earlier state of the cinnabar metadata.
+
+usage: git cinnabar rollback [--candidates] [--fsck] [--force]
+                             [<metadata commit>]
+
+Each metadata commit keeps the one before it (its sixth parent): this
+sets refs/cinnabar/metadata back to one of those, by default the previous
+one, and puts the refs that depend on it back as they were with it:
+
+- refs/cinnabar/refs/*, refs/cinnabar/hg/* and refs/cinnabar/HEAD (what
+  a fetch imported) and the remote-tracking refs of hg remotes (remotes
+  whose URL starts with `hg::`): as the fetch that went on from that
+  metadata commit found them (saved under the git dir's
+  cinnabar/fetch-refs/);
+- without such a saved state, the fetch refs whose commit the older
+  metadata does not know are deleted, and so are the remote-tracking refs
+  of hg remotes, unless their reflog has an older value it knows: they
+  are set back to the newest such value;
+- refs/cinnabar/checked is kept when it is that metadata commit or an
+  older one, deleted otherwise; refs/cinnabar/broken likewise.
+
+Your own branches and tags are left alone. All refs change in one
+transaction.
+
+    --candidates  list the metadata commits rollback can go to, newest
+                  first, marking the current, checked and broken ones
+    --fsck        go back to refs/cinnabar/checked, the last metadata
+                  `git cinnabar fsck` found good
+    --force       allow a metadata commit that is not in the chain of the
+                  current one
+"""
+
+import os
+
+from cinnabar import git, metadata, snapshots
+from cinnabar.errors import Abort
+from cinnabar.ids import GitId
+
+USAGE = ('usage: git cinnabar rollback [--candidates] [--fsck] [--force] '
+         '[<metadata commit>]')
+
+
+def parse_args(args):
+    options = {'candidates': False, 'fsck': False, 'force': False}
+    names = []
+    for arg in args:
+        if arg in ('--candidates', '--fsck', '--force'):
+            options[arg[2:]] = True
+        elif arg.startswith('-'):
+            raise Abort('unknown option %s' % arg, hint=USAGE)
+        else:
+            names.append(arg)
+    if len(names) > 1 or (names and options['fsck']):
+        raise Abort('give one metadata commit, or --fsck', hint=USAGE)
+    return options, names[0] if names else None
+
+
+def list_candidates(current):
+    checked = metadata.read_ref(metadata.CHECKED_REF)
+    broken = metadata.read_ref(metadata.BROKEN_REF)
+    for oid in metadata.chain(current):
+        marks = [name for name, ref in (('current', current),
+                                        ('checked', checked),
+                                        ('broken', broken)) if ref == oid]
+        print('%s%s' % (oid, ' (%s)' % ', '.join(marks) if marks else ''))
+    return 0
+
+
+def choose_target(options, name, current, chain):
+    if options['fsck']:
+        target = metadata.read_ref(metadata.CHECKED_REF)
+        if target is None:
+            raise Abort('there is no checked metadata to go back to',
+                        hint='run `git cinnabar fsck`, or give a metadata '
+                        'commit (`git cinnabar rollback --candidates`)')
+    elif name is not None:
+        target = metadata.read_ref(name)
+        if target is None:
+            raise Abort('%s is not a commit' % name, hint=USAGE)
+    elif len(chain) < 2:
+        raise Abort('there is no earlier metadata to go back to',
+                    hint='`git cinnabar clear` removes all the metadata')
+    else:
+        target = chain[1]
+    if target not in chain and not options['force']:
+        raise Abort('%s is not in the chain of the current metadata' % target,
+                    hint='`git cinnabar rollback --candidates` lists it; '
+                    '--force goes there anyway')
+    commit = metadata.read_commit(target)
+    if len(commit.parents) not in (len(metadata.PARTS),
+                                   len(metadata.PARTS) + 1):
+        raise Abort('%s is not a cinnabar metadata commit' % target,
+                    hint='`git cinnabar rollback --candidates` lists them')
+    problem = metadata.format_problem(target)
+    if problem:
+        raise Abort('%s is not metadata this version can use: %s'
+                    % (target, problem.message))
+    return target
+
+
+def known_commits(target):
+    """The git commits the metadata commit `target` has changesets for."""
+    commit = metadata.read_commit(target)
+    git2hg = commit.parents[metadata.PARTS.index('git2hg')]
+    out = metadata.git_out('ls-tree', '-r', '--name-only', git2hg)
+    return {name.replace('/', '') for name in out.decode('ascii').split()}
+
+
+def state_refs(target, target_chain):
+    """refs/cinnabar/checked and broken: kept when in the target's chain."""
+    changes = {}
+    for ref in (metadata.CHECKED_REF, metadata.BROKEN_REF):
+        oid = metadata.read_ref(ref)
+        if oid is not None and oid not in target_chain:
+            changes[ref] = None
+    return changes
+
+
+def restore(saved, current):
+    """Changes turning the refs `current` into `saved` ({name: GitId})."""
+    changes = {name: None for name in current if name not in saved}
+    changes.update({name: oid for name, oid in saved.items()
+                    if current.get(name) != oid})
+    return changes
+
+
+def saved_refs(git_dir, target):
+    """The fetch refs and hg remote-tracking refs saved with `target`,
+    as ({fetch ref: GitId}, {remote ref: GitId}), or None."""
+    saved = snapshots.load(git_dir, target)
+    if saved is None:
+        return None
+    fetch = {n: o for n, o in saved.items()
+             if n.startswith(snapshots.FETCH_REFS)}
+    return fetch, {n: o for n, o in saved.items() if n not in fetch}
+
+
+def fetch_refs(saved, known):
+    current = dict(metadata.refs_under(*snapshots.FETCH_REFS))
+    if saved is not None:
+        return restore(saved[0], current)
+    return {name: None for name, oid in current.items() if oid not in known}
+
+
+def reflog(git_dir, ref):
+    """[GitId] a ref pointed to, newest first, from its reflog: each entry
+    has the old and the new value (a ref's first value, e.g. from a
+    clone, appears only as the old value of the next entry)."""
+    path = os.path.join(git_dir, 'logs', ref)
+    try:
+        with open(path, 'rb') as f:
+            lines = f.read().splitlines()
+    except FileNotFoundError:
+        return []
+    values = []
+    for line in reversed(lines):
+        fields = line.split(b' ', 2)
+        for oid in fields[1::-1] if len(fields) > 2 else ():
+            if len(oid) == 40 and oid != b'0' * 40:
+                values.append(GitId(oid))
+    return values
+
+
+def remote_refs(git_dir, saved, known):
+    current = dict(snapshots.remote_tracking_refs())
+    if saved is not None:
+        return restore(saved[1], current)
+    changes = {}
+    for name, oid in current.items():
+        if oid not in known:
+            older = [o for o in reflog(git_dir, name) if o in known]
+            changes[name] = older[0] if older else None
+    return changes
+
+
+def run(args):
+    options, name = parse_args(args)
+    git_dir = git.git_dir()
+    if git_dir is None:
+        raise Abort('not in a git repository')
+    current = metadata.read_ref(metadata.METADATA_REF)
+    if current is None:
+        raise Abort('there is no cinnabar metadata')
+    if options['candidates']:
+        return list_candidates(current)
+    chain = metadata.chain(current)
+    target = choose_target(options, name, current, chain)
+    known = known_commits(target)
+    changes = {metadata.METADATA_REF: target}
+    changes.update(state_refs(target, metadata.chain(target)))
+    saved = saved_refs(git_dir, target)
+    changes.update(fetch_refs(saved, known))
+    changes.update(remote_refs(git_dir, saved, known))
+    metadata.update_refs(changes)
+    print('cinnabar metadata rolled back to %s (%d other ref%s updated)'
+          % (target, len(changes) - 1, '' if len(changes) == 2 else 's'))
+    return 0

@@ -1,0 +1,186 @@
+"""The cinnabar metadata as refs see it: its commit chain, its format, and
+the state refs of `git cinnabar fsck`.
+
+Refs (all under refs/cinnabar/, which is ours; see helper/metadata.h for
+the metadata commit itself):
+
+    refs/cinnabar/metadata   the current metadata commit
+    refs/cinnabar/checked    the last metadata commit `fsck` found good
+    refs/cinnabar/broken     the metadata commit `fsck` found damaged;
+                             while it is set, nothing writes metadata
+    refs/cinnabar/refs/*, refs/cinnabar/hg/*, refs/cinnabar/HEAD
+                             what the last fetch imported, read by git
+
+git-cinnabar 0.7 gives `checked` and `broken` the same meaning.
+
+The metadata format is the metadata commit's message, its flags:
+`files-meta unified-manifests-v2` is the one this version reads and
+writes. Metadata of git-cinnabar before 0.5 has other flags (or none),
+and before 0.4 no metadata commit at all but refs such as
+refs/cinnabar/hg2git and refs/notes/cinnabar. Flags this version does
+not know come from a newer git-cinnabar.
+"""
+
+import collections
+import subprocess
+
+from cinnabar.errors import Abort
+from cinnabar.ids import GitId
+
+METADATA_REF = 'refs/cinnabar/metadata'
+CHECKED_REF = 'refs/cinnabar/checked'
+BROKEN_REF = 'refs/cinnabar/broken'
+FLAGS = 'files-meta unified-manifests-v2'
+KNOWN_FLAGS = frozenset(FLAGS.split())
+# Refs of git-cinnabar before 0.4, which kept no metadata commit.
+LEGACY_REFS = ('refs/cinnabar/hg2git', 'refs/cinnabar/manifest',
+               'refs/cinnabar/branches/', 'refs/cinnabar/tip')
+# The parts of a metadata commit (its first five parents), in order.
+PARTS = ('changesets', 'manifests', 'hg2git', 'git2hg', 'files-meta')
+
+RECOVERY_HINT = ('run `git cinnabar rollback --fsck` to go back to the last '
+                 'checked metadata, or `git cinnabar reclone` to start over')
+RECLONE_HINT = ('run `git cinnabar clear` and fetch again, or '
+                '`git cinnabar reclone`')
+
+
+def git_out(*args, input=None, check=True):
+    """Standard output of `git args` (bytes), or None when it failed and
+    `check` is false."""
+    result = subprocess.run(('git',) + args, input=input,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if result.returncode:
+        if not check:
+            return None
+        message = result.stderr.decode('utf-8', 'replace').strip()
+        raise Abort('git %s failed: %s' % (args[0], message))
+    return result.stdout
+
+
+def read_ref(name):
+    """The GitId a ref points to, or None."""
+    out = git_out('rev-parse', '--verify', '-q', name + '^{commit}',
+                  check=False)
+    return GitId(out.decode('ascii').strip()) if out else None
+
+
+def refs_under(*prefixes):
+    """[(ref name, GitId)] for the refs under the given prefixes."""
+    out = git_out('for-each-ref', '--format=%(objectname) %(refname)',
+                  *prefixes)
+    pairs = []
+    for line in out.decode('utf-8', 'surrogateescape').splitlines():
+        oid, _, name = line.partition(' ')
+        pairs.append((name, GitId(oid)))
+    return pairs
+
+
+Commit = collections.namedtuple('Commit', 'tree parents message')
+
+
+def read_commit(oid):
+    """A Commit, or None when `oid` is not a commit."""
+    out = git_out('cat-file', 'commit', oid, check=False)
+    if out is None:
+        return None
+    header, _, message = out.partition(b'\n\n')
+    tree, parents = None, []
+    for line in header.split(b'\n'):
+        if line.startswith(b'tree '):
+            tree = GitId(line[5:])
+        elif line.startswith(b'parent '):
+            parents.append(GitId(line[7:]))
+    return Commit(tree, parents, message.decode('utf-8', 'replace'))
+
+
+def previous(commit):
+    """The metadata commit before `commit` (a Commit), or None."""
+    if len(commit.parents) == len(PARTS) + 1:
+        return commit.parents[-1]
+    return None
+
+
+def chain(start):
+    """[GitId] of the metadata commits from `start` back to the first."""
+    result = []
+    oid = start
+    while oid is not None and oid not in result:
+        commit = read_commit(oid)
+        if commit is None:
+            break
+        result.append(oid)
+        oid = previous(commit)
+    return result
+
+
+def changeset_heads(metadata_commit):
+    """[GitId] of the changeset head commits a metadata commit records."""
+    commit = read_commit(metadata_commit)
+    if commit is None or not commit.parents:
+        return []
+    changesets = read_commit(commit.parents[0])
+    return changesets.parents if changesets else []
+
+
+def format_problem(metadata_commit):
+    """None when this version reads the metadata commit, else an Abort
+    saying what it is and what to run."""
+    commit = read_commit(metadata_commit)
+    if commit is None:
+        return Abort('%s is not a commit' % METADATA_REF, hint=RECLONE_HINT)
+    unknown = [f for f in commit.message.split()
+               if f not in KNOWN_FLAGS | {'unified-manifests'}]
+    if unknown:
+        return Abort("the cinnabar metadata was written by a newer "
+                     "git-cinnabar (unknown flag '%s')" % unknown[0],
+                     hint='upgrade git-cinnabar')
+    if commit.message != FLAGS:
+        return Abort("the cinnabar metadata uses an older format ('%s')"
+                     % commit.message, hint='run `git cinnabar upgrade`')
+    if len(commit.parents) not in (len(PARTS), len(PARTS) + 1):
+        return Abort('the cinnabar metadata commit %s is damaged (it has '
+                     '%d parents)' % (metadata_commit, len(commit.parents)),
+                     hint=RECOVERY_HINT)
+    return None
+
+
+def legacy_refs():
+    """Names of refs of git-cinnabar before 0.4 present in the repository."""
+    names = [name for name, _ in refs_under(*LEGACY_REFS)]
+    if not read_ref(METADATA_REF):
+        names += [name for name, _ in refs_under('refs/notes/cinnabar')]
+    return names
+
+
+def check_usable(writing=True):
+    """Raise an Abort when the metadata cannot be used (or, `writing`,
+    written to) by this version, saying what to run."""
+    metadata = read_ref(METADATA_REF)
+    if metadata is None:
+        legacy = legacy_refs()
+        if legacy:
+            raise Abort('this repository has metadata of git-cinnabar '
+                        'before 0.4 (%s)' % legacy[0],
+                        hint='run `git cinnabar upgrade`')
+        return
+    problem = format_problem(metadata)
+    if problem:
+        raise problem
+    broken = read_ref(BROKEN_REF)
+    if writing and broken:
+        raise Abort('the cinnabar metadata is damaged (`git cinnabar fsck` '
+                    'found problems in %s); not writing to it' % broken,
+                    hint=RECOVERY_HINT)
+
+
+def update_refs(changes):
+    """Apply {ref name: GitId or None (delete)} in one transaction."""
+    lines = []
+    for name, oid in sorted(changes.items()):
+        if oid is None:
+            lines.append('delete %s\n' % name)
+        else:
+            lines.append('update %s %s\n' % (name, oid))
+    if lines:
+        git_out('update-ref', '--stdin',
+                input=''.join(lines).encode('utf-8', 'surrogateescape'))

@@ -1,0 +1,104 @@
+"""What the fetch refs (refs/cinnabar/refs/*, refs/cinnabar/hg/*,
+refs/cinnabar/HEAD) and the remote-tracking refs of hg remotes were before
+each fetch, for `git cinnabar rollback`.
+
+A fetch replaces the fetch refs (git reads what it imported there); git
+keeps no reflog for them, and the reflog of a remote-tracking ref does not
+say whether the ref existed. Before a fetch, the remote helper saves both in
+`<git dir>/cinnabar/fetch-refs/<metadata commit>`, one
+`<git id> <ref name>` line each, named after the metadata commit they
+went with. Rolling back to that metadata commit puts them back. Only the
+newest KEEP files are kept.
+"""
+
+import os
+
+from cinnabar import metadata
+
+FETCH_REFS = ('refs/cinnabar/refs/', 'refs/cinnabar/hg/',
+              'refs/cinnabar/HEAD')
+KEEP = 64
+
+
+def _directory(git_dir):
+    return os.path.join(git_dir, 'cinnabar', 'fetch-refs')
+
+
+def save(git_dir):
+    """Save the fetch refs as they go with the current metadata."""
+    current = metadata.read_ref(metadata.METADATA_REF)
+    if current is None:
+        return
+    directory = _directory(git_dir)
+    os.makedirs(directory, exist_ok=True)
+    saved = metadata.refs_under(*FETCH_REFS) + remote_tracking_refs()
+    lines = ''.join('%s %s\n' % (oid, name) for name, oid in saved)
+    path = os.path.join(directory, current)
+    with open(path + '.tmp', 'w', encoding='utf-8',
+              errors='surrogateescape') as f:
+        f.write(lines)
+    os.replace(path + '.tmp', path)
+    _prune(directory)
+
+
+def hg_remotes():
+    """Names of the remotes whose URL starts with `hg::`."""
+    out = metadata.git_out('config', '--get-regexp', r'^remote\..*\.url$',
+                           check=False) or b''
+    names = []
+    for line in out.decode('utf-8', 'surrogateescape').splitlines():
+        key, _, url = line.partition(' ')
+        if url.startswith('hg::'):
+            names.append(key[len('remote.'):-len('.url')])
+    return names
+
+
+def remote_tracking_refs():
+    """[(ref name, GitId)] of the hg remotes' refs (not symbolic ones)."""
+    prefixes = ['refs/remotes/%s/' % r for r in hg_remotes()]
+    if not prefixes:
+        return []
+    out = metadata.git_out('for-each-ref',
+                           '--format=%(objectname) %(symref) %(refname)',
+                           *prefixes)
+    refs = []
+    for line in out.decode('utf-8', 'surrogateescape').splitlines():
+        oid, symref, name = line.split(' ', 2)
+        if not symref:
+            refs.append((name, metadata.GitId(oid)))
+    return refs
+
+
+def _prune(directory):
+    names = sorted(os.listdir(directory),
+                   key=lambda n: os.stat(os.path.join(directory, n)).st_mtime)
+    for name in names[:-KEEP]:
+        os.unlink(os.path.join(directory, name))
+
+
+def load(git_dir, metadata_commit):
+    """{ref name: GitId} saved for `metadata_commit`, or None."""
+    path = os.path.join(_directory(git_dir), metadata_commit)
+    try:
+        with open(path, encoding='utf-8', errors='surrogateescape') as f:
+            text = f.read()
+    except FileNotFoundError:
+        return None
+    refs = {}
+    for line in text.splitlines():
+        oid, _, name = line.partition(' ')
+        refs[name] = metadata.GitId(oid)
+    return refs
+
+
+def forget_all(git_dir):
+    """Remove every saved state (for `git cinnabar clear`)."""
+    directory = _directory(git_dir)
+    if os.path.isdir(directory):
+        for name in os.listdir(directory):
+            os.unlink(os.path.join(directory, name))
+        os.rmdir(directory)
+        try:
+            os.rmdir(os.path.dirname(directory))
+        except OSError:
+            pass

@@ -1,0 +1,843 @@
+/* Checking the metadata against the git objects: see fsck.h. */
+#include "cache.h"
+#include "object-store.h"
+#include "progress.h"
+#include "khash.h"
+#include "changeset.h"
+#include "file.h"
+#include "git-tree.h"
+#include "import.h"
+#include "manifest.h"
+#include "metadata.h"
+#include "store.h"
+#include "fsck.h"
+
+static FILE *out;
+static struct fsck_counts *counts;
+
+__attribute__((format (printf, 1, 2)))
+static void problem(const char *fmt, ...)
+{
+	struct strbuf msg = STRBUF_INIT;
+	va_list ap;
+	size_t i;
+
+	va_start(ap, fmt);
+	strbuf_vaddf(&msg, fmt, ap);
+	va_end(ap);
+	for (i = 0; i < msg.len; i++)
+		if (msg.buf[i] == '\n')
+			msg.buf[i] = ' ';
+	fprintf(out, "problem %s\n", msg.buf);
+	counts->problems++;
+	strbuf_release(&msg);
+}
+
+static struct progress *progress_begin(const char *title, uint64_t total)
+{
+	return show_progress ? start_delayed_progress(title, total) : NULL;
+}
+
+static int type_of(const struct object_id *oid)
+{
+	return oid_object_info(the_repository, oid, NULL);
+}
+
+/* A raw commit: its tree, parents and message. */
+struct raw_commit {
+	char *buf;
+	unsigned long len;
+	struct object_id tree;
+	struct oid_array parents;
+	const char *body;
+};
+
+static int read_raw_commit(const struct object_id *oid, struct raw_commit *c)
+{
+	const char *p, *end, *v;
+	memset(c, 0, sizeof(*c));
+	if (!oid || type_of(oid) != OBJ_COMMIT)
+		return -1;
+	c->buf = store_read_object_typed(oid, OBJ_COMMIT, &c->len);
+	end = strstr(c->buf, "\n\n");
+	if (!end || !skip_prefix(c->buf, "tree ", &v) ||
+	    get_oid_hex(v, &c->tree))
+		return -1;
+	c->body = end + 2;
+	for (p = c->buf; p && p < end; p = strchr(p, '\n'), p = p ? p + 1 : p) {
+		struct object_id parent;
+		if (skip_prefix(p, "parent ", &v)) {
+			if (get_oid_hex(v, &parent))
+				return -1;
+			oid_array_append(&c->parents, &parent);
+		}
+	}
+	return 0;
+}
+
+static void release_raw_commit(struct raw_commit *c)
+{
+	free(c->buf);
+	oid_array_clear(&c->parents);
+}
+
+/* The changeset a git2hg note names: 0, -1 without a note, -2 if bad. */
+static int noted_changeset(const struct object_id *commit, struct hg_oid *node,
+			   const struct object_id **note)
+{
+	unsigned long len;
+	char *buf;
+	int ret;
+
+	*note = notes_map_get(&metadata.git2hg, commit);
+	if (!*note)
+		return -1;
+	if (type_of(*note) != OBJ_BLOB)
+		return -2;
+	buf = store_read_object_typed(*note, OBJ_BLOB, &len);
+	ret = note_changeset_id(buf, len, node) ? -2 : 0;
+	free(buf);
+	return ret;
+}
+
+/* What the checks found, by hg id (as git ids, for khash). */
+static kh_oid_pos_t *manifest_state;	/* 1: good, 0: bad */
+static kh_oid_set_t *files_checked;
+
+static int seen_manifest(const struct hg_oid *node, int *state)
+{
+	struct object_id key;
+	khiter_t pos;
+	hg_oid_to_git(&key, node);
+	pos = kh_get_oid_pos(manifest_state, key);
+	if (pos == kh_end(manifest_state))
+		return 0;
+	*state = kh_value(manifest_state, pos);
+	return 1;
+}
+
+static void set_manifest_state(const struct hg_oid *node, int state)
+{
+	struct object_id key;
+	int ret;
+	khiter_t pos;
+	hg_oid_to_git(&key, node);
+	pos = kh_put_oid_pos(manifest_state, key, &ret);
+	kh_value(manifest_state, pos) = state;
+}
+
+/* One line of a manifest text. */
+struct mline {
+	const char *path;
+	size_t len;
+	struct hg_oid node;
+};
+
+struct mlines {
+	struct mline *items;
+	size_t nr, alloc;
+};
+
+static int parse_manifest(const struct strbuf *text, struct mlines *lines)
+{
+	const char *p = text->buf, *end = text->buf + text->len;
+	lines->nr = 0;
+	while (p < end) {
+		const char *nul = memchr(p, '\0', end - p);
+		const char *eol = nul ? memchr(nul, '\n', end - nul) : NULL;
+		struct mline *l;
+		if (!eol || eol - nul < HG_HEXSZ + 1)
+			return -1;
+		ALLOC_GROW(lines->items, lines->nr + 1, lines->alloc);
+		l = &lines->items[lines->nr++];
+		l->path = p;
+		l->len = nul - p;
+		if (hg_oid_from_hex(nul + 1, &l->node))
+			return -1;
+		p = eol + 1;
+	}
+	return 0;
+}
+
+static const struct hg_oid *lookup_path(const struct mlines *lines,
+					const char *path, size_t len)
+{
+	size_t lo = 0, hi = lines->nr;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct mline *l = &lines->items[mid];
+		int cmp = memcmp(l->path, path, l->len < len ? l->len : len);
+		if (!cmp)
+			cmp = l->len < len ? -1 : l->len > len;
+		if (!cmp)
+			return &l->node;
+		if (cmp < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/*
+ * A file revision a manifest introduces: its id must come from its blob,
+ * its files-meta entry and parents among the path's revisions in the
+ * parent manifests (a, b). Return -1 when its blob is missing.
+ */
+static int check_file(const struct hg_oid *node, const struct hg_oid *a,
+		      const struct hg_oid *b, const struct mline *l,
+		      const struct hg_oid *manifest)
+{
+	const struct hg_oid *tries[][2] = {
+		{ a, b }, { a, &hg_null_oid }, { b, &hg_null_oid },
+		{ &hg_null_oid, &hg_null_oid },
+	};
+	static struct strbuf text = STRBUF_INIT;
+	const struct object_id *blob;
+	struct object_id key;
+	size_t i;
+	int ret;
+
+	if (hg_oideq(node, &hg_empty_file_oid))
+		return 0;
+	blob = hg2git(node);
+	if (!blob) {
+		problem("manifest %s lists file revision %s ('%.*s') that "
+			"hg2git does not have", hg_oid_to_hex(manifest),
+			hg_oid_to_hex(node), (int)l->len, l->path);
+		return -1;
+	}
+	hg_oid_to_git(&key, node);
+	kh_put_oid_set(files_checked, key, &ret);
+	if (!ret)
+		return 0;
+	if (type_of(blob) != OBJ_BLOB) {
+		problem("file revision %s ('%.*s'): hg2git maps it to %s, "
+			"which is not a blob in the repository",
+			hg_oid_to_hex(node), (int)l->len, l->path,
+			oid_to_hex(blob));
+		return -1;
+	}
+	counts->files++;
+	file_text(node, &text);
+	for (i = 0; i < ARRAY_SIZE(tries); i++) {
+		struct hg_oid h;
+		hg_hash(tries[i][0], tries[i][1], text.buf, text.len, &h);
+		if (hg_oideq(&h, node))
+			return 0;
+	}
+	problem("file revision %s ('%.*s', in manifest %s): its blob %s "
+		"and files-meta do not give that id (the blob or its metadata "
+		"was changed)", hg_oid_to_hex(node), (int)l->len, l->path,
+		hg_oid_to_hex(manifest), oid_to_hex(blob));
+	return 0;
+}
+
+/* The hg id in a manifest commit's message, checking it is one. */
+static int manifest_commit_id(const struct raw_commit *c, struct hg_oid *node)
+{
+	return strlen(c->body) != HG_HEXSZ || hg_oid_from_hex(c->body, node);
+}
+
+/*
+ * The texts of the manifests checked last: checked parents first (see
+ * order_manifests), a manifest's parents are most often among them.
+ */
+#define TEXT_CACHE 16
+static struct text_slot {
+	struct hg_oid node;
+	struct strbuf text;
+	int used;
+} text_cache[TEXT_CACHE];
+static unsigned text_next;
+
+static void cached_manifest_text(const struct hg_oid *node, struct strbuf *out)
+{
+	struct text_slot *slot;
+	size_t i;
+
+	for (i = 0; i < TEXT_CACHE; i++) {
+		if (text_cache[i].used && hg_oideq(&text_cache[i].node, node)) {
+			strbuf_reset(out);
+			strbuf_addbuf(out, &text_cache[i].text);
+			return;
+		}
+	}
+	manifest_text(node, out);
+	slot = &text_cache[text_next++ % TEXT_CACHE];
+	if (!slot->used)
+		strbuf_init(&slot->text, 0);
+	slot->used = 1;
+	hg_oidcpy(&slot->node, node);
+	strbuf_reset(&slot->text);
+	strbuf_addbuf(&slot->text, out);
+}
+
+static void clear_text_cache(void)
+{
+	size_t i;
+	for (i = 0; i < TEXT_CACHE; i++)
+		if (text_cache[i].used)
+			strbuf_release(&text_cache[i].text);
+	memset(text_cache, 0, sizeof(text_cache));
+	text_next = 0;
+}
+
+static struct mlines lines, lines1, lines2;
+static struct strbuf mtext = STRBUF_INIT, ptext[2] = { STRBUF_INIT, STRBUF_INIT };
+
+static int load_parent(const struct object_id *commit, struct hg_oid *node,
+		       struct mlines *into, struct strbuf *text,
+		       const struct hg_oid *child)
+{
+	struct raw_commit c;
+	const struct object_id *known;
+	int ret = -1;
+
+	if (read_raw_commit(commit, &c) || manifest_commit_id(&c, node))
+		problem("manifest %s: its parent commit %s is not a manifest "
+			"commit", hg_oid_to_hex(child), oid_to_hex(commit));
+	else if (!(known = hg2git(node)) || !oideq(known, commit))
+		problem("manifest %s: its parent commit %s is manifest %s, "
+			"which hg2git maps to %s", hg_oid_to_hex(child),
+			oid_to_hex(commit), hg_oid_to_hex(node),
+			known ? oid_to_hex(known) : "nothing");
+	else {
+		cached_manifest_text(node, text);
+		ret = parse_manifest(text, into);
+	}
+	release_raw_commit(&c);
+	return ret;
+}
+
+/* Check a manifest and the file revisions it introduces; 0 when good. */
+static int check_manifest(const struct hg_oid *node)
+{
+	const struct object_id *commit = hg2git(node);
+	struct raw_commit c;
+	struct hg_oid p[2], check, found;
+	int state, bad = 0;
+	size_t i;
+
+	if (seen_manifest(node, &state))
+		return state ? 0 : -1;
+	counts->manifests++;
+	hg_oidcpy(&p[0], &hg_null_oid);
+	hg_oidcpy(&p[1], &hg_null_oid);
+	lines1.nr = lines2.nr = 0;
+	if (read_raw_commit(commit, &c)) {
+		problem("manifest %s: hg2git maps it to %s, which is not a "
+			"commit in the repository", hg_oid_to_hex(node),
+			oid_to_hex(commit));
+		bad = 1;
+	} else if (manifest_commit_id(&c, &found) || !hg_oideq(&found, node)) {
+		problem("manifest %s: its commit %s does not name it in its "
+			"message", hg_oid_to_hex(node), oid_to_hex(commit));
+		bad = 1;
+	} else if (c.parents.nr > 2) {
+		problem("manifest %s: its commit %s has more than two parents",
+			hg_oid_to_hex(node), oid_to_hex(commit));
+		bad = 1;
+	}
+	for (i = 0; !bad && i < c.parents.nr; i++)
+		bad = load_parent(&c.parents.oid[i], &p[i], i ? &lines2 : &lines1,
+				  &ptext[i], node) != 0;
+	if (!bad) {
+		cached_manifest_text(node, &mtext);
+		hg_hash(&p[0], &p[1], mtext.buf, mtext.len, &check);
+		if (!hg_oideq(&check, node)) {
+			problem("manifest %s: its tree %s (commit %s) gives "
+				"manifest %s instead (the manifest tree was "
+				"changed, or the manifest has a path that is "
+				"both a file and a directory, which the "
+				"metadata cannot keep)", hg_oid_to_hex(node),
+				oid_to_hex(&c.tree), oid_to_hex(commit),
+				hg_oid_to_hex(&check));
+			bad = 1;
+		} else if (parse_manifest(&mtext, &lines)) {
+			BUG("manifest text of %s does not parse",
+			    hg_oid_to_hex(node));
+		}
+	}
+	for (i = 0; !bad && i < lines.nr; i++) {
+		const struct mline *l = &lines.items[i];
+		const struct hg_oid *a = lookup_path(&lines1, l->path, l->len);
+		const struct hg_oid *b = lookup_path(&lines2, l->path, l->len);
+		if ((a && hg_oideq(a, &l->node)) || (b && hg_oideq(b, &l->node)))
+			continue;
+		if (check_file(&l->node, a ? a : &hg_null_oid,
+			       b ? b : &hg_null_oid, l, node))
+			bad = 1;
+	}
+	release_raw_commit(&c);
+	set_manifest_state(node, !bad);
+	return bad ? -1 : 0;
+}
+
+/* Changesets seen, for the heads. */
+struct cs_seen {
+	struct hg_oid node, p1, p2;
+	struct object_id commit;
+	char *branch;
+};
+static struct cs_seen *seen;
+static size_t seen_nr, seen_alloc;
+
+static void remember_changeset(const struct hg_oid *node,
+			       const struct hg_oid *p,
+			       const struct object_id *commit,
+			       const struct hg_changeset *cs)
+{
+	struct cs_seen *s;
+	size_t len;
+	const char *branch = changeset_extra_branch(cs, &len);
+
+	ALLOC_GROW(seen, seen_nr + 1, seen_alloc);
+	s = &seen[seen_nr++];
+	hg_oidcpy(&s->node, node);
+	hg_oidcpy(&s->p1, &p[0]);
+	hg_oidcpy(&s->p2, &p[1]);
+	oidcpy(&s->commit, commit);
+	s->branch = branch ? xmemdupz(branch, len) : xstrdup("default");
+}
+
+static int changeset_parents(const struct hg_oid *node,
+			     const struct raw_commit *c, struct hg_oid *p)
+{
+	const struct object_id *note;
+	size_t i;
+
+	hg_oidcpy(&p[0], &hg_null_oid);
+	hg_oidcpy(&p[1], &hg_null_oid);
+	if (c->parents.nr > 2) {
+		problem("changeset %s: its commit has more than two parents",
+			hg_oid_to_hex(node));
+		return -1;
+	}
+	for (i = 0; i < c->parents.nr; i++) {
+		if (noted_changeset(&c->parents.oid[i], &p[i], &note)) {
+			problem("changeset %s: the parent %s of its commit is "
+				"not a changeset the metadata knows",
+				hg_oid_to_hex(node),
+				oid_to_hex(&c->parents.oid[i]));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* The changeset's manifest must be good, and give the commit's tree. */
+static void check_changeset_tree(const struct hg_oid *node,
+				 const struct object_id *commit,
+				 const struct raw_commit *c,
+				 const struct hg_changeset *cs)
+{
+	const struct object_id *m = NULL;
+	struct object_id tree;
+
+	if (!hg_oid_is_null(&cs->manifest) &&
+	    (!(m = hg2git(&cs->manifest)) || type_of(m) != OBJ_COMMIT)) {
+		problem("changeset %s (commit %s) names manifest %s, which "
+			"the metadata does not have", hg_oid_to_hex(node),
+			oid_to_hex(commit), hg_oid_to_hex(&cs->manifest));
+		return;
+	}
+	if (m && check_manifest(&cs->manifest))
+		return;
+	if (m)
+		git_tree_for_manifest(&cs->manifest, &tree);
+	else
+		store_object_buf(OBJ_TREE, "", 0, &tree);
+	if (!oideq(&tree, &c->tree))
+		problem("changeset %s: its commit %s has tree %s, but its "
+			"manifest %s gives tree %s", hg_oid_to_hex(node),
+			oid_to_hex(commit), oid_to_hex(&c->tree),
+			hg_oid_to_hex(&cs->manifest), oid_to_hex(&tree));
+}
+
+static void check_changeset(const struct hg_oid *node,
+			    const struct object_id *commit)
+{
+	static struct strbuf text = STRBUF_INIT;
+	const struct object_id *note;
+	struct raw_commit c;
+	struct hg_changeset cs;
+	struct hg_oid noted, p[2], check;
+	unsigned long note_len;
+	char *note_buf = NULL;
+	int ret;
+
+	counts->changesets++;
+	if (read_raw_commit(commit, &c)) {
+		problem("changeset %s: hg2git maps it to %s, which is not a "
+			"commit in the repository", hg_oid_to_hex(node),
+			oid_to_hex(commit));
+		goto out;
+	}
+	ret = noted_changeset(commit, &noted, &note);
+	if (ret == -1) {
+		problem("changeset %s: its commit %s has no git2hg note",
+			hg_oid_to_hex(node), oid_to_hex(commit));
+		goto out;
+	}
+	if (ret == -2 || !hg_oideq(&noted, node)) {
+		problem("changeset %s: the git2hg note %s of its commit %s "
+			"names %s", hg_oid_to_hex(node), oid_to_hex(note),
+			oid_to_hex(commit),
+			ret ? "no changeset" : hg_oid_to_hex(&noted));
+		goto out;
+	}
+	if (changeset_parents(node, &c, p))
+		goto out;
+	note_buf = store_read_object_typed(note, OBJ_BLOB, &note_len);
+	if (changeset_from_commit(&text, c.buf, c.len, note_buf, note_len,
+				  &p[0], &p[1]) ||
+	    parse_changeset(&cs, text.buf, text.len)) {
+		problem("changeset %s: the git2hg note %s of its commit %s is "
+			"malformed", hg_oid_to_hex(node), oid_to_hex(note),
+			oid_to_hex(commit));
+		goto out;
+	}
+	hg_hash(&p[0], &p[1], text.buf, text.len, &check);
+	if (!hg_oideq(&check, node)) {
+		problem("changeset %s: its commit %s and git2hg note %s give "
+			"changeset %s instead (the commit or the note was "
+			"changed)", hg_oid_to_hex(node), oid_to_hex(commit),
+			oid_to_hex(note), hg_oid_to_hex(&check));
+		goto out;
+	}
+	remember_changeset(node, p, commit, &cs);
+	check_changeset_tree(node, commit, &c, &cs);
+out:
+	free(note_buf);
+	release_raw_commit(&c);
+}
+
+/* The full check: every mapping, both ways, and the heads. */
+struct hg2git_entries {
+	struct hg_oid *changesets;
+	size_t nr, alloc;
+	struct hg_oid *manifests;
+	size_t manifests_nr, manifests_alloc;
+	struct progress *progress;
+	uint64_t seen;
+};
+
+static int is_manifest_commit(const struct object_id *commit)
+{
+	struct raw_commit c;
+	struct hg_oid node;
+	int ret = !read_raw_commit(commit, &c) &&
+		  strstr(c.buf, "\n" CINNABAR_AUTHORSHIP "\n") &&
+		  !manifest_commit_id(&c, &node);
+	release_raw_commit(&c);
+	return ret;
+}
+
+static void sort_hg2git_entry(const struct object_id *key,
+			      const struct object_id *value, void *data)
+{
+	struct hg2git_entries *e = data;
+	struct hg_oid node;
+	int type = type_of(value);
+
+	git_oid_to_hg(&node, key);
+	display_progress(e->progress, ++e->seen);
+	if (type == OBJ_COMMIT && !is_manifest_commit(value)) {
+		ALLOC_GROW(e->changesets, e->nr + 1, e->alloc);
+		hg_oidcpy(&e->changesets[e->nr++], &node);
+	} else if (type == OBJ_COMMIT) {
+		ALLOC_GROW(e->manifests, e->manifests_nr + 1,
+			   e->manifests_alloc);
+		hg_oidcpy(&e->manifests[e->manifests_nr++], &node);
+	} else if (type != OBJ_BLOB) {
+		problem("hg2git maps %s to %s, which is %s", hg_oid_to_hex(&node),
+			oid_to_hex(value), type < 0 ? "not in the repository" :
+			"neither a commit nor a blob");
+	}
+}
+
+static void check_git2hg_entry(const struct object_id *commit,
+			       const struct object_id *note, void *data)
+{
+	struct hg_oid node;
+	const struct object_id *back, *n;
+
+	if (noted_changeset(commit, &node, &n)) {
+		problem("the git2hg note %s of commit %s is malformed or "
+			"missing", oid_to_hex(note), oid_to_hex(commit));
+		return;
+	}
+	back = hg2git(&node);
+	if (!back || !oideq(back, commit))
+		problem("the git2hg note of commit %s names changeset %s, "
+			"which hg2git maps to %s", oid_to_hex(commit),
+			hg_oid_to_hex(&node), back ? oid_to_hex(back) : "nothing");
+}
+
+static void check_files_meta_entry(const struct object_id *key,
+				   const struct object_id *meta, void *data)
+{
+	struct hg_oid node;
+	const struct object_id *blob;
+
+	git_oid_to_hg(&node, key);
+	blob = hg2git(&node);
+	if (!blob || type_of(blob) != OBJ_BLOB)
+		problem("files-meta has metadata for file revision %s, which "
+			"hg2git does not map to a blob", hg_oid_to_hex(&node));
+	if (type_of(meta) != OBJ_BLOB)
+		problem("the files-meta entry of file revision %s is %s, "
+			"which is not a blob in the repository",
+			hg_oid_to_hex(&node), oid_to_hex(meta));
+}
+
+static int cs_seen_cmp(const void *a, const void *b)
+{
+	return hg_oidcmp(&((const struct cs_seen *)a)->node,
+			 &((const struct cs_seen *)b)->node);
+}
+
+static struct cs_seen *find_seen(const struct hg_oid *node)
+{
+	struct cs_seen key;
+	hg_oidcpy(&key.node, node);
+	return bsearch(&key, seen, seen_nr, sizeof(*seen), cs_seen_cmp);
+}
+
+static void unmark_recorded_head(const struct hg_oid *node,
+				 const struct object_id *commit,
+				 const char *branch, void *data)
+{
+	struct cs_seen *s = find_seen(node);
+	if (s && !oideq(&s->commit, commit)) {
+		problem("the changeset heads list %s with commit %s, but "
+			"hg2git maps it to %s", hg_oid_to_hex(node),
+			oid_to_hex(commit), oid_to_hex(&s->commit));
+		if (s->branch && !strcmp(s->branch, branch))
+			FREE_AND_NULL(s->branch);
+		return;
+	}
+	if (!s || !s->branch || strcmp(s->branch, branch)) {
+		problem("the changeset heads list %s (commit %s, branch '%s'), "
+			"which is not a head of that branch",
+			hg_oid_to_hex(node), oid_to_hex(commit), branch);
+		return;
+	}
+	FREE_AND_NULL(s->branch);	/* recorded: not reported below */
+}
+
+static void check_changeset_heads(void)
+{
+	size_t i, j;
+	unsigned char *not_head = xcalloc(seen_nr ? seen_nr : 1, 1);
+
+	QSORT(seen, seen_nr, cs_seen_cmp);
+	for (i = 0; i < seen_nr; i++) {
+		for (j = 0; j < 2; j++) {
+			struct cs_seen *p = find_seen(j ? &seen[i].p2
+							: &seen[i].p1);
+			if (p && !strcmp(p->branch, seen[i].branch))
+				not_head[p - seen] = 1;
+		}
+	}
+	for (i = 0; i < seen_nr; i++)
+		if (not_head[i])
+			FREE_AND_NULL(seen[i].branch);
+	for_each_changeset_head(unmark_recorded_head, NULL);
+	for (i = 0; i < seen_nr; i++)
+		if (seen[i].branch)
+			problem("changeset %s (commit %s) is a head of branch "
+				"'%s' that the changeset heads do not list",
+				hg_oid_to_hex(&seen[i].node),
+				oid_to_hex(&seen[i].commit), seen[i].branch);
+	free(not_head);
+}
+
+static void add_manifest_commit(const struct object_id *key,
+				const struct object_id *value, void *data)
+{
+	if (type_of(value) == OBJ_COMMIT && is_manifest_commit(value))
+		oid_array_append(data, value);
+}
+
+static void check_manifest_heads(void)
+{
+	struct oid_array all = OID_ARRAY_INIT, parents = OID_ARRAY_INIT;
+	size_t i, j;
+
+	notes_map_for_each(&metadata.hg2git, add_manifest_commit, &all);
+	for (i = 0; i < all.nr; i++) {
+		struct raw_commit c;
+		if (!read_raw_commit(&all.oid[i], &c))
+			for (j = 0; j < c.parents.nr; j++)
+				oid_array_append(&parents, &c.parents.oid[j]);
+		release_raw_commit(&c);
+	}
+	for (i = 0; i < all.nr; i++) {
+		int head = oid_array_lookup(&parents, &all.oid[i]) < 0;
+		int listed = oid_array_lookup(&metadata.manifest_heads,
+					      &all.oid[i]) >= 0;
+		if (head != listed)
+			problem("manifest commit %s is %sa head, but the "
+				"manifest heads %s it", oid_to_hex(&all.oid[i]),
+				head ? "" : "not ", head ? "do not list" : "list");
+	}
+	for (i = 0; i < metadata.manifest_heads.nr; i++)
+		if (oid_array_lookup(&all, &metadata.manifest_heads.oid[i]) < 0)
+			problem("the manifest heads list %s, which is not a "
+				"manifest commit hg2git knows",
+				oid_to_hex(&metadata.manifest_heads.oid[i]));
+	oid_array_clear(&all);
+	oid_array_clear(&parents);
+}
+
+/*
+ * Order manifests parents first (a depth-first walk of the manifest
+ * commits' parents), so that the parents' texts are most often still in
+ * the text cache when a manifest is checked.
+ */
+static void order_manifests(struct hg_oid *manifests, size_t nr)
+{
+	kh_oid_pos_t *index = kh_init_oid_pos();
+	int (*parents)[2];
+	unsigned char *state = xcalloc(nr ? nr : 1, 1);
+	size_t *stack, *order, sp = 0, n = 0, i;
+	struct hg_oid *sorted;
+	int ret;
+
+	ALLOC_ARRAY(parents, nr ? nr : 1);
+	ALLOC_ARRAY(stack, 3 * nr + 1);
+	ALLOC_ARRAY(order, nr ? nr : 1);
+	for (i = 0; i < nr; i++) {
+		khiter_t pos = kh_put_oid_pos(index, *hg2git(&manifests[i]), &ret);
+		kh_value(index, pos) = i;
+	}
+	for (i = 0; i < nr; i++) {
+		struct raw_commit c;
+		size_t j;
+		parents[i][0] = parents[i][1] = -1;
+		if (!read_raw_commit(hg2git(&manifests[i]), &c))
+			for (j = 0; j < c.parents.nr && j < 2; j++) {
+				khiter_t pos = kh_get_oid_pos(index,
+							      c.parents.oid[j]);
+				if (pos != kh_end(index))
+					parents[i][j] = kh_value(index, pos);
+			}
+		release_raw_commit(&c);
+	}
+	for (i = 0; i < nr; i++) {
+		if (state[i])
+			continue;
+		stack[sp++] = i;
+		while (sp) {
+			size_t t = stack[sp - 1];
+			int j;
+			if (state[t] == 0) {
+				state[t] = 1;
+				for (j = 1; j >= 0; j--)
+					if (parents[t][j] >= 0 &&
+					    !state[parents[t][j]])
+						stack[sp++] = parents[t][j];
+			} else {
+				if (state[t] == 1) {
+					state[t] = 2;
+					order[n++] = t;
+				}
+				sp--;
+			}
+		}
+	}
+	ALLOC_ARRAY(sorted, nr ? nr : 1);
+	for (i = 0; i < n; i++)
+		hg_oidcpy(&sorted[i], &manifests[order[i]]);
+	COPY_ARRAY(manifests, sorted, n);
+	free(sorted);
+	free(order);
+	free(stack);
+	free(state);
+	free(parents);
+	kh_destroy_oid_pos(index);
+}
+
+static void check_everything(void)
+{
+	struct hg2git_entries e = { 0 };
+	struct progress *progress;
+	size_t i;
+
+	e.progress = progress_begin(_("Reading hg2git"),
+				    notes_map_size(&metadata.hg2git));
+	notes_map_for_each(&metadata.hg2git, sort_hg2git_entry, &e);
+	stop_progress(&e.progress);
+	order_manifests(e.manifests, e.manifests_nr);
+	progress = progress_begin(_("Checking manifests and files"),
+				  e.manifests_nr);
+	for (i = 0; i < e.manifests_nr; i++) {
+		check_manifest(&e.manifests[i]);
+		display_progress(progress, i + 1);
+	}
+	stop_progress(&progress);
+	progress = progress_begin(_("Checking changesets"), e.nr);
+	for (i = 0; i < e.nr; i++) {
+		check_changeset(&e.changesets[i], hg2git(&e.changesets[i]));
+		display_progress(progress, i + 1);
+	}
+	stop_progress(&progress);
+	notes_map_for_each(&metadata.git2hg, check_git2hg_entry, NULL);
+	notes_map_for_each(&metadata.files_meta, check_files_meta_entry, NULL);
+	check_changeset_heads();
+	check_manifest_heads();
+	free(e.changesets);
+	free(e.manifests);
+}
+
+static void check_commits(const struct oid_array *commits)
+{
+	struct progress *progress;
+	size_t i;
+
+	progress = progress_begin(_("Checking changesets"), commits->nr);
+	for (i = 0; i < commits->nr; i++) {
+		const struct object_id *note, *back;
+		struct hg_oid node;
+		if (noted_changeset(&commits->oid[i], &node, &note))
+			problem("commit %s has no valid git2hg note",
+				oid_to_hex(&commits->oid[i]));
+		else if (!(back = hg2git(&node)) ||
+			 !oideq(back, &commits->oid[i]))
+			problem("the git2hg note of commit %s names changeset "
+				"%s, which hg2git maps to %s",
+				oid_to_hex(&commits->oid[i]),
+				hg_oid_to_hex(&node),
+				back ? oid_to_hex(back) : "nothing");
+		else
+			check_changeset(&node, &commits->oid[i]);
+		display_progress(progress, i + 1);
+	}
+	stop_progress(&progress);
+}
+
+void fsck_metadata(const struct oid_array *commits, FILE *o,
+		   struct fsck_counts *c)
+{
+	size_t i;
+
+	out = o;
+	counts = c;
+	memset(counts, 0, sizeof(*counts));
+	manifest_state = kh_init_oid_pos();
+	files_checked = kh_init_oid_set();
+	if (commits)
+		check_commits(commits);
+	else
+		check_everything();
+	kh_destroy_oid_pos(manifest_state);
+	kh_destroy_oid_set(files_checked);
+	clear_text_cache();
+	for (i = 0; i < seen_nr; i++)
+		free(seen[i].branch);
+	FREE_AND_NULL(seen);
+	seen_nr = seen_alloc = 0;
+	file_reset_cache();
+}

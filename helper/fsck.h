@@ -1,0 +1,36 @@
+/*
+ * Checking the metadata against the git objects (`git cinnabar fsck`).
+ *
+ * Every hg id is computed again from what the metadata keeps:
+ *   - a changeset's from its git commit, its git2hg note and the hg ids of
+ *     its parent commits; the changeset must name a known manifest, and
+ *     the commit's tree must be the git tree that manifest gives;
+ *   - a manifest's from its manifest tree and its parent manifest commits;
+ *   - a file revision's from its blob and files-meta entry, with parents
+ *     found among the revisions of the same path in the parent manifests
+ *     (the metadata does not keep file parents), for every file revision a
+ *     manifest has that neither of its parents has.
+ * The full check also goes through every hg2git entry and every git2hg
+ * note (each must map back to the other) and files-meta entry (each must
+ * be of a file revision hg2git maps to a blob), and recomputes the
+ * changeset and manifest heads. Each problem found is one line for people naming the
+ * hg id and the git object concerned.
+ */
+#ifndef CINNABAR_FSCK_H
+#define CINNABAR_FSCK_H
+
+#include "oid-array.h"
+
+struct fsck_counts {
+	unsigned changesets, manifests, files, problems;
+};
+
+/*
+ * Check everything (commits == NULL) or only the given changeset commits
+ * with their manifests and the file revisions those introduce. Problems
+ * are written to `out` as "problem <message>" lines.
+ */
+void fsck_metadata(const struct oid_array *commits, FILE *out,
+		   struct fsck_counts *counts);
+
+#endif

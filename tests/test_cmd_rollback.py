@@ -1,0 +1,108 @@
+"""`git cinnabar rollback`: after a fetch, going back gives the refs and
+metadata of before the fetch, byte for byte.
+
+The served repository (a local hg path) starts as part of a corpus
+bundle; after the clone, the rest is pulled into it and fetched.
+"""
+
+import shutil
+
+import pytest
+
+from lib.checks import assert_failed_for_people, assert_no_traceback
+from lib.corpus import NGINX
+from lib.git import METADATA_REF, NULL_ID, clone, git, git2hg, hg_url
+from lib.git import refs, rev_parse
+
+CHECKED = 'refs/cinnabar/checked'
+
+
+def for_each_ref(repo):
+    return git('for-each-ref', cwd=repo).stdout
+
+
+def rollback(repo, *args, check=False):
+    return git('cinnabar', 'rollback', *args, cwd=repo, check=check)
+
+
+def half_clone(hg, hg_repos, tmp_path, bundle):
+    full = hg_repos.get(bundle)
+    total = len(hg.nodes(full))
+    served = hg_repos.copy(bundle, tmp_path / 'served', rev=total // 2)
+    repo = tmp_path / 'clone'
+    clone(hg_url(served), repo, '--no-checkout', timeout=1800)
+    return full, served, repo
+
+
+def fetch_the_rest(hg, full, served, repo):
+    hg('-R', served, 'pull', '-q', full, timeout=1800)
+    assert_no_traceback(git('fetch', 'origin', cwd=repo, timeout=1800))
+
+
+@pytest.mark.parametrize('bundle', ['hgweb+obs.hg', 'rebase.hg',
+                                    pytest.param(NGINX,
+                                                 marks=pytest.mark.slow)])
+def test_rollback_after_fetch_gives_refs_back(bundle, hg, hg_repos, tmp_path):
+    full, served, repo = half_clone(hg, hg_repos, tmp_path, bundle)
+    before = for_each_ref(repo)
+    metadata_before = rev_parse(repo, METADATA_REF)
+    fetch_the_rest(hg, full, served, repo)
+    assert for_each_ref(repo) != before
+    result = rollback(repo)
+    assert result.returncode == 0, result.describe()
+    assert for_each_ref(repo) == before
+    assert rev_parse(repo, METADATA_REF) == metadata_before
+    # The metadata is usable: fetching again gives the same state.
+    assert_no_traceback(git('fetch', 'origin', cwd=repo, timeout=1800))
+    fsck = git('cinnabar', 'fsck', '--full', cwd=repo, check=False)
+    assert fsck.returncode == 0, fsck.describe()
+
+
+def test_rollback_fsck_and_candidates(hg, hg_repos, tmp_path):
+    full, served, repo = half_clone(hg, hg_repos, tmp_path, 'hgweb+obs.hg')
+    assert git('cinnabar', 'fsck', cwd=repo, check=False).returncode == 0
+    checked = rev_parse(repo, CHECKED)
+    before = for_each_ref(repo)
+    fetch_the_rest(hg, full, served, repo)
+    current = rev_parse(repo, METADATA_REF)
+    listed = rollback(repo, '--candidates', check=True).out.splitlines()
+    assert listed == [f'{current} (current)', f'{checked} (checked)']
+    assert rollback(repo, '--fsck').returncode == 0
+    assert for_each_ref(repo) == before
+    assert rev_parse(repo, METADATA_REF) == checked
+
+
+def test_rollback_refusals(hg, hg_repos, tmp_path):
+    _, _, repo = half_clone(hg, hg_repos, tmp_path, 'rebase.hg')
+    before = for_each_ref(repo)
+    # Only one metadata commit: nothing before it.
+    assert_failed_for_people(rollback(repo))
+    # No checked metadata yet.
+    assert_failed_for_people(rollback(repo, '--fsck'))
+    # A commit outside the chain, without --force.
+    head = rev_parse(repo, 'refs/remotes/origin/HEAD')
+    result = rollback(repo, head)
+    assert_failed_for_people(result)
+    assert 'not in the chain' in result.err
+    # With --force, still not metadata.
+    assert_failed_for_people(rollback(repo, '--force', head))
+    assert_failed_for_people(rollback(repo, '--bogus'))
+    assert for_each_ref(repo) == before
+
+
+def test_rollback_without_saved_refs_uses_reflogs(hg, hg_repos, tmp_path):
+    full, served, repo = half_clone(hg, hg_repos, tmp_path, 'hgweb+obs.hg')
+    before = refs(repo, 'refs/remotes/origin/')
+    fetch_the_rest(hg, full, served, repo)
+    after_fetch = refs(repo, 'refs/remotes/origin/')
+    moved = {n for n in before if after_fetch.get(n) != before[n]}
+    assert moved, 'the fetch moved no remote-tracking ref'
+    shutil.rmtree(repo / '.git' / 'cinnabar' / 'fetch-refs')
+    assert rollback(repo).returncode == 0
+    now = refs(repo, 'refs/remotes/origin/')
+    for name in moved:
+        assert now.get(name) == before[name], name
+    known = git2hg(repo, now.values())
+    assert NULL_ID not in known.values()
+    fetch_refs = refs(repo, 'refs/cinnabar/refs/')
+    assert NULL_ID not in git2hg(repo, fetch_refs.values()).values()
