@@ -39,6 +39,7 @@ from cinnabar.ids import GitId, NULL_GIT
 
 METADATA_REF = 'refs/cinnabar/metadata'
 BACKUP_REF = 'refs/cinnabar/reclone-backup'
+BROKEN_REF = 'refs/cinnabar/broken'
 SCRATCH_REFS = ('refs/cinnabar/refs/', 'refs/cinnabar/hg/',
                 'refs/cinnabar/HEAD')
 # Headers of a commit that are signatures of its old contents.
@@ -223,7 +224,8 @@ def reclone(git_dir):
             raise
     if old:
         _update_refs(['delete %s %s' % (BACKUP_REF, old)])
-    git.delete_refs(SCRATCH_REFS)
+    # The damage fsck found, if any, went with the old metadata.
+    git.delete_refs(SCRATCH_REFS + (BROKEN_REF,))
     return Result(old, new, moved, rewritten, kept)
 
 

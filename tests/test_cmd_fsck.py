@@ -296,3 +296,29 @@ def test_recovery_by_rollback(corpus, tmp_path):
     assert_no_traceback(git('fetch', other, 'refs/heads/*:refs/other/*',
                             cwd=repo))
     assert fsck(repo).returncode == 0
+
+
+def test_other_writers_refused_and_reclone_recovers(corpus, tmp_path):
+    """`git cinnabar unbundle` and `git cinnabar fetch` write metadata too:
+    they refuse while it is marked broken; `reclone`, the other way out,
+    rebuilds it from the remote and clears the mark."""
+    repo = make_clone(corpus, tmp_path)
+    expected = corpus.expected('renames.hg')
+    parts = MetadataParts(repo)
+    hg_id = sorted(file_revisions(repo, parts))[0]
+    parts.edit_note('hg2git', hg_id, None)
+    parts.store()
+    assert_reports(fsck(repo, '--full'), repo, hg_id)
+    before = git('for-each-ref', cwd=repo).out
+    bundle = corpus.bundle('test-manifest.hg')
+    for command in (['unbundle', bundle],
+                    ['fetch', hg_url(bundle), sorted(expected)[0]]):
+        result = git('cinnabar', *command, cwd=repo, check=False)
+        assert_failed_for_people(result)
+        assert 'damaged' in result.err and 'rollback' in result.err
+        assert git('for-each-ref', cwd=repo).out == before
+    assert_no_traceback(git('cinnabar', 'reclone', cwd=repo))
+    assert rev_parse(repo, BROKEN) == ''
+    assert fsck(repo, '--full').returncode == 0
+    for node, commit in expected.items():
+        assert git('cinnabar', 'hg2git', node, cwd=repo).out.strip() == commit

@@ -24,7 +24,7 @@ import contextlib
 import subprocess
 import sys
 
-from cinnabar import discovery, git, hg
+from cinnabar import discovery, git, hg, metadata
 from cinnabar.errors import Abort
 from cinnabar.helper import Helper
 from cinnabar.hg.url import strip_prefix
@@ -116,6 +116,7 @@ def run(args):
         raise Abort('not in a git repository')
     if remote is not None:
         url = remote_url(remote)
+        metadata.check_usable()
         with Helper.start(git_dir) as helper:
             wanted = fetch_changesets(helper, url, ids or None)
             if ids:

@@ -26,7 +26,7 @@ downloaded.
 import os
 import sys
 
-from cinnabar import clonebundles, git, hg
+from cinnabar import clonebundles, git, hg, metadata
 from cinnabar.errors import Abort
 from cinnabar.helper import Helper
 from cinnabar.hg.url import parse_url, strip_prefix
@@ -114,6 +114,7 @@ def run(args):
     git_dir = git.git_dir()
     if git_dir is None:
         raise Abort('not in a git repository')
+    metadata.check_usable()
     with Helper.start(git_dir) as helper:
         if clonebundle:
             location = _clone_bundle_url(helper, location)
