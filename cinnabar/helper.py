@@ -197,6 +197,13 @@ class Helper:
             code = self._process.wait(timeout=5)
         except subprocess.TimeoutExpired:
             code = None
+        if code is not None:
+            # A helper that failed at start said why before we could
+            # write to it (the write then broke the pipe): say it too.
+            last = self._process.stdout.read().splitlines()
+            last = last[-1].decode('utf-8', 'replace') if last else ''
+            if last.startswith('error '):
+                raise HelperError(last[6:])
         if code is None:
             how = 'stopped answering'
         elif code < 0:
