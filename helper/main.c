@@ -15,6 +15,8 @@
 #include "git-tree.h"
 #include "manifest.h"
 #include "push.h"
+#include "hg-data.h"
+#include "compress.h"
 #include "store.h"
 #include <malloc.h>
 
@@ -277,6 +279,18 @@ static void cmd_abort(const char **argv)
 	answer("ok\n");
 }
 
+static void cmd_data(const char **argv)
+{
+	need_repository();
+	answer_hg_data(argv[0], argv[0] ? argv[1] : NULL, out);
+}
+
+static void cmd_compress(const char **argv)
+{
+	compress_file(argv[0], argv[0] ? argv[1] : NULL,
+		      argv[0] && argv[1] ? argv[2] : NULL, out);
+}
+
 struct command {
 	const char *name;
 	void (*fn)(const char **argv);
@@ -295,6 +309,8 @@ static const struct command commands[] = {
 	{ "changegroup", cmd_changegroup },
 	{ "finish", cmd_finish },
 	{ "abort", cmd_abort },
+	{ "data", cmd_data },
+	{ "compress", cmd_compress },
 };
 
 static int run_command_line(char *line)

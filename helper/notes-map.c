@@ -103,6 +103,15 @@ size_t notes_map_size(struct notes_map *m)
 	return kh_size(MAP(m));
 }
 
+void notes_map_for_each(struct notes_map *m, each_note_fn fn, void *data)
+{
+	khiter_t pos;
+	ensure_loaded(m);
+	for (pos = kh_begin(MAP(m)); pos != kh_end(MAP(m)); pos++)
+		if (kh_exist(MAP(m), pos))
+			fn(&kh_key(MAP(m), pos), &kh_value(MAP(m), pos), data);
+}
+
 struct note {
 	struct object_id key, value;
 	unsigned fanout;

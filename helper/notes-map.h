@@ -29,6 +29,10 @@ const struct object_id *notes_map_get(struct notes_map *m,
 void notes_map_set(struct notes_map *m, const struct object_id *key,
 		   const struct object_id *value);
 size_t notes_map_size(struct notes_map *m);
+/* Call `fn` for every entry, in no particular order. */
+typedef void (*each_note_fn)(const struct object_id *key,
+			     const struct object_id *value, void *data);
+void notes_map_for_each(struct notes_map *m, each_note_fn fn, void *data);
 /*
  * Store the map's tree, then a commit of it as git-cinnabar lays them out,
  * into `result`; when nothing changed, `result` is the commit loaded from
