@@ -5,8 +5,9 @@ usage: git cinnabar bundle [--version 1|2] [-t <bundlespec>] <file>
 
 Writes to <file> a bundle, which `hg unbundle` reads, holding the
 changesets of the commits `git rev-list <rev-list arguments>` lists
-(e.g. `--all`, `master`, `master ^v1.0`, `v1.0..master`). Each parent of
-those commits must be among them or be known to come from Mercurial.
+(e.g. `--all`, which leaves out git-cinnabar's own refs, `master`,
+`master ^v1.0`, `v1.0..master`). Each parent of those commits must be
+among them or be known to come from Mercurial.
 Commits that came from Mercurial give back their changesets exactly;
 other commits are converted as `git push` would convert them. Nothing
 is recorded: the metadata and the refs are left as they are.
@@ -136,7 +137,8 @@ def run(args):
     git_dir = git.git_dir()
     if git_dir is None:
         raise Abort('not in a git repository')
-    listed = git.rev_list_with_parents(revs)
+    # `--all` (or `--glob`...) must not bring in the metadata's commits.
+    listed = git.rev_list_with_parents(['--exclude=refs/cinnabar/*'] + revs)
     if not listed:
         raise Abort('no commits to bundle: `git rev-list %s` lists none'
                     % ' '.join(revs))
