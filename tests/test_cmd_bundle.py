@@ -164,6 +164,33 @@ def test_bundle_new_commits_records_nothing(work_clone, hg, hg_repos,
     assert len(sorted_nodes(hg, target)) == len(sorted_nodes(hg, repo)) + 2
 
 
+# Successive contents of one file: the deltas between them cover lines
+# without a final newline, edits at both ends, growing and shrinking.
+EDITS = ('a\nb\nc', 'a\nxb\nc', 'x\na\nxb\nc\n', 'a\nxb\nc\nd\n',
+         'c\nd\n', '', 'only\n', 'only\nonly\nonly')
+
+
+def test_bundle_deltas_of_edits(small, hg, hg_repos, tmp_path):
+    repo, _ = small
+    dest = tmp_path / 'edits'
+    assert_no_traceback(clone(hg_url(repo), dest))
+    for number, content in enumerate(EDITS):
+        (dest / 'edited.txt').write_text(content)
+        git('add', 'edited.txt', cwd=dest)
+        git_commit(dest, f'edit {number}', ALICE, f'{1700000000 + number} '
+                   '+0000')
+    for spec in ('none-v1', 'none-v2'):
+        path = tmp_path / f'{spec}.hg'
+        bundle(dest, '-t', spec, path, '--', 'HEAD', f'^HEAD~{len(EDITS)}')
+        target = hg_repos.copy(SMALL, tmp_path / spec)
+        hg('-R', target, 'unbundle', '-q', path)
+        assert_hg_verify(hg, target)
+        for back, content in enumerate(reversed(EDITS)):
+            shown = hg('-R', target, 'cat', '-r', f'tip~{back}',
+                       'edited.txt', cwd=target).out
+            assert shown == content, (spec, back)
+
+
 def test_bundle_parent_outside_range(work_clone, tmp_path):
     _, dest, (first, second) = work_clone
     before = refs(dest)
