@@ -27,6 +27,7 @@
 #include "config.h"
 #include "diff.h"
 #include "diffcore.h"
+#include "progress.h"
 #include "string-list.h"
 #include "authorship.h"
 #include "bundle.h"
@@ -855,6 +856,10 @@ static void write_chunk_header(struct strbuf *out, size_t payload)
  * group, or for the first one of a version 01 group, its p1; base_node is
  * its id, named in version 02's header): see hg-diff.h.
  */
+/* Revisions written so far, shown as progress on long writes. */
+static struct progress *write_progress;
+static uint64_t revisions_written;
+
 static void write_rev(FILE *f, int version, const struct hg_oid *node,
 		      const struct hg_oid *p1, const struct hg_oid *p2,
 		      const struct hg_oid *link, const struct hg_oid *base_node,
@@ -877,6 +882,7 @@ static void write_rev(FILE *f, int version, const struct hg_oid *node,
 	strbuf_addbuf(&buf, &delta);
 	if (fwrite(buf.buf, 1, buf.len, f) != buf.len)
 		die_errno("cannot write the changegroup");
+	display_progress(write_progress, ++revisions_written);
 }
 
 static void write_end(FILE *f)
@@ -1060,7 +1066,12 @@ void create_changegroup(int version, const char *path,
 	f = fopen(path, "wb");
 	if (!f)
 		die_errno("cannot create '%s'", path);
+	revisions_written = 0;
+	if (show_progress)
+		write_progress = start_delayed_progress(
+			_("Writing revisions"), 0);
 	write_changegroup(f, version, &st);
+	stop_progress(&write_progress);
 	if (fclose(f))
 		die_errno("cannot write '%s'", path);
 	for (i = 0; i < nr; i++)
