@@ -108,7 +108,8 @@ def test_bundle_default_and_version(args, spec, small, tmp_path):
     assert path.read_bytes().startswith(expected_start(spec))
 
 
-def test_bundle_partial_range(small, hg, hg_repos, tmp_path):
+@pytest.mark.parametrize('spec', ('gzip-v1', 'zstd-v2'))
+def test_bundle_partial_range(spec, small, hg, hg_repos, tmp_path):
     repo, dest = small
     base_rev = 4
     target = hg_repos.copy(SMALL, tmp_path / 'partial', rev=base_rev)
@@ -116,7 +117,7 @@ def test_bundle_partial_range(small, hg, hg_repos, tmp_path):
     held = len(hg.nodes(target))
     commit = hg2git(dest, [base])[base]
     path = tmp_path / 'partial.hg'
-    result = bundle(dest, '-t', 'gzip-v2', path, '--', '--all',
+    result = bundle(dest, '-t', spec, path, '--', '--all',
                     f'^{commit}')
     total = len(hg.nodes(repo))
     assert f'{total - held} changesets written' in result.err
