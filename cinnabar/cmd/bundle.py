@@ -150,6 +150,7 @@ def run(args):
         make_changegroup(helper, spec, commits, changegroup)
         bundlewriter.write_bundle(helper, spec, changegroup, len(commits),
                                   path)
-    sys.stderr.write('%d changesets written to %s (%s-%s)\n'
-                     % ((len(commits), path) + tuple(spec)))
+    sys.stderr.write('%d changeset%s written to %s (%s-%s)\n'
+                     % ((len(commits), '' if len(commits) == 1 else 's',
+                         path) + tuple(spec)))
     return 0
