@@ -100,3 +100,15 @@ class CommitResolver:
         if len(fields) != 2 or fields[1] != 'commit':
             return None
         return GitId(fields[0])
+
+
+def rev_list_with_parents(args):
+    """[(commit, [parents])] for what `git rev-list <args>` lists (its
+    arguments as given: revisions, ranges, options), oldest first."""
+    result = _run(['rev-list', '--topo-order', '--reverse', '--parents']
+                  + list(args) + ['--'])
+    commits = []
+    for line in result.stdout.decode('ascii').splitlines():
+        commit, *parents = line.split()
+        commits.append((GitId(commit), [GitId(p) for p in parents]))
+    return commits

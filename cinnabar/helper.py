@@ -36,6 +36,11 @@ ImportCounts = collections.namedtuple('ImportCounts',
 Head = collections.namedtuple('Head', 'hg_id git_id branch')
 FsckCounts = collections.namedtuple('FsckCounts',
                                     'changesets manifests files problems')
+HgData = collections.namedtuple('HgData', 'status detail text')
+HgData.__doc__ = """The answer to `data`: `status` is `ok` (`detail` is
+then the full HgId, `text` the raw revision), `unknown`, `ambiguous`
+(`detail`: how many revisions match) or `other` (`detail`: the kind of
+revision the id names instead)."""
 
 
 class HelperError(Abort):
@@ -471,6 +476,36 @@ class Helper:
             if len(fields) != 5 or fields[0] != 'ok':
                 raise HelperError('unexpected answer to fsck: %r' % line)
             return problems, FsckCounts(*(int(f) for f in fields[1:]))
+
+    # For `git cinnabar data` and `git cinnabar bundle`.
+
+    def data(self, kind, hex_id):
+        """The raw Mercurial text of the stored revision of `kind`
+        (`changeset`, `manifest` or `file`) whose id is or starts with
+        `hex_id` (4 to 40 lower-case hex digits), as HgData."""
+        if kind not in ('changeset', 'manifest', 'file'):
+            raise ValueError('unknown revision kind %r' % kind)
+        self._command('data', kind, hex_id)
+        status, _, detail = self._answer().partition(' ')
+        if status not in ('ok', 'unknown', 'ambiguous', 'other'):
+            raise HelperError('unexpected answer to data: %r' % status)
+        text = b''
+        if status == 'ok':
+            detail = HgId(detail)
+            text = BlockReader(self).read()
+        return HgData(status, detail, text)
+
+    def compress(self, engine, source, dest):
+        """Append the file `source`, compressed with `engine` (`none`,
+        `zlib`, `bzip2`, `zstd`), to the file `dest`; returns the number
+        of bytes appended."""
+        self._command('compress', engine, os.fsdecode(source),
+                      os.fsdecode(dest))
+        answer = self._answer_after_exit().split()
+        if len(answer) != 2 or answer[0] != 'ok':
+            raise HelperError('unexpected answer to compress: %r'
+                              % ' '.join(answer))
+        return int(answer[1])
 
     def close(self):
         """End the helper (work not finished is dropped) and wait for it."""

@@ -86,6 +86,8 @@ static void read_changesets(struct stream *cg, int version,
 		const struct strbuf *from = &base;
 		struct hg_oid check;
 
+		/* Grow first: `from` may point into the list. */
+		ALLOC_GROW(list->items, list->nr + 1, list->alloc);
 		if (list->nr && hg_oideq(&chunk.delta_base,
 					 &list->items[list->nr - 1].node))
 			from = &list->items[list->nr - 1].text;
@@ -93,7 +95,6 @@ static void read_changesets(struct stream *cg, int version,
 			strbuf_reset(&base);
 		else
 			changeset_text(&chunk.delta_base, &base);
-		ALLOC_GROW(list->items, list->nr + 1, list->alloc);
 		cs = &list->items[list->nr];
 		strbuf_init(&cs->text, 0);
 		if (hg_delta_apply(from->buf, from->len, chunk.delta,

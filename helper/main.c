@@ -16,6 +16,8 @@
 #include "git-tree.h"
 #include "manifest.h"
 #include "push.h"
+#include "hg-data.h"
+#include "compress.h"
 #include "store.h"
 #include <malloc.h>
 
@@ -326,6 +328,18 @@ static void cmd_fsck(const char **argv)
 	oid_array_clear(&commits);
 }
 
+static void cmd_data(const char **argv)
+{
+	need_repository();
+	answer_hg_data(argv[0], argv[0] ? argv[1] : NULL, out);
+}
+
+static void cmd_compress(const char **argv)
+{
+	compress_file(argv[0], argv[0] ? argv[1] : NULL,
+		      argv[0] && argv[1] ? argv[2] : NULL, out);
+}
+
 struct command {
 	const char *name;
 	void (*fn)(const char **argv);
@@ -346,6 +360,8 @@ static const struct command commands[] = {
 	{ "finish", cmd_finish },
 	{ "abort", cmd_abort },
 	{ "fsck", cmd_fsck },
+	{ "data", cmd_data },
+	{ "compress", cmd_compress },
 };
 
 static int run_command_line(char *line)

@@ -28,11 +28,13 @@
 #include "diff.h"
 #include "diffcore.h"
 #include "khash.h"
+#include "progress.h"
 #include "string-list.h"
 #include "authorship.h"
 #include "bundle.h"
 #include "changeset.h"
 #include "file.h"
+#include "hg-diff.h"
 #include "hg-id.h"
 #include "import.h"
 #include "manifest.h"
@@ -904,45 +906,35 @@ static void write_chunk_header(struct strbuf *out, size_t payload)
 /*
  * One revision, as a delta against `base` (the previous revision of the
  * group, or for the first one of a version 01 group, its p1; base_node is
- * its id, named in version 02's header): a single hunk replacing what lies
- * between the longest common leading and trailing lines.
+ * its id, named in version 02's header): see hg-diff.h.
  */
+/* Revisions written so far, shown as progress on long writes. */
+static struct progress *write_progress;
+static uint64_t revisions_written;
+
 static void write_rev(FILE *f, int version, const struct hg_oid *node,
 		      const struct hg_oid *p1, const struct hg_oid *p2,
 		      const struct hg_oid *link, const struct hg_oid *base_node,
 		      const char *base, size_t base_len,
 		      const char *text, size_t len)
 {
-	struct strbuf buf = STRBUF_INIT;
-	unsigned char hunk[12];
-	size_t hdr = version == 1 ? 80 : 100, prefix = 0, suffix = 0;
+	static struct strbuf buf = STRBUF_INIT, delta = STRBUF_INIT;
+	size_t hdr = version == 1 ? 80 : 100;
 
-	while (prefix < base_len && prefix < len && base[prefix] == text[prefix])
-		prefix++;
-	while (prefix && base[prefix - 1] != '\n')
-		prefix--;
-	while (suffix < base_len - prefix && suffix < len - prefix &&
-	       base[base_len - 1 - suffix] == text[len - 1 - suffix])
-		suffix++;
-	while (suffix && base[base_len - suffix - 1] != '\n')
-		suffix--;
-
-	write_chunk_header(&buf, hdr + 12 + len - prefix - suffix);
+	strbuf_reset(&buf);
+	strbuf_reset(&delta);
+	hg_diff(base, base_len, text, len, &delta);
+	write_chunk_header(&buf, hdr + delta.len);
 	strbuf_add(&buf, node->hash, HG_RAWSZ);
 	strbuf_add(&buf, p1->hash, HG_RAWSZ);
 	strbuf_add(&buf, p2->hash, HG_RAWSZ);
 	if (version != 1)
 		strbuf_add(&buf, base_node->hash, HG_RAWSZ);
 	strbuf_add(&buf, link->hash, HG_RAWSZ);
-	put_be32(hunk, prefix);
-	put_be32(hunk + 4, base_len - suffix);
-	put_be32(hunk + 8, len - prefix - suffix);
-	strbuf_add(&buf, hunk, 12);
-	if (fwrite(buf.buf, 1, buf.len, f) != buf.len ||
-	    fwrite(text + prefix, 1, len - prefix - suffix, f) !=
-	    len - prefix - suffix)
+	strbuf_addbuf(&buf, &delta);
+	if (fwrite(buf.buf, 1, buf.len, f) != buf.len)
 		die_errno("cannot write the changegroup");
-	strbuf_release(&buf);
+	display_progress(write_progress, ++revisions_written);
 }
 
 static void write_end(FILE *f)
@@ -1131,7 +1123,12 @@ void create_changegroup(int version, const char *path,
 	f = fopen(path, "wb");
 	if (!f)
 		die_errno("cannot create '%s'", path);
+	revisions_written = 0;
+	if (show_progress)
+		write_progress = start_delayed_progress(
+			_("Writing revisions"), 0);
 	write_changegroup(f, version, &st);
+	stop_progress(&write_progress);
 	if (fclose(f))
 		die_errno("cannot write '%s'", path);
 	for (i = 0; i < nr; i++)

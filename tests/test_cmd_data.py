@@ -1,0 +1,227 @@
+"""`git cinnabar data` prints, byte for byte, what `hg debugdata` prints.
+
+For small corpus bundles (copy metadata, copies with p1=null, symlinks,
+named branches, latin-1 messages), every changeset (`-c`), every manifest
+(`-m`) and every file revision (the file ids of the manifests, with their
+paths for `hg debugdata <path> <id>`) of a git clone of the repository
+gives exactly the bytes hg gives for the same id.  For nginx.hg (slow): 50
+changesets spread over history, their manifests, a sample of the file
+revisions of those manifests and 40 of the file revisions that record a
+copy (their text starts with the "\\x01\\n" metadata block).
+
+Ids: a unique abbreviation gives the same bytes; an ambiguous one, an
+unknown one, one of another kind, or a malformed one fails with one
+`fatal:` line and status 1.
+"""
+
+import pytest
+
+from lib.checks import assert_failed_for_people, assert_no_traceback
+from lib.corpus import NGINX
+from lib.git import clone, git, hg_url
+
+BUNDLES = ('issue6528.hg-v2', 'renames.hg', 'test-merge-symlinks.hg',
+           'legacy-encoding.hg', 'issue4041.hg')
+
+
+def changesets(hg, repo, revset='all()'):
+    """[(changeset id, manifest id)] of `revset`."""
+    out = hg('-R', repo, 'log', '-r', revset, '-T',
+             '{node} {manifest % "{node}"}\n').out
+    return [tuple(line.split()) for line in out.splitlines()]
+
+
+def hg_data(hg, repo, *args):
+    """What `hg debugdata <args>` prints (run in the repository, where
+    file paths are relative to)."""
+    return hg('debugdata', *args, cwd=repo).stdout
+
+
+def manifest_files(text):
+    """{(path, file id)} of a raw manifest."""
+    files = set()
+    for line in text.split(b'\n'):
+        if line:
+            path, _, rest = line.partition(b'\0')
+            files.add((path.decode('utf-8', 'surrogateescape'),
+                       rest[:40].decode('ascii')))
+    return files
+
+
+def cinnabar_data(repo, *args):
+    result = git('cinnabar', 'data', *args, cwd=repo)
+    assert_no_traceback(result)
+    return result.stdout
+
+
+def assert_same_data(hg, hg_repo, git_repo, pairs, files):
+    """`data` equals `hg debugdata` for the changesets and manifests of
+    `pairs` and for the file revisions `files` ({(path, id)})."""
+    for node, manifest in pairs:
+        assert cinnabar_data(git_repo, '-c', node) == hg_data(
+            hg, hg_repo, '-c', node), f'changeset {node}'
+        assert cinnabar_data(git_repo, '-m', manifest) == hg_data(
+            hg, hg_repo, '-m', manifest), f'manifest {manifest}'
+    for path, node in sorted(files):
+        assert cinnabar_data(git_repo, node) == hg_data(
+            hg, hg_repo, path, node), f'file {path} revision {node}'
+
+
+@pytest.fixture(scope='module')
+def small_clone(hg_repos, tmp_path_factory):
+    """small_clone(bundle) -> (hg repository, git clone), made once."""
+    clones = {}
+
+    def make(name):
+        if name not in clones:
+            repo = hg_repos.get(name)
+            dest = tmp_path_factory.mktemp('data') / 'clone'
+            assert_no_traceback(clone(hg_url(repo), dest, '--no-checkout'))
+            clones[name] = repo, dest
+        return clones[name]
+    return make
+
+
+@pytest.mark.parametrize('name', BUNDLES)
+def test_data_equals_hg_debugdata(name, small_clone, hg):
+    repo, dest = small_clone(name)
+    pairs = changesets(hg, repo)
+    files = set()
+    for _, manifest in pairs:
+        files |= manifest_files(hg_data(hg, repo, '-m', manifest))
+    assert pairs and files
+    assert_same_data(hg, repo, dest, pairs, files)
+
+
+def test_data_shows_copy_metadata(small_clone, hg):
+    repo, dest = small_clone('issue6528.hg-v2')
+    node, manifest = changesets(hg, repo, 'tip')[0]
+    files = dict(manifest_files(hg_data(hg, repo, '-m', manifest)))
+    text = cinnabar_data(dest, files['D.txt'])
+    assert text.startswith(b'\x01\ncopy: C.txt\ncopyrev: ')
+    assert text == hg_data(hg, repo, 'D.txt', files['D.txt'])
+
+
+def test_data_abbreviated_ids(small_clone, hg):
+    repo, dest = small_clone('issue4041.hg')
+    for node, manifest in changesets(hg, repo):
+        assert cinnabar_data(dest, '-c', node[:6]) == hg_data(
+            hg, repo, '-c', node)
+        assert cinnabar_data(dest, '-m', manifest[:8].upper()) == hg_data(
+            hg, repo, '-m', manifest)
+
+
+def test_data_null_and_empty_file_ids(small_clone):
+    _, dest = small_clone('renames.hg')
+    assert cinnabar_data(dest, '-c', '0' * 40) == b''
+    assert cinnabar_data(dest, 'b80de5d138758541c5f05265ad144ab9fa86d1db') \
+        == b''
+
+
+@pytest.mark.parametrize('args, words', [
+    (('-c', 'deadbeefdeadbeef'), ('unknown changeset',)),
+    (('-c', '12'), ('invalid Mercurial id',)),
+    (('-m', 'xyz1234'), ('invalid Mercurial id',)),
+    (('-c',), ('unexpected arguments',)),
+    ((), ('no revision given',)),
+    (('-x', 'abcd'), ('unexpected arguments',)),
+])
+def test_data_bad_requests(args, words, small_clone):
+    _, dest = small_clone('renames.hg')
+    result = git('cinnabar', 'data', *args, cwd=dest, check=False)
+    assert_failed_for_people(result)
+    assert result.returncode == 1
+    assert result.stdout == b''
+    assert all(w in result.err for w in words), result.describe()
+
+
+def test_data_id_of_another_kind(small_clone, hg):
+    repo, dest = small_clone('renames.hg')
+    node, manifest = changesets(hg, repo, 'tip')[0]
+    for args, kind in ((('-m', node), 'changeset'),
+                       ((manifest,), 'manifest'),
+                       (('-c', manifest), 'manifest')):
+        result = git('cinnabar', 'data', *args, cwd=dest, check=False)
+        assert_failed_for_people(result)
+        assert f'but a {kind}' in result.err, result.describe()
+        assert 'hint: to see it' in result.err
+
+
+def test_data_outside_a_repository(tmp_path):
+    result = git('cinnabar', 'data', '-c', 'abcd', cwd=tmp_path,
+                 check=False)
+    assert_failed_for_people(result)
+    assert 'not in a git repository' in result.err
+
+
+# nginx.hg
+
+NGINX_CHANGESETS = 50
+FILES_PER_MANIFEST = 3
+COPIES = 40
+
+
+@pytest.fixture(scope='module')
+def nginx_clone(hg_repos, tmp_path_factory):
+    repo = hg_repos.get(NGINX)
+    dest = tmp_path_factory.mktemp('data-nginx') / 'clone'
+    assert_no_traceback(clone(hg_url(repo), dest, '--no-checkout',
+                              timeout=1800))
+    return repo, dest
+
+
+def copied_file_revisions(hg, repo):
+    """{(path, file id)} of every file revision recording a copy."""
+    # Inner templates take no escapes: `|` ends fields (no nginx path
+    # has one).
+    out = hg('-R', repo, 'log', '-r', 'all()', '-T',
+             '{file_copies % "{rev}|{name}|"}').out
+    fields = out.split('|')[:-1]
+    wanted = {}
+    for rev, name in zip(fields[::2], fields[1::2]):
+        wanted.setdefault(rev, set()).add(name)
+    found = set()
+    for rev, names in wanted.items():
+        out = hg('-R', repo, 'manifest', '--debug', '-r', rev).out
+        for line in out.splitlines():
+            # `<file id> <mode> <flag or space> <path>`
+            node, path = line[:40], line[47:]
+            if path in names:
+                found.add((path, node))
+    return found
+
+
+@pytest.mark.slow
+def test_nginx_data_equals_hg_debugdata(nginx_clone, hg):
+    repo, dest = nginx_clone
+    count = len(hg.nodes(repo))
+    step = count // NGINX_CHANGESETS
+    revs = '+'.join(str(r) for r in range(0, count, step))
+    pairs = changesets(hg, repo, revs)
+    assert len(pairs) >= NGINX_CHANGESETS
+    files = set()
+    for _, manifest in pairs:
+        listed = sorted(manifest_files(hg_data(hg, repo, '-m', manifest)))
+        files.update(listed[::max(1, len(listed) // FILES_PER_MANIFEST)])
+    copied = sorted(copied_file_revisions(hg, repo))
+    assert len(copied) > COPIES
+    copied = set(copied[::len(copied) // COPIES])
+    for path, node in copied:
+        assert hg_data(hg, repo, path, node).startswith(b'\x01\ncopy: ')
+    assert_same_data(hg, repo, dest, pairs, files | copied)
+
+
+@pytest.mark.slow
+def test_nginx_ambiguous_abbreviation(nginx_clone, hg):
+    repo, dest = nginx_clone
+    seen = {}
+    for node in hg.nodes(repo):
+        seen.setdefault(node[:4], []).append(node)
+    prefix, nodes = next((p, n) for p, n in sorted(seen.items())
+                         if len(n) > 1)
+    result = git('cinnabar', 'data', '-c', prefix, cwd=dest, check=False)
+    assert_failed_for_people(result)
+    assert f'ambiguous: it starts the ids of {len(nodes)} changesets' \
+        in result.err, result.describe()
+    assert cinnabar_data(dest, '-c', nodes[0][:12]) == hg_data(
+        hg, repo, '-c', nodes[0])
