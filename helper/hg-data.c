@@ -7,7 +7,9 @@
 #include "store.h"
 #include "hg-data.h"
 
-enum hg_kind { KIND_UNKNOWN, KIND_CHANGESET, KIND_MANIFEST, KIND_FILE };
+/* KIND_ANY: abbreviations matched among the revisions of every kind. */
+enum hg_kind { KIND_UNKNOWN, KIND_CHANGESET, KIND_MANIFEST, KIND_FILE,
+	      KIND_ANY };
 
 static const char *kind_names[] = {
 	[KIND_CHANGESET] = "changeset",
@@ -52,7 +54,7 @@ struct hg_prefix {
 	enum hg_kind other;	/* a kind it matched, when not `kind` */
 };
 
-static int parse_prefix(struct hg_prefix *p, const char *hex)
+static int parse_prefix(struct hg_prefix *p, const char *hex, size_t min)
 {
 	memset(p, 0, sizeof(*p));
 	for (p->len = 0; hex[p->len]; p->len++) {
@@ -61,7 +63,7 @@ static int parse_prefix(struct hg_prefix *p, const char *hex)
 			return -1;
 		p->nibbles[p->len] = v;
 	}
-	return p->len < MIN_HG_PREFIX ? -1 : 0;
+	return p->len < min ? -1 : 0;
 }
 
 static int prefix_matches(const struct hg_prefix *p, const unsigned char *hash)
@@ -83,7 +85,7 @@ static void match_entry(const struct object_id *key,
 
 	if (!prefix_matches(p, key->hash))
 		return;
-	kind = kind_of(value);
+	kind = p->kind == KIND_ANY ? KIND_ANY : kind_of(value);
 	if (kind != p->kind) {
 		p->other = kind;
 		return;
@@ -151,7 +153,7 @@ void answer_hg_data(const char *kind_name, const char *hex, FILE *out)
 	if (!kind_name || !hex || !kind_from_name(kind_name))
 		die("data needs a kind (changeset, manifest or file) and an "
 		    "hg id");
-	if (parse_prefix(&p, hex))
+	if (parse_prefix(&p, hex, MIN_HG_PREFIX))
 		die("data needs an hg id of %d to %d hex digits, not '%s'",
 		    MIN_HG_PREFIX, HG_HEXSZ, hex);
 	p.kind = kind_from_name(kind_name);
@@ -176,4 +178,17 @@ void answer_hg_data(const char *kind_name, const char *hex, FILE *out)
 	}
 	fflush(out);
 	strbuf_release(&text);
+}
+
+int hg_prefix_lookup(const char *hex, struct hg_oid *found)
+{
+	struct hg_prefix p;
+
+	if (parse_prefix(&p, hex, 1) || p.len == HG_HEXSZ)
+		return -1;
+	p.kind = KIND_ANY;
+	resolve(&p, hex);
+	if (p.matches == 1)
+		hg_oidcpy(found, &p.found);
+	return p.matches > 2 ? 2 : p.matches;
 }

@@ -21,4 +21,11 @@
  */
 void answer_hg_data(const char *kind, const char *hex, FILE *out);
 
+/*
+ * How many stored revisions, of any kind, have an hg id starting with the
+ * 1 to 39 hex digits `hex`: 0, 1 (copied to `found`) or 2 for more than
+ * one; -1 when `hex` is not such digits.
+ */
+int hg_prefix_lookup(const char *hex, struct hg_oid *found);
+
 #endif

@@ -113,22 +113,17 @@ static void cmd_hg2git(const char **argv)
 
 static void cmd_hg_prefix(const char **argv)
 {
-	struct object_id key;
-	const char *p;
-	size_t len;
-	int found;
+	struct hg_oid found;
+	int matches;
 
 	need_repository();
-	if (!argv[0] || !(len = strlen(argv[0])) || len > GIT_SHA1_HEXSZ)
-		die("hg-prefix needs 1 to 40 hex digits");
-	for (p = argv[0]; *p; p++)
-		if (!strchr("0123456789abcdef", *p))
-			die("hg-prefix needs lowercase hex digits");
-	found = notes_map_find_prefix(&metadata.hg2git, argv[0], len, &key);
-	if (found == 1)
-		answer("1 %s\n", oid_to_hex(&key));
+	matches = argv[0] ? hg_prefix_lookup(argv[0], &found) : -1;
+	if (matches < 0)
+		die("hg-prefix needs 1 to 39 hex digits");
+	if (matches == 1)
+		answer("1 %s\n", hg_oid_to_hex(&found));
 	else
-		answer("%d\n", found);
+		answer("%d\n", matches);
 }
 
 static void cmd_git2hg(const char **argv)

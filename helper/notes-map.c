@@ -103,27 +103,6 @@ size_t notes_map_size(struct notes_map *m)
 	return kh_size(MAP(m));
 }
 
-int notes_map_find_prefix(struct notes_map *m, const char *hex, size_t len,
-			  struct object_id *key)
-{
-	khiter_t pos;
-	int found = 0;
-
-	ensure_loaded(m);
-	for (pos = kh_begin(MAP(m)); pos != kh_end(MAP(m)); pos++) {
-		const struct object_id *k;
-		if (!kh_exist(MAP(m), pos))
-			continue;
-		k = &kh_key(MAP(m), pos);
-		if (!strncmp(oid_to_hex(k), hex, len)) {
-			if (found++)
-				return 2;
-			oidcpy(key, k);
-		}
-	}
-	return found;
-}
-
 void notes_map_for_each(struct notes_map *m, notes_map_fn fn, void *data)
 {
 	khiter_t pos;

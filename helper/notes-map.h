@@ -34,13 +34,6 @@ typedef void (*notes_map_fn)(const struct object_id *key,
 			     const struct object_id *value, void *data);
 void notes_map_for_each(struct notes_map *m, notes_map_fn fn, void *data);
 /*
- * How many keys start with the `len` hex digits at `hex` (lowercase),
- * counting no further than 2; the key found is copied to `key` when
- * there is exactly one.
- */
-int notes_map_find_prefix(struct notes_map *m, const char *hex, size_t len,
-			  struct object_id *key);
-/*
  * Store the map's tree, then a commit of it as git-cinnabar lays them out,
  * into `result`; when nothing changed, `result` is the commit loaded from
  * (or a commit of the empty tree for a map that never existed).

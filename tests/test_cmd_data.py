@@ -4,10 +4,11 @@ For small corpus bundles (copy metadata, copies with p1=null, symlinks,
 named branches, latin-1 messages), every changeset (`-c`), every manifest
 (`-m`) and every file revision (the file ids of the manifests, with their
 paths for `hg debugdata <path> <id>`) of a git clone of the repository
-gives exactly the bytes hg gives for the same id.  For nginx.hg (slow): 50
+gives exactly the bytes hg gives for the same id.  For nginx.hg (slow): 30
 changesets spread over history, their manifests, a sample of the file
-revisions of those manifests and 40 of the file revisions that record a
-copy (their text starts with the "\\x01\\n" metadata block).
+revisions of those manifests and the file revisions that record a copy in
+20 changesets spread over those that record copies (their text starts
+with the "\\x01\\n" metadata block).
 
 Ids: a unique abbreviation gives the same bytes; an ambiguous one, an
 unknown one, one of another kind, or a malformed one fails with one
@@ -156,9 +157,9 @@ def test_data_outside_a_repository(tmp_path):
 
 # nginx.hg
 
-NGINX_CHANGESETS = 50
-FILES_PER_MANIFEST = 3
-COPIES = 40
+NGINX_CHANGESETS = 30
+FILES_PER_MANIFEST = 2
+COPY_REVISIONS = 20
 
 
 @pytest.fixture(scope='module')
@@ -170,8 +171,9 @@ def nginx_clone(hg_repos, tmp_path_factory):
     return repo, dest
 
 
-def copied_file_revisions(hg, repo):
-    """{(path, file id)} of every file revision recording a copy."""
+def copied_file_revisions(hg, repo, sample):
+    """{(path, file id)} of the file revisions recording a copy in
+    `sample` changesets spread over those that record copies."""
     # Inner templates take no escapes: `|` ends fields (no nginx path
     # has one).
     out = hg('-R', repo, 'log', '-r', 'all()', '-T',
@@ -180,8 +182,10 @@ def copied_file_revisions(hg, repo):
     wanted = {}
     for rev, name in zip(fields[::2], fields[1::2]):
         wanted.setdefault(rev, set()).add(name)
+    revs = sorted(wanted, key=int)
     found = set()
-    for rev, names in wanted.items():
+    for rev in revs[::max(1, len(revs) // sample)]:
+        names = wanted[rev]
         out = hg('-R', repo, 'manifest', '--debug', '-r', rev).out
         for line in out.splitlines():
             # `<file id> <mode> <flag or space> <path>`
@@ -203,9 +207,8 @@ def test_nginx_data_equals_hg_debugdata(nginx_clone, hg):
     for _, manifest in pairs:
         listed = sorted(manifest_files(hg_data(hg, repo, '-m', manifest)))
         files.update(listed[::max(1, len(listed) // FILES_PER_MANIFEST)])
-    copied = sorted(copied_file_revisions(hg, repo))
-    assert len(copied) > COPIES
-    copied = set(copied[::len(copied) // COPIES])
+    copied = copied_file_revisions(hg, repo, COPY_REVISIONS)
+    assert len(copied) >= COPY_REVISIONS
     for path, node in copied:
         assert hg_data(hg, repo, path, node).startswith(b'\x01\ncopy: ')
     assert_same_data(hg, repo, dest, pairs, files | copied)

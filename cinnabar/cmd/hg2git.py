@@ -28,9 +28,11 @@ def convert(helper, text):
     text = text.lower()
     if len(text) == 40:
         return helper.hg2git(text)
-    if len(text) < MIN_ABBREV or len(text) > 40:
-        raise Abort('Mercurial id %r is too short' % text if len(text) < 40
-                    else 'Mercurial id %r is too long' % text,
+    if len(text) > 40:
+        raise Abort('Mercurial id %r is too long' % text,
+                    hint='Mercurial ids have 40 hex digits')
+    if len(text) < MIN_ABBREV:
+        raise Abort('Mercurial id %r is too short' % text,
                     hint='give at least %d of its 40 digits' % MIN_ABBREV)
     found = helper.hg_prefix(text)
     return NULL_GIT if found is None else helper.hg2git(found)
