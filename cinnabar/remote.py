@@ -171,7 +171,29 @@ class RemoteHelper:
         if self._state is None:
             self._state = self.peer().state()
         self._ref_list = refs.layout(self._state, self._styles(for_push))
+        if not for_push and self._git_dir and self._wants_tags():
+            self._ref_list = self._with_tags(self._ref_list)
         return self._ref_list
+
+    def _wants_tags(self):
+        """Whether this remote lists the Mercurial tags: only when the
+        user set git's own `remote.<remote>.tagOpt` to `--tags` (fetch
+        all tags from it). Otherwise, as with git-cinnabar, tags are not
+        listed, and so not followed by `git fetch` (`git cinnabar fetch
+        --tags` makes them): git tells a remote helper nothing of
+        `git fetch --tags` before asking for the list."""
+        return bool(self.remote) and \
+            git.config('remote.%s.tagOpt' % self.remote) == '--tags'
+
+    def _with_tags(self, ref_list):
+        """The ref list and `refs/tags/<name>` for the Mercurial tags of
+        what was fetched so far (see cinnabar.tags)."""
+        found = tags.known_tags(self.helper())
+        listed = dict(ref_list.refs)
+        for name, (hg_id, _) in found.tags.items():
+            listed['refs/tags/' + name] = hg_id
+        return refs.RefList(sorted(listed.items()), ref_list.head,
+                            ref_list.warnings + found.warnings)
 
     def _styles(self, for_push):
         setting = None

@@ -157,9 +157,9 @@ def tags_or_none(helper):
         return None
 
 
-def git_tags(helper):
-    """TagSet of {tag name: GitId}: the tags whose changesets the metadata
-    knows and whose names git accepts."""
+def known_tags(helper):
+    """TagSet of {tag name: (HgId, GitId)}: the tags whose changesets the
+    metadata knows and whose names git accepts."""
     found = hg_tags(helper)
     warnings = list(found.warnings)
     names = sorted(found.tags)
@@ -173,5 +173,12 @@ def git_tags(helper):
             warnings.append('ignoring tag %s: changeset %s is not known '
                             '(fetch it first)' % (name, found.tags[name]))
         else:
-            result[name] = GitId(git_id)
+            result[name] = (found.tags[name], GitId(git_id))
     return TagSet(result, warnings)
+
+
+def git_tags(helper):
+    """TagSet of {tag name: GitId} (see known_tags)."""
+    found = known_tags(helper)
+    return TagSet({name: git_id for name, (_, git_id) in found.tags.items()},
+                  found.warnings)

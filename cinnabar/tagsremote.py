@@ -5,9 +5,10 @@ metadata knows, as git tags (git-cinnabar's way of exposing tags).
                                              --tags` runs)
 
 Tags do not belong to one Mercurial remote: they come from the `.hgtags`
-of all the heads fetched from all remotes (see `cinnabar.tags`). So the
-remotes of hg:: URLs list no `refs/tags/` (a plain `git fetch` or `git
-clone` does not create tags), and this remote lists nothing else:
+of all the heads fetched from all remotes (see `cinnabar.tags`). The
+remotes of hg:: URLs list them only when git does not ask to follow tags
+(`git fetch --tags`, ls-remote; a plain `git fetch` or `git clone` does
+not create tags), and this remote lists nothing else:
 
 `list`
     `<git id> refs/tags/<name>` for each tag (warnings on standard error

@@ -3,12 +3,14 @@
 A small repository made with hg has two heads whose `.hgtags` disagree:
 tags moved on one head and not the other, removed, removed then re-added,
 a tag only on one head, a name git refuses (`bad name`), and a tag on a
-changeset that does not exist. After `git cinnabar fetch --tags`, the git
-tags are exactly `hg tags --debug` (without `tip`) minus the name git
-refuses, each on the commit hg2git gives for its node. Before that, a
-clone has no tags, and neither `git fetch --tags origin` nor `git ls-remote
-origin` shows any (as with git-cinnabar 0.7.5); `git ls-remote hg::tags:`
-lists them; pushing a tag is refused with a message.
+changeset that does not exist. After `git cinnabar fetch --tags`, and
+after `git fetch` with `remote.origin.tagOpt=--tags`, the git tags are
+exactly `hg tags --debug` (without `tip`) minus the name git refuses, each
+on the commit hg2git gives for its node. Before that, a clone has no tags
+and neither `git fetch` nor `git fetch --tags` makes any (as with
+git-cinnabar 0.7.5: git tells a remote helper nothing of --tags);
+`git ls-remote hg::tags:` lists them; pushing a tag is refused with a
+message.
 """
 
 import pytest
@@ -85,18 +87,30 @@ def test_tags_follow_hg_precedence(hg, tagged):
                              BAD_NAME}
     assert 'ghost' not in expected
     assert refs(work, 'refs/tags/') == {}
-    assert not [n for n in ls_remote('origin', work) if 'tags' in n]
+    git('fetch', 'origin', cwd=work)
     git('fetch', '--tags', 'origin', cwd=work)
     assert refs(work, 'refs/tags/') == {}
-
-    result = git('cinnabar', 'fetch', '--tags', cwd=work)
-    assert_no_traceback(result)
-    assert 'ignoring tag bad name' in result.err
-    assert 'ignoring tag ghost' in result.err
+    assert not [n for n in ls_remote('origin', work) if 'tags' in n]
     del expected[BAD_NAME]
     commits = hg2git(work, expected.values())
     want = {'refs/tags/' + name: commits[node]
             for name, node in expected.items()}
+
+    git('config', 'remote.origin.tagOpt', '--tags', cwd=work)
+    result = git('fetch', 'origin', cwd=work)
+    assert_no_traceback(result)
+    assert 'ignoring tag bad name' in result.err
+    assert 'ignoring tag ghost' in result.err
+    assert refs(work, 'refs/tags/') == want
+    listed = ls_remote('origin', work)
+    assert {n: o for n, o in listed.items() if n.startswith('refs/tags/')} \
+        == want
+
+    git('tag', '-d', *[name[len('refs/tags/'):] for name in want], cwd=work)
+    result = git('cinnabar', 'fetch', '--tags', cwd=work)
+    assert_no_traceback(result)
+    assert 'ignoring tag bad name' in result.err
+    assert 'ignoring tag ghost' in result.err
     assert refs(work, 'refs/tags/') == want
     listed = ls_remote('hg::tags:', work)
     assert listed == want
