@@ -10,6 +10,7 @@ import collections
 import sys
 
 from cinnabar import git
+from cinnabar.cmd.options import split_options
 from cinnabar.errors import Abort
 from cinnabar.helper import Helper
 
@@ -26,21 +27,13 @@ def _parse_abbrev(text, usage):
 
 def parse_args(args, usage):
     """Options from the command line (`usage` is the hint for errors)."""
-    batch, abbrev, items = False, 40, []
-    arguments = iter(args)
-    for arg in arguments:
-        if arg == '--':
-            items.extend(arguments)
-        elif arg == '--batch':
-            batch = True
-        elif arg == '--abbrev':
-            abbrev = DEFAULT_ABBREV
-        elif arg.startswith('--abbrev='):
-            abbrev = _parse_abbrev(arg[len('--abbrev='):], usage)
-        elif arg.startswith('-') and arg != '-':
-            raise Abort('unknown option %s' % arg, hint=usage)
-        else:
-            items.append(arg)
+    given, items = split_options(args, ('--batch', '--abbrev='), usage)
+    batch = '--batch' in given
+    abbrev = given.get('--abbrev', 40)
+    if abbrev is True:
+        abbrev = DEFAULT_ABBREV
+    elif isinstance(abbrev, str):
+        abbrev = _parse_abbrev(abbrev, usage)
     if not items and not batch:
         raise Abort('nothing to convert', hint=usage)
     return Options(batch, abbrev, items)

@@ -27,6 +27,7 @@ import sys
 from cinnabar import discovery, git, hg, metadata
 from cinnabar.errors import Abort
 from cinnabar.helper import Helper
+from cinnabar.cmd.options import split_options
 from cinnabar.hg.url import strip_prefix
 
 USAGE = ('usage: git cinnabar fetch [--tags] <remote-or-url> <hg id>...\n'
@@ -36,18 +37,8 @@ TAGS_REFSPEC = '+refs/tags/*:refs/tags/*'
 
 def parse_args(args):
     """(tags, remote or None, [ids])."""
-    tags = False
-    words = []
-    arguments = iter(args)
-    for arg in arguments:
-        if arg == '--':
-            words.extend(arguments)
-        elif arg == '--tags':
-            tags = True
-        elif arg.startswith('-'):
-            raise Abort('unknown option %s' % arg, hint=USAGE)
-        else:
-            words.append(arg)
+    given, words = split_options(args, ('--tags',), USAGE)
+    tags = '--tags' in given
     if not words and not tags:
         raise Abort('nothing to fetch', hint=USAGE)
     if len(words) == 1 and not tags:

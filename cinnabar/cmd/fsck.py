@@ -26,6 +26,7 @@ is set to the metadata commit checked.
 import sys
 
 from cinnabar import git, metadata
+from cinnabar.cmd.options import split_options
 from cinnabar.errors import Abort
 from cinnabar.helper import Helper, HelperError
 
@@ -33,14 +34,8 @@ USAGE = 'usage: git cinnabar fsck [--full] [<commit>...]'
 
 
 def parse_args(args):
-    full, names = False, []
-    for arg in args:
-        if arg == '--full':
-            full = True
-        elif arg.startswith('-'):
-            raise Abort('unknown option %s' % arg, hint=USAGE)
-        else:
-            names.append(arg)
+    given, names = split_options(args, ('--full',), USAGE)
+    full = '--full' in given
     if full and names:
         raise Abort('--full checks everything; give no commits with it',
                     hint=USAGE)

@@ -27,6 +27,7 @@ import os
 import sys
 
 from cinnabar import clonebundles, git, hg, metadata
+from cinnabar.cmd.options import split_options
 from cinnabar.errors import Abort
 from cinnabar.helper import Helper
 from cinnabar.hg.url import parse_url, strip_prefix
@@ -38,17 +39,8 @@ USAGE = ('usage: git cinnabar unbundle [--clonebundle] '
 
 def parse_args(args):
     """(clonebundle, location) from the command line."""
-    clonebundle, rest = False, []
-    arguments = iter(args)
-    for arg in arguments:
-        if arg == '--':
-            rest.extend(arguments)
-        elif arg == '--clonebundle':
-            clonebundle = True
-        elif arg.startswith('-') and arg != '-':
-            raise Abort('unknown option %s' % arg, hint=USAGE)
-        else:
-            rest.append(arg)
+    given, rest = split_options(args, ('--clonebundle',), USAGE)
+    clonebundle = '--clonebundle' in given
     if len(rest) != 1:
         raise Abort('unbundle needs one bundle' if not rest
                     else 'unbundle takes one bundle', hint=USAGE)
