@@ -2,6 +2,7 @@
 #include "cache.h"
 #include "authorship.h"
 #include "changeset.h"
+#include "raw-commit.h"
 
 static const char *memstr(const char *buf, size_t len, const char *needle)
 {
@@ -202,22 +203,14 @@ struct commit_parts {
 static int parse_commit_parts(struct commit_parts *c, const char *buf,
 			      size_t len)
 {
-	const char *end = memstr(buf, len, "\n\n"), *p = buf;
-	size_t rest;
+	struct raw_commit rc;
 	memset(c, 0, sizeof(*c));
-	if (!end)
+	if (raw_commit_parse(&rc, buf, len))
 		return -1;
-	c->body = slice_of(end + 2, buf + len);
-	while (p < end) {
-		const char *eol = memchr(p, '\n', end + 1 - p);
-		if (!eol)
-			eol = end;
-		if (skip_prefix_mem(p, eol - p, "author ", &p, &rest))
-			c->author = slice_of(p, eol);
-		else if (skip_prefix_mem(p, eol - p, "committer ", &p, &rest))
-			c->committer = slice_of(p, eol);
-		p = eol + 1;
-	}
+	oid_array_clear(&rc.parents);
+	c->author = rc.author;
+	c->committer = rc.committer;
+	c->body = slice_of(rc.body, rc.body + rc.body_len);
 	return c->author.buf && c->committer.buf ? 0 : -1;
 }
 

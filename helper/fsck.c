@@ -9,6 +9,7 @@
 #include "import.h"
 #include "manifest.h"
 #include "metadata.h"
+#include "raw-commit.h"
 #include "store.h"
 #include "fsck.h"
 
@@ -41,44 +42,6 @@ static struct progress *progress_begin(const char *title, uint64_t total)
 static int type_of(const struct object_id *oid)
 {
 	return oid_object_info(the_repository, oid, NULL);
-}
-
-/* A raw commit: its tree, parents and message. */
-struct raw_commit {
-	char *buf;
-	unsigned long len;
-	struct object_id tree;
-	struct oid_array parents;
-	const char *body;
-};
-
-static int read_raw_commit(const struct object_id *oid, struct raw_commit *c)
-{
-	const char *p, *end, *v;
-	memset(c, 0, sizeof(*c));
-	if (!oid || type_of(oid) != OBJ_COMMIT)
-		return -1;
-	c->buf = store_read_object_typed(oid, OBJ_COMMIT, &c->len);
-	end = strstr(c->buf, "\n\n");
-	if (!end || !skip_prefix(c->buf, "tree ", &v) ||
-	    get_oid_hex(v, &c->tree))
-		return -1;
-	c->body = end + 2;
-	for (p = c->buf; p && p < end; p = strchr(p, '\n'), p = p ? p + 1 : p) {
-		struct object_id parent;
-		if (skip_prefix(p, "parent ", &v)) {
-			if (get_oid_hex(v, &parent))
-				return -1;
-			oid_array_append(&c->parents, &parent);
-		}
-	}
-	return 0;
-}
-
-static void release_raw_commit(struct raw_commit *c)
-{
-	free(c->buf);
-	oid_array_clear(&c->parents);
 }
 
 /* The changeset a git2hg note names: 0, -1 without a note, -2 if bad. */
@@ -294,7 +257,7 @@ static int load_parent(const struct object_id *commit, struct hg_oid *node,
 	const struct object_id *known;
 	int ret = -1;
 
-	if (read_raw_commit(commit, &c) || manifest_commit_id(&c, node))
+	if (raw_commit_read(&c, commit) || manifest_commit_id(&c, node))
 		problem("manifest %s: its parent commit %s is not a manifest "
 			"commit", hg_oid_to_hex(child), oid_to_hex(commit));
 	else if (!(known = hg2git(node)) || !oideq(known, commit))
@@ -306,7 +269,7 @@ static int load_parent(const struct object_id *commit, struct hg_oid *node,
 		cached_manifest_text(node, text);
 		ret = parse_manifest(text, into);
 	}
-	release_raw_commit(&c);
+	raw_commit_release(&c);
 	return ret;
 }
 
@@ -325,7 +288,7 @@ static int check_manifest(const struct hg_oid *node)
 	hg_oidcpy(&p[0], &hg_null_oid);
 	hg_oidcpy(&p[1], &hg_null_oid);
 	lines1.nr = lines2.nr = 0;
-	if (read_raw_commit(commit, &c)) {
+	if (raw_commit_read(&c, commit)) {
 		problem("manifest %s: hg2git maps it to %s, which is not a "
 			"commit in the repository", hg_oid_to_hex(node),
 			oid_to_hex(commit));
@@ -369,7 +332,7 @@ static int check_manifest(const struct hg_oid *node)
 			       b ? b : &hg_null_oid, l, node))
 			bad = 1;
 	}
-	release_raw_commit(&c);
+	raw_commit_release(&c);
 	set_manifest_state(node, !bad);
 	return bad ? -1 : 0;
 }
@@ -468,7 +431,7 @@ static void check_changeset(const struct hg_oid *node,
 	int ret;
 
 	counts->changesets++;
-	if (read_raw_commit(commit, &c)) {
+	if (raw_commit_read(&c, commit)) {
 		problem("changeset %s: hg2git maps it to %s, which is not a "
 			"commit in the repository", hg_oid_to_hex(node),
 			oid_to_hex(commit));
@@ -510,7 +473,7 @@ static void check_changeset(const struct hg_oid *node,
 	check_changeset_tree(node, commit, &c, &cs);
 out:
 	free(note_buf);
-	release_raw_commit(&c);
+	raw_commit_release(&c);
 }
 
 /* The full check: every mapping, both ways, and the heads. */
@@ -527,10 +490,10 @@ static int is_manifest_commit(const struct object_id *commit)
 {
 	struct raw_commit c;
 	struct hg_oid node;
-	int ret = !read_raw_commit(commit, &c) &&
+	int ret = !raw_commit_read(&c, commit) &&
 		  strstr(c.buf, "\n" CINNABAR_AUTHORSHIP "\n") &&
 		  !manifest_commit_id(&c, &node);
-	release_raw_commit(&c);
+	raw_commit_release(&c);
 	return ret;
 }
 
@@ -669,10 +632,10 @@ static void check_manifest_heads(void)
 	notes_map_for_each(&metadata.hg2git, add_manifest_commit, &all);
 	for (i = 0; i < all.nr; i++) {
 		struct raw_commit c;
-		if (!read_raw_commit(&all.oid[i], &c))
+		if (!raw_commit_read(&c, &all.oid[i]))
 			for (j = 0; j < c.parents.nr; j++)
 				oid_array_append(&parents, &c.parents.oid[j]);
-		release_raw_commit(&c);
+		raw_commit_release(&c);
 	}
 	for (i = 0; i < all.nr; i++) {
 		int head = oid_array_lookup(&parents, &all.oid[i]) < 0;
@@ -717,14 +680,14 @@ static void order_manifests(struct hg_oid *manifests, size_t nr)
 		struct raw_commit c;
 		size_t j;
 		parents[i][0] = parents[i][1] = -1;
-		if (!read_raw_commit(hg2git(&manifests[i]), &c))
+		if (!raw_commit_read(&c, hg2git(&manifests[i])))
 			for (j = 0; j < c.parents.nr && j < 2; j++) {
 				khiter_t pos = kh_get_oid_pos(index,
 							      c.parents.oid[j]);
 				if (pos != kh_end(index))
 					parents[i][j] = kh_value(index, pos);
 			}
-		release_raw_commit(&c);
+		raw_commit_release(&c);
 	}
 	for (i = 0; i < nr; i++) {
 		if (state[i])

@@ -12,6 +12,7 @@
 #include "metadata.h"
 #include "store.h"
 #include "import.h"
+#include "raw-commit.h"
 
 int show_progress;
 
@@ -47,8 +48,8 @@ void changeset_text(const struct hg_oid *node, struct strbuf *out)
 	struct hg_oid parents[2];
 	char *commit_buf, *note_buf;
 	unsigned long commit_len, note_len;
-	const char *p, *end;
-	int nr = 0;
+	struct raw_commit c;
+	size_t i;
 
 	if (!commit || !(note = notes_map_get(&metadata.git2hg, commit)))
 		die("unknown delta base changeset %s (corrupt data, or a "
@@ -57,14 +58,13 @@ void changeset_text(const struct hg_oid *node, struct strbuf *out)
 	note_buf = store_read_object_typed(note, OBJ_BLOB, &note_len);
 	hg_oidcpy(&parents[0], &hg_null_oid);
 	hg_oidcpy(&parents[1], &hg_null_oid);
-	end = strstr(commit_buf, "\n\n");
-	for (p = commit_buf; nr < 2 && (p = strstr(p, "\nparent ")) &&
-	     (!end || p < end); p++) {
-		struct object_id parent;
-		if (get_oid_hex(p + 8, &parent) || git2hg(&parent, &parents[nr++]))
+	if (raw_commit_parse(&c, commit_buf, commit_len))
+		die("commit %s is damaged", oid_to_hex(commit));
+	for (i = 0; i < c.parents.nr && i < 2; i++)
+		if (git2hg(&c.parents.oid[i], &parents[i]))
 			die("commit %s has a parent unknown to the metadata",
 			    oid_to_hex(commit));
-	}
+	oid_array_clear(&c.parents);
 	strbuf_reset(out);
 	if (changeset_from_commit(out, commit_buf, commit_len, note_buf,
 				  note_len, &parents[0], &parents[1]))

@@ -8,6 +8,7 @@
 #include "metadata.h"
 #include "store.h"
 #include "manifest.h"
+#include "raw-commit.h"
 
 /*
  * The last manifest imported or loaded: its text, and its manifest tree
@@ -24,12 +25,11 @@ void manifest_reset_cache(void)
 
 void commit_tree_oid(const struct object_id *commit, struct object_id *tree)
 {
-	unsigned long size;
-	char *buf = store_read_object_typed(commit, OBJ_COMMIT, &size);
-	if (size < 46 || !starts_with(buf, "tree ") ||
-	    get_oid_hex(buf + 5, tree))
+	struct raw_commit c;
+	if (raw_commit_read(&c, commit))
 		die("commit %s is damaged", oid_to_hex(commit));
-	free(buf);
+	oidcpy(tree, &c.tree);
+	raw_commit_release(&c);
 }
 
 static const char *flag_for_mode(unsigned mode, const char *path)

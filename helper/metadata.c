@@ -4,6 +4,7 @@
 #include "khash.h"
 #include "store.h"
 #include "metadata.h"
+#include "raw-commit.h"
 #include "changeset.h"
 
 struct metadata metadata;
@@ -79,32 +80,22 @@ void for_each_changeset_head(each_head_fn fn, void *data)
 			   cs_nodes[i].branch, data);
 }
 
-/* Read a commit's parents and body. */
-static char *read_commit(const struct object_id *oid, struct oid_array *parents,
-			 const char **body)
-{
-	unsigned long size;
-	char *buf = store_read_object_typed(oid, OBJ_COMMIT, &size);
-	const char *p = buf, *end;
-	struct object_id parent;
-
-	end = strstr(buf, "\n\n");
-	*body = end ? end + 2 : buf + size;
-	while (p && p < *body) {
-		const char *v;
-		if (skip_prefix(p, "parent ", &v) && !get_oid_hex(v, &parent))
-			oid_array_append(parents, &parent);
-		p = strchr(p, '\n');
-		if (p)
-			p++;
-	}
-	return buf;
-}
-
 static NORETURN void bad_metadata(const char *what)
 {
 	die("the cinnabar metadata is damaged (%s); run "
 	    "`git cinnabar rollback` or reclone", what);
+}
+
+/* Read a metadata commit's parents and body; the buffer is returned. */
+static char *read_commit(const struct object_id *oid, struct oid_array *parents,
+			 const char **body)
+{
+	struct raw_commit c;
+	if (raw_commit_read(&c, oid))
+		bad_metadata(oid_to_hex(oid));
+	*parents = c.parents;
+	*body = c.body;
+	return c.buf;
 }
 
 static void load_changeset_heads(void)

@@ -4,6 +4,7 @@
 #include "tree-iter.h"
 #include "store.h"
 #include "notes-map.h"
+#include "raw-commit.h"
 
 KHASH_INIT(cinnabar_notes, struct object_id, struct object_id, 1,
 	   oidhash_by_value, oideq_by_value)
@@ -60,22 +61,18 @@ static void load_tree_entries(struct notes_map *m,
 
 static void ensure_loaded(struct notes_map *m)
 {
-	unsigned long size;
-	char *buf;
-	struct object_id tree;
+	struct raw_commit c;
 
 	if (m->loaded)
 		return;
 	m->loaded = 1;
 	if (is_null_oid(&m->commit))
 		return;
-	buf = store_read_object_typed(&m->commit, OBJ_COMMIT, &size);
-	if (size < 46 || !starts_with(buf, "tree ") ||
-	    get_oid_hex(buf + 5, &tree))
+	if (raw_commit_read(&c, &m->commit))
 		die("cinnabar metadata commit %s is damaged",
 		    oid_to_hex(&m->commit));
-	free(buf);
-	load_tree_entries(m, &tree, "", 0);
+	load_tree_entries(m, &c.tree, "", 0);
+	raw_commit_release(&c);
 }
 
 const struct object_id *notes_map_get(struct notes_map *m,

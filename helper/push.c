@@ -41,6 +41,7 @@
 #include "metadata.h"
 #include "store.h"
 #include "tree-iter.h"
+#include "raw-commit.h"
 #include "push.h"
 
 /* A parsed manifest: its text and its lines, sorted by path. */
@@ -309,47 +310,20 @@ static int hg_of_commit(struct push_state *st, size_t upto,
 	return git2hg(commit, out);
 }
 
-/* A raw commit's tree, parents and the rest. */
-struct commit_info {
-	char *buf;
-	unsigned long len;
-	struct object_id tree, parents[2];
-	int nr_parents;
-	struct slice author, committer, body;
-};
-
+/* A commit to convert: one Mercurial can hold exactly. */
 static void read_commit_info(const struct object_id *oid,
-			     struct commit_info *c)
+			     struct raw_commit *c)
 {
-	const char *p, *end;
-	memset(c, 0, sizeof(*c));
-	c->buf = store_read_object_typed(oid, OBJ_COMMIT, &c->len);
-	end = strstr(c->buf, "\n\n");
-	if (!end || get_oid_hex(c->buf + 5, &c->tree))
+	if (raw_commit_read(c, oid))
 		die("commit %s is damaged", oid_to_hex(oid));
-	c->body.buf = end + 2;
-	c->body.len = c->buf + c->len - (end + 2);
-	for (p = c->buf; p < end; p = strchr(p, '\n') + 1) {
-		const char *eol = strchr(p, '\n'), *v;
-		if (skip_prefix(p, "parent ", &v)) {
-			if (c->nr_parents == 2)
-				die("commit %s has more than two parents; "
-				    "Mercurial changesets have at most two",
-				    oid_to_hex(oid));
-			if (get_oid_hex(v, &c->parents[c->nr_parents++]))
-				die("commit %s is damaged", oid_to_hex(oid));
-		} else if (skip_prefix(p, "author ", &v)) {
-			c->author.buf = v;
-			c->author.len = eol - v;
-		} else if (skip_prefix(p, "committer ", &v)) {
-			c->committer.buf = v;
-			c->committer.len = eol - v;
-		} else if (!starts_with(p, "tree ")) {
-			die("commit %s has a header ('%.*s') that Mercurial "
-			    "cannot keep; it cannot be pushed", oid_to_hex(oid),
-			    (int)(strchrnul(p, ' ') - p), p);
-		}
-	}
+	if (c->parents.nr > 2)
+		die("commit %s has more than two parents; "
+		    "Mercurial changesets have at most two", oid_to_hex(oid));
+	if (c->other_header)
+		die("commit %s has a header ('%.*s') that Mercurial "
+		    "cannot keep; it cannot be pushed", oid_to_hex(oid),
+		    (int)(strchrnul(c->other_header, ' ') - c->other_header),
+		    c->other_header);
 }
 
 /*
@@ -745,7 +719,7 @@ static const char *branch_of(const struct hg_oid *node, struct strbuf *out)
 	return out->len ? out->buf : NULL;
 }
 
-static void write_changeset_text(struct cs_rev *cs, struct commit_info *c,
+static void write_changeset_text(struct cs_rev *cs, struct raw_commit *c,
 				 struct string_list *files)
 {
 	struct hg_authorship a = HG_AUTHORSHIP_INIT;
@@ -776,7 +750,7 @@ static void write_changeset_text(struct cs_rev *cs, struct commit_info *c,
 	for (i = 0; i < files->nr; i++)
 		strbuf_addf(&cs->text, "\n%s", files->items[i].string);
 	strbuf_addstr(&cs->text, "\n\n");
-	strbuf_add(&cs->text, c->body.buf, c->body.len);
+	strbuf_add(&cs->text, c->body, c->body_len);
 	hg_hash(&cs->p1, &cs->p2, cs->text.buf, cs->text.len, &cs->node);
 	hg_authorship_release(&a);
 	strbuf_release(&branch);
@@ -784,7 +758,7 @@ static void write_changeset_text(struct cs_rev *cs, struct commit_info *c,
 }
 
 static void convert_commit(struct push_state *st, struct cs_rev *cs,
-			   struct commit_info *c)
+			   struct raw_commit *c)
 {
 	const struct mmap *m1, *m2;
 	struct changes changes = { 0 };
@@ -798,11 +772,11 @@ static void convert_commit(struct push_state *st, struct cs_rev *cs,
 	parent_manifests(cs);
 	m2 = mmap_get_manifest(&cs->mp2);
 	m1 = mmap_get_manifest(&cs->mp1);
-	if (c->nr_parents)
-		commit_tree_oid(&c->parents[0], &p1_tree);
-	diff_trees(&changes, c->nr_parents ? &p1_tree : NULL, &c->tree, &base);
+	if (c->parents.nr)
+		commit_tree_oid(&c->parents.oid[0], &p1_tree);
+	diff_trees(&changes, c->parents.nr ? &p1_tree : NULL, &c->tree, &base);
 	strbuf_release(&base);
-	similar_renames(c->nr_parents ? &p1_tree : NULL, &c->tree, &similar);
+	similar_renames(c->parents.nr ? &p1_tree : NULL, &c->tree, &similar);
 
 	for (i = 0; i < changes.nr; i++) {
 		struct tree_change *ch = &changes.items[i];
@@ -1096,8 +1070,8 @@ void create_changegroup(int version, const char *path,
 	new_manifest_text = batch_manifest_text;
 	for (i = 0; i < nr; i++) {
 		struct cs_rev *cs = &st.cs[i];
-		struct commit_info c;
-		int k;
+		struct raw_commit c;
+		size_t k;
 
 		oidcpy(&cs->commit, &commits[i]);
 		strbuf_init(&cs->text, 0);
@@ -1105,20 +1079,20 @@ void create_changegroup(int version, const char *path,
 		read_commit_info(&commits[i], &c);
 		hg_oidcpy(&cs->p1, &hg_null_oid);
 		hg_oidcpy(&cs->p2, &hg_null_oid);
-		for (k = 0; k < c.nr_parents; k++)
-			if (hg_of_commit(&st, i, &c.parents[k],
+		for (k = 0; k < c.parents.nr; k++)
+			if (hg_of_commit(&st, i, &c.parents.oid[k],
 					 k ? &cs->p2 : &cs->p1))
 				die("commit %s has a parent (%s) that is neither "
 				    "pushed nor known to come from Mercurial",
 				    oid_to_hex(&commits[i]),
-				    oid_to_hex(&c.parents[k]));
+				    oid_to_hex(&c.parents.oid[k]));
 		st.nr = i + 1;
 		if (!git2hg(&commits[i], &cs->node))
 			add_stored(&st, cs);
 		else
 			convert_commit(&st, cs, &c);
 		index_commit(&st, i);
-		free(c.buf);
+		raw_commit_release(&c);
 	}
 	f = fopen(path, "wb");
 	if (!f)

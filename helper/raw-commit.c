@@ -1,0 +1,83 @@
+/* Git commits as they are stored: see raw-commit.h. */
+#include "cache.h"
+#include "store.h"
+#include "raw-commit.h"
+
+static int header(const char *line, const char *eol, const char *name,
+		  struct slice *value)
+{
+	size_t n = strlen(name);
+	if ((size_t)(eol - line) <= n || memcmp(line, name, n) ||
+	    line[n] != ' ')
+		return 0;
+	value->buf = line + n + 1;
+	value->len = eol - value->buf;
+	return 1;
+}
+
+int raw_commit_parse(struct raw_commit *c, const char *buf, size_t len)
+{
+	const char *end = buf + len, *line = buf, *eol;
+	struct slice v;
+	int seen_tree = 0;
+
+	memset(c, 0, sizeof(*c));
+	while (line < end && *line != '\n') {
+		eol = memchr(line, '\n', end - line);
+		if (!eol)
+			goto bad;
+		if (header(line, eol, "tree", &v) && !seen_tree) {
+			if (v.len != GIT_SHA1_HEXSZ || get_oid_hex(v.buf, &c->tree))
+				goto bad;
+			seen_tree = 1;
+		} else if (header(line, eol, "parent", &v)) {
+			struct object_id parent;
+			if (v.len != GIT_SHA1_HEXSZ || get_oid_hex(v.buf, &parent))
+				goto bad;
+			oid_array_append(&c->parents, &parent);
+		} else if (!c->author.buf && header(line, eol, "author", &v)) {
+			c->author = v;
+		} else if (!c->committer.buf &&
+			   header(line, eol, "committer", &v)) {
+			c->committer = v;
+		} else if (!c->other_header) {
+			c->other_header = line;
+		}
+		line = eol + 1;
+	}
+	if (!seen_tree || line >= end)
+		goto bad;
+	c->body = line + 1;
+	c->body_len = end - c->body;
+	return 0;
+bad:
+	oid_array_clear(&c->parents);
+	return -1;
+}
+
+int raw_commit_read(struct raw_commit *c, const struct object_id *oid)
+{
+	enum object_type type;
+	char *buf;
+	unsigned long len;
+
+	memset(c, 0, sizeof(*c));
+	/* Also objects of the pack being written, which git cannot see. */
+	buf = oid ? store_read_object(oid, &type, &len) : NULL;
+	if (!buf)
+		return -1;
+	if (type != OBJ_COMMIT || raw_commit_parse(c, buf, len)) {
+		free(buf);
+		return -1;
+	}
+	c->buf = buf;
+	c->len = len;
+	return 0;
+}
+
+void raw_commit_release(struct raw_commit *c)
+{
+	free(c->buf);
+	c->buf = NULL;
+	oid_array_clear(&c->parents);
+}

@@ -1,0 +1,47 @@
+/*
+ * Git commits as they are stored, for everything in the helper that reads
+ * one (metadata commits, manifest commits, changeset commits):
+ *
+ *   tree <hex>\n
+ *   parent <hex>\n          (zero or more)
+ *   author <ident>\n
+ *   committer <ident>\n
+ *   <other headers>          (encoding, gpgsig and its continuation lines
+ *                             starting with a space, mergetag, ...)
+ *   \n
+ *   <message>
+ */
+#ifndef CINNABAR_RAW_COMMIT_H
+#define CINNABAR_RAW_COMMIT_H
+
+#include "hash.h"
+#include "oid-array.h"
+#include "changeset.h"
+
+struct raw_commit {
+	char *buf;			/* owned after raw_commit_read */
+	unsigned long len;
+	struct object_id tree;
+	struct oid_array parents;
+	struct slice author, committer;	/* empty buf: no such header */
+	const char *body;		/* the message, up to buf + len */
+	size_t body_len;
+	const char *other_header;	/* the first other header, or NULL */
+};
+
+/*
+ * Parse the `len` bytes at `buf` (not copied: `c` points into them);
+ * return -1 when they are not a commit (no tree line, a bad parent line,
+ * no empty line ending the headers).
+ */
+int raw_commit_parse(struct raw_commit *c, const char *buf, size_t len);
+
+/*
+ * Read and parse commit `oid`; return -1 when it is NULL, missing, not a commit
+ * or damaged (`c` then needs no release).
+ */
+int raw_commit_read(struct raw_commit *c, const struct object_id *oid);
+
+void raw_commit_release(struct raw_commit *c);
+
+#endif
