@@ -20,17 +20,14 @@ CINNABAR_CORPUS as for the tests:
         [--check]
 """
 
-import argparse
 import statistics
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / 'tests'))
 
-from clone_nginx import nginx_workdir  # noqa: E402
+from clone_nginx import bench_parser, nginx_workdir, timed  # noqa: E402
 from lib import env as test_env  # noqa: E402
 
 SPECS = ('none-v1', 'gzip-v1', 'bzip2-v1', 'none-v2', 'gzip-v2',
@@ -38,18 +35,10 @@ SPECS = ('none-v1', 'gzip-v1', 'bzip2-v1', 'none-v2', 'gzip-v2',
 MB = 1024 * 1024
 
 
-def timed(args, cwd):
-    """(seconds, exit code, stderr) of running `args` in `cwd`."""
-    start = time.monotonic()
-    result = subprocess.run(args, cwd=cwd, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)
-    return time.monotonic() - start, result.returncode, result.stderr
-
-
 def run_median(args, cwd, runs):
     times = []
     for _ in range(runs):
-        elapsed, code, stderr = timed(args, cwd)
+        elapsed, code, stderr, _, _ = timed(args, cwd)
         if code:
             print(f'FAILED: {" ".join(map(str, args))}\n'
                   + stderr.decode(errors='replace')[-2000:])
@@ -72,8 +61,9 @@ def check(hg, bundle, workdir, expected):
 
 def benchmark(hg, workdir, repo, runs, verify):
     clone = workdir / 'clone'
-    elapsed, code, stderr = timed(['git', 'clone', '-q', '--no-checkout',
-                                   f'hg::{repo}', clone], workdir)
+    elapsed, code, stderr, _, _ = timed(
+        ['git', 'clone', '-q', '--no-checkout', f'hg::{repo}', clone],
+        workdir)
     if code:
         print('git clone failed:\n' + stderr.decode(errors='replace'))
         return 1
@@ -102,11 +92,8 @@ def benchmark(hg, workdir, repo, runs, verify):
 
 
 def parse_args():
-    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('--keep', action='store_true',
-                        help='keep the work directory')
-    parser.add_argument('--runs', type=int, default=1,
-                        help='repeat each command; times are medians')
+    parser = bench_parser(__doc__, 1, 'repeat each command; times are '
+                          'medians', memory=False)
     parser.add_argument('--check', action='store_true',
                         help='unbundle each bundle and compare changesets')
     return parser.parse_args()

@@ -290,18 +290,26 @@ def benchmark(hg, server, workdir, interval, processes, runs):
     return 1 if bench.failed else 0
 
 
-def parse_args():
-    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+def bench_parser(doc, runs, runs_help, memory=True):
+    """The options the nginx benchmarks share: --keep, --runs (default
+    `runs`), and with `memory` --processes and --interval."""
+    parser = argparse.ArgumentParser(description=doc.split('\n')[0])
     parser.add_argument('--keep', action='store_true',
                         help='keep the work directory')
-    parser.add_argument('--processes', action='store_true',
-                        help='list every process seen, with its peak RSS')
-    parser.add_argument('--runs', type=int, default=3,
-                        help='repeat each clone; ratios use medians '
-                        '(default 3)')
-    parser.add_argument('--interval', type=float, default=10,
-                        help='memory sampling interval in ms (default 10)')
-    return parser.parse_args()
+    parser.add_argument('--runs', type=int, default=runs, help=runs_help)
+    if memory:
+        parser.add_argument('--processes', action='store_true',
+                            help='list every process seen, with its peak '
+                            'RSS')
+        parser.add_argument('--interval', type=float, default=10,
+                            help='memory sampling interval in ms '
+                            '(default 10)')
+    return parser
+
+
+def parse_args():
+    return bench_parser(__doc__, 3, 'repeat each clone; ratios use medians '
+                        '(default 3)').parse_args()
 
 
 @contextlib.contextmanager

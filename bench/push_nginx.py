@@ -38,7 +38,6 @@ CINNABAR_CORPUS as for the tests:
         [--runs N] [--transport http|ssh] [--processes]
 """
 
-import argparse
 import os
 import shutil
 import sys
@@ -48,7 +47,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / 'tests'))
 
 import clone_nginx  # noqa: E402
-from clone_nginx import MB, Bench, nginx_workdir, timed  # noqa: E402
+from clone_nginx import (MB, Bench, bench_parser, nginx_workdir,  # noqa: E402
+                         timed)
 from lib import env as test_env  # noqa: E402
 from lib.git import refs  # noqa: E402
 from lib.hg import HgServer  # noqa: E402
@@ -183,21 +183,13 @@ def benchmark(hg, repo, workdir, interval, runs, processes, transport):
 
 
 def parse_args():
-    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('--keep', action='store_true',
-                        help='keep the work directory')
-    parser.add_argument('--processes', action='store_true',
-                        help='list every process seen, with its peak RSS')
-    parser.add_argument('--interval', type=float, default=10,
-                        help='memory sampling interval in ms (default 10)')
+    parser = bench_parser(__doc__, 3, 'repeat each push; ratios use medians '
+                          '(default 3)')
     parser.add_argument('--transport', choices=('http', 'ssh'),
                         default='http',
                         help='how both pushes reach the empty repository: '
                         'hg serve (default), or hg serve --stdio through '
                         'tests/bin/ssh-wrapper')
-    parser.add_argument('--runs', type=int, default=3,
-                        help='repeat each push; ratios use medians '
-                        '(default 3)')
     return parser.parse_args()
 
 
