@@ -12,7 +12,9 @@ from cinnabar.errors import Abort
 from cinnabar.ids import GitId
 
 
-def _run(args, check=True, input=None):
+def run(args, check=True, input=None):
+    """The CompletedProcess of `git args`; with `check`, a failure is an
+    Abort quoting git's message."""
     result = subprocess.run(['git'] + args, input=input,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     if check and result.returncode:
@@ -23,7 +25,7 @@ def _run(args, check=True, input=None):
 
 def git_dir():
     """The absolute path of the current repository's git dir, or None."""
-    result = _run(['rev-parse', '--absolute-git-dir'], check=False)
+    result = run(['rev-parse', '--absolute-git-dir'], check=False)
     if result.returncode:
         return None
     return result.stdout.decode('utf-8', 'surrogateescape').rstrip('\n')
@@ -31,7 +33,7 @@ def git_dir():
 
 def config(key):
     """The value of a git configuration key, or None when it is not set."""
-    result = _run(['config', '--get', key], check=False)
+    result = run(['config', '--get', key], check=False)
     if result.returncode:
         return None
     return result.stdout.decode('utf-8', 'surrogateescape').rstrip('\n')
@@ -39,11 +41,11 @@ def config(key):
 
 def delete_refs(prefixes):
     """Delete every ref under the given prefixes (e.g. `refs/foo/`)."""
-    listed = _run(['for-each-ref', '--format=%(refname)'] + list(prefixes))
+    listed = run(['for-each-ref', '--format=%(refname)'] + list(prefixes))
     commands = b''.join(b'delete ' + name + b'\n'
                         for name in listed.stdout.splitlines())
     if commands:
-        _run(['update-ref', '--stdin'], input=commands)
+        run(['update-ref', '--stdin'], input=commands)
 
 
 def rev_list_parents(include, exclude):
@@ -51,7 +53,7 @@ def rev_list_parents(include, exclude):
     not from `exclude` (GitIds), parents before children."""
     args = ['rev-list', '--topo-order', '--reverse', '--parents', '--stdin']
     names = list(include) + ['^%s' % c for c in exclude]
-    result = _run(args, input=''.join(n + '\n' for n in names).encode())
+    result = run(args, input=''.join(n + '\n' for n in names).encode())
     commits = []
     for line in result.stdout.decode('ascii').splitlines():
         commit, *parents = line.split()
@@ -61,8 +63,8 @@ def rev_list_parents(include, exclude):
 
 def is_ancestor(ancestor, descendant):
     """Whether commit `ancestor` is `descendant` or one of its ancestors."""
-    result = _run(['merge-base', '--is-ancestor', ancestor, descendant],
-                  check=False)
+    result = run(['merge-base', '--is-ancestor', ancestor, descendant],
+                 check=False)
     if result.returncode not in (0, 1):
         message = result.stderr.decode('utf-8', 'replace').strip()
         raise Abort('git merge-base failed: %s' % message)
@@ -105,8 +107,8 @@ class CommitResolver:
 def rev_list_with_parents(args):
     """[(commit, [parents])] for what `git rev-list <args>` lists (its
     arguments as given: revisions, ranges, options), oldest first."""
-    result = _run(['rev-list', '--topo-order', '--reverse', '--parents']
-                  + list(args) + ['--'])
+    result = run(['rev-list', '--topo-order', '--reverse', '--parents']
+                 + list(args) + ['--'])
     commits = []
     for line in result.stdout.decode('ascii').splitlines():
         commit, *parents = line.split()

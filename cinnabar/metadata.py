@@ -22,8 +22,8 @@ not know come from a newer git-cinnabar.
 """
 
 import collections
-import subprocess
 
+from cinnabar import git
 from cinnabar.errors import Abort
 from cinnabar.ids import GitId
 
@@ -47,14 +47,8 @@ RECLONE_HINT = ('run `git cinnabar clear` and fetch again, or '
 def git_out(*args, input=None, check=True):
     """Standard output of `git args` (bytes), or None when it failed and
     `check` is false."""
-    result = subprocess.run(('git',) + args, input=input,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    if result.returncode:
-        if not check:
-            return None
-        message = result.stderr.decode('utf-8', 'replace').strip()
-        raise Abort('git %s failed: %s' % (args[0], message))
-    return result.stdout
+    result = git.run(list(args), check=check, input=input)
+    return None if result.returncode else result.stdout
 
 
 def read_ref(name):

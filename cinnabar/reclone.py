@@ -28,7 +28,6 @@ moved. Commits of the old history that no remote has any more are kept.
 
 import collections
 import contextlib
-import subprocess
 import sys
 
 from cinnabar import discovery, git, hg
@@ -53,19 +52,10 @@ local commits written again, and the commits kept for want of a new
 changeset."""
 
 
-def _git(args, input=None, check=True):
-    result = subprocess.run(['git'] + args, input=input,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    if check and result.returncode:
-        raise Abort('git %s failed: %s' % (
-            args[0], result.stderr.decode('utf-8', 'replace').strip()))
-    return result
-
-
 def hg_remotes():
     """[(remote name, Mercurial URL)] of the remotes with hg:: URLs."""
-    out = _git(['config', '--get-regexp', r'^remote\..*\.url$'],
-               check=False).stdout.decode('utf-8', 'surrogateescape')
+    out = git.run(['config', '--get-regexp', r'^remote\..*\.url$'],
+                  check=False).stdout.decode('utf-8', 'surrogateescape')
     remotes = []
     for line in out.splitlines():
         key, _, url = line.partition(' ')
@@ -78,8 +68,8 @@ def hg_remotes():
 def user_refs():
     """{ref: GitId} of the refs outside refs/cinnabar/ naming commits
     (symbolic refs, such as refs/remotes/origin/HEAD, follow theirs)."""
-    out = _git(['for-each-ref', '--format=%(objectname) %(objecttype) '
-                '%(refname) %(symref)'])
+    out = git.run(['for-each-ref', '--format=%(objectname) %(objecttype) '
+                   '%(refname) %(symref)'])
     found = {}
     for line in out.stdout.decode('utf-8', 'surrogateescape').splitlines():
         oid, kind, name, symref = line.split(' ', 3)
@@ -90,7 +80,7 @@ def user_refs():
 
 
 def _rev_parse(ref):
-    result = _git(['rev-parse', '--verify', '-q', ref], check=False)
+    result = git.run(['rev-parse', '--verify', '-q', ref], check=False)
     if result.returncode:
         return None
     return GitId(result.stdout.decode('ascii').strip())
@@ -100,13 +90,13 @@ def _update_refs(commands):
     """Run `git update-ref --stdin` on the lines, as one transaction."""
     if commands:
         text = ''.join('%s\n' % c for c in ['start'] + commands + ['commit'])
-        _git(['update-ref', '--stdin'], input=text.encode('utf-8',
-                                                          'surrogateescape'))
+        git.run(['update-ref', '--stdin'],
+                input=text.encode('utf-8', 'surrogateescape'))
 
 
 def rewrite_commit(commit, parents):
     """A commit like `commit` with `parents`, written; its GitId."""
-    raw = _git(['cat-file', 'commit', commit]).stdout
+    raw = git.run(['cat-file', 'commit', commit]).stdout
     header, _, message = raw.partition(b'\n\n')
     lines = []
     skipping = False
@@ -121,7 +111,7 @@ def rewrite_commit(commit, parents):
         if name == b'tree':
             lines += [b'parent ' + p.encode('ascii') for p in parents]
     data = b'\n'.join(lines) + b'\n\n' + message
-    out = _git(['hash-object', '-t', 'commit', '-w', '--stdin'], input=data)
+    out = git.run(['hash-object', '-t', 'commit', '-w', '--stdin'], input=data)
     return GitId(out.stdout.decode('ascii').strip())
 
 

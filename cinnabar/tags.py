@@ -23,8 +23,8 @@ the metadata knows and whose names are valid git ref names
 
 import collections
 import re
-import subprocess
 
+from cinnabar import git
 from cinnabar.errors import Abort
 from cinnabar.ids import GitId, HgId
 from cinnabar.refname import refname_problem
@@ -87,21 +87,12 @@ def live_tags(tags):
             if not tag.node.is_null}
 
 
-def _git(args, input=None):
-    result = subprocess.run(['git'] + args, input=input,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    if result.returncode:
-        raise Abort('git %s failed: %s' % (
-            args[0], result.stderr.decode('utf-8', 'replace').strip()))
-    return result.stdout
-
-
 def topological_heads(commits):
     """The commits (GitIds, in their order) that are not ancestors of
     another of them."""
     if len(commits) < 2:
         return list(commits)
-    out = _git(['merge-base', '--independent'] + list(commits))
+    out = git.run(['merge-base', '--independent'] + list(commits)).stdout
     independent = set(out.decode('ascii').split())
     return [c for c in commits if c in independent]
 
@@ -110,8 +101,8 @@ def read_hgtags_blobs(commits):
     """[(commit, text)] of the `.hgtags` of each commit that has one,
     each distinct file once (at its first commit), in order."""
     query = b''.join(b'%s:.hgtags\n' % c.encode('ascii') for c in commits)
-    out = _git(['cat-file', '--batch-check=%(objectname) %(objecttype)'],
-               input=query)
+    out = git.run(['cat-file', '--batch-check=%(objectname) %(objecttype)'],
+                  input=query).stdout
     blobs = []
     for commit, line in zip(commits, out.decode('ascii').splitlines()):
         fields = line.split()
@@ -125,7 +116,7 @@ def read_hgtags_blobs(commits):
             unique.append((commit, blob))
     texts = []
     for commit, blob in unique:
-        data = _git(['cat-file', 'blob', blob])
+        data = git.run(['cat-file', 'blob', blob]).stdout
         texts.append((commit, data.decode('utf-8', 'surrogateescape')))
     return texts
 
