@@ -13,6 +13,8 @@
 #include "store.h"
 #include "import.h"
 #include "raw-commit.h"
+#include "check.h"
+#include "id-verify.h"
 
 int show_progress;
 
@@ -101,11 +103,13 @@ static void read_changesets(struct stream *cg, int version,
 				   chunk.delta_len, &cs->text))
 			die("malformed changeset %s in the changegroup "
 			    "(corrupt data)", hg_oid_to_hex(&chunk.node));
-		hg_hash(&chunk.p1, &chunk.p2, cs->text.buf, cs->text.len,
-			&check);
-		if (!hg_oideq(&check, &chunk.node))
-			die("changeset %s does not match its contents "
-			    "(corrupt data)", hg_oid_to_hex(&chunk.node));
+		if (check_enabled(CHECK_NODEID)) {
+			hg_hash(&chunk.p1, &chunk.p2, cs->text.buf,
+				cs->text.len, &check);
+			if (!hg_oideq(&check, &chunk.node))
+				die("changeset %s does not match its contents "
+				    "(corrupt data)", hg_oid_to_hex(&chunk.node));
+		}
 		hg_oidcpy(&cs->node, &chunk.node);
 		hg_oidcpy(&cs->p1, &chunk.p1);
 		hg_oidcpy(&cs->p2, &chunk.p2);
@@ -315,6 +319,7 @@ static void import_changegroup(struct stream *cg, int version,
 	stream_release(&manifests);
 	close(fd);
 	manifest_reset_cache();
+	verify_id_finish();
 	import_changesets(&list, stats);
 	free(list.items);
 }
