@@ -5,6 +5,7 @@
 #include "metadata.h"
 #include "store.h"
 #include "file.h"
+#include "check.h"
 
 /* The last revision imported or loaded: full text and content blob. */
 static struct hg_oid last_node;
@@ -82,10 +83,12 @@ void import_file(struct rev_chunk *chunk)
 			   chunk->delta_len, &text))
 		die("malformed file revision %s in the changegroup (corrupt "
 		    "data)", hg_oid_to_hex(&chunk->node));
-	hg_hash(&chunk->p1, &chunk->p2, text.buf, text.len, &check);
-	if (!hg_oideq(&check, &chunk->node))
-		die("file revision %s does not match its contents (corrupt "
-		    "data)", hg_oid_to_hex(&chunk->node));
+	if (check_enabled(CHECK_FILES)) {
+		hg_hash(&chunk->p1, &chunk->p2, text.buf, text.len, &check);
+		if (!hg_oideq(&check, &chunk->node))
+			die("file revision %s does not match its contents "
+			    "(corrupt data)", hg_oid_to_hex(&chunk->node));
+	}
 
 	meta_len = metadata_length(&text);
 	hg_oid_to_git(&key, &chunk->node);

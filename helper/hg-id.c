@@ -60,12 +60,14 @@ const char *hg_oid_to_hex(const struct hg_oid *oid)
 /*
  * Mercurial ids are computed with OpenSSL's SHA-1, several times faster
  * than git's collision-detecting one: every revision's full text goes
- * through it, and Mercurial itself does no collision detection.
+ * through it, and Mercurial itself does no collision detection. Each
+ * thread has its own context: manifests are verified on worker threads
+ * (id-verify.h).
  */
 void hg_hash(const struct hg_oid *p1, const struct hg_oid *p2,
 	     const char *data, size_t len, struct hg_oid *result)
 {
-	static EVP_MD_CTX *ctx;
+	static _Thread_local EVP_MD_CTX *ctx;
 
 	if (!ctx && !(ctx = EVP_MD_CTX_new()))
 		die("cannot initialize SHA-1");
@@ -81,6 +83,35 @@ void hg_hash(const struct hg_oid *p1, const struct hg_oid *p2,
 	    !EVP_DigestUpdate(ctx, data, len) ||
 	    !EVP_DigestFinal_ex(ctx, result->hash, NULL))
 		die("SHA-1 computation failed");
+}
+
+void hg_hasher_init(struct hg_hasher *h, const struct hg_oid *p1,
+		    const struct hg_oid *p2)
+{
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	if (!ctx)
+		die("cannot initialize SHA-1");
+	if (hg_oidcmp(p1, p2) > 0)
+		SWAP(p1, p2);
+	if (!EVP_DigestInit_ex(ctx, EVP_sha1(), NULL) ||
+	    !EVP_DigestUpdate(ctx, p1->hash, HG_RAWSZ) ||
+	    !EVP_DigestUpdate(ctx, p2->hash, HG_RAWSZ))
+		die("SHA-1 computation failed");
+	h->ctx = ctx;
+}
+
+void hg_hasher_update(struct hg_hasher *h, const void *data, size_t len)
+{
+	if (!EVP_DigestUpdate(h->ctx, data, len))
+		die("SHA-1 computation failed");
+}
+
+void hg_hasher_final(struct hg_hasher *h, struct hg_oid *result)
+{
+	if (!EVP_DigestFinal_ex(h->ctx, result->hash, NULL))
+		die("SHA-1 computation failed");
+	EVP_MD_CTX_free(h->ctx);
+	h->ctx = NULL;
 }
 
 void hg_oid_to_git(struct object_id *dst, const struct hg_oid *src)

@@ -31,6 +31,15 @@ const char *hg_oid_to_hex(const struct hg_oid *oid);
 void hg_hash(const struct hg_oid *p1, const struct hg_oid *p2,
 	     const char *data, size_t len, struct hg_oid *result);
 
+/* The same computation for a text given in pieces. */
+struct hg_hasher {
+	void *ctx;
+};
+void hg_hasher_init(struct hg_hasher *h, const struct hg_oid *p1,
+		    const struct hg_oid *p2);
+void hg_hasher_update(struct hg_hasher *h, const void *data, size_t len);
+void hg_hasher_final(struct hg_hasher *h, struct hg_oid *result);
+
 /* The same 20 bytes seen as a git object id (for notes keys and gitlinks). */
 struct object_id;
 void hg_oid_to_git(struct object_id *dst, const struct hg_oid *src);

@@ -13,6 +13,9 @@
 #include "store.h"
 #include "import.h"
 #include "raw-commit.h"
+#include "changeset-spool.h"
+#include "check.h"
+#include "id-verify.h"
 
 int show_progress;
 
@@ -29,16 +32,6 @@ static struct progress *progress_start(const char *title)
 {
 	return show_progress ? start_delayed_progress(title, 0) : NULL;
 }
-
-struct changeset {
-	struct hg_oid node, p1, p2;
-	struct strbuf text;
-};
-
-struct changeset_list {
-	struct changeset *items;
-	size_t nr, alloc;
-};
 
 /* Rebuild a stored changeset's raw text. */
 void changeset_text(const struct hg_oid *node, struct strbuf *out)
@@ -73,50 +66,54 @@ void changeset_text(const struct hg_oid *node, struct strbuf *out)
 	free(note_buf);
 }
 
+/*
+ * Read the changeset group, verifying ids, into `spool`. Only the last
+ * text is kept in memory: the usual base of the next delta.
+ */
 static void read_changesets(struct stream *cg, int version,
-			    struct changeset_list *list)
+			    struct changeset_spool *spool)
 {
 	struct rev_chunk chunk = REV_CHUNK_INIT;
 	struct progress *progress = progress_start(_("Reading changesets"));
+	struct spooled_changeset cs = SPOOLED_CHANGESET_INIT;
 	struct strbuf base = STRBUF_INIT;
 	const struct hg_oid *prev = NULL;
 
+	changeset_spool_init(spool);
 	while (read_rev_chunk(cg, version, prev, &chunk)) {
-		struct changeset *cs;
-		const struct strbuf *from = &base;
 		struct hg_oid check;
 
-		/* Grow first: `from` may point into the list. */
-		ALLOC_GROW(list->items, list->nr + 1, list->alloc);
-		if (list->nr && hg_oideq(&chunk.delta_base,
-					 &list->items[list->nr - 1].node))
-			from = &list->items[list->nr - 1].text;
+		if (prev && hg_oideq(&chunk.delta_base, prev))
+			strbuf_swap(&base, &cs.text);
 		else if (hg_oid_is_null(&chunk.delta_base))
 			strbuf_reset(&base);
 		else
 			changeset_text(&chunk.delta_base, &base);
-		cs = &list->items[list->nr];
-		strbuf_init(&cs->text, 0);
-		if (hg_delta_apply(from->buf, from->len, chunk.delta,
-				   chunk.delta_len, &cs->text))
+		strbuf_reset(&cs.text);
+		if (hg_delta_apply(base.buf, base.len, chunk.delta,
+				   chunk.delta_len, &cs.text))
 			die("malformed changeset %s in the changegroup "
 			    "(corrupt data)", hg_oid_to_hex(&chunk.node));
-		hg_hash(&chunk.p1, &chunk.p2, cs->text.buf, cs->text.len,
-			&check);
-		if (!hg_oideq(&check, &chunk.node))
-			die("changeset %s does not match its contents "
-			    "(corrupt data)", hg_oid_to_hex(&chunk.node));
-		hg_oidcpy(&cs->node, &chunk.node);
-		hg_oidcpy(&cs->p1, &chunk.p1);
-		hg_oidcpy(&cs->p2, &chunk.p2);
-		prev = &cs->node;
-		list->nr++;
-		display_progress(progress, list->nr);
-		if (list->nr == 1)
+		if (check_enabled(CHECK_NODEID)) {
+			hg_hash(&chunk.p1, &chunk.p2, cs.text.buf,
+				cs.text.len, &check);
+			if (!hg_oideq(&check, &chunk.node))
+				die("changeset %s does not match its contents "
+				    "(corrupt data)", hg_oid_to_hex(&chunk.node));
+		}
+		hg_oidcpy(&cs.node, &chunk.node);
+		hg_oidcpy(&cs.p1, &chunk.p1);
+		hg_oidcpy(&cs.p2, &chunk.p2);
+		changeset_spool_add(spool, &cs);
+		prev = &cs.node;
+		display_progress(progress, spool->nr);
+		if (spool->nr == 1)
 			test_die_at("changesets");
 	}
+	changeset_spool_rewind(spool);
 	stop_progress(&progress);
 	strbuf_release(&base);
+	strbuf_release(&cs.text);
 	rev_chunk_release(&chunk);
 }
 
@@ -203,7 +200,7 @@ static void store_commit(struct strbuf *commit, const struct hg_oid *node,
 	}
 }
 
-static void import_changeset(struct changeset *c)
+static void import_changeset(struct spooled_changeset *c)
 {
 	struct hg_changeset cs;
 	struct object_id parents[2], tree, commit_oid, note_oid;
@@ -252,19 +249,21 @@ static void import_changeset(struct changeset *c)
 	strbuf_release(&note);
 }
 
-static void import_changesets(struct changeset_list *list,
+static void import_changesets(struct changeset_spool *spool,
 			      struct import_stats *stats)
 {
 	struct progress *progress = progress_start(_("Importing changesets"));
-	size_t i;
-	for (i = 0; i < list->nr; i++) {
-		if (!hg2git(&list->items[i].node))
+	struct spooled_changeset cs = SPOOLED_CHANGESET_INIT;
+	size_t n = 0;
+
+	while (changeset_spool_next(spool, &cs)) {
+		if (!hg2git(&cs.node))
 			stats->changesets++;
-		import_changeset(&list->items[i]);
-		strbuf_release(&list->items[i].text);
-		display_progress(progress, i + 1);
+		import_changeset(&cs);
+		display_progress(progress, ++n);
 	}
 	stop_progress(&progress);
+	strbuf_release(&cs.text);
 }
 
 /*
@@ -300,11 +299,11 @@ static int spool_manifests(struct stream *cg)
 static void import_changegroup(struct stream *cg, int version,
 			       struct import_stats *stats)
 {
-	struct changeset_list list = { 0 };
+	struct changeset_spool changesets;
 	struct stream manifests;
 	int fd;
 
-	read_changesets(cg, version, &list);
+	read_changesets(cg, version, &changesets);
 	fd = spool_manifests(cg);
 	import_files(cg, version, stats);
 	file_reset_cache();
@@ -315,8 +314,9 @@ static void import_changegroup(struct stream *cg, int version,
 	stream_release(&manifests);
 	close(fd);
 	manifest_reset_cache();
-	import_changesets(&list, stats);
-	free(list.items);
+	verify_id_finish();
+	import_changesets(&changesets, stats);
+	changeset_spool_release(&changesets);
 }
 
 void import_bundle(struct bundle *b, struct import_stats *stats)
@@ -353,53 +353,55 @@ void list_bundle_heads(struct bundle *b, FILE *out)
 {
 	struct stream *cg;
 	int version;
-	struct changeset_list list = { 0 };
+	struct changeset_spool spool = { 0 };
+	struct spooled_changeset c = SPOOLED_CHANGESET_INIT;
+	struct hg_oid *nodes;
 	size_t i, count = 0;
 	char **branches;
 	int *is_head;
 	kh_node_pos_t *pos = kh_init_node_pos();
 
 	if (bundle_next_changegroup(b, &cg, &version))
-		read_changesets(cg, version, &list);
-	CALLOC_ARRAY(branches, list.nr + 1);
-	CALLOC_ARRAY(is_head, list.nr + 1);
-	for (i = 0; i < list.nr; i++) {
+		read_changesets(cg, version, &spool);
+	ALLOC_ARRAY(nodes, spool.nr + 1);
+	CALLOC_ARRAY(branches, spool.nr + 1);
+	CALLOC_ARRAY(is_head, spool.nr + 1);
+	for (i = 0; spool.f && changeset_spool_next(&spool, &c); i++) {
 		struct hg_changeset cs;
 		struct object_id key;
 		const char *branch;
 		size_t len;
 		khiter_t it;
 		int ret;
-		if (parse_changeset(&cs, list.items[i].text.buf,
-				    list.items[i].text.len))
-			die("malformed changeset %s",
-			    hg_oid_to_hex(&list.items[i].node));
+		if (parse_changeset(&cs, c.text.buf, c.text.len))
+			die("malformed changeset %s", hg_oid_to_hex(&c.node));
 		branch = changeset_branch(&cs, &len);
 		branches[i] = xmemdupz(branch, len);
 		is_head[i] = 1;
-		clear_parent_head(pos, &list.items[i].p1, branches, is_head, i);
-		clear_parent_head(pos, &list.items[i].p2, branches, is_head, i);
-		hg_oid_to_git(&key, &list.items[i].node);
+		hg_oidcpy(&nodes[i], &c.node);
+		clear_parent_head(pos, &c.p1, branches, is_head, i);
+		clear_parent_head(pos, &c.p2, branches, is_head, i);
+		hg_oid_to_git(&key, &c.node);
 		it = kh_put_node_pos(pos, key, &ret);
 		kh_value(pos, it) = i;
 	}
-	for (i = 0; i < list.nr; i++)
+	for (i = 0; i < spool.nr; i++)
 		count += is_head[i];
 	fprintf(out, "%"PRIuMAX"\n", (uintmax_t)count);
-	for (i = 0; i < list.nr; i++) {
+	for (i = 0; i < spool.nr; i++) {
 		const struct object_id *git;
 		if (!is_head[i])
 			continue;
-		git = hg2git(&list.items[i].node);
-		fprintf(out, "%s %s %s\n", hg_oid_to_hex(&list.items[i].node),
+		git = hg2git(&nodes[i]);
+		fprintf(out, "%s %s %s\n", hg_oid_to_hex(&nodes[i]),
 			git ? oid_to_hex(git) : "?", branches[i]);
 	}
-	for (i = 0; i < list.nr; i++) {
+	for (i = 0; i < spool.nr; i++)
 		free(branches[i]);
-		strbuf_release(&list.items[i].text);
-	}
 	free(branches);
 	free(is_head);
-	free(list.items);
+	free(nodes);
+	strbuf_release(&c.text);
+	changeset_spool_release(&spool);
 	kh_destroy_node_pos(pos);
 }

@@ -9,18 +9,30 @@
 #include "store.h"
 #include "manifest.h"
 #include "raw-commit.h"
+#include "check.h"
+#include "id-verify.h"
 
 /*
- * The last manifest imported or loaded: its text, and its manifest tree
- * and git tree loaded in the store's edited trees.
+ * The last manifest imported or loaded: its text (in a buffer shared with
+ * the threads verifying ids, id-verify.h; NULL for the empty manifest),
+ * and its manifest tree and git tree loaded in the store's edited trees.
  */
 static struct hg_oid last_node;
-static struct strbuf last_text = STRBUF_INIT;
+static struct shared_text *last;
+static int last_loaded;
+
+static void set_last(const struct hg_oid *node, struct shared_text *text)
+{
+	if (last)
+		shared_text_release(last);
+	last = text;
+	hg_oidcpy(&last_node, node);
+}
 
 void manifest_reset_cache(void)
 {
-	hg_oidcpy(&last_node, &hg_null_oid);
-	strbuf_release(&last_text);
+	set_last(&hg_null_oid, NULL);
+	last_loaded = 0;
 }
 
 void commit_tree_oid(const struct object_id *commit, struct object_id *tree)
@@ -107,19 +119,23 @@ static void load_manifest(const struct hg_oid *node)
 {
 	const struct object_id *commit = hg2git(node);
 	struct object_id tree;
-	struct strbuf base = STRBUF_INIT;
+	struct strbuf base = STRBUF_INIT, lines = STRBUF_INIT;
+	struct shared_text *text;
 
 	if (!commit)
 		die("unknown delta base manifest %s (corrupt data, or a "
 		    "repository missing history it should have)", hg_oid_to_hex(node));
 	commit_tree_oid(commit, &tree);
-	strbuf_reset(&last_text);
-	generate_lines(&last_text, &tree, &base);
+	set_last(&hg_null_oid, NULL);
+	text = shared_text_take();
+	generate_lines(&lines, &tree, &base);
+	block_text_set(&text->text, lines.buf, lines.len);
+	strbuf_release(&lines);
 	strbuf_release(&base);
 	edit_tree_load(EDIT_MANIFEST, &tree);
 	git_tree_for_manifest(node, &tree);
 	edit_tree_load(EDIT_GIT, &tree);
-	hg_oidcpy(&last_node, node);
+	set_last(node, text);
 }
 
 void manifest_text(const struct hg_oid *node, struct strbuf *out)
@@ -210,74 +226,187 @@ static unsigned manifest_mode(char flag)
 	return flag == 'x' ? 0160755 : flag == 'l' ? 0160000 : 0160644;
 }
 
+/* Check that `buf` is whole, well-formed lines; 1 if a path has empty
+ * components, else 0. */
+static int validate_lines(const struct rev_chunk *chunk, const char *p,
+			  const char *end)
+{
+	struct manifest_line line;
+	int rebuild = 0;
+
+	while (p < end) {
+		if (next_line(&p, end, &line))
+			malformed(&chunk->node);
+		if (has_empty_component(line.path, line.path_len))
+			rebuild = 1;
+	}
+	return rebuild;
+}
+
 /*
- * Apply the lines removed and added by a delta to both edited trees.
- * Return 0, or 1 when a path needs the git tree to be rebuilt from the
- * manifest tree (empty path components), in which case the git tree was
- * left alone. All removals come first: a delta may add in one hunk what
- * it removes in another.
+ * Check the lines a delta removes (in `base`) and adds: whole lines, well
+ * formed. Return 1 when a path has empty components (the git tree then
+ * has to be rebuilt from the manifest tree), else 0.
  */
-static int apply_to_trees(struct rev_chunk *chunk)
+static int validate_delta(const struct rev_chunk *chunk,
+			  const struct block_text *base)
+{
+	struct strbuf removed = STRBUF_INIT;
+	struct hg_delta_iter it;
+	struct hg_hunk h;
+	int rebuild = 0;
+
+	hg_delta_iter_init(&it, chunk->delta, chunk->delta_len);
+	while (hg_delta_next(&it, &h) > 0) {
+		if (h.start > h.end || h.end > base->len ||
+		    (h.start && block_text_at(base, h.start - 1) != '\n') ||
+		    (h.end && block_text_at(base, h.end - 1) != '\n'))
+			malformed(&chunk->node);
+		strbuf_reset(&removed);
+		block_text_copy(base, h.start, h.end, &removed);
+		rebuild |= validate_lines(chunk, removed.buf,
+					  removed.buf + removed.len);
+		rebuild |= validate_lines(chunk, h.data, h.data + h.len);
+	}
+	strbuf_release(&removed);
+	return rebuild;
+}
+
+static int path_cmp(const char *a, size_t a_len, const char *b, size_t b_len)
+{
+	int cmp = memcmp(a, b, a_len < b_len ? a_len : b_len);
+	return cmp ? cmp : a_len < b_len ? -1 : a_len > b_len;
+}
+
+/* Check that the paths of the lines in `buf` strictly increase. */
+static void check_sorted_lines(const struct rev_chunk *chunk,
+			       const struct strbuf *buf)
+{
+	const char *p = buf->buf, *end = buf->buf + buf->len;
+	const char *prev = NULL;
+	size_t prev_len = 0;
+
+	while (p < end) {
+		const char *nul = memchr(p, '\0', end - p);
+		const char *eol = nul ? memchr(nul, '\n', end - nul) : NULL;
+		if (!eol)
+			malformed(&chunk->node);
+		if (prev && path_cmp(prev, prev_len, p, nul - p) >= 0)
+			die("malformed manifest revision %s in the changegroup: "
+			    "'%.*s' comes after '%.*s' (paths must be sorted and "
+			    "listed once; corrupt data)",
+			    hg_oid_to_hex(&chunk->node), (int)(nul - p), p,
+			    (int)prev_len, prev);
+		prev = p;
+		prev_len = nul - p;
+		p = eol + 1;
+	}
+}
+
+/*
+ * The previous revision was sorted: checking, around each part the delta
+ * changed, from the line before it to the line after it, is enough for
+ * the whole of `text` (the result).
+ */
+static void check_sorted(const struct rev_chunk *chunk,
+			 const struct block_text *text)
+{
+	struct strbuf around = STRBUF_INIT;
+	struct hg_delta_iter it;
+	struct hg_hunk h;
+	size_t shift = 0;
+
+	hg_delta_iter_init(&it, chunk->delta, chunk->delta_len);
+	while (hg_delta_next(&it, &h) > 0) {
+		size_t start = h.start + shift, end = start + h.len;
+		if (start)
+			start = block_text_after_prev(text, start - 1, '\n');
+		end = block_text_after_next(text, end, '\n');
+		strbuf_reset(&around);
+		block_text_copy(text, start, end, &around);
+		check_sorted_lines(chunk, &around);
+		shift += h.len - (h.end - h.start);
+	}
+	strbuf_release(&around);
+}
+
+static void remove_lines(const struct block_text *base,
+			 const struct hg_hunk *h, int rebuild)
+{
+	struct strbuf path = STRBUF_INIT, removed = STRBUF_INIT;
+	struct manifest_line line;
+	const char *p, *end;
+
+	block_text_copy(base, h->start, h->end, &removed);
+	p = removed.buf;
+	end = removed.buf + removed.len;
+	while (p < end) {
+		next_line(&p, end, &line);
+		tree_path(&path, line.path, line.path_len);
+		edit_tree_remove(EDIT_MANIFEST, path.buf);
+		if (rebuild)
+			continue;
+		strbuf_reset(&path);
+		strbuf_add(&path, line.path, line.path_len);
+		edit_tree_remove(EDIT_GIT, path.buf);
+	}
+	strbuf_release(&path);
+	strbuf_release(&removed);
+}
+
+static void add_lines(const struct rev_chunk *chunk, const struct hg_hunk *h,
+		      int rebuild)
+{
+	struct strbuf path = STRBUF_INIT;
+	struct manifest_line line;
+	const char *p = h->data, *end = h->data + h->len;
+
+	while (p < end) {
+		struct object_id oid;
+		next_line(&p, end, &line);
+		hg_oid_to_git(&oid, &line.oid);
+		tree_path(&path, line.path, line.path_len);
+		/*
+		 * Mercurial stores such manifests (its own tests have one,
+		 * with a symlink), and git-cinnabar imports them, the
+		 * directory replacing the file in git: same here, for the
+		 * same commit ids, but say so.
+		 */
+		if (edit_tree_conflict(EDIT_MANIFEST, path.buf))
+			warning("manifest revision %s lists '%.*s' under a "
+				"path that is also a file, or a file where "
+				"there is a directory: git keeps the last one "
+				"listed", hg_oid_to_hex(&chunk->node),
+				(int)line.path_len, line.path);
+		edit_tree_set(EDIT_MANIFEST, path.buf, &oid,
+			      manifest_mode(line.flag));
+		if (rebuild)
+			continue;
+		strbuf_reset(&path);
+		strbuf_add(&path, line.path, line.path_len);
+		edit_tree_set(EDIT_GIT, path.buf, git_blob_for_file(&line.oid),
+			      git_mode(line.flag));
+	}
+	strbuf_release(&path);
+}
+
+/*
+ * Apply the lines removed and added by a delta to both edited trees (the
+ * git tree is left alone when it is to be rebuilt). All removals come
+ * first: a delta may add in one hunk what it removes in another.
+ */
+static void apply_to_trees(const struct rev_chunk *chunk,
+			   const struct block_text *base, int rebuild)
 {
 	struct hg_delta_iter it;
 	struct hg_hunk h;
-	struct manifest_line line;
-	struct strbuf path = STRBUF_INIT, git_path = STRBUF_INIT;
-	const char *p;
-	int rebuild = 0, pass;
 
-	for (pass = 0; pass < 2; pass++) {
-		hg_delta_iter_init(&it, chunk->delta, chunk->delta_len);
-		while (hg_delta_next(&it, &h) > 0) {
-			if (h.end > last_text.len ||
-			    (h.start && last_text.buf[h.start - 1] != '\n') ||
-			    (h.end && last_text.buf[h.end - 1] != '\n'))
-				malformed(&chunk->node);
-			for (p = pass ? h.data : last_text.buf + h.start;
-			     p < (pass ? h.data + h.len : last_text.buf + h.end);) {
-				if (next_line(&p, pass ? h.data + h.len
-						       : last_text.buf + h.end,
-					      &line))
-					malformed(&chunk->node);
-				if (has_empty_component(line.path, line.path_len))
-					rebuild = 1;
-			}
-		}
-	}
 	hg_delta_iter_init(&it, chunk->delta, chunk->delta_len);
-	while (hg_delta_next(&it, &h) > 0) {
-		for (p = last_text.buf + h.start; p < last_text.buf + h.end;) {
-			next_line(&p, last_text.buf + h.end, &line);
-			tree_path(&path, line.path, line.path_len);
-			edit_tree_remove(EDIT_MANIFEST, path.buf);
-			if (rebuild)
-				continue;
-			strbuf_reset(&git_path);
-			strbuf_add(&git_path, line.path, line.path_len);
-			edit_tree_remove(EDIT_GIT, git_path.buf);
-		}
-	}
+	while (hg_delta_next(&it, &h) > 0)
+		remove_lines(base, &h, rebuild);
 	hg_delta_iter_init(&it, chunk->delta, chunk->delta_len);
-	while (hg_delta_next(&it, &h) > 0) {
-		for (p = h.data; p < h.data + h.len;) {
-			struct object_id oid;
-			next_line(&p, h.data + h.len, &line);
-			hg_oid_to_git(&oid, &line.oid);
-			tree_path(&path, line.path, line.path_len);
-			edit_tree_set(EDIT_MANIFEST, path.buf, &oid,
-				      manifest_mode(line.flag));
-			if (rebuild)
-				continue;
-			strbuf_reset(&git_path);
-			strbuf_add(&git_path, line.path, line.path_len);
-			edit_tree_set(EDIT_GIT, git_path.buf,
-				      git_blob_for_file(&line.oid),
-				      git_mode(line.flag));
-		}
-	}
-	strbuf_release(&path);
-	strbuf_release(&git_path);
-	return rebuild;
+	while (hg_delta_next(&it, &h) > 0)
+		add_lines(chunk, &h, rebuild);
 }
 
 static int add_parent(struct strbuf *buf, const struct hg_oid *parent,
@@ -294,47 +423,29 @@ static int add_parent(struct strbuf *buf, const struct hg_oid *parent,
 	return 1;
 }
 
-/* Reused between revisions, to spare large allocations. */
-static struct strbuf text = STRBUF_INIT;
+/* Make the revision `node` the base of the next delta. */
+static void load_base(const struct hg_oid *node)
+{
+	if (last_loaded && hg_oideq(node, &last_node))
+		return;
+	if (hg_oid_is_null(node)) {
+		set_last(&hg_null_oid, NULL);
+		edit_tree_load(EDIT_MANIFEST, NULL);
+		edit_tree_load(EDIT_GIT, NULL);
+	} else {
+		load_manifest(node);
+	}
+	last_loaded = 1;
+}
 
-void import_manifest(struct rev_chunk *chunk)
+static void store_manifest_commit(const struct rev_chunk *chunk,
+				  const struct object_id *tree)
 {
 	struct strbuf commit = STRBUF_INIT;
-	struct object_id tree, git_tree, oid, parents[2];
-	struct hg_oid check;
+	struct object_id oid, parents[2];
 	int nr_parents = 0;
 
-	if (hg2git(&chunk->node))
-		return;
-	if (!hg_oideq(&chunk->delta_base, &last_node)) {
-		if (hg_oid_is_null(&chunk->delta_base)) {
-			strbuf_reset(&last_text);
-			edit_tree_load(EDIT_MANIFEST, NULL);
-			edit_tree_load(EDIT_GIT, NULL);
-			hg_oidcpy(&last_node, &hg_null_oid);
-		} else {
-			load_manifest(&chunk->delta_base);
-		}
-	}
-	strbuf_reset(&text);
-	if (hg_delta_apply(last_text.buf, last_text.len, chunk->delta,
-			   chunk->delta_len, &text))
-		malformed(&chunk->node);
-	hg_hash(&chunk->p1, &chunk->p2, text.buf, text.len, &check);
-	if (!hg_oideq(&check, &chunk->node))
-		die("manifest %s does not match its contents (corrupt data)",
-		    hg_oid_to_hex(&chunk->node));
-	if (apply_to_trees(chunk)) {
-		edit_tree_store(EDIT_MANIFEST, &tree);
-		git_tree_from_manifest_tree(&tree, &git_tree);
-		edit_tree_load(EDIT_GIT, &git_tree);
-	} else {
-		edit_tree_store(EDIT_MANIFEST, &tree);
-		edit_tree_store(EDIT_GIT, &git_tree);
-	}
-	remember_git_tree(&chunk->node, &git_tree);
-
-	strbuf_addf(&commit, "tree %s\n", oid_to_hex(&tree));
+	strbuf_addf(&commit, "tree %s\n", oid_to_hex(tree));
 	nr_parents += add_parent(&commit, &chunk->p1, &parents[nr_parents]);
 	nr_parents += add_parent(&commit, &chunk->p2, &parents[nr_parents]);
 	strbuf_addf(&commit, CINNABAR_AUTHORSHIP "\n%s",
@@ -342,9 +453,39 @@ void import_manifest(struct rev_chunk *chunk)
 	store_object_buf(OBJ_COMMIT, commit.buf, commit.len, &oid);
 	set_hg2git(&chunk->node, &oid);
 	add_manifest_head(&oid, parents, nr_parents);
-
-	strbuf_swap(&text, &last_text);
-	hg_oidcpy(&last_node, &chunk->node);
 	strbuf_release(&commit);
 }
 
+void import_manifest(struct rev_chunk *chunk)
+{
+	static const struct block_text empty = BLOCK_TEXT_INIT;
+	const struct block_text *base;
+	struct object_id tree, git_tree;
+	struct shared_text *text;
+	int rebuild;
+
+	if (hg2git(&chunk->node))
+		return;
+	load_base(&chunk->delta_base);
+	base = last ? &last->text : &empty;
+	rebuild = validate_delta(chunk, base);
+	text = shared_text_take();
+	if (block_text_apply(base, chunk->delta, chunk->delta_len,
+			     &text->text))
+		malformed(&chunk->node);
+	check_sorted(chunk, &text->text);
+	if (check_enabled(CHECK_MANIFESTS))
+		verify_id_async("manifest", &chunk->node, &chunk->p1,
+				&chunk->p2, text);
+	apply_to_trees(chunk, base, rebuild);
+	edit_tree_store(EDIT_MANIFEST, &tree);
+	if (rebuild) {
+		git_tree_from_manifest_tree(&tree, &git_tree);
+		edit_tree_load(EDIT_GIT, &git_tree);
+	} else {
+		edit_tree_store(EDIT_GIT, &git_tree);
+	}
+	remember_git_tree(&chunk->node, &git_tree);
+	store_manifest_commit(chunk, &tree);
+	set_last(&chunk->node, text);
+}

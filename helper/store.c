@@ -172,6 +172,40 @@ void edit_tree_set(enum edit_tree which, const char *path,
 	tree_content_set(&edit_roots[which], path, oid, mode, NULL);
 }
 
+/*
+ * Walk `path` down from `root`: 1 when a leading part of it is a file, or
+ * when it is a directory itself; 0 otherwise (absent, or a file).
+ */
+static int path_conflicts(struct tree_entry *root, const char *path)
+{
+	const char *slash = strchrnul(path, '/');
+	size_t len = slash - path;
+	unsigned i;
+
+	if (!root->tree)
+		load_tree(root);
+	for (i = 0; i < root->tree->entry_count; i++) {
+		struct tree_entry *e = root->tree->entries[i];
+		if (e->name->str_len != len ||
+		    fspathncmp(path, e->name->str_dat, len))
+			continue;
+		if (!e->versions[1].mode)
+			return 0;	/* removed, kept until stored */
+		if (!*slash)
+			return S_ISDIR(e->versions[1].mode);
+		if (!S_ISDIR(e->versions[1].mode))
+			return 1;
+		return path_conflicts(e, slash + 1);
+	}
+	return 0;
+}
+
+int edit_tree_conflict(enum edit_tree which, const char *path)
+{
+	store_init();
+	return path_conflicts(&edit_roots[which], path);
+}
+
 void edit_tree_remove(enum edit_tree which, const char *path)
 {
 	store_init();

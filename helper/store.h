@@ -54,6 +54,11 @@ void edit_tree_load(enum edit_tree which, const struct object_id *tree);
 void edit_tree_set(enum edit_tree which, const char *path,
 		   const struct object_id *oid, unsigned mode);
 void edit_tree_remove(enum edit_tree which, const char *path);
+/*
+ * Whether setting a file at `path` would clash with the tree: a leading
+ * part of `path` is a file, or `path` is a directory.
+ */
+int edit_tree_conflict(enum edit_tree which, const char *path);
 void edit_tree_store(enum edit_tree which, struct object_id *result);
 
 /* Finish the pack and make its objects visible (kept with a .keep file). */

@@ -1,0 +1,43 @@
+/*
+ * Verifying Mercurial ids on worker threads.
+ *
+ * A manifest revision's id is the SHA-1 of its parents and full text
+ * (hg-id.h): megabytes per revision on large repositories, and no way to
+ * reuse the hash of the previous revision since the parents come first.
+ * The import hands each text to a pool of threads (one per CPU) and goes
+ * on with the next revision; a mismatch is reported by the next call.
+ *
+ * The texts live in a small fixed set of shared buffers: one is "taken" by
+ * the importer (e.g. the previous revision, base of the next delta) and by
+ * any verification pending on it, and goes back to the set when both are
+ * done. Memory is bounded by that set, whatever the history's length.
+ */
+#ifndef CINNABAR_ID_VERIFY_H
+#define CINNABAR_ID_VERIFY_H
+
+#include "hg-id.h"
+#include "block-text.h"
+
+struct shared_text {
+	struct block_text text;
+	int refs;
+};
+
+/* A free buffer (waiting for one if need be), taken by the caller. */
+struct shared_text *shared_text_take(void);
+/* Give back a buffer taken by shared_text_take(). */
+void shared_text_release(struct shared_text *text);
+
+/*
+ * Verify, in the background, that `node` is the id of `text` with parents
+ * p1 and p2; `what` ("manifest") names the kind of revision in the error.
+ * Dies if an earlier verification failed.
+ */
+void verify_id_async(const char *what, const struct hg_oid *node,
+		     const struct hg_oid *p1, const struct hg_oid *p2,
+		     struct shared_text *text);
+
+/* Wait for every pending verification; die if one failed. */
+void verify_id_finish(void);
+
+#endif

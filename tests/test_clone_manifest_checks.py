@@ -1,0 +1,139 @@
+"""Manifests are checked at import: their ids (unless cinnabar.check turns
+that off) and their order (always).
+
+The bundles are written by the test (lib/crafted.py) with correct ids
+except where a test says otherwise: a malformed manifest (a path listed
+twice, paths out of order) has a valid id, so only the order check
+refuses it, whether it comes whole or as a small delta.  Each refusal
+leaves nothing behind; the well-formed control clones, and Mercurial
+verifies it.
+"""
+
+import struct
+
+import pytest
+
+from lib.checks import assert_failed_for_people
+from lib.crafted import History, manifest_line
+from lib.git import clone, git, hg_url, refs
+
+A = (b'a', b'one\n')
+A_TXT = (b'a.txt', b'two\n')
+A_B = (b'a/b', b'three\n')
+B = (b'b', b'four\n')
+C = (b'c', b'five\n')
+
+
+def text(*entries):
+    return b''.join(manifest_line(p, c) for p, c in entries)
+
+
+def insert(at, data):
+    """A delta inserting `data` at offset `at`."""
+    return struct.pack('>III', at, at, len(data)) + data
+
+
+def write(history, tmp_path, name='crafted.hg'):
+    path = tmp_path / name
+    path.write_bytes(history.bundle())
+    return hg_url(str(path))
+
+
+def clone_ok(url, tmp_path, *options):
+    dest = tmp_path / 'clone'
+    result = clone(url, dest, '--no-checkout', *options)
+    return dest, result
+
+
+def assert_refused(url, tmp_path, message, *options):
+    result = clone(url, tmp_path / 'clone', '--no-checkout', *options,
+                   check=False)
+    assert_failed_for_people(result)
+    assert message in result.err, result.describe()
+    assert not (tmp_path / 'clone').exists() or refs(tmp_path / 'clone') == {}
+    return result
+
+
+def single(*entries):
+    history = History()
+    history.add(dict(entries), manifest_text=text(*entries))
+    return history
+
+
+def test_well_formed_manifest_clones(hg, tmp_path):
+    """The control, which also shows that Mercurial accepts what
+    lib/crafted.py writes."""
+    history = second_revision(B)
+    url = write(history, tmp_path)
+    hg.repo_from_bundle(tmp_path / 'crafted.hg', tmp_path / 'hg')
+    hg('-R', tmp_path / 'hg', 'verify', '-q')
+    dest, _ = clone_ok(url, tmp_path)
+    tip = git('rev-parse', 'HEAD^{tree}', cwd=dest).out.strip()
+    names = git('ls-tree', '-r', '--name-only', tip, cwd=dest).out.split()
+    assert names == ['a', 'a.txt', 'b', 'c']
+
+
+@pytest.mark.parametrize('entries', [
+    pytest.param((A, A), id='listed-twice'),
+    pytest.param((B, A), id='unsorted'),
+])
+def test_badly_ordered_manifest_is_refused(entries, tmp_path):
+    history = History()
+    history.add(dict(entries), manifest_text=text(*entries))
+    assert_refused(write(history, tmp_path), tmp_path,
+                   'paths must be sorted and listed once')
+
+
+@pytest.mark.parametrize('entries', [
+    pytest.param((A, A_B), id='adjacent'),
+    pytest.param((A, A_TXT, A_B), id='apart'),
+])
+def test_file_and_directory_is_imported_with_a_warning(entries, tmp_path):
+    """Mercurial stores such manifests (its own test bundle tampered.hg
+    has `back` and `back/test`) and git-cinnabar imports them, git
+    keeping the directory: refusing them would lose those commit ids."""
+    dest, result = clone_ok(write(single(*entries), tmp_path), tmp_path)
+    assert "lists 'a/b' under a path that is also a file" in result.err
+    tip = git('rev-parse', 'HEAD^{tree}', cwd=dest).out.strip()
+    names = git('ls-tree', '-r', '--name-only', tip, cwd=dest).out.split()
+    assert 'a/b' in names and 'a' not in names
+
+
+def second_revision(added, at_end=False):
+    """Revision 1 lists a, a.txt and c; revision 2 comes as a delta
+    adding `added` after a.txt, or at the end."""
+    history = History()
+    first = history.add(dict([A, A_TXT, C]))
+    at = len(first) if at_end else len(text(A, A_TXT))
+    line = manifest_line(*added)
+    history.add(dict([added]), manifest_text=first[:at] + line + first[at:],
+                delta=insert(at, line))
+    return history
+
+
+def test_small_delta_breaking_order_is_refused(tmp_path):
+    assert_refused(write(second_revision(B, at_end=True), tmp_path),
+                   tmp_path, "'b' comes after 'c'")
+
+
+def wrong_manifest_id(tmp_path):
+    history = History()
+    history.add(dict([A, B]), wrong_id=True)
+    return write(history, tmp_path)
+
+
+@pytest.mark.parametrize('check', [None, 'all', 'no-nodeid,no-files',
+                                   'none,manifests', 'nodeid,bogus'])
+def test_wrong_manifest_id_is_refused(check, tmp_path):
+    options = ['-c', f'cinnabar.check={check}'] if check else []
+    result = assert_refused(wrong_manifest_id(tmp_path), tmp_path,
+                            'does not match its contents', *options)
+    if check and 'bogus' in check:
+        assert "unknown value 'bogus' ignored" in result.err
+
+
+@pytest.mark.parametrize('check', ['no-manifests', 'none', 'false'])
+def test_manifest_id_check_can_be_turned_off(check, tmp_path):
+    dest, result = clone_ok(wrong_manifest_id(tmp_path), tmp_path,
+                            '-c', f'cinnabar.check={check}')
+    assert 'warning' not in result.err, result.describe()
