@@ -310,6 +310,13 @@ static int check_manifest(const struct hg_oid *node)
 		} else if (parse_manifest(&mtext, &lines)) {
 			BUG("manifest text of %s does not parse",
 			    hg_oid_to_hex(node));
+		} else {
+			/*
+			 * Its git tree, for check_changeset_tree, while
+			 * the trees just read are in git's caches.
+			 */
+			struct object_id tree;
+			git_tree_for_manifest(node, &tree);
 		}
 	}
 	for (i = 0; !bad && i < lines.nr; i++) {
