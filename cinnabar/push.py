@@ -5,10 +5,13 @@ For a batch of `push [+]<src>:<dst>` requests:
 1. Each `<dst>` is read back through the ref layout (`refs.push_target`):
    a branch (its tip, or one of its heads) or a bookmark. Deleting a ref
    is refused.
-2. What to send: the commits reachable from `<src>` that the server
-   lacks, parents first: `git rev-list` stopping at the commits of the
-   server heads we know and of our own heads the server has, minus the
-   commits whose changesets the server already has (`known`).
+2. What to send: the commits reachable from the `<src>`s that the server
+   lacks, parents first: one `git rev-list` of all of them, stopping at
+   the commits of the server heads we know and of our own heads the
+   server has, minus the commits whose changesets the server already has
+   (`known`). Only the pushed commits are kept per ref; what each ref
+   brings is asked of git (`merge-base --is-ancestor`) in the rare
+   checks that need it (new roots, blame for new heads).
 3. Checks that need only git: a new root (a commit without parents) on a
    server that is not empty; a bookmark move that is not a fast-forward,
    or from a changeset we do not have; a branch ref whose commit is
@@ -66,14 +69,16 @@ def parse_push(argument):
 
 class RefPush:
     """What happens to one ref: the request, its Target, the commit and
-    the commits to send; `error` once it is refused."""
+    whether there is something to send; `error` once it is refused."""
 
     def __init__(self, spec, force):
         self.spec = spec
         self.force = force
         self.target = None
         self.commit = None
-        self.commits = []
+        # Whether the server lacks the commit (then it lacks some of
+        # its history too: all of it is sent, see Pusher._walk).
+        self.sending = False
         self.error = None
 
     @property
@@ -91,11 +96,6 @@ def show_remote_output(output):
     sys.stderr.flush()
 
 
-def union_in_order(lists):
-    """The items of the lists, each once, in order of first appearance."""
-    return list(dict.fromkeys(item for items in lists for item in items))
-
-
 class Pusher:
     """One batch of pushes to `peer`, whose RemoteState is `state`, with
     refs laid out in `styles` (see cinnabar.refs)."""
@@ -108,12 +108,19 @@ class Pusher:
         self.styles = styles
         self.force_all = force
         self.dry_run = dry_run
-        # {GitId: HgId} of the commits we looked at or made changesets of.
+        # {GitId: HgId} of the pushed commits (not of all the commits
+        # sent: those are only streamed to the helper).
         self._hg_of = {}
         # From the bundle's branch heads: {HgId: branch}, and
         # {branch: [GitId of the heads pushed to it]}.
         self._branch_of = {}
         self._pushed_heads = {}
+        # From one walk of the history of all the pushed commits: the
+        # pushed commits walked, the commits to send (parents first), and
+        # those of them without parents.
+        self._walked = (frozenset(), [])
+        self._roots = []
+        self._exclude = []
 
     # The whole batch.
 
@@ -128,7 +135,7 @@ class Pusher:
         for push in pushes:
             if push.error is None:
                 self._check_without_branches(push)
-        sending = [p for p in pushes if p.error is None and p.commits]
+        sending = [p for p in pushes if p.error is None and p.sending]
         if sending:
             self._send(sending)
         for push in pushes:
@@ -174,37 +181,59 @@ class Pusher:
     def _find_commits(self, pushes):
         if not pushes:
             return
-        exclude = self._server_git_heads()
-        walks = {}
+        self._exclude = self._server_git_heads()
+        tips = list(dict.fromkeys(p.commit for p in pushes))
+        self._hg_of.update(zip(tips, self.helper.git2hg_many(tips)))
+        commits, self._roots = self._walk(tips)
+        present = set(commits)
         for push in pushes:
-            walks[push] = git.rev_list_parents([push.commit], exclude)
-        every = union_in_order([c for c, _ in w] for w in walks.values())
-        every = list(dict.fromkeys(every + [p.commit for p in pushes]))
-        self._hg_of.update(zip(every, self.helper.git2hg_many(every)))
-        on_server = self._on_server(every)
-        for push, walk in walks.items():
-            push.commits = [(c, parents) for c, parents in walk
-                            if c not in on_server]
+            push.sending = push.commit in present
+        self._walked = (frozenset(tips), commits)
+
+    def _walk(self, tips):
+        """([commits], [roots]): what the server lacks of the history of
+        the `tips`, parents first, from one `git rev-list`, and those of
+        them without parents."""
+        walk = git.rev_list_parents(tips, self._exclude)
+        roots = [c for c, parents in walk if not parents]
+        commits = [c for c, _ in walk]
+        del walk
+        on_server = self._on_server(commits)
+        if on_server:
+            commits = [c for c in commits if c not in on_server]
+            roots = [c for c in roots if c not in on_server]
+        return commits, roots
+
+    def _commits_of(self, pushes):
+        """The commits to send for `pushes`, parents first."""
+        tips = list(dict.fromkeys(p.commit for p in pushes))
+        walked_tips, commits = self._walked
+        if frozenset(tips) != walked_tips:
+            commits, _ = self._walk(tips)
+            self._walked = (frozenset(tips), commits)
+        return commits
 
     def _on_server(self, commits):
         """The commits whose changesets the server has."""
         if not self.state.heads:
             return set()
-        mapped = [c for c in commits if not self._hg_of[c].is_null]
-        answers = self.peer.known([self._hg_of[c] for c in mapped])
-        return {c for c, known in zip(mapped, answers) if known}
+        hg_ids = self.helper.git2hg_many(commits)
+        mapped = [(c, h) for c, h in zip(commits, hg_ids) if not h.is_null]
+        answers = self.peer.known([h for _, h in mapped])
+        return {c for (c, _), known in zip(mapped, answers) if known}
 
     # 3. Checks needing git only.
 
     def _check_without_branches(self, push):
-        if not push.force and self.state.heads and any(
-                not parents for _, parents in push.commits):
+        if not push.force and self.state.heads and push.sending and any(
+                r == push.commit or git.is_ancestor(r, push.commit)
+                for r in self._roots):
             push.refuse('would add a new root (a commit without parents) '
                         'to the repository; use git push -f to push it '
                         'anyway')
         if push.target.kind == 'bookmark':
             self._check_bookmark_move(push)
-        elif not push.commits:
+        elif not push.sending:
             self._check_branch_unchanged(push)
 
     def _check_bookmark_move(self, push):
@@ -249,11 +278,12 @@ class Pusher:
                 return
 
     def _make_bundle(self, pushes, push_format, tmp):
-        commits = union_in_order([c for c, _ in p.commits] for p in pushes)
+        commits = self._commits_of(pushes)
         changegroup = os.path.join(tmp, 'changegroup')
         mapping = self.helper.changegroup(push_format.cg_version,
                                           changegroup, commits)
-        self._hg_of.update(mapping)
+        self._hg_of.update((p.commit, mapping[p.commit]) for p in pushes
+                           if p.commit in mapping)
         bundle = os.path.join(tmp, 'bundle')
         with open(changegroup, 'rb') as source, open(bundle, 'wb') as out:
             unbundle.write_bundle(out, push_format, source,
@@ -299,8 +329,8 @@ class Pusher:
                                                          pushed, new)
         if message is None:
             return
-        blamed = [p for p in pushes
-                  if any(c in offending for c, _ in p.commits)]
+        blamed = [p for p in pushes if any(
+            c == p.commit or git.is_ancestor(c, p.commit) for c in offending)]
         if any(p.force for p in blamed):
             return
         for push in blamed:

@@ -11,6 +11,7 @@
 #include "metadata.h"
 #include "raw-commit.h"
 #include "store.h"
+#include "file-check.h"
 #include "fsck.h"
 
 static FILE *out;
@@ -145,20 +146,19 @@ static const struct hg_oid *lookup_path(const struct mlines *lines,
 /*
  * A file revision a manifest introduces: its id must come from its blob,
  * its files-meta entry and parents among the path's revisions in the
- * parent manifests (a, b). Return -1 when its blob is missing.
+ * parent manifests (a, b). What needs no content is checked at once
+ * (queue_file: the blob must exist; each revision is checked once); the
+ * ids, which need every text, are computed later (file-check.c), so that
+ * they can be shared between processes.
  */
-static int check_file(const struct hg_oid *node, const struct hg_oid *a,
+static struct file_checks queued;
+
+static int queue_file(const struct hg_oid *node, const struct hg_oid *a,
 		      const struct hg_oid *b, const struct mline *l,
 		      const struct hg_oid *manifest)
 {
-	const struct hg_oid *tries[][2] = {
-		{ a, b }, { a, &hg_null_oid }, { b, &hg_null_oid },
-		{ &hg_null_oid, &hg_null_oid },
-	};
-	static struct strbuf text = STRBUF_INIT;
 	const struct object_id *blob;
 	struct object_id key;
-	size_t i;
 	int ret;
 
 	if (hg_oideq(node, &hg_empty_file_oid))
@@ -182,17 +182,7 @@ static int check_file(const struct hg_oid *node, const struct hg_oid *a,
 		return -1;
 	}
 	counts->files++;
-	file_text(node, &text);
-	for (i = 0; i < ARRAY_SIZE(tries); i++) {
-		struct hg_oid h;
-		hg_hash(tries[i][0], tries[i][1], text.buf, text.len, &h);
-		if (hg_oideq(&h, node))
-			return 0;
-	}
-	problem("file revision %s ('%.*s', in manifest %s): its blob %s "
-		"and files-meta do not give that id (the blob or its metadata "
-		"was changed)", hg_oid_to_hex(node), (int)l->len, l->path,
-		hg_oid_to_hex(manifest), oid_to_hex(blob));
+	file_checks_add(&queued, node, a, b, l->path, l->len, manifest, blob);
 	return 0;
 }
 
@@ -320,6 +310,13 @@ static int check_manifest(const struct hg_oid *node)
 		} else if (parse_manifest(&mtext, &lines)) {
 			BUG("manifest text of %s does not parse",
 			    hg_oid_to_hex(node));
+		} else {
+			/*
+			 * Its git tree, for check_changeset_tree, while
+			 * the trees just read are in git's caches.
+			 */
+			struct object_id tree;
+			git_tree_for_manifest(node, &tree);
 		}
 	}
 	for (i = 0; !bad && i < lines.nr; i++) {
@@ -328,7 +325,7 @@ static int check_manifest(const struct hg_oid *node)
 		const struct hg_oid *b = lookup_path(&lines2, l->path, l->len);
 		if ((a && hg_oideq(a, &l->node)) || (b && hg_oideq(b, &l->node)))
 			continue;
-		if (check_file(&l->node, a ? a : &hg_null_oid,
+		if (queue_file(&l->node, a ? a : &hg_null_oid,
 			       b ? b : &hg_null_oid, l, node))
 			bad = 1;
 	}
@@ -506,7 +503,12 @@ static void sort_hg2git_entry(const struct object_id *key,
 
 	git_oid_to_hg(&node, key);
 	display_progress(e->progress, ++e->seen);
-	if (type == OBJ_COMMIT && !is_manifest_commit(value)) {
+	/*
+	 * Only changeset commits have git2hg notes: reading the commit to
+	 * tell is only needed without one (check_changeset checks the note).
+	 */
+	if (type == OBJ_COMMIT && (notes_map_get(&metadata.git2hg, value) ||
+				   !is_manifest_commit(value))) {
 		ALLOC_GROW(e->changesets, e->nr + 1, e->alloc);
 		hg_oidcpy(&e->changesets[e->nr++], &node);
 	} else if (type == OBJ_COMMIT) {
@@ -617,28 +619,20 @@ static void check_changeset_heads(void)
 	free(not_head);
 }
 
-static void add_manifest_commit(const struct object_id *key,
-				const struct object_id *value, void *data)
+/*
+ * The manifest heads recorded must be the manifest commits that no other
+ * is a parent of; `is_parent` comes from order_manifests.
+ */
+static void check_manifest_heads(const struct hg_oid *manifests, size_t nr,
+				 const unsigned char *is_parent)
 {
-	if (type_of(value) == OBJ_COMMIT && is_manifest_commit(value))
-		oid_array_append(data, value);
-}
+	struct oid_array all = OID_ARRAY_INIT;
+	size_t i;
 
-static void check_manifest_heads(void)
-{
-	struct oid_array all = OID_ARRAY_INIT, parents = OID_ARRAY_INIT;
-	size_t i, j;
-
-	notes_map_for_each(&metadata.hg2git, add_manifest_commit, &all);
-	for (i = 0; i < all.nr; i++) {
-		struct raw_commit c;
-		if (!raw_commit_read(&c, &all.oid[i]))
-			for (j = 0; j < c.parents.nr; j++)
-				oid_array_append(&parents, &c.parents.oid[j]);
-		raw_commit_release(&c);
-	}
-	for (i = 0; i < all.nr; i++) {
-		int head = oid_array_lookup(&parents, &all.oid[i]) < 0;
+	for (i = 0; i < nr; i++)
+		oid_array_append(&all, hg2git(&manifests[i]));
+	for (i = 0; i < nr; i++) {
+		int head = !is_parent[i];
 		int listed = oid_array_lookup(&metadata.manifest_heads,
 					      &all.oid[i]) >= 0;
 		if (head != listed)
@@ -652,7 +646,6 @@ static void check_manifest_heads(void)
 				"manifest commit hg2git knows",
 				oid_to_hex(&metadata.manifest_heads.oid[i]));
 	oid_array_clear(&all);
-	oid_array_clear(&parents);
 }
 
 /*
@@ -660,8 +653,10 @@ static void check_manifest_heads(void)
  * commits' parents), so that the parents' texts are most often still in
  * the text cache when a manifest is checked.
  */
-static void order_manifests(struct hg_oid *manifests, size_t nr)
+static void order_manifests(struct hg_oid *manifests, size_t nr,
+			    unsigned char **is_parent_out)
 {
+	unsigned char *is_parent = xcalloc(nr ? nr : 1, 1);
 	kh_oid_pos_t *index = kh_init_oid_pos();
 	int (*parents)[2];
 	unsigned char *state = xcalloc(nr ? nr : 1, 1);
@@ -681,10 +676,13 @@ static void order_manifests(struct hg_oid *manifests, size_t nr)
 		size_t j;
 		parents[i][0] = parents[i][1] = -1;
 		if (!raw_commit_read(&c, hg2git(&manifests[i])))
-			for (j = 0; j < c.parents.nr && j < 2; j++) {
+			for (j = 0; j < c.parents.nr; j++) {
 				khiter_t pos = kh_get_oid_pos(index,
 							      c.parents.oid[j]);
-				if (pos != kh_end(index))
+				if (pos == kh_end(index))
+					continue;
+				is_parent[kh_value(index, pos)] = 1;
+				if (j < 2)
 					parents[i][j] = kh_value(index, pos);
 			}
 		raw_commit_release(&c);
@@ -712,10 +710,14 @@ static void order_manifests(struct hg_oid *manifests, size_t nr)
 		}
 	}
 	ALLOC_ARRAY(sorted, nr ? nr : 1);
-	for (i = 0; i < n; i++)
+	*is_parent_out = xcalloc(nr ? nr : 1, 1);
+	for (i = 0; i < n; i++) {
 		hg_oidcpy(&sorted[i], &manifests[order[i]]);
+		(*is_parent_out)[i] = is_parent[order[i]];
+	}
 	COPY_ARRAY(manifests, sorted, n);
 	free(sorted);
+	free(is_parent);
 	free(order);
 	free(stack);
 	free(state);
@@ -726,6 +728,7 @@ static void order_manifests(struct hg_oid *manifests, size_t nr)
 static void check_everything(void)
 {
 	struct hg2git_entries e = { 0 };
+	unsigned char *is_parent;
 	struct progress *progress;
 	size_t i;
 
@@ -733,7 +736,7 @@ static void check_everything(void)
 				    notes_map_size(&metadata.hg2git));
 	notes_map_for_each(&metadata.hg2git, sort_hg2git_entry, &e);
 	stop_progress(&e.progress);
-	order_manifests(e.manifests, e.manifests_nr);
+	order_manifests(e.manifests, e.manifests_nr, &is_parent);
 	progress = progress_begin(_("Checking manifests and files"),
 				  e.manifests_nr);
 	for (i = 0; i < e.manifests_nr; i++) {
@@ -741,6 +744,8 @@ static void check_everything(void)
 		display_progress(progress, i + 1);
 	}
 	stop_progress(&progress);
+	/* The file ids: another process checks part of them meanwhile. */
+	file_checks_start(&queued, out);
 	progress = progress_begin(_("Checking changesets"), e.nr);
 	for (i = 0; i < e.nr; i++) {
 		check_changeset(&e.changesets[i], hg2git(&e.changesets[i]));
@@ -750,7 +755,9 @@ static void check_everything(void)
 	notes_map_for_each(&metadata.git2hg, check_git2hg_entry, NULL);
 	notes_map_for_each(&metadata.files_meta, check_files_meta_entry, NULL);
 	check_changeset_heads();
-	check_manifest_heads();
+	check_manifest_heads(e.manifests, e.manifests_nr, is_parent);
+	free(is_parent);
+	counts->problems += file_checks_finish(&queued, out);
 	free(e.changesets);
 	free(e.manifests);
 }
@@ -779,6 +786,8 @@ static void check_commits(const struct oid_array *commits)
 		display_progress(progress, i + 1);
 	}
 	stop_progress(&progress);
+	file_checks_start(&queued, out);
+	counts->problems += file_checks_finish(&queued, out);
 }
 
 void fsck_metadata(const struct oid_array *commits, FILE *o,

@@ -105,9 +105,11 @@ static void generate_lines(struct strbuf *out, const struct object_id *tree,
 			generate_lines(out, &entry.oid, base);
 		} else {
 			strbuf_addbuf(out, base);
-			strbuf_addf(out, "%c%s%s\n", '\0',
-				    oid_to_hex(&entry.oid),
-				    flag_for_mode(entry.mode, base->buf));
+			/* Not strbuf_addf: this runs for every line. */
+			strbuf_addch(out, '\0');
+			strbuf_add(out, oid_to_hex(&entry.oid), GIT_SHA1_HEXSZ);
+			strbuf_addstr(out, flag_for_mode(entry.mode, base->buf));
+			strbuf_addch(out, '\n');
 		}
 		strbuf_setlen(base, base_len);
 	}

@@ -38,6 +38,7 @@
 #include "hg-id.h"
 #include "import.h"
 #include "manifest.h"
+#include "manifest-delta.h"
 #include "metadata.h"
 #include "store.h"
 #include "tree-iter.h"
@@ -177,6 +178,9 @@ struct cs_rev {
 	struct hg_oid node, p1, p2, manifest, mp1, mp2;
 	struct strbuf text;
 	struct strbuf manifest_text;	/* for new manifests */
+	/* When the manifest is sent: its delta and the delta's base. */
+	struct strbuf manifest_delta;
+	struct hg_oid manifest_base;
 	int send_manifest, new_manifest;
 };
 
@@ -205,6 +209,9 @@ struct push_state {
 	 * manifests and the new file revisions are. */
 	kh_oid_pos_t *by_commit;
 	kh_hg_pos_t *by_node, *by_manifest, *new_files;
+	/* The manifests sent so far, and the last one (the next's base). */
+	kh_hg_pos_t *sent_manifests;
+	struct hg_oid last_sent_manifest;
 };
 
 static struct push_state *current;
@@ -868,6 +875,37 @@ static void convert_commit(struct push_state *st, struct cs_rev *cs,
 	free(changes.items);
 }
 
+/*
+ * The delta of a changeset's manifest, made as soon as the changeset is,
+ * while its manifest and the previous one sent are in the cache: against
+ * the previous manifest sent (for the first one, none, or in version 01
+ * its first parent), with no general diff (see manifest-delta.h). A
+ * manifest is sent once.
+ */
+static void make_manifest_delta(struct push_state *st, struct cs_rev *cs,
+				int version)
+{
+	const struct mmap *m, *base;
+	const struct hg_oid *base_id = &st->last_sent_manifest;
+	int ret;
+
+	if (!cs->send_manifest)
+		return;
+	kh_put_hg_pos(st->sent_manifests, cs->manifest, &ret);
+	if (!ret) {
+		cs->send_manifest = 0;
+		return;
+	}
+	if (version == 1 && hg_oid_is_null(base_id))
+		base_id = &cs->mp1;
+	base = mmap_get_manifest(base_id);
+	m = mmap_get_manifest(&cs->manifest);
+	manifest_delta(base ? base->text.buf : "", base ? base->text.len : 0,
+		       m->text.buf, m->text.len, &cs->manifest_delta);
+	hg_oidcpy(&cs->manifest_base, &st->last_sent_manifest);
+	hg_oidcpy(&st->last_sent_manifest, &cs->manifest);
+}
+
 /* Writing the changegroup. */
 
 static void write_chunk_header(struct strbuf *out, size_t payload)
@@ -886,29 +924,40 @@ static void write_chunk_header(struct strbuf *out, size_t payload)
 static struct progress *write_progress;
 static uint64_t revisions_written;
 
-static void write_rev(FILE *f, int version, const struct hg_oid *node,
-		      const struct hg_oid *p1, const struct hg_oid *p2,
-		      const struct hg_oid *link, const struct hg_oid *base_node,
-		      const char *base, size_t base_len,
-		      const char *text, size_t len)
+static void write_rev_delta(FILE *f, int version, const struct hg_oid *node,
+			    const struct hg_oid *p1, const struct hg_oid *p2,
+			    const struct hg_oid *link,
+			    const struct hg_oid *base_node,
+			    const struct strbuf *delta)
 {
-	static struct strbuf buf = STRBUF_INIT, delta = STRBUF_INIT;
+	static struct strbuf buf = STRBUF_INIT;
 	size_t hdr = version == 1 ? 80 : 100;
 
 	strbuf_reset(&buf);
-	strbuf_reset(&delta);
-	hg_diff(base, base_len, text, len, &delta);
-	write_chunk_header(&buf, hdr + delta.len);
+	write_chunk_header(&buf, hdr + delta->len);
 	strbuf_add(&buf, node->hash, HG_RAWSZ);
 	strbuf_add(&buf, p1->hash, HG_RAWSZ);
 	strbuf_add(&buf, p2->hash, HG_RAWSZ);
 	if (version != 1)
 		strbuf_add(&buf, base_node->hash, HG_RAWSZ);
 	strbuf_add(&buf, link->hash, HG_RAWSZ);
-	strbuf_addbuf(&buf, &delta);
-	if (fwrite(buf.buf, 1, buf.len, f) != buf.len)
+	if (fwrite(buf.buf, 1, buf.len, f) != buf.len ||
+	    fwrite(delta->buf, 1, delta->len, f) != delta->len)
 		die_errno("cannot write the changegroup");
 	display_progress(write_progress, ++revisions_written);
+}
+
+static void write_rev(FILE *f, int version, const struct hg_oid *node,
+		      const struct hg_oid *p1, const struct hg_oid *p2,
+		      const struct hg_oid *link, const struct hg_oid *base_node,
+		      const char *base, size_t base_len,
+		      const char *text, size_t len)
+{
+	static struct strbuf delta = STRBUF_INIT;
+
+	strbuf_reset(&delta);
+	hg_diff(base, base_len, text, len, &delta);
+	write_rev_delta(f, version, node, p1, p2, link, base_node, &delta);
 }
 
 static void write_end(FILE *f)
@@ -977,7 +1026,7 @@ static void write_files(FILE *f, int version, struct push_state *st)
 
 static void write_changegroup(FILE *f, int version, struct push_state *st)
 {
-	struct strbuf text = STRBUF_INIT, base = STRBUF_INIT;
+	struct strbuf base = STRBUF_INIT;
 	struct hg_oid base_node;
 	size_t i;
 
@@ -995,39 +1044,15 @@ static void write_changegroup(FILE *f, int version, struct push_state *st)
 	}
 	write_end(f);
 
-	strbuf_reset(&base);
-	hg_oidcpy(&base_node, &hg_null_oid);
 	for (i = 0; i < st->nr; i++) {
 		struct cs_rev *cs = &st->cs[i];
-		size_t j;
-		int dup = 0;
-		if (!cs->send_manifest)
-			continue;
-		for (j = 0; j < i && !dup; j++)
-			dup = st->cs[j].send_manifest &&
-			      hg_oideq(&st->cs[j].manifest, &cs->manifest);
-		if (dup)
-			continue;
-		if (cs->new_manifest) {
-			strbuf_reset(&text);
-			strbuf_addbuf(&text, &cs->manifest_text);
-		} else {
-			manifest_text(&cs->manifest, &text);
-		}
-		if (version == 1 && hg_oid_is_null(&base_node)) {
-			const struct mmap *p = mmap_get_manifest(&cs->mp1);
-			if (p)
-				strbuf_addbuf(&base, &p->text);
-		}
-		write_rev(f, version, &cs->manifest, &cs->mp1, &cs->mp2,
-			  &cs->node, &base_node, base.buf, base.len, text.buf,
-			  text.len);
-		strbuf_swap(&text, &base);
-		hg_oidcpy(&base_node, &cs->manifest);
+		if (cs->send_manifest)
+			write_rev_delta(f, version, &cs->manifest, &cs->mp1,
+					&cs->mp2, &cs->node, &cs->manifest_base,
+					&cs->manifest_delta);
 	}
 	write_end(f);
 	write_files(f, version, st);
-	strbuf_release(&text);
 	strbuf_release(&base);
 }
 
@@ -1066,6 +1091,8 @@ void create_changegroup(int version, const char *path,
 	st.by_node = kh_init_hg_pos();
 	st.by_manifest = kh_init_hg_pos();
 	st.new_files = kh_init_hg_pos();
+	st.sent_manifests = kh_init_hg_pos();
+	hg_oidcpy(&st.last_sent_manifest, &hg_null_oid);
 	current = &st;
 	new_manifest_text = batch_manifest_text;
 	for (i = 0; i < nr; i++) {
@@ -1076,6 +1103,7 @@ void create_changegroup(int version, const char *path,
 		oidcpy(&cs->commit, &commits[i]);
 		strbuf_init(&cs->text, 0);
 		strbuf_init(&cs->manifest_text, 0);
+		strbuf_init(&cs->manifest_delta, 0);
 		read_commit_info(&commits[i], &c);
 		hg_oidcpy(&cs->p1, &hg_null_oid);
 		hg_oidcpy(&cs->p2, &hg_null_oid);
@@ -1092,6 +1120,7 @@ void create_changegroup(int version, const char *path,
 		else
 			convert_commit(&st, cs, &c);
 		index_commit(&st, i);
+		make_manifest_delta(&st, cs, version);
 		raw_commit_release(&c);
 	}
 	f = fopen(path, "wb");
@@ -1126,6 +1155,7 @@ void create_changegroup(int version, const char *path,
 	for (i = 0; i < nr; i++) {
 		strbuf_release(&st.cs[i].text);
 		strbuf_release(&st.cs[i].manifest_text);
+		strbuf_release(&st.cs[i].manifest_delta);
 	}
 	for (i = 0; i < st.files_nr; i++)
 		free(st.files[i].meta);
@@ -1135,5 +1165,6 @@ void create_changegroup(int version, const char *path,
 	kh_destroy_hg_pos(st.by_node);
 	kh_destroy_hg_pos(st.by_manifest);
 	kh_destroy_hg_pos(st.new_files);
+	kh_destroy_hg_pos(st.sent_manifests);
 	string_list_clear(&st.paths, 0);
 }
