@@ -119,6 +119,13 @@ void hg_path_audit(const char *path, size_t len, const char *action)
 		hg_path_die(path, len, action, why);
 }
 
+void hg_path_check_depth(const char *path, size_t len, const char *action)
+{
+	if (len > HG_PATH_MAX_DEPTH * 2 &&
+	    hg_path_depth(path, len) > HG_PATH_MAX_DEPTH)
+		hg_path_die(path, len, action, hg_path_too_deep);
+}
+
 void hg_path_die(const char *path, size_t len, const char *action,
 		 const char *why)
 {

@@ -40,6 +40,12 @@ size_t hg_path_depth(const char *path, size_t len);
  */
 void hg_path_audit(const char *path, size_t len, const char *action);
 
+/*
+ * Die as hg_path_audit does when `path` is deeper than HG_PATH_MAX_DEPTH
+ * (git's tree code recurses once per directory).
+ */
+void hg_path_check_depth(const char *path, size_t len, const char *action);
+
 /* Die as hg_path_audit does, saying `why`. */
 NORETURN void hg_path_die(const char *path, size_t len, const char *action,
 			  const char *why);

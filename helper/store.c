@@ -31,6 +31,8 @@ void store_init(void)
 		return;
 	reset_pack_idx_option(&pack_idx_opts);
 	git_pack_config();
+	/* git_pack_config() reads core.ignorecase again: see main.c. */
+	ignore_case = 0;
 	/*
 	 * Unless the user chose a compression level, favour speed: the pack
 	 * is about 5% larger, and `git gc` recompresses it anyway.

@@ -127,3 +127,37 @@ def test_crash_leaves_no_pack(signo, odd_bundle, tmp_path):
     assert f'signal {signo}' in result.err, result.describe()
     assert_no_leftovers(repo)
     assert refs(repo) == {}
+
+
+def deep_bundle(tmp_path, depth):
+    """A bundle whose one changeset has a file `depth` components deep."""
+    repo = hgcraft.Repo()
+    deep = b'/'.join([b'd'] * (depth - 1) + [b'file'])
+    repo.commit({deep: b'deep\n', b'top': b'top\n'})
+    return hgcraft.write(tmp_path / f'deep-{depth}.hg', repo.bundle_v1())
+
+
+@pytest.mark.parametrize('depth', [5000, 100000])
+def test_too_deep_paths_refused(depth, tmp_path):
+    """Deeper than git's core.maxTreeDepth (4096): refused with a message
+    (fast-import's tree code recurses once per directory: 100,000 levels
+    overflowed its stack), nothing written."""
+    repo = init(tmp_path / 'repo')
+    result = fetch(repo, hg_url(deep_bundle(tmp_path, depth)),
+                   'refs/heads/*:refs/remotes/hg/*', check=False)
+    assert_no_signal_death(result)
+    assert result.returncode != 0
+    assert 'fatal: cannot import the file' in result.err, result.describe()
+    assert 'more than 4096 directories deep' in result.err
+    assert_no_leftovers(repo)
+    assert refs(repo) == {}
+
+
+def test_deepest_path_accepted(tmp_path):
+    """4096 components deep: imported, git fsck clean."""
+    repo = init(tmp_path / 'repo')
+    result = fetch(repo, hg_url(deep_bundle(tmp_path, 4096)),
+                   'refs/heads/*:refs/remotes/hg/*', check=False)
+    assert_no_signal_death(result)
+    assert result.returncode == 0, result.describe()
+    assert_git_fsck_strict(repo)
