@@ -119,11 +119,14 @@ void hg_path_audit(const char *path, size_t len, const char *action)
 		hg_path_die(path, len, action, why);
 }
 
-void hg_path_check_depth(const char *path, size_t len, const char *action)
+void hg_path_check_import(const char *path, size_t len)
 {
+	if (len && path[len - 1] == '/')
+		hg_path_die(path, len, "import", "a file name cannot end "
+			    "with '/'");
 	if (len > HG_PATH_MAX_DEPTH * 2 &&
 	    hg_path_depth(path, len) > HG_PATH_MAX_DEPTH)
-		hg_path_die(path, len, action, hg_path_too_deep);
+		hg_path_die(path, len, "import", hg_path_too_deep);
 }
 
 void hg_path_die(const char *path, size_t len, const char *action,

@@ -41,10 +41,14 @@ size_t hg_path_depth(const char *path, size_t len);
 void hg_path_audit(const char *path, size_t len, const char *action);
 
 /*
- * Die as hg_path_audit does when `path` is deeper than HG_PATH_MAX_DEPTH
- * (git's tree code recurses once per directory).
+ * The paths an imported manifest may not hold: those that end with '/'
+ * (no file name), and those deeper than HG_PATH_MAX_DEPTH (git's tree
+ * code recurses once per directory).  Others that Mercurial refuses are
+ * imported as git-cinnabar imports them (git refuses to check out ".git"
+ * or ".." entries itself; empty components are dropped from the git tree,
+ * the manifest keeps them).  Dies naming the path.
  */
-void hg_path_check_depth(const char *path, size_t len, const char *action);
+void hg_path_check_import(const char *path, size_t len);
 
 /* Die as hg_path_audit does, saying `why`. */
 NORETURN void hg_path_die(const char *path, size_t len, const char *action,

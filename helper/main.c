@@ -193,6 +193,7 @@ static void run_import(struct stream *raw, int cg_version)
 	struct import_stats stats;
 	bundle_open(&b, raw, cg_version);
 	import_bundle(&b, &stats);
+	bundle_check_end(&b);
 	bundle_release(&b);
 	answer("ok %u %u %u\n", stats.changesets, stats.manifests, stats.files);
 }

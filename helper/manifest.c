@@ -242,8 +242,8 @@ static int apply_to_trees(struct rev_chunk *chunk)
 					malformed(&chunk->node);
 				if (has_empty_component(line.path, line.path_len))
 					rebuild = 1;
-				hg_path_check_depth(line.path, line.path_len,
-						    "import");
+				hg_path_check_import(line.path,
+						     line.path_len);
 			}
 		}
 	}

@@ -4,6 +4,17 @@ in, the helper never dies of a signal and leaves no temporary pack;
 what is refused changes no ref; what is accepted passes `git fsck
 --strict` and `git cinnabar fsck --full`.
 
+Paths: what Mercurial's path auditor refuses is imported as git-cinnabar
+imports it (its commit ids for the corpus' tampered.hg are the
+reference), git protecting checkouts itself (test_clone_hostile_paths):
+`.git`, `.hg`, `..`, `.` and CR in names become git tree entries as they
+are (`git fsck` warns about `.git`, `.` and `..`, which git refuses to
+check out); an absolute path or an empty component (`/tmp/x`, `a//b`)
+loses its empty components in the git tree, the manifest keeping the
+exact path; `README` and `readme` are two files whatever
+core.ignorecase says (test_ignorecase).  Refused: a path ending with `/`
+(no file name) and paths deeper than 4096 components.
+
 Changesets git cannot represent exactly (a NUL in the user, dates and
 zones that are not numbers git accepts, committer extras that are not
 identities) are imported as well-formed git commits; their exact text is
@@ -127,6 +138,76 @@ def test_crash_leaves_no_pack(signo, odd_bundle, tmp_path):
     assert f'signal {signo}' in result.err, result.describe()
     assert_no_leftovers(repo)
     assert refs(repo) == {}
+
+
+# manifest path -> the path git shows
+ACCEPTED_PATHS = {
+    b'.git/config': b'.git/config',
+    b'sub/.GIT/hooks/x': b'sub/.GIT/hooks/x',
+    b'.hg/hgrc': b'.hg/hgrc',
+    b'../x': b'../x',
+    b'sub/./y': b'sub/./y',
+    b'/tmp/abs': b'tmp/abs',
+    b'a//b': b'a/b',
+    b'README': b'README',
+    b'readme': b'readme',
+    b'evil\rname': b'"evil\\rname"',
+}
+
+
+def test_hostile_paths_imported(tmp_path):
+    repo = hgcraft.Repo()
+    entries = sorted((p, b'data of ' + p, b'') for p in ACCEPTED_PATHS)
+    cs = repo.commit({}, manifest_entries=entries)
+    path = hgcraft.write(tmp_path / 'paths.hg', repo.bundle_v1())
+    work = init(tmp_path / 'repo')
+    result = fetch(work, hg_url(path), 'refs/heads/*:refs/remotes/hg/*',
+                   check=False)
+    assert_no_signal_death(result)
+    assert result.returncode == 0, result.describe()
+    assert_no_leftovers(work)
+    git('fsck', cwd=work)
+    git('cinnabar', 'fsck', '--full', cwd=work)
+    listing = git('ls-tree', '-r', '--name-only',
+                  'refs/remotes/hg/branches/default/tip', cwd=work).stdout
+    assert sorted(listing.splitlines()) == sorted(ACCEPTED_PATHS.values())
+    manifest = cs.text.split(b'\n', 1)[0].decode()
+    data = git('cinnabar', 'data', '-m', manifest, cwd=work).stdout
+    assert data == hgcraft.manifest_text(
+        [(p, repo.trees[cs.node][p][0], b'') for p, _, _ in entries])
+
+
+def lasting_refs(repo):
+    """Refs but the scratch ones every fetch clears first (where git reads
+    what the remote helper imports: cinnabar/remote.py SCRATCH_REFS)."""
+    scratch = ('refs/cinnabar/refs/', 'refs/cinnabar/hg/',
+               'refs/cinnabar/HEAD')
+    return {name: oid for name, oid in refs(repo).items()
+            if not name.startswith(scratch)}
+
+
+def test_path_ending_with_slash_refused(tmp_path):
+    """Refused, and a repository that had imported something before
+    keeps its refs."""
+    good = hgcraft.Repo()
+    good.commit({b'file': b'good\n'})
+    bad = hgcraft.Repo()
+    bad.commit({}, manifest_entries=[(b'dir/', b'x', b''),
+                                     (b'file', b'y', b'')])
+    work = init(tmp_path / 'repo')
+    fetch(work, hg_url(hgcraft.write(tmp_path / 'good.hg',
+                                     good.bundle_v1())),
+          'refs/heads/*:refs/remotes/good/*')
+    before = lasting_refs(work)
+    result = fetch(work, hg_url(hgcraft.write(tmp_path / 'bad.hg',
+                                              bad.bundle_v1())),
+                   'refs/heads/*:refs/remotes/bad/*', check=False)
+    assert_no_signal_death(result)
+    assert result.returncode != 0
+    assert "fatal: cannot import the file 'dir/'" in result.err, \
+        result.describe()
+    assert lasting_refs(work) == before
+    assert_no_leftovers(work)
 
 
 def deep_bundle(tmp_path, depth):
