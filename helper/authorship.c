@@ -27,11 +27,12 @@ static int find_angle(const char *s, size_t len, size_t *lt, size_t *gt)
 	return 0;
 }
 
+/* Copy `s` without what a git ident cannot hold: "<", ">", NUL, LF. */
 static void add_without_angles(struct strbuf *out, const char *s, size_t len)
 {
 	size_t i;
 	for (i = 0; i < len; i++)
-		if (s[i] != '<' && s[i] != '>')
+		if (s[i] != '<' && s[i] != '>' && s[i] && s[i] != '\n')
 			strbuf_addch(out, s[i]);
 }
 
@@ -70,16 +71,40 @@ static long parse_long(const char *s, size_t len)
 	return strtol(buf, NULL, 10);
 }
 
+/*
+ * A timestamp as git fsck accepts it: decimal digits without leading
+ * zeros, below 10^18.  Mercurial reads timestamps as floats, and crafted
+ * changesets hold anything: what is not such a number keeps its leading
+ * digits ("1000.5" -> 1000, "0010" -> 10), or becomes 0 ("-5", "abc",
+ * too large).  The exact text is kept in the git2hg note's patch.
+ */
+static void add_git_timestamp(struct strbuf *out, const char *ts, size_t len)
+{
+	size_t digits = 0, zeros = 0;
+	while (zeros < len && ts[zeros] == '0')
+		zeros++;
+	while (zeros + digits < len && isdigit(ts[zeros + digits]))
+		digits++;
+	if (!digits || digits > 18)
+		strbuf_addch(out, '0');
+	else
+		strbuf_add(out, ts + zeros, digits);
+}
+
 /* Write "Name <email> timestamp +hhmm" for an offset in seconds west. */
 static void add_git_ident(struct strbuf *out, struct who *who,
 			  const char *timestamp, size_t ts_len, long utcoffset)
 {
-	long minutes = labs(utcoffset) / 60;
+	long minutes;
+	/* git's zone is 4 digits: a larger one (crafted) is kept as 0. */
+	if (utcoffset <= -100 * 3600 || utcoffset >= 100 * 3600)
+		utcoffset = 0;
+	minutes = labs(utcoffset) / 60;
 	strbuf_addbuf(out, &who->name);
 	strbuf_addstr(out, " <");
 	strbuf_addbuf(out, &who->email);
 	strbuf_addstr(out, "> ");
-	strbuf_add(out, timestamp, ts_len);
+	add_git_timestamp(out, timestamp, ts_len);
 	strbuf_addf(out, " %c%02ld%02ld", utcoffset > 0 ? '-' : '+',
 		    minutes / 60, minutes % 60);
 }
@@ -130,10 +155,10 @@ static int rsplit3(const char *s, size_t len, size_t *sp1, size_t *sp2)
 	return 0;
 }
 
-void git_ident_from_hg_committer(struct strbuf *out, const char *committer,
-				 size_t len, const char *timestamp,
-				 size_t ts_len, const char *utcoffset,
-				 size_t off_len)
+int git_ident_from_hg_committer(struct strbuf *out, const char *committer,
+				size_t len, const char *timestamp,
+				size_t ts_len, const char *utcoffset,
+				size_t off_len)
 {
 	struct who who;
 	size_t sp1, sp2;
@@ -142,17 +167,17 @@ void git_ident_from_hg_committer(struct strbuf *out, const char *committer,
 	if (len && committer[len - 1] == '>') {
 		git_ident_from_hg(out, committer, len, timestamp, ts_len,
 				  utcoffset, off_len);
-		return;
+		return 0;
 	}
 	if (rsplit3(committer, len, &sp1, &sp2))
-		die("cannot parse the committer '%.*s' of a changeset",
-		    (int)len, committer);
+		return -1;
 	split_who(&who, committer, sp1);
 	offset = parse_long(committer + sp2 + 1, len - sp2 - 1);
 	if (offset_is_git_form(committer + sp2 + 1, len - sp2 - 1, offset))
 		offset = utcoffset_from_git_tz(offset);
 	add_git_ident(out, &who, committer + sp1 + 1, sp2 - sp1 - 1, offset);
 	release_who(&who);
+	return 0;
 }
 
 int hg_authorship_from_git(struct hg_authorship *out, const char *ident,

@@ -12,6 +12,11 @@
  * the first "<...>" (dropping one space before it) as the name and its
  * content as the email; without "<...>", a string with an "@" is an email
  * and anything else a name. "<" and ">" are then removed from both.
+ *
+ * The git side is always well-formed (git fsck --strict): NUL and LF are
+ * dropped from names, timestamps that are not plain numbers and zones
+ * beyond 4 digits are replaced (see add_git_timestamp); the changeset's
+ * exact text is then restored from the git2hg note (changeset.h).
  */
 #ifndef CINNABAR_AUTHORSHIP_H
 #define CINNABAR_AUTHORSHIP_H
@@ -20,11 +25,14 @@
 void git_ident_from_hg(struct strbuf *out, const char *user, size_t user_len,
 		       const char *timestamp, size_t ts_len,
 		       const char *utcoffset, size_t off_len);
-/* hg "committer" extra value -> git ident. */
-void git_ident_from_hg_committer(struct strbuf *out, const char *committer,
-				 size_t len, const char *timestamp,
-				 size_t ts_len, const char *utcoffset,
-				 size_t off_len);
+/*
+ * hg "committer" extra value -> git ident; -1 when it is not
+ * "user timestamp offset" nor ends with ">".
+ */
+int git_ident_from_hg_committer(struct strbuf *out, const char *committer,
+				size_t len, const char *timestamp,
+				size_t ts_len, const char *utcoffset,
+				size_t off_len);
 
 /* git ident -> hg user, timestamp and offset strings. */
 struct hg_authorship {

@@ -292,6 +292,16 @@ int bundle_next_changegroup(struct bundle *b, struct stream **cg,
 	return 1;
 }
 
+void bundle_check_end(struct bundle *b)
+{
+	char c;
+	if (!b->done)
+		BUG("bundle_check_end before the last changegroup");
+	if (stream_read(&b->input, &c, 1))
+		die("unexpected data after the end of the bundle (corrupt "
+		    "input)");
+}
+
 void bundle_release(struct bundle *b)
 {
 	stream_release(&b->input);

@@ -49,6 +49,13 @@ void bundle_open(struct bundle *b, struct stream *raw, int cg_version);
 int bundle_next_changegroup(struct bundle *b, struct stream **cg,
 			    int *cg_version);
 
+/*
+ * After the last changegroup (bundle_next_changegroup returned 0): die
+ * unless the data ends there.  Reading on to the end also makes the
+ * decompressor check its end of stream and checksum (stream.h).
+ */
+void bundle_check_end(struct bundle *b);
+
 void bundle_release(struct bundle *b);
 
 #endif

@@ -176,13 +176,15 @@ void changeset_commit(struct strbuf *out, const struct hg_changeset *cs,
 			  cs->utcoffset.buf, cs->utcoffset.len);
 	if (cs->has_extra && !extras_parse(&extras, cs->extra))
 		c = extras_get(&extras, "committer");
-	if (c)
-		git_ident_from_hg_committer(&committer, c->buf, c->len,
-					    cs->timestamp.buf,
-					    cs->timestamp.len,
-					    cs->utcoffset.buf,
-					    cs->utcoffset.len);
-	else
+	/*
+	 * A committer extra that is not an identity (crafted) leaves the
+	 * author as committer; the note keeps the extra as it is.
+	 */
+	if (!c || git_ident_from_hg_committer(&committer, c->buf, c->len,
+					      cs->timestamp.buf,
+					      cs->timestamp.len,
+					      cs->utcoffset.buf,
+					      cs->utcoffset.len))
 		strbuf_addbuf(&committer, &author);
 	strbuf_addf(out, "tree %s\n", oid_to_hex(tree));
 	for (i = 0; i < nr_parents; i++)
@@ -488,7 +490,8 @@ void changeset_note(struct strbuf *out, const struct hg_oid *node,
 	if (parse_changeset(&cs, raw, raw_len) ||
 	    parse_commit_parts(&c, commit, commit_len) ||
 	    hg_authorship_from_git(&a, c.author.buf, c.author.len))
-		BUG("changeset_note on unparsable input");
+		die("changeset %s cannot be stored: its text or git commit "
+		    "is malformed", hg_oid_to_hex(node));
 	memset(&n, 0, sizeof(n));
 	hg_oidcpy(&n.changeset, node);
 	hg_oidcpy(&n.manifest, &cs.manifest);

@@ -45,6 +45,8 @@ static void ensure_http(const char *url)
 	if (http_initialized)
 		return;
 	http_init(NULL, url, 0);
+	/* http_init() reads core.ignorecase again: see main.c. */
+	ignore_case = 0;
 	http_initialized = 1;
 }
 

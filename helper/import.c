@@ -22,9 +22,10 @@ int show_progress;
 void test_die_at(const char *phase)
 {
 	const char *at = getenv("CINNABAR_TEST_DIE_AT");
+	const char *sig = getenv("CINNABAR_TEST_DIE_SIGNAL");
 	if (at && !strcmp(at, phase)) {
 		fflush(NULL);
-		kill(getpid(), SIGKILL);
+		kill(getpid(), sig ? atoi(sig) : SIGKILL);
 	}
 }
 

@@ -23,7 +23,10 @@ void changeset_text(const struct hg_oid *node, struct strbuf *out);
 /* Answer `bundle-heads`: the branch heads of the bundle's changesets. */
 void list_bundle_heads(struct bundle *b, FILE *out);
 
-/* Die with SIGKILL when CINNABAR_TEST_DIE_AT names `phase` (tests). */
+/*
+ * Die with SIGKILL (or the signal CINNABAR_TEST_DIE_SIGNAL numbers) when
+ * CINNABAR_TEST_DIE_AT names `phase` (tests).
+ */
 void test_die_at(const char *phase);
 
 /* Whether to show progress (set from the environment by main). */

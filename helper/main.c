@@ -193,6 +193,7 @@ static void run_import(struct stream *raw, int cg_version)
 	struct import_stats stats;
 	bundle_open(&b, raw, cg_version);
 	import_bundle(&b, &stats);
+	bundle_check_end(&b);
 	bundle_release(&b);
 	answer("ok %u %u %u\n", stats.changesets, stats.manifests, stats.files);
 }
@@ -402,6 +403,16 @@ int cmd_main(int argc, const char **argv)
 	setup_git_directory_gently(&nongit);
 	in_repository = !nongit;
 	git_config(git_default_config, NULL);
+	/*
+	 * Mercurial paths are bytes: "README" and "readme" are two files.
+	 * fast-import's tree code compares names with fspathcmp(), which
+	 * folds case when core.ignorecase is set (git's default on macOS and
+	 * Windows) and would merge them.  The helper never touches a work
+	 * tree, so nothing else wants the setting.  git_default_config()
+	 * sets it again wherever it runs: store.c and http-client.c reset it
+	 * after git_pack_config() and http_init().
+	 */
+	ignore_case = 0;
 	store_limit_memory();
 	show_progress = progress ? git_env_bool("GIT_CINNABAR_PROGRESS", 0)
 				 : isatty(2);

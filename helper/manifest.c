@@ -4,6 +4,7 @@
 #include "tree-iter.h"
 #include "changegroup.h"
 #include "hg-delta.h"
+#include "hg-path.h"
 #include "git-tree.h"
 #include "metadata.h"
 #include "store.h"
@@ -241,6 +242,7 @@ static int validate_lines(const struct rev_chunk *chunk, const char *p,
 			malformed(&chunk->node);
 		if (has_empty_component(line.path, line.path_len))
 			rebuild = 1;
+		hg_path_check_import(line.path, line.path_len);
 	}
 	return rebuild;
 }

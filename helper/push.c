@@ -36,6 +36,7 @@
 #include "file.h"
 #include "hg-diff.h"
 #include "hg-id.h"
+#include "hg-path.h"
 #include "import.h"
 #include "manifest.h"
 #include "manifest-delta.h"
@@ -423,6 +424,7 @@ struct tree_change {
 struct changes {
 	struct tree_change *items;
 	size_t nr, alloc;
+	size_t depth;	/* directories above the current one */
 };
 
 static void add_change(struct changes *c, struct strbuf *base,
@@ -462,8 +464,14 @@ static void diff_entry(struct changes *c, struct strbuf *base,
 		const struct tree_iter *e = new_dir ? new : old;
 		strbuf_add(base, e->path, e->pathlen);
 		strbuf_addch(base, '/');
+		/* Deeper than Mercurial paths may be: refused before recursing. */
+		if (new_dir && ++c->depth >= HG_PATH_MAX_DEPTH)
+			hg_path_die(base->buf, base->len, "push",
+				    hg_path_too_deep);
 		diff_trees(c, old_dir ? &old->oid : NULL,
 			   new_dir ? &new->oid : NULL, base);
+		if (new_dir)
+			c->depth--;
 		strbuf_setlen(base, len);
 	}
 	if ((old && !old_dir) || (new && !new_dir))
@@ -791,6 +799,7 @@ static void convert_commit(struct push_state *st, struct cs_rev *cs,
 		const char *copy;
 		if (!ch->new_mode)
 			continue;
+		hg_path_audit(ch->path, strlen(ch->path), "push");
 		copy = rename_source(&changes, i, m1, &similar);
 		ALLOC_GROW(lines, nr + 1, alloc);
 		l = &lines[nr++];

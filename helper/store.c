@@ -8,6 +8,7 @@
  */
 #include "builtin/fast-import.c"
 #include "sigchain.h"
+#include "fatal-signal.h"
 #include "store.h"
 
 static int store_initialized;
@@ -30,6 +31,8 @@ void store_init(void)
 		return;
 	reset_pack_idx_option(&pack_idx_opts);
 	git_pack_config();
+	/* git_pack_config() reads core.ignorecase again: see main.c. */
+	ignore_case = 0;
 	/*
 	 * Unless the user chose a compression level, favour speed: the pack
 	 * is about 5% larger, and `git gc` recompresses it anyway.
@@ -62,6 +65,13 @@ static void remove_pack_on_signal(int signo)
 	raise(signo);
 }
 
+/* The same on a crash (only async-signal-safe calls here). */
+static void remove_pack_on_crash(void)
+{
+	if (pack_data)
+		unlink(pack_data->pack_name);
+}
+
 /* Start a pack when the first object of the session is stored. */
 static void ensure_pack(void)
 {
@@ -71,6 +81,7 @@ static void ensure_pack(void)
 		start_packfile();
 	if (!handlers) {
 		sigchain_push_common(remove_pack_on_signal);
+		on_fatal_signal(remove_pack_on_crash);
 		handlers = 1;
 	}
 }

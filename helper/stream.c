@@ -186,7 +186,22 @@ void stream_init_blocks(struct stream *s, FILE *in)
 	s->data = b;
 }
 
-/* Decompressors. Each owns a copy of its inner stream. */
+/*
+ * Decompressors. Each owns a copy of its inner stream, and checks the
+ * compressed data to its very end: the end of stream marker, with its
+ * checksum (zlib's adler32, bzip2's CRCs, zstd's optional checksum), is
+ * read and verified when the decompressed data is read to its end, and
+ * nothing may follow it: every source ends where its bundle ends.
+ */
+
+static void check_no_trailing_data(struct stream *inner, size_t left,
+				   const char *what)
+{
+	char c;
+	if (left || stream_read(inner, &c, 1))
+		die("unexpected data after the end of the %s-compressed data "
+		    "(corrupt input)", what);
+}
 
 #define INBUF_SIZE 65536
 
@@ -216,6 +231,8 @@ static size_t zlib_read(struct stream *s, void *buf, size_t len)
 		ret = inflate(&zs->z, Z_NO_FLUSH);
 		if (ret == Z_STREAM_END) {
 			zs->end = 1;
+			check_no_trailing_data(&zs->inner, zs->z.avail_in,
+					       "zlib");
 			break;
 		}
 		if (ret != Z_OK && ret != Z_BUF_ERROR)
@@ -271,8 +288,11 @@ static size_t zstd_read(struct stream *s, void *buf, size_t len)
 		if (ZSTD_isError(ret))
 			die("corrupt zstd-compressed data (%s)",
 			    ZSTD_getErrorName(ret));
-		if (!ret)
+		if (!ret) {
 			zs->end = 1;
+			check_no_trailing_data(&zs->inner, zs->input.size -
+					       zs->input.pos, "zstd");
+		}
 	}
 	return out.pos;
 }
@@ -324,6 +344,8 @@ static size_t bz2_read(struct stream *s, void *buf, size_t len)
 		ret = BZ2_bzDecompress(&bs->bz);
 		if (ret == BZ_STREAM_END) {
 			bs->end = 1;
+			check_no_trailing_data(&bs->inner, bs->bz.avail_in,
+					       "bzip2");
 			break;
 		}
 		if (ret != BZ_OK)

@@ -22,4 +22,9 @@ is mocked.  The modules are:
 - `bundleserver`: a static file server in its own process (bundles,
   helpers, releases) with ranges, If-Range, an access log, and transfers
   it can cut after N bytes.
+- `hgcraft`: Mercurial revisions built by hand with valid ids (what hg
+  itself refuses to make) written as HG10UN or HG20 bundles;
+- `gitobj`: git trees written as loose objects, for names git refuses;
+- `hostile`: checks after hostile input (no signal death, no temporary
+  pack left, `git fsck --strict`).
 """
