@@ -28,6 +28,9 @@ Pushing (unbundle)
     error message (empty when none) and the integer result. Hook output
     comes on the server's standard error.
 
+Lengths are decimal ASCII digits; a length over MAX_ANSWER (or anything
+else than digits) is refused before anything is read.
+
 Handshake
     `hello`, then `between` with `pairs` = 40 zeros, `-`, 40 zeros. The
     server may first print banner lines (ssh's motd); they are skipped.
@@ -51,6 +54,8 @@ MAX_BANNER_LINES = 500
 WAIT_SECONDS = 30
 # The size of the chunks of a bundle we push.
 PUSH_CHUNK_SIZE = 65536
+# The largest answer to a string command we read (into memory).
+MAX_ANSWER = 256 * 1024 * 1024
 
 
 def _encode_argument(name, value):
@@ -132,6 +137,19 @@ class StdioTransport(Transport):
                        ' (exit status %d)' % code if code else ''),
                     hint='see the "remote:" lines above for the reason')
 
+    def _length(self, line):
+        """The length given by an answer's first line (digits only)."""
+        digits = line.rstrip(b'\n')
+        if not digits.isdigit() or not digits.isascii():
+            raise Abort('unexpected answer from %s: %r'
+                        % (self.description, digits[:80]))
+        if len(digits) > 12 or int(digits) > MAX_ANSWER:
+            raise Abort('%s announced an answer of %s bytes, more than the '
+                        '%d we accept' % (self.description,
+                                          digits[:40].decode('ascii'),
+                                          MAX_ANSWER))
+        return int(digits)
+
     def _handshake(self):
         self._send(encode_command('hello', {})
                    + encode_command('between', {'pairs': NULL_PAIR}))
@@ -140,7 +158,7 @@ class StdioTransport(Transport):
             line = self._receive()
             if not line.rstrip(b'\n').isdigit():
                 continue
-            answer = self._receive(int(line))
+            answer = self._receive(self._length(line))
             if answer == b'\n':
                 return capabilities
             if answer.startswith(b'capabilities:'):
@@ -185,10 +203,7 @@ class StdioTransport(Transport):
             raise Abort('the server at %s failed to answer "%s"'
                         % (self.description, command),
                         hint='see the "remote:" lines above for the reason')
-        if not line.isdigit():
-            raise Abort('unexpected answer from %s: %r'
-                        % (self.description, line[:80]))
-        return self._receive(int(line))
+        return self._receive(self._length(line))
 
     def call(self, command, args):
         self._send_command(command, args)

@@ -21,5 +21,10 @@ is mocked.  The modules are:
   state before and after, refusals, fresh clones, fetches after a push).
 - `bundleserver`: a static file server in its own process (bundles,
   helpers, releases) with ranges, If-Range, an access log, and transfers
-  it can cut after N bytes.
+  it can cut after N bytes, over http or https;
+- `hostile`: two origins on 127.0.0.1 in front of `hg serve` that ask for
+  credentials (401 with a body), redirect, cut answers or never end them,
+  recording which origin got which Authorization header;
+- `tls`: a self-signed certificate for 127.0.0.1 (openssl);
+- `signing`: a release key made for the test session (Ed25519).
 """
