@@ -203,8 +203,9 @@ def test_https_to_http_redirect_is_refused(upstream, hostile, tmp_path,
     assert not (tmp_path / 'work').exists()
 
 
-@pytest.mark.parametrize('mode', ['with-length', 'chunked'])
-@pytest.mark.parametrize('command', ['capabilities', 'batch'])
+@pytest.mark.parametrize('command,mode', [
+    ('capabilities', 'with-length'), ('batch', 'with-length'),
+    ('batch', 'chunked')])
 def test_answers_cut_short_are_errors(command, mode, upstream, hostile,
                                       tmp_path):
     server = hostile(upstream_port=upstream.port)
@@ -216,10 +217,9 @@ def test_answers_cut_short_are_errors(command, mode, upstream, hostile,
     assert not (tmp_path / 'work').exists()
 
 
-@pytest.mark.parametrize('command', ['capabilities', 'batch'])
-def test_endless_answers_are_refused(command, upstream, hostile, tmp_path):
+def test_endless_capabilities_are_refused(upstream, hostile, tmp_path):
     server = hostile(upstream_port=upstream.port)
-    server.endless[command] = 'application/mercurial-0.1'
+    server.endless['capabilities'] = 'application/mercurial-0.1'
     result = clone(tmp_path, server.url('a') + '/', check=False, log=False)
     assert_failed_for_people(result)
     assert 'larger than' in result.err
@@ -237,17 +237,17 @@ def test_fetch_with_a_cut_answer_changes_nothing(upstream, hostile,
     assert refs(tmp_path / 'work') == before
 
 
-@pytest.mark.parametrize('answer', ['99999999999999999999', '１２'])
-def test_ssh_absurd_lengths_are_refused(answer, tmp_path):
-    """A server announcing an absurd length (or non-ASCII digits) in
-    the ssh handshake gets a clear error, not a traceback."""
+def test_ssh_absurd_lengths_are_refused(tmp_path):
+    """A server announcing an absurd length in the ssh handshake gets a
+    clear error, not a traceback (nor an attempt to read that much)."""
     fake = tmp_path / 'fake-ssh'
-    fake.write_text('#!/bin/sh\ncat >/dev/null &\nprintf "%s\\n"\n'
-                    % answer)
+    fake.write_text('#!/bin/sh\ncat >/dev/null &\n'
+                    'printf "99999999999999999999\\n"\n')
     fake.chmod(0o755)
     result = git('clone', 'hg::ssh://localhost/repo', 'work', cwd=tmp_path,
                  check=False, extra_env={'GIT_SSH_COMMAND': str(fake)})
     assert_failed_for_people(result)
+    assert 'more than the' in result.err
     assert not (tmp_path / 'work').exists()
 
 
