@@ -21,10 +21,10 @@ PLATFORM = '%s-%s' % (os.uname().sysname.lower(), os.uname().machine.lower())
 OLD = b'#!/bin/sh\n# the installed helper\n'
 
 
-def publish(www, data, key, checksum_of=None):
-    """Put `data` as the helper of this platform under `www`, with the
+def publish(www, data, key, checksum_of=None, platform=PLATFORM):
+    """Put `data` as the helper of `platform` under `www`, with the
     checksum of `checksum_of` (default: of `data`) signed with `key`."""
-    directory = www / PLATFORM
+    directory = www / platform
     directory.mkdir(parents=True, exist_ok=True)
     (directory / 'git-cinnabar-helper').write_bytes(data)
     digest = hashlib.sha256(checksum_of or data).hexdigest()
@@ -218,6 +218,25 @@ def test_download_hides_credentials(www, target, tmp_path, https_server,
                        target, check=False)
     assert_failed_for_people(missing)
     assert 's3cret' not in missing.err + missing.out
+
+
+def test_download_for_another_platform_writes_no_guessable_file(
+        www, target, tmp_path, release_key):
+    """The file saved for another platform is written under a name made
+    by mkstemp, not through whatever `<output>.tmp` is (here a symbolic
+    link to a file that must stay as it is)."""
+    publish(www, b'a helper for elsewhere', release_key,
+            platform='plan9-mips')
+    victim = tmp_path / 'victim'
+    victim.write_text('untouched')
+    (target.parent / 'git-cinnabar-helper.tmp').symlink_to(victim)
+    result = download(tmp_path, '--url', str(www), '--platform',
+                      'plan9-mips', '--output', target)
+    assert 'saved the plan9-mips helper' in result.out
+    assert target.read_bytes() == b'a helper for elsewhere'
+    assert victim.read_text() == 'untouched'
+    assert sorted(os.listdir(target.parent)) == [
+        'git-cinnabar-helper', 'git-cinnabar-helper.tmp']
 
 
 def test_download_needs_a_url(tmp_path):
