@@ -237,17 +237,20 @@ def test_fetch_with_a_cut_answer_changes_nothing(upstream, hostile,
     assert refs(tmp_path / 'work') == before
 
 
-def test_ssh_absurd_lengths_are_refused(tmp_path):
-    """A server announcing an absurd length in the ssh handshake gets a
-    clear error, not a traceback (nor an attempt to read that much)."""
+@pytest.mark.parametrize('answer,message', [
+    ('printf "99999999999999999999\\n"', 'more than the'),
+    ("head -c 200000 /dev/zero | tr '\\0' 1", 'longer than')])
+def test_ssh_absurd_answers_are_refused(answer, message, tmp_path):
+    """A server announcing an absurd length, or sending an endless line,
+    in the ssh handshake gets a clear error, not a traceback (nor an
+    attempt to read all that)."""
     fake = tmp_path / 'fake-ssh'
-    fake.write_text('#!/bin/sh\ncat >/dev/null &\n'
-                    'printf "99999999999999999999\\n"\n')
+    fake.write_text('#!/bin/sh\ncat >/dev/null &\n%s\n' % answer)
     fake.chmod(0o755)
     result = git('clone', 'hg::ssh://localhost/repo', 'work', cwd=tmp_path,
                  check=False, extra_env={'GIT_SSH_COMMAND': str(fake)})
     assert_failed_for_people(result)
-    assert 'more than the' in result.err
+    assert message in result.err
     assert not (tmp_path / 'work').exists()
 
 

@@ -29,7 +29,8 @@ Pushing (unbundle)
     comes on the server's standard error.
 
 Lengths are decimal ASCII digits; a length over MAX_ANSWER (or anything
-else than digits) is refused before anything is read.
+else than digits) is refused before anything is read, and so is a line
+longer than MAX_LINE.
 
 Handshake
     `hello`, then `between` with `pairs` = 40 zeros, `-`, 40 zeros. The
@@ -56,6 +57,8 @@ WAIT_SECONDS = 30
 PUSH_CHUNK_SIZE = 65536
 # The largest answer to a string command we read (into memory).
 MAX_ANSWER = 256 * 1024 * 1024
+# The longest line (a length, a banner line) we read.
+MAX_LINE = 65536
 
 
 def _encode_argument(name, value):
@@ -122,7 +125,12 @@ class StdioTransport(Transport):
     def _receive(self, size=None):
         """Read one line (with its LF) or, given a size, that many bytes."""
         stdout = self._process.stdout
-        data = stdout.readline() if size is None else stdout.read(size)
+        data = (stdout.readline(MAX_LINE) if size is None
+                else stdout.read(size))
+        if size is None and len(data) == MAX_LINE and not data.endswith(
+                b'\n'):
+            raise Abort('%s sent a line longer than %d bytes'
+                        % (self.description, MAX_LINE))
         if size is None and not data.endswith(b'\n'):
             self._lost()
         if size is not None and len(data) != size:
