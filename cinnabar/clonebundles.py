@@ -47,6 +47,7 @@ import urllib.parse
 
 from cinnabar import config
 from cinnabar.errors import Abort
+from cinnabar.redact import redact_url
 from cinnabar.resumable import Download
 
 Entry = collections.namedtuple('Entry', 'url attributes')
@@ -192,7 +193,7 @@ def bundle_url(peer, helper, remote, say, explicit=False):
         reason = why_unusable(entry, engines)
         if reason is None:
             return entry.url
-        skipped.append('%s (%s)' % (entry.url, reason))
+        skipped.append('%s (%s)' % (redact_url(entry.url), reason))
     if skipped:
         say('no clone bundle we can use among: %s' % ', '.join(skipped))
     return None
@@ -231,7 +232,7 @@ def seed_clone(peer, helper, git_dir, remote, say=_say):
     url = bundle_url(peer, helper, remote, say)
     if url is None:
         return None
-    say('Getting clone bundle from %s' % url)
+    say('Getting clone bundle from %s' % redact_url(url))
     download, counts = download_and_import(helper, url, git_dir, say)
     say('clone bundle: %d changesets, %d manifests, %d files' % counts)
     return download

@@ -28,10 +28,13 @@ import json
 import os
 import re
 import sys
+import tempfile
 import time
 import urllib.parse
 
 from cinnabar.errors import Abort
+from cinnabar.hg.httptransport import check_redirect
+from cinnabar.redact import redact_url
 
 MAX_ATTEMPTS = 5
 MAX_REDIRECTS = 5
@@ -67,9 +70,7 @@ def validator(headers):
 
 
 def _display(url):
-    parts = urllib.parse.urlsplit(url)
-    netloc = parts.netloc.rpartition('@')[2]
-    return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
+    return redact_url(url)
 
 
 class Download:
@@ -96,9 +97,15 @@ class Download:
 
     def _save_info(self, info):
         info = dict(info, url=self.url)
-        with open(self._info_path + '.tmp', 'w') as f:
-            json.dump(info, f)
-        os.replace(self._info_path + '.tmp', self._info_path)
+        fd, temporary = tempfile.mkstemp(
+            dir=os.path.dirname(self._info_path), prefix='.info-')
+        try:
+            with os.fdopen(fd, 'w') as f:
+                json.dump(info, f)
+            os.replace(temporary, self._info_path)
+        except BaseException:
+            os.unlink(temporary)
+            raise
 
     def _have(self):
         try:
@@ -108,7 +115,7 @@ class Download:
 
     def discard(self):
         """Remove the file and what we know of it."""
-        for path in (self.path, self._info_path, self._info_path + '.tmp'):
+        for path in (self.path, self._info_path):
             try:
                 os.unlink(path)
             except FileNotFoundError:
@@ -150,7 +157,9 @@ class Download:
             if response.status not in REDIRECTS or not location:
                 return response
             response.body.drain()
-            url = urllib.parse.urljoin(url, location)
+            new_url = urllib.parse.urljoin(url, location)
+            check_redirect(url, new_url)
+            url = new_url
         raise DownloadError('too many redirects from %s' % _display(self.url))
 
     def _one_request(self, helper, info, have):

@@ -15,7 +15,9 @@ Channels (categories) that can be traced:
 
 Each traced line reads `<channel><direction> <text>`: `>` for what we
 send, `<` for what we read, `:` for a note, e.g. `helper> hg2git 1234...`.
-Binary payloads are shown by size only.
+Binary payloads are shown by size only. URLs are shown without their
+user and password (`cinnabar.redact`), and a trace file we create is
+readable by its owner only (mode 0600), as it may show private URLs.
 
 Where tracing goes, first found wins:
 
@@ -39,6 +41,8 @@ import functools
 import os
 import subprocess
 import sys
+
+from cinnabar.redact import redact_text
 
 CHANNELS = ('remote-helper', 'helper', 'wire')
 INFO_LEVEL = 3
@@ -104,7 +108,8 @@ def parse_log_setting(value):
 
 def _open(path):
     try:
-        return open(path, 'a', encoding='utf-8', errors='replace')
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        return os.fdopen(fd, 'a', encoding='utf-8', errors='replace')
     except OSError as error:
         sys.stderr.write('warning: cannot write the trace to %s: %s; '
                          'tracing to standard error\n'
@@ -152,7 +157,8 @@ class Tracer:
         self.enabled = self._sink is not None
 
     def _write(self, direction, text):
-        self._sink.write('%s%s %s\n' % (self.channel, direction, text))
+        line = '%s%s %s\n' % (self.channel, direction, redact_text(text))
+        self._sink.write(line)
         self._sink.flush()
 
     def sent(self, data):

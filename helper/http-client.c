@@ -5,8 +5,21 @@
  * are streamed: a thread runs the transfer and writes the body into a
  * pipe, which the importer reads as it goes, so memory stays bounded and
  * the download overlaps the import.
+ *
+ * Credentials belong to the origin (scheme, user, host and port) of the
+ * URL they were given for, as in git: git's http.c has one `http_auth`,
+ * so before each request the credential of the request's origin is put
+ * there (see use_credentials_for()), and a redirect to another host or a
+ * clone bundle hosted elsewhere asks the credential helpers afresh.
+ * A 401 answer (whatever its body) fills the credential of its origin
+ * once; a 401 to a filled credential rejects it.
+ *
+ * Answers kept in memory can be bounded by the request header
+ * `X-Cinnabar-Max-Size: <bytes>` (not sent to the server): a longer body
+ * stops the transfer, reported as `X-Cinnabar-Transfer: too large`.
  */
 #include "cache.h"
+#include "config.h"
 #include "credential.h"
 #include <pthread.h>
 #include "http.h"
@@ -28,7 +41,6 @@ struct request {
 	int status;			/* HTTP_OK, HTTP_REAUTH, ... */
 	/* streaming */
 	int pipe_fd;			/* write end, or -1 */
-	int got_data;
 	struct strbuf small;		/* body in fetch mode */
 	FILE *body_file;		/* request body, from a file */
 	curl_off_t body_file_size;
@@ -38,7 +50,18 @@ struct request {
 	uintmax_t saved;
 	CURL *curl;
 	int cg_version;			/* import: 0 for a bundle */
+	uintmax_t max_size;		/* bound of `small`, 0: none */
+	int too_large;
 };
+
+/* The credential of each origin met so far; the current one is in http_auth. */
+struct origin {
+	char *key;
+	struct credential cred;		/* stale while it is the current one */
+};
+static struct origin *origins;
+static size_t origins_nr, origins_alloc;
+static int current_origin = -1;
 
 static void ensure_http(const char *url)
 {
@@ -48,6 +71,106 @@ static void ensure_http(const char *url)
 	/* http_init() reads core.ignorecase again: see main.c. */
 	ignore_case = 0;
 	http_initialized = 1;
+}
+
+char *without_userinfo(const char *text)
+{
+	struct strbuf buf = STRBUF_INIT;
+	const char *authority = strstr(text, "://"), *end, *at;
+
+	if (!authority)
+		return xstrdup(text);
+	authority += 3;
+	end = authority + strcspn(authority, "/?# \n");
+	for (at = end; at > authority && at[-1] != '@'; at--)
+		;
+	strbuf_add(&buf, text, authority - text);
+	strbuf_addstr(&buf, at);
+	return strbuf_detach(&buf, NULL);
+}
+
+/* The URL as people may see it; valid until the next call. */
+static const char *shown_url(const char *url)
+{
+	static char *shown;
+
+	free(shown);
+	shown = without_userinfo(url);
+	return shown;
+}
+
+static char *origin_key(const char *url)
+{
+	struct credential probe = CREDENTIAL_INIT;
+	char *key;
+
+	credential_from_url(&probe, url);
+	key = xstrfmt("%s://%s@%s", probe.protocol ? probe.protocol : "",
+		      probe.username ? probe.username : "",
+		      probe.host ? probe.host : "");
+	credential_clear(&probe);
+	return key;
+}
+
+/* Put the credential of the origin of `url` in http_auth. */
+static void use_credentials_for(const char *url)
+{
+	char *key = origin_key(url);
+	size_t i;
+
+	if (current_origin < 0) {
+		/* http_init() took http_auth from this very URL. */
+		ALLOC_GROW(origins, origins_nr + 1, origins_alloc);
+		origins[origins_nr].key = key;
+		current_origin = origins_nr++;
+		return;
+	}
+	if (!strcmp(origins[current_origin].key, key)) {
+		free(key);
+		return;
+	}
+	origins[current_origin].cred = http_auth;
+	for (i = 0; i < origins_nr; i++) {
+		if (!strcmp(origins[i].key, key)) {
+			http_auth = origins[i].cred;
+			current_origin = i;
+			free(key);
+			return;
+		}
+	}
+	ALLOC_GROW(origins, origins_nr + 1, origins_alloc);
+	origins[origins_nr].key = key;
+	credential_init(&http_auth);
+	credential_from_url(&http_auth, url);
+	current_origin = origins_nr++;
+}
+
+/*
+ * git's get_active_slot() sets the user and password of a reused curl
+ * handle only when http_auth has some: clear those of another origin.
+ */
+static void set_credentials(CURL *c)
+{
+	int empty_auth = 0;
+
+	if (http_auth.password)
+		return;
+	curl_easy_setopt(c, CURLOPT_USERNAME, NULL);
+	curl_easy_setopt(c, CURLOPT_PASSWORD, NULL);
+	if (!git_config_get_maybe_bool("http.emptyauth", &empty_auth) &&
+	    empty_auth)
+		curl_easy_setopt(c, CURLOPT_USERPWD, ":");
+}
+
+/*
+ * Whether the answer asks for credentials we have not tried (git's
+ * http.c says HTTP_REAUTH for a 401 without a filled credential; for a
+ * 401 to a filled one, it rejects it: credential helpers forget it).
+ * Whatever the body of the 401.
+ */
+static int wants_credentials(struct request *r)
+{
+	return r->status == HTTP_REAUTH;
 }
 
 static void read_request(struct request *r, FILE *in)
@@ -67,6 +190,10 @@ static void read_request(struct request *r, FILE *in)
 	while (strbuf_getline_lf(&line, in) != EOF && line.len) {
 		const char *path;
 		struct stat st;
+		if (skip_prefix(line.buf, "X-Cinnabar-Max-Size: ", &path)) {
+			r->max_size = strtoumax(path, NULL, 10);
+			continue;
+		}
 		if (skip_prefix(line.buf, "X-Cinnabar-Output-File: ", &path)) {
 			r->output_path = xstrdup(path);
 			continue;
@@ -131,10 +258,21 @@ static size_t body_cb(char *ptr, size_t size, size_t nmemb, void *data)
 {
 	struct request *r = data;
 	size_t len = size * nmemb;
-	r->got_data = 1;
+	long code = 0;
+
 	if (save_body(r, ptr, len))
 		return len;
+	if (r->pipe_fd >= 0) {
+		/* Only a 2xx body goes to the importer; a 401's is dropped. */
+		curl_easy_getinfo(r->curl, CURLINFO_RESPONSE_CODE, &code);
+		if (code == 401)
+			return len;
+	}
 	if (r->pipe_fd < 0) {
+		if (r->max_size && r->small.len + len > r->max_size) {
+			r->too_large = 1;
+			return 0;	/* stops the transfer */
+		}
 		strbuf_add(&r->small, ptr, len);
 		return len;
 	}
@@ -150,7 +288,10 @@ static void run_request(struct request *r)
 
 	strbuf_reset(&r->resp_headers);
 	strbuf_reset(&r->content_type);
+	strbuf_reset(&r->small);
+	r->too_large = 0;
 	r->curl = c;
+	set_credentials(c);
 	curl_easy_setopt(c, CURLOPT_URL, r->url);
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, r->headers);
 	curl_easy_setopt(c, CURLOPT_FAILONERROR, 0L);
@@ -178,13 +319,19 @@ static void run_request(struct request *r)
 	r->status = run_one_slot(slot, &r->results);
 }
 
-/* Run the request, asking for credentials once if the server wants some. */
+/*
+ * Run the request, asking for credentials once if the server wants some
+ * (whether its 401 answer has a body or not).
+ */
 static void run_with_auth(struct request *r)
 {
 	run_request(r);
-	if (r->status == HTTP_REAUTH && !r->got_data) {
+	if (wants_credentials(r)) {
 		credential_fill(&http_auth);
-		strbuf_reset(&r->small);
+		if (r->output) {
+			fclose(r->output);
+			r->output = NULL;
+		}
 		run_request(r);
 	}
 }
@@ -200,7 +347,11 @@ static void print_headers(FILE *out, struct request *r)
 	strbuf_list_free(lines);
 	if (r->output_path)
 		fprintf(out, "X-Cinnabar-Saved: %"PRIuMAX"\n", r->saved);
-	if (r->results.curl_result == CURLE_OK)
+	/* git's http.c calls any status >= 300 an error: not a cut. */
+	if (r->too_large)
+		fprintf(out, "X-Cinnabar-Transfer: too large\n");
+	else if (r->results.curl_result == CURLE_OK ||
+		 r->results.curl_result == CURLE_HTTP_RETURNED_ERROR)
 		fprintf(out, "X-Cinnabar-Transfer: complete\n");
 	else
 		fprintf(out, "X-Cinnabar-Transfer: cut %s\n",
@@ -210,7 +361,7 @@ static void print_headers(FILE *out, struct request *r)
 
 static void connection_failed(struct request *r)
 {
-	die("HTTP request to %s failed: %s", r->url,
+	die("HTTP request to %s failed: %s", shown_url(r->url),
 	    curl_easy_strerror(r->results.curl_result));
 }
 
@@ -335,7 +486,6 @@ static int try_import(struct request *r, FILE *out,
 	if (pipe(fds))
 		die_errno("cannot create a pipe");
 	r->pipe_fd = fds[1];
-	r->got_data = 0;
 	if (pthread_create(&t.thread, NULL, transfer_thread, &t))
 		die("cannot start the transfer thread");
 	ts = xcalloc(1, sizeof(*ts));
@@ -349,13 +499,14 @@ static int try_import(struct request *r, FILE *out,
 		join_transfer(&t);
 		stream_release(&s);
 		close(fds[0]);
-		if (r->status == HTTP_REAUTH)
+		if (wants_credentials(r))
 			return 1;
 		if (!r->results.http_code)
 			connection_failed(r);
 		fprintf(out, "status %ld\n", r->results.http_code);
 		fflush(out);
-		die("HTTP error %ld from %s", r->results.http_code, r->url);
+		die("HTTP error %ld from %s", r->results.http_code,
+		    shown_url(r->url));
 	}
 	fprintf(out, "status %ld\n", r->results.http_code ?
 		r->results.http_code : 200);
@@ -380,7 +531,7 @@ static void http_import(struct request *r, FILE *out,
 	if (try_import(r, out, import)) {
 		credential_fill(&http_auth);
 		if (try_import(r, out, import))
-			die("authentication to %s failed", r->url);
+			die("authentication to %s failed", shown_url(r->url));
 	}
 }
 
@@ -395,6 +546,7 @@ void http_command(const char *mode, const char *url, int cg_version,
 	strbuf_init(&r.small, 0);
 	read_request(&r, in);
 	ensure_http(url);
+	use_credentials_for(url);
 	if (!strcmp(mode, "fetch"))
 		http_fetch(&r, out);
 	else if (!strcmp(mode, "import"))

@@ -18,4 +18,10 @@ void http_command(const char *mode, const char *url, int cg_version,
 		  FILE *in, FILE *out,
 		  void (*import)(struct stream *raw, int cg_version));
 
+/*
+ * A copy of `text` (to free) where the first URL, `scheme://[user[:password]@]
+ * host...`, lost its user information: what people and logs may see.
+ */
+char *without_userinfo(const char *text);
+
 #endif

@@ -39,7 +39,7 @@ static unsigned history_pos;
 static void remember(const char *line)
 {
 	free(history[history_pos % HISTORY]);
-	history[history_pos++ % HISTORY] = xstrdup(line);
+	history[history_pos++ % HISTORY] = without_userinfo(line);
 }
 
 static NORETURN void die_with_error_answer(const char *err, va_list params)

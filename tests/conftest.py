@@ -156,3 +156,18 @@ def bundle_server(tmp_path_factory, request):
         request.addfinalizer(server.stop)
         return server.start()
     return start
+
+
+@pytest.fixture(scope='session')
+def tls_certificate(tmp_path_factory):
+    """(certificate, key) of a self-signed certificate for 127.0.0.1
+    (lib.tls), for servers speaking https."""
+    from lib.tls import make_certificate
+    return make_certificate(tmp_path_factory.mktemp('tls'))
+
+
+@pytest.fixture(scope='session')
+def release_key():
+    """A release signing key made for this session (lib.signing)."""
+    from lib.signing import ReleaseKey
+    return ReleaseKey()

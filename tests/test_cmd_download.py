@@ -1,6 +1,10 @@
 """`git cinnabar download` and `git cinnabar --version`: a helper served
-by our file server on 127.0.0.1 is installed only when its checksum and
-its version handshake are right; the installed one stays otherwise."""
+over https by our file server on 127.0.0.1 (a certificate of the
+test's, trusted through GIT_SSL_CAINFO) is installed only when its
+checksum file is signed with the release key (one made for the test,
+trusted through GIT_CINNABAR_RELEASE_KEY), its checksum matches and its
+version handshake is right; the installed one stays otherwise. Plain
+http is refused, and nothing is fetched past a bad signature."""
 
 import hashlib
 import os
@@ -17,15 +21,29 @@ PLATFORM = '%s-%s' % (os.uname().sysname.lower(), os.uname().machine.lower())
 OLD = b'#!/bin/sh\n# the installed helper\n'
 
 
-def publish(www, data, checksum_of=None):
-    """Put `data` as the helper of this platform under `www`, with the
-    checksum of `checksum_of` (default: of `data`)."""
-    directory = www / PLATFORM
+def publish(www, data, key, checksum_of=None, platform=PLATFORM):
+    """Put `data` as the helper of `platform` under `www`, with the
+    checksum of `checksum_of` (default: of `data`) signed with `key`."""
+    directory = www / platform
     directory.mkdir(parents=True, exist_ok=True)
     (directory / 'git-cinnabar-helper').write_bytes(data)
     digest = hashlib.sha256(checksum_of or data).hexdigest()
-    (directory / 'git-cinnabar-helper.sha256').write_text(
-        f'{digest}  git-cinnabar-helper\n')
+    checksum = directory / 'git-cinnabar-helper.sha256'
+    checksum.write_text(f'{digest}  git-cinnabar-helper\n')
+    key.sign(checksum)
+
+
+@pytest.fixture(autouse=True)
+def trusted(monkeypatch, tls_certificate, release_key):
+    """Commands trust the test's certificate and release key."""
+    monkeypatch.setenv('GIT_SSL_CAINFO', str(tls_certificate[0]))
+    for name, value in release_key.env().items():
+        monkeypatch.setenv(name, value)
+
+
+@pytest.fixture
+def https_server(bundle_server, tls_certificate):
+    return lambda root: bundle_server(root, tls=tls_certificate)
 
 
 def script(answer):
@@ -53,10 +71,10 @@ def download(tmp_path, *args, **kwargs):
     return git('cinnabar', 'download', *args, cwd=tmp_path, **kwargs)
 
 
-def test_download_installs_the_helper(www, target, tmp_path,
-                                      bundle_server):
-    publish(www, HELPER.read_bytes())
-    server = bundle_server(www)
+def test_download_installs_the_helper(www, target, tmp_path, https_server,
+                                      release_key):
+    publish(www, HELPER.read_bytes(), release_key)
+    server = https_server(www)
     result = download(tmp_path, '--url', server.url(), '--output', target)
     assert_no_traceback(result)
     assert 'installed git-cinnabar-helper' in result.out
@@ -64,6 +82,7 @@ def test_download_installs_the_helper(www, target, tmp_path,
     assert os.access(target, os.X_OK)
     paths = [r['path'] for r in server.requests()]
     assert paths == [f'/{PLATFORM}/git-cinnabar-helper.sha256',
+                     f'/{PLATFORM}/git-cinnabar-helper.sha256.sig',
                      f'/{PLATFORM}/git-cinnabar-helper']
     out = git('cinnabar', '--version', cwd=tmp_path,
               extra_env={'GIT_CINNABAR_HELPER': str(target)}).out
@@ -72,9 +91,10 @@ def test_download_installs_the_helper(www, target, tmp_path,
     assert os.listdir(target.parent) == ['git-cinnabar-helper']
 
 
-def test_download_url_from_config(www, target, tmp_path, bundle_server):
-    publish(www, HELPER.read_bytes())
-    server = bundle_server(www)
+def test_download_url_from_config(www, target, tmp_path, https_server,
+                                  release_key):
+    publish(www, HELPER.read_bytes(), release_key)
+    server = https_server(www)
     result = git('-c', f'cinnabar.download-url={server.url()}', 'cinnabar',
                  'download', '--output', str(target), cwd=tmp_path)
     assert_no_traceback(result)
@@ -83,21 +103,22 @@ def test_download_url_from_config(www, target, tmp_path, bundle_server):
 
 @pytest.mark.parametrize('case', [
     'checksum', 'protocol', 'version', 'build', 'not-a-helper', 'missing'])
-def test_download_refuses(case, www, target, tmp_path, bundle_server):
+def test_download_refuses(case, www, target, tmp_path, https_server,
+                          release_key):
     real = HELPER.read_bytes()
     out = git('cinnabar', '--version', cwd=tmp_path).out
     build = out.split('build ')[1].split()[0]
     if case == 'checksum':
-        publish(www, real, checksum_of=real + b'tampered')
+        publish(www, real, release_key, checksum_of=real + b'tampered')
     elif case == 'protocol':
-        publish(www, script(f'version 2 0.1.0 {build}'))
+        publish(www, script(f'version 2 0.1.0 {build}'), release_key)
     elif case == 'version':
-        publish(www, script(f'version 1 9.9.9 {build}'))
+        publish(www, script(f'version 1 9.9.9 {build}'), release_key)
     elif case == 'build':
-        publish(www, script('version 1 0.1.0 0123456789abcdef'))
+        publish(www, script('version 1 0.1.0 0123456789abcdef'), release_key)
     elif case == 'not-a-helper':
-        publish(www, script('hello'))
-    server = bundle_server(www)
+        publish(www, script('hello'), release_key)
+    server = https_server(www)
     result = download(tmp_path, '--url', server.url(), '--output', target,
                       check=False)
     assert_failed_for_people(result)
@@ -112,6 +133,110 @@ def test_download_refuses(case, www, target, tmp_path, bundle_server):
     assert expected in result.err
     assert target.read_bytes() == OLD
     assert os.listdir(target.parent) == ['git-cinnabar-helper']
+
+
+def witness_helper(tmp_path):
+    """A helper that leaves a file behind if it ever runs."""
+    witness = tmp_path / 'it-ran'
+    return (f'#!/bin/sh\ntouch {witness}\nread command\n'
+            'echo "version 1 0.1.0 0"\n').encode(), witness
+
+
+@pytest.mark.parametrize('case', ['other-key', 'no-signature',
+                                  'tampered-checksum'])
+def test_download_refuses_unsigned(case, www, target, tmp_path,
+                                   https_server, release_key):
+    """Nothing is fetched past the checksum, and nothing runs, unless the
+    checksum file's signature verifies with the release key."""
+    from lib.signing import ReleaseKey
+    data, witness = witness_helper(tmp_path)
+    publish(www, data, ReleaseKey() if case == 'other-key' else release_key)
+    checksum = www / PLATFORM / 'git-cinnabar-helper.sha256'
+    if case == 'no-signature':
+        (www / PLATFORM / 'git-cinnabar-helper.sha256.sig').unlink()
+    elif case == 'tampered-checksum':
+        checksum.write_text('0' * 64 + '  git-cinnabar-helper\n')
+    server = https_server(www)
+    result = download(tmp_path, '--url', server.url(), '--output', target,
+                      check=False)
+    assert_failed_for_people(result)
+    expected = ('HTTP error 404' if case == 'no-signature'
+                else 'does not verify with the release key')
+    assert expected in result.err
+    assert target.read_bytes() == OLD
+    assert os.listdir(target.parent) == ['git-cinnabar-helper']
+    assert not witness.exists()
+    paths = [r['path'] for r in server.requests()]
+    assert f'/{PLATFORM}/git-cinnabar-helper' not in paths
+
+
+def test_download_refuses_plain_http(www, target, tmp_path, bundle_server,
+                                     release_key):
+    publish(www, HELPER.read_bytes(), release_key)
+    server = bundle_server(www)
+    result = download(tmp_path, '--url', server.url(), '--output', target,
+                      check=False)
+    assert_failed_for_people(result)
+    assert 'not https' in result.err
+    assert server.requests() == []
+    assert target.read_bytes() == OLD
+
+
+def test_download_refuses_an_untrusted_certificate(www, target, tmp_path,
+                                                   https_server,
+                                                   release_key,
+                                                   monkeypatch):
+    publish(www, HELPER.read_bytes(), release_key)
+    server = https_server(www)
+    monkeypatch.delenv('GIT_SSL_CAINFO')
+    result = download(tmp_path, '--url', server.url(), '--output', target,
+                      check=False)
+    assert_failed_for_people(result)
+    assert 'CERTIFICATE_VERIFY_FAILED' in result.err
+    assert target.read_bytes() == OLD
+
+
+def test_download_from_a_local_directory(www, target, tmp_path,
+                                         release_key):
+    publish(www, HELPER.read_bytes(), release_key)
+    for url in (str(www), www.as_uri()):
+        target.write_bytes(OLD)
+        result = download(tmp_path, '--url', url, '--output', target)
+        assert_no_traceback(result)
+        assert target.read_bytes() == HELPER.read_bytes()
+
+
+def test_download_hides_credentials(www, target, tmp_path, https_server,
+                                    release_key):
+    publish(www, HELPER.read_bytes(), release_key)
+    server = https_server(www)
+    url = server.url().replace('https://', 'https://user:s3cret@')
+    result = download(tmp_path, '--url', url, '--output', target)
+    assert 'Downloading https://127.0.0.1' in result.err
+    assert 's3cret' not in result.err + result.out
+    missing = download(tmp_path, '--url', url + 'nothere/', '--output',
+                       target, check=False)
+    assert_failed_for_people(missing)
+    assert 's3cret' not in missing.err + missing.out
+
+
+def test_download_for_another_platform_writes_no_guessable_file(
+        www, target, tmp_path, release_key):
+    """The file saved for another platform is written under a name made
+    by mkstemp, not through whatever `<output>.tmp` is (here a symbolic
+    link to a file that must stay as it is)."""
+    publish(www, b'a helper for elsewhere', release_key,
+            platform='plan9-mips')
+    victim = tmp_path / 'victim'
+    victim.write_text('untouched')
+    (target.parent / 'git-cinnabar-helper.tmp').symlink_to(victim)
+    result = download(tmp_path, '--url', str(www), '--platform',
+                      'plan9-mips', '--output', target)
+    assert 'saved the plan9-mips helper' in result.out
+    assert target.read_bytes() == b'a helper for elsewhere'
+    assert victim.read_text() == 'untouched'
+    assert sorted(os.listdir(target.parent)) == [
+        'git-cinnabar-helper', 'git-cinnabar-helper.tmp']
 
 
 def test_download_needs_a_url(tmp_path):

@@ -1,6 +1,7 @@
 """`git cinnabar self-update` of an installation (a copy of the launchers,
 the Python package and the helper in a directory of the test's), from a
-release served by our file server on 127.0.0.1."""
+release served over https by our file server on 127.0.0.1, its manifest
+signed with a release key made for the test (see test_cmd_download)."""
 
 import hashlib
 import os
@@ -37,7 +38,7 @@ def snapshot(directory):
     return result
 
 
-def make_release(www, tmp_path, version=NEW, protocol=1,
+def make_release(www, tmp_path, key, version=NEW, protocol=1,
                  helper_answer=None, tree_sha=None):
     """A release of `version` under `www`: the Python tree with that
     VERSION, a helper script answering the handshake, the manifest."""
@@ -61,6 +62,20 @@ def make_release(www, tmp_path, version=NEW, protocol=1,
         f'protocol {protocol}\n'
         f'python {tree_sha or sha(archive)} git-cinnabar.tar.gz\n'
         f'helper {PLATFORM} {sha(helper)} {PLATFORM}/git-cinnabar-helper\n')
+    key.sign(www / 'release')
+
+
+@pytest.fixture(autouse=True)
+def trusted(monkeypatch, tls_certificate, release_key):
+    """Commands trust the test's certificate and release key."""
+    monkeypatch.setenv('GIT_SSL_CAINFO', str(tls_certificate[0]))
+    for name, value in release_key.env().items():
+        monkeypatch.setenv(name, value)
+
+
+@pytest.fixture
+def https_server(bundle_server, tls_certificate):
+    return lambda root: bundle_server(root, tls=tls_certificate)
 
 
 @pytest.fixture
@@ -74,11 +89,11 @@ def self_update(install, *args, check=True):
 
 
 def test_self_update_installs_a_newer_release(install, tmp_path,
-                                              bundle_server):
+                                              https_server, release_key):
     www = tmp_path / 'www'
     www.mkdir()
-    make_release(www, tmp_path)
-    server = bundle_server(www)
+    make_release(www, tmp_path, release_key)
+    server = https_server(www)
     result = self_update(install, '--check', '--url', server.url())
     assert f'git-cinnabar {NEW} is available' in result.out
     result = self_update(install, '--url', server.url())
@@ -95,7 +110,8 @@ def test_self_update_installs_a_newer_release(install, tmp_path,
 
 @pytest.mark.parametrize('case', ['tree-checksum', 'helper-protocol',
                                   'helper-version', 'tree-version'])
-def test_self_update_refuses(case, install, tmp_path, bundle_server):
+def test_self_update_refuses(case, install, tmp_path, https_server,
+                             release_key):
     www = tmp_path / 'www'
     www.mkdir()
     options = {
@@ -104,13 +120,14 @@ def test_self_update_refuses(case, install, tmp_path, bundle_server):
         'helper-version': {'helper_answer': 'version 1 0.3.0 0123'},
         'tree-version': {},
     }[case]
-    make_release(www, tmp_path, **options)
+    make_release(www, tmp_path, release_key, **options)
     if case == 'tree-version':
         text = (www / 'release').read_text()
         (www / 'release').write_text(text.replace(f'version {NEW}',
                                                   'version 0.2.1'))
+        release_key.sign(www / 'release')
     before = snapshot(install)
-    server = bundle_server(www)
+    server = https_server(www)
     result = self_update(install, '--url', server.url(), check=False)
     assert_failed_for_people(result)
     expected = {
@@ -125,11 +142,53 @@ def test_self_update_refuses(case, install, tmp_path, bundle_server):
         'cinnabar', 'git-cinnabar', 'git-cinnabar-helper', 'git-remote-hg']
 
 
-def test_self_update_leaves_source_checkouts_alone(tmp_path, bundle_server):
+@pytest.mark.parametrize('case', ['other-key', 'edited', 'plain-http'])
+def test_self_update_refuses_unsigned(case, install, tmp_path, https_server,
+                                      bundle_server, release_key):
+    """A manifest not signed with the release key (or not fetched over
+    https) is refused before anything else is fetched or run."""
+    from lib.signing import ReleaseKey
     www = tmp_path / 'www'
     www.mkdir()
-    make_release(www, tmp_path)
-    server = bundle_server(www)
+    witness = tmp_path / 'it-ran'
+    make_release(www, tmp_path,
+                 ReleaseKey() if case == 'other-key' else release_key)
+    helper = www / PLATFORM / 'git-cinnabar-helper'
+    helper.write_text(helper.read_text().replace(
+        'read c', f'touch {witness}; read c'))
+    text = (www / 'release').read_text().split('\n')
+    text[-2] = 'helper %s %s %s/git-cinnabar-helper' % (
+        PLATFORM, hashlib.sha256(helper.read_bytes()).hexdigest(), PLATFORM)
+    (www / 'release').write_text('\n'.join(text))
+    if case != 'edited':
+        (ReleaseKey() if case == 'other-key' else release_key).sign(
+            www / 'release')
+    server = (bundle_server if case == 'plain-http' else https_server)(www)
+    before = snapshot(install)
+    result = self_update(install, '--url', server.url(), check=False)
+    assert_failed_for_people(result)
+    assert ('not https' if case == 'plain-http'
+            else 'does not verify with the release key') in result.err
+    assert snapshot(install) == before
+    assert not witness.exists()
+    assert [r['path'] for r in server.requests()] in (
+        [], ['/release', '/release.sig'])
+
+
+def test_self_update_from_a_local_directory(install, tmp_path, release_key):
+    www = tmp_path / 'www'
+    www.mkdir()
+    make_release(www, tmp_path, release_key)
+    result = self_update(install, '--url', str(www))
+    assert f'updated git-cinnabar from 0.1.0 to {NEW}' in result.out
+
+
+def test_self_update_leaves_source_checkouts_alone(tmp_path, https_server,
+                                                   release_key):
+    www = tmp_path / 'www'
+    www.mkdir()
+    make_release(www, tmp_path, release_key)
+    server = https_server(www)
     result = run(['git', 'cinnabar', 'self-update', '--url', server.url()],
                  cwd=tmp_path, check=False)
     assert_failed_for_people(result)

@@ -8,7 +8,7 @@ from lib.env import ROOT
 from lib.proc import run
 
 CHECKED = ('cinnabar', 'git-remote-hg', 'git-cinnabar', 'tests',
-           'tests/bin/ssh-wrapper', 'bench')
+           'tests/bin/ssh-wrapper', 'bench', 'tools/sign-release')
 
 
 def test_flake8_is_clean():

@@ -3,16 +3,19 @@
 usage: git cinnabar download [--url <base URL>] [--platform <name>]
                              [--output <path>]
 
-Fetches `<base URL>/<platform>/git-cinnabar-helper` and its SHA-256
-checksum (`git-cinnabar-helper.sha256` next to it, as `sha256sum`
-prints it), checks the checksum, runs the downloaded helper's `version`
+Fetches the SHA-256 checksum of `<base URL>/<platform>/git-cinnabar-helper`
+(`git-cinnabar-helper.sha256` next to it, as `sha256sum` prints it) and
+checks its signature (`git-cinnabar-helper.sha256.sig`, made with the
+release key: see cinnabar/release.py), then fetches the helper, checks
+the checksum, and only then runs the downloaded helper's `version`
 handshake, and installs it only when it speaks this git-cinnabar's
 protocol, is its version and, when the helper sources are here, was
 built from them. It replaces the helper next to the `git-cinnabar`
 launcher (or the file given with --output) atomically; when anything
 does not match, nothing is installed.
 
-    --url <base URL>    where the downloads are (default: the setting
+    --url <base URL>    where the downloads are: https, file:// or a
+                        local path (default: the setting
                         cinnabar.download-url)
     --platform <name>   another platform than this one (e.g.
                         linux-x86_64); the handshake is then not run
@@ -26,6 +29,7 @@ import sys
 from cinnabar import VERSION, release
 from cinnabar.errors import Abort
 from cinnabar.helper_version import problems
+from cinnabar.redact import redact_url
 
 USAGE = ('usage: git cinnabar download [--url <base URL>] '
          '[--platform <name>] [--output <path>]')
@@ -51,10 +55,11 @@ def parse_args(args):
 def download_helper(base, platform):
     """The checked bytes of the helper for `platform`."""
     url, sum_url = release.helper_urls(base, platform)
-    sys.stderr.write('Downloading %s\n' % url)
-    expected = release.parse_sha256(release.fetch(sum_url), sum_url)
+    sys.stderr.write('Downloading %s\n' % redact_url(url))
+    expected = release.parse_sha256(release.fetch_signed(sum_url),
+                                    redact_url(sum_url))
     data = release.fetch(url)
-    release.check_sha256(data, expected, url)
+    release.check_sha256(data, expected, redact_url(url))
     return data
 
 
@@ -68,10 +73,8 @@ def run(args):
     data = download_helper(base, platform)
     target = options.get('output') or release.default_target()
     if foreign:
-        with open(target + '.tmp', 'wb') as f:
-            f.write(data)
-        os.chmod(target + '.tmp', 0o755)
-        os.replace(target + '.tmp', target)
+        temporary = release.write_beside(data, target)
+        os.replace(temporary, target)
         print('saved the %s helper (checksum verified) to %s'
               % (platform, target))
         return 0

@@ -2,7 +2,8 @@
 
 usage: git cinnabar self-update [--url <base URL>] [--check]
 
-Reads the release manifest `<base URL>/release` (its format is described
+Reads the release manifest `<base URL>/release` and checks its signature
+(`release.sig`, made with the release key); its format is described
 in cinnabar/release.py: the latest version, its helper protocol, the
 SHA-256 and path of its Python tree archive and of its helper for each
 platform). When that version is newer than this one, downloads the
@@ -13,8 +14,8 @@ helper's `version` handshake says the same, then replaces `git-cinnabar`,
 of the running launcher. Nothing is replaced when any check fails. A
 source checkout (a directory with `.git`) is not updated: use git there.
 
-    --url <base URL>   where the releases are (default: the setting
-                       cinnabar.download-url)
+    --url <base URL>   where the releases are: https, file:// or a local
+                       path (default: the setting cinnabar.download-url)
     --check            only say whether there is a newer release
 """
 
@@ -23,11 +24,13 @@ import re
 import shutil
 import sys
 import tarfile
+import tempfile
 import urllib.parse
 
 from cinnabar import VERSION, release
 from cinnabar.errors import Abort
 from cinnabar.helper import HELPER_NAME
+from cinnabar.redact import redact_url
 
 USAGE = 'usage: git cinnabar self-update [--url <base URL>] [--check]'
 TREE = ('cinnabar', 'git-cinnabar', 'git-remote-hg')
@@ -89,7 +92,7 @@ def parse_manifest(data, url):
 def fetch_checked(base, entry, what):
     sha, path = entry
     url = urllib.parse.urljoin(base, path)
-    sys.stderr.write('Downloading %s\n' % url)
+    sys.stderr.write('Downloading %s\n' % redact_url(url))
     data = release.fetch(url)
     release.check_sha256(data, sha, what)
     return data
@@ -97,8 +100,8 @@ def fetch_checked(base, entry, what):
 
 def extract_tree(data, directory, manifest):
     """Extract the Python tree archive into `directory` and check it."""
-    archive = os.path.join(directory, 'tree.tar.gz')
-    with open(archive, 'wb') as f:
+    fd, archive = tempfile.mkstemp(dir=directory, suffix='.tar.gz')
+    with os.fdopen(fd, 'wb') as f:
         f.write(data)
     try:
         with tarfile.open(archive) as tar:
@@ -194,7 +197,8 @@ def run(args):
     url, check_only = parse_args(args)
     base = release.base_url(url)
     manifest_url = urllib.parse.urljoin(base, 'release')
-    manifest = parse_manifest(release.fetch(manifest_url), manifest_url)
+    manifest = parse_manifest(release.fetch_signed(manifest_url),
+                              redact_url(manifest_url))
     latest = manifest['version']
     if version_tuple(latest) <= version_tuple(VERSION):
         print('git-cinnabar %s is up to date (latest release: %s)'
@@ -207,7 +211,7 @@ def run(args):
     if platform not in manifest['helpers']:
         raise Abort('release %s has no helper for %s' % (latest, platform))
     install = installation()
-    work = os.path.join(install, '.self-update-%d' % os.getpid())
+    work = tempfile.mkdtemp(dir=install, prefix='.self-update-')
     new, old = os.path.join(work, 'new'), os.path.join(work, 'old')
     os.makedirs(new)
     os.makedirs(old)

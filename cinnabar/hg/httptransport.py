@@ -29,6 +29,15 @@ a bundle1 answer (a bare changegroup) is decoded here into a temporary
 file that the helper then imports as `cg01`. An answer to `capabilities`
 that starts with `HG10` or `HG20` means the URL serves a bundle file: it
 is saved to a temporary file and read as one (`bundlefile`).
+
+Hostile servers
+    An answer read in memory must be whole: one cut short (fewer bytes
+    than its Content-Length, a chunked body that stops) is an error, not
+    a shorter answer. Its size is bounded (MAX_ANSWER, MAX_CAPABILITIES,
+    also after decompression). Redirects are followed for `capabilities`
+    only, at most MAX_REDIRECTS, never from https to http; the helper
+    gives each host its own credentials (helper/http-client.c), and URLs
+    are shown without user and password.
 """
 
 import io
@@ -42,6 +51,7 @@ from cinnabar.errors import Abort
 from cinnabar.hg import bundle2, wireformat
 from cinnabar.hg.bundlefile import BundleFilePeer
 from cinnabar.hg.wire import Peer, Transport
+from cinnabar.redact import redact_url
 from cinnabar.trace import Tracer
 
 USER_AGENT = 'mercurial/proto-1.0'
@@ -58,6 +68,12 @@ MAX_REDIRECTS = 5
 PYTHON_ENGINES = ('zlib', 'none')
 HELPER_ENGINES = ('zstd', 'zlib', 'none', 'bzip2')
 READ_SIZE = 65536
+# The helper's request header bounding an answer read in memory.
+MAX_SIZE_HEADER = 'X-Cinnabar-Max-Size'
+# Bounds of answers read in memory (listkeys, heads, batch, known...;
+# capabilities), before and after decompression.
+MAX_ANSWER = 256 * 1024 * 1024
+MAX_CAPABILITIES = 1024 * 1024
 _URL_SAFE = ":/?#[]@!$&'()*+,;=%~"
 
 
@@ -84,7 +100,23 @@ def header_limit(capability):
     return int(text) if text.isdigit() else 0
 
 
-def decode_v2(data):
+def inflate(payload, limit):
+    """zlib-decompress `payload`, refusing more than `limit` bytes."""
+    decompressor = zlib.decompressobj()
+    try:
+        data = decompressor.decompress(payload, limit + 1)
+    except zlib.error as error:
+        raise Abort('the server sent a damaged compressed answer (%s)'
+                    % error)
+    if len(data) > limit:
+        raise Abort('the answer of the server is larger than %d bytes '
+                    'once decompressed' % limit)
+    if not decompressor.eof:
+        raise Abort('the server sent a compressed answer cut short')
+    return data
+
+
+def decode_v2(data, limit=MAX_ANSWER):
     """Decode an application/mercurial-0.2 answer with a Python engine."""
     if not data:
         raise Abort('empty answer from the server')
@@ -93,7 +125,7 @@ def decode_v2(data):
     if engine == 'none':
         return payload
     if engine == 'zlib':
-        return zlib.decompress(payload)
+        return inflate(payload, limit)
     raise Abort('the server answered with the %r compression, which we '
                 'did not ask for' % engine)
 
@@ -102,6 +134,36 @@ def base_url(url):
     """The repository URL without query or fragment."""
     parts = urllib.parse.urlsplit(url)
     return urllib.parse.urlunsplit(parts._replace(query='', fragment=''))
+
+
+def check_redirect(old, new):
+    """Refuse a redirect from https to anything else."""
+    old_scheme = urllib.parse.urlsplit(old).scheme.lower()
+    new_scheme = urllib.parse.urlsplit(new).scheme.lower()
+    if new_scheme not in ('http', 'https'):
+        raise Abort('refusing a redirect to %s: not an http(s) URL'
+                    % redact_url(new))
+    if old_scheme == 'https' and new_scheme != 'https':
+        raise Abort('refusing the redirect from %s to %s: it leaves https'
+                    % (redact_url(old), redact_url(new)),
+                    hint='use the http:// URL yourself if you trust it')
+
+
+def check_whole(response, description, what, limit):
+    """Raise when the helper says the answer was cut or too large (its
+    headers come before the body, which is then drained)."""
+    transfer = response.headers.get('x-cinnabar-transfer', 'complete')
+    if transfer != 'complete':
+        response.body.drain()
+    if transfer == 'too large':
+        raise Abort('the answer of %s to %s is larger than %d bytes; '
+                    'refusing it' % (description, what, limit))
+    if transfer != 'complete':
+        raise Abort('the answer of %s to %s was cut short (%s); nothing '
+                    'was changed' % (description, what,
+                                     transfer.partition(' ')[2] or transfer),
+                    hint='try again; if it persists, the server or a proxy '
+                         'in between is at fault')
 
 
 def _status_error(status, description):
@@ -160,10 +222,13 @@ class HttpTransport(Transport):
         media_types = self.server_caps.get('httpmediatype', b'').split(b',')
         return b'0.2tx' in media_types
 
-    def _fetch(self, command, args, protocol_header=None, body_file=None):
+    def _fetch(self, command, args, protocol_header=None, body_file=None,
+               limit=None):
         url, headers, body = self._request(command, args, protocol_header,
                                            body_file)
         self._trace_request(url, headers, body)
+        if limit:
+            headers = headers + [(MAX_SIZE_HEADER, str(limit))]
         response = self._helper.http_fetch(url, headers, body)
         if self._trace.enabled:
             self._trace.received('HTTP %d' % response.status)
@@ -180,6 +245,11 @@ class HttpTransport(Transport):
         for name, value in headers:
             self._trace.sent('%s: %s' % (name, value))
 
+    def _read(self, response, what, limit=MAX_ANSWER):
+        """The whole body of an answer read in memory."""
+        check_whole(response, self.description, what, limit)
+        return response.body.read()
+
     def _check(self, response):
         """Raise for an answer that is not a Mercurial one."""
         content_type = response.headers.get('content-type', '')
@@ -192,9 +262,9 @@ class HttpTransport(Transport):
             raise _status_error(response.status, self.description)
         return content_type
 
-    def _decode(self, data, content_type):
+    def _decode(self, data, content_type, limit=MAX_ANSWER):
         if content_type.startswith(MEDIA_TYPE_2):
-            return decode_v2(data)
+            return decode_v2(data, limit)
         if content_type.startswith(MEDIA_TYPE_1):
             return data
         raise Abort('%s does not look like a Mercurial repository '
@@ -212,13 +282,14 @@ class HttpTransport(Transport):
                 and 'httppostargs' not in self.server_caps):
             # The server wants a POST: send an empty body.
             with tempfile.NamedTemporaryFile(prefix='hg-empty-') as empty:
-                response = self._fetch(command, args, protocol, empty.name)
+                response = self._fetch(command, args, protocol, empty.name,
+                                       limit=MAX_ANSWER)
                 content_type = self._check(response)
-                data = response.body.read()
+                data = self._read(response, command)
         else:
-            response = self._fetch(command, args, protocol)
+            response = self._fetch(command, args, protocol, limit=MAX_ANSWER)
             content_type = self._check(response)
-            data = response.body.read()
+            data = self._read(response, command)
         return self._decode(data, content_type)
 
     def import_stream(self, command, args, kind, helper):
@@ -232,9 +303,10 @@ class HttpTransport(Transport):
     def unbundle(self, args, path, bundle2_reply):
         # The answer is not compressed for application/mercurial-0.1,
         # which is what a request without X-HgProto gets.
-        response = self._fetch('unbundle', args, body_file=path)
+        response = self._fetch('unbundle', args, body_file=path,
+                               limit=MAX_ANSWER)
         content_type = self._check(response)
-        data = self._decode(response.body.read(), content_type)
+        data = self._decode(self._read(response, 'unbundle'), content_type)
         if not bundle2_reply:
             code, _, output = data.partition(b'\n')
             return code, output
@@ -254,6 +326,7 @@ class HttpTransport(Transport):
     def _spool_changegroup(self, command, args, spool):
         response = self._fetch(command, args,
                                '0.1 0.2 comp=' + ','.join(PYTHON_ENGINES))
+        check_whole(response, self.description, command, 0)
         content_type = self._check(response)
         engine = 'zlib'
         if content_type.startswith(MEDIA_TYPE_2):
@@ -269,6 +342,9 @@ class HttpTransport(Transport):
                         if decompressor else chunk)
         if decompressor:
             spool.write(decompressor.flush())
+            if not decompressor.eof:
+                raise Abort('the answer of %s to %s was cut short'
+                            % (self.description, command))
 
     # Opening.
 
@@ -276,20 +352,31 @@ class HttpTransport(Transport):
         """Ask for the capabilities (following redirects); returns the
         body reader when the URL serves a bundle file instead, else None."""
         for _ in range(MAX_REDIRECTS + 1):
-            response = self._fetch('capabilities', {})
+            response = self._fetch('capabilities', {}, limit=MAX_ANSWER)
             location = response.headers.get('location')
             if response.status not in REDIRECTS or not location:
                 break
             response.body.drain()
-            self.url = base_url(urllib.parse.urljoin(self.url, location))
-            self.description = self.url
-            sys.stderr.write('warning: redirecting to %s\n' % self.url)
+            new_url = urllib.parse.urljoin(self.url, location)
+            check_redirect(self.url, new_url)
+            self.url = base_url(new_url)
+            self.description = redact_url(self.url)
+            sys.stderr.write('warning: redirecting to %s\n'
+                             % self.description)
+        else:
+            raise Abort('too many redirects from %s' % self.description)
+        check_whole(response, self.description, 'capabilities', MAX_ANSWER)
         head = response.body.read(4) if response.status == 200 else b''
         if head in (b'HG10', b'HG20'):
             return head, response.body
         content_type = self._check(response)
-        self._capabilities = self._decode(head + response.body.read(),
-                                          content_type)
+        data = head + response.body.read()
+        if len(data) > MAX_CAPABILITIES:
+            raise Abort('the capabilities of %s are larger than %d bytes; '
+                        'refusing them' % (self.description,
+                                           MAX_CAPABILITIES))
+        self._capabilities = self._decode(data, content_type,
+                                          MAX_CAPABILITIES)
         self.server_caps = wireformat.parse_capabilities(self._capabilities)
         return None
 

@@ -28,6 +28,10 @@ Pushing (unbundle)
     error message (empty when none) and the integer result. Hook output
     comes on the server's standard error.
 
+Lengths are decimal ASCII digits; a length over MAX_ANSWER (or anything
+else than digits) is refused before anything is read, and so is a line
+longer than MAX_LINE.
+
 Handshake
     `hello`, then `between` with `pairs` = 40 zeros, `-`, 40 zeros. The
     server may first print banner lines (ssh's motd); they are skipped.
@@ -51,6 +55,10 @@ MAX_BANNER_LINES = 500
 WAIT_SECONDS = 30
 # The size of the chunks of a bundle we push.
 PUSH_CHUNK_SIZE = 65536
+# The largest answer to a string command we read (into memory).
+MAX_ANSWER = 256 * 1024 * 1024
+# The longest line (a length, a banner line) we read.
+MAX_LINE = 65536
 
 
 def _encode_argument(name, value):
@@ -117,7 +125,12 @@ class StdioTransport(Transport):
     def _receive(self, size=None):
         """Read one line (with its LF) or, given a size, that many bytes."""
         stdout = self._process.stdout
-        data = stdout.readline() if size is None else stdout.read(size)
+        data = (stdout.readline(MAX_LINE) if size is None
+                else stdout.read(size))
+        if size is None and len(data) == MAX_LINE and not data.endswith(
+                b'\n'):
+            raise Abort('%s sent a line longer than %d bytes'
+                        % (self.description, MAX_LINE))
         if size is None and not data.endswith(b'\n'):
             self._lost()
         if size is not None and len(data) != size:
@@ -132,6 +145,19 @@ class StdioTransport(Transport):
                        ' (exit status %d)' % code if code else ''),
                     hint='see the "remote:" lines above for the reason')
 
+    def _length(self, line):
+        """The length given by an answer's first line (digits only)."""
+        digits = line.rstrip(b'\n')
+        if not digits.isdigit() or not digits.isascii():
+            raise Abort('unexpected answer from %s: %r'
+                        % (self.description, digits[:80]))
+        if len(digits) > 12 or int(digits) > MAX_ANSWER:
+            raise Abort('%s announced an answer of %s bytes, more than the '
+                        '%d we accept' % (self.description,
+                                          digits[:40].decode('ascii'),
+                                          MAX_ANSWER))
+        return int(digits)
+
     def _handshake(self):
         self._send(encode_command('hello', {})
                    + encode_command('between', {'pairs': NULL_PAIR}))
@@ -140,7 +166,7 @@ class StdioTransport(Transport):
             line = self._receive()
             if not line.rstrip(b'\n').isdigit():
                 continue
-            answer = self._receive(int(line))
+            answer = self._receive(self._length(line))
             if answer == b'\n':
                 return capabilities
             if answer.startswith(b'capabilities:'):
@@ -185,10 +211,7 @@ class StdioTransport(Transport):
             raise Abort('the server at %s failed to answer "%s"'
                         % (self.description, command),
                         hint='see the "remote:" lines above for the reason')
-        if not line.isdigit():
-            raise Abort('unexpected answer from %s: %r'
-                        % (self.description, line[:80]))
-        return self._receive(int(line))
+        return self._receive(self._length(line))
 
     def call(self, command, args):
         self._send_command(command, args)

@@ -21,10 +21,15 @@ is mocked.  The modules are:
   state before and after, refusals, fresh clones, fetches after a push).
 - `bundleserver`: a static file server in its own process (bundles,
   helpers, releases) with ranges, If-Range, an access log, and transfers
-  it can cut after N bytes.
+  it can cut after N bytes, over http or https;
 - `hgcraft`: Mercurial revisions built by hand with valid ids (what hg
   itself refuses to make) written as HG10UN or HG20 bundles;
 - `gitobj`: git trees written as loose objects, for names git refuses;
 - `hostile`: checks after hostile input (no signal death, no temporary
-  pack left, `git fsck --strict`).
+  pack left, `git fsck --strict`);
+- `hostile_http`: two origins on 127.0.0.1 in front of `hg serve` that ask for
+  credentials (401 with a body), redirect, cut answers or never end them,
+  recording which origin got which Authorization header;
+- `tls`: a self-signed certificate for 127.0.0.1 (openssl);
+- `signing`: a release key made for the test session (Ed25519).
 """

@@ -13,6 +13,8 @@ only N bytes of it, then close the connection. Every request is one JSON
 line in the log: method, path, range, if_range, status, sent (body
 bytes sent).
 
+With --tls-cert and --tls-key it speaks https (see `tls`).
+
 `BundleServer` starts it as a child process (its own process group) and
 stops it by pid.
 """
@@ -23,6 +25,7 @@ import json
 import os
 import re
 import signal
+import ssl
 import subprocess
 import sys
 import threading
@@ -126,8 +129,14 @@ def main(argv=None):
     parser.add_argument('--port-file', required=True)
     parser.add_argument('--cut-after', type=int)
     parser.add_argument('--cuts', type=int, default=1)
+    parser.add_argument('--tls-cert')
+    parser.add_argument('--tls-key')
     args = parser.parse_args(argv)
     server = ThreadingHTTPServer(('127.0.0.1', 0), _Handler)
+    if args.tls_cert:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(args.tls_cert, args.tls_key)
+        server.socket = context.wrap_socket(server.socket, server_side=True)
     server.daemon_threads = True
     server.state = _State(args.root, args.log, args.cut_after, args.cuts)
     tmp = args.port_file + '.tmp'
@@ -140,8 +149,9 @@ def main(argv=None):
 class BundleServer:
     """The server above, in a child process, serving `root`."""
 
-    def __init__(self, root, workdir, cut_after=None, cuts=1):
+    def __init__(self, root, workdir, cut_after=None, cuts=1, tls=None):
         self.root = Path(root)
+        self.tls = tls  # (certificate, key) paths for https
         self.workdir = Path(workdir)
         self.cut_after = cut_after
         self.cuts = cuts
@@ -150,7 +160,8 @@ class BundleServer:
         self.port = None
 
     def url(self, name=''):
-        return f'http://127.0.0.1:{self.port}/{name}'
+        scheme = 'https' if self.tls else 'http'
+        return f'{scheme}://127.0.0.1:{self.port}/{name}'
 
     def start(self):
         self.workdir.mkdir(parents=True, exist_ok=True)
@@ -162,6 +173,9 @@ class BundleServer:
         if self.cut_after is not None:
             args += ['--cut-after', str(self.cut_after),
                      '--cuts', str(self.cuts)]
+        if self.tls:
+            args += ['--tls-cert', str(self.tls[0]),
+                     '--tls-key', str(self.tls[1])]
         self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL,
                                      start_new_session=True)
         deadline = time.monotonic() + START_TIMEOUT

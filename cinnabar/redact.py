@@ -1,0 +1,23 @@
+"""Keeping credentials out of what people and logs see.
+
+A URL may carry a user and password (`scheme://user:password@host/...`,
+RFC 3986 "userinfo"). As git does for the URLs it shows, what we print,
+trace or put in error messages drops the whole userinfo part:
+`https://user:secret@host/repo` is shown as `https://host/repo`.
+"""
+
+import re
+
+# `scheme://userinfo@`: the userinfo ends at the last `@` before the
+# path, query or fragment (or whitespace, in free text).
+_USERINFO = re.compile(r'\b([A-Za-z][A-Za-z0-9+.-]*://)[^/?#\s]*@')
+
+
+def redact_url(url):
+    """`url` without its userinfo."""
+    return _USERINFO.sub(r'\1', url)
+
+
+def redact_text(text):
+    """`text` with the userinfo of every URL in it removed."""
+    return _USERINFO.sub(r'\1', text)

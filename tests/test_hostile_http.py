@@ -1,0 +1,274 @@
+"""Hostile HTTP servers (lib.hostile_http, two origins on 127.0.0.1 in front of
+a real `hg serve`): credentials never reach another origin than the one
+they were given for (redirects, clone bundles hosted elsewhere), a 401
+with a body asks the credential helpers, https never downgrades to http,
+answers cut short or endless are errors that change nothing, an ssh
+server announcing an absurd length is refused, and no secret shows in
+messages or trace files (mode 0600)."""
+
+import base64
+import json
+import os
+import stat
+import sys
+
+import pytest
+
+from lib.checks import assert_failed_for_people, assert_no_traceback
+from lib.git import git, refs
+from lib.hostile_http import HostileServer
+from lib.push import hg_commit, make_hg_repo
+
+ALICE = ('alice', 'alice-s3cret')
+BOB = ('bob', 'bob-s3cret')
+SECRETS = (ALICE[1], BOB[1])
+
+CREDENTIAL_HELPER = '''#!%s
+"""A git credential helper for the tests: logs what it is asked (one
+JSON line a call) and answers `get` from a {host: [user, password]}
+file."""
+import json
+import sys
+
+action = sys.argv[1]
+fields = dict(line.split('=', 1) for line in sys.stdin.read().splitlines()
+              if '=' in line)
+with open(%r, 'a') as log:
+    log.write(json.dumps({'action': action, 'host': fields.get('host'),
+                          'protocol': fields.get('protocol'),
+                          'username': fields.get('username')}) + '\\n')
+with open(%r) as f:
+    answers = json.load(f)
+if action == 'get' and fields.get('host') in answers:
+    user, password = answers[fields['host']]
+    print('username=%%s' %% user)
+    print('password=%%s' %% password)
+'''
+
+
+@pytest.fixture(scope='module')
+def upstream(hg, hg_serve_module, tmp_path_factory):
+    """An hg server with two changesets and a bookmark."""
+    repo = make_hg_repo(hg, tmp_path_factory.mktemp('hostile') / 'repo',
+                        {'f': 'one\n'})
+    hg_commit(hg, repo, {'f': 'two\n'}, 'second')
+    hg('-R', repo, 'bookmark', '-r', '0', 'marked')
+    return hg_serve_module(repo)
+
+
+@pytest.fixture
+def hostile(request):
+    def start(**options):
+        server = HostileServer(**options)
+        request.addfinalizer(server.stop)
+        return server.start()
+    return start
+
+
+class CredentialHelper:
+    def __init__(self, directory, answers):
+        self.log = directory / 'credential.log'
+        answers_file = directory / 'answers.json'
+        answers_file.write_text(json.dumps(answers))
+        self.path = directory / 'credential-helper'
+        self.path.write_text(CREDENTIAL_HELPER % (
+            sys.executable, str(self.log), str(answers_file)))
+        self.path.chmod(0o755)
+
+    def config(self):
+        return ['-c', f'credential.helper={self.path}']
+
+    def calls(self):
+        if not self.log.exists():
+            return []
+        return [json.loads(line) for line in self.log.read_text().split(
+            '\n') if line]
+
+
+def basic(credentials):
+    return 'Basic ' + base64.b64encode(
+        ('%s:%s' % credentials).encode()).decode()
+
+
+def with_userinfo(url, credentials):
+    scheme, rest = url.split('://', 1)
+    return '%s://%s:%s@%s' % (scheme, credentials[0], credentials[1], rest)
+
+
+def clone(tmp_path, url, *config, check=True, log=True):
+    env = {'GIT_CINNABAR_LOG': str(tmp_path / 'trace.log')} if log else {}
+    return git(*config, 'clone', 'hg::' + url, 'work', cwd=tmp_path,
+               extra_env=env, check=check)
+
+
+def assert_no_secret(tmp_path, result):
+    shown = result.out + result.err
+    trace = tmp_path / 'trace.log'
+    if trace.exists():
+        shown += trace.read_text()
+        assert stat.S_IMODE(trace.stat().st_mode) == 0o600
+    for secret in SECRETS:
+        assert secret not in shown, result.describe()
+
+
+def test_redirect_to_another_host_asks_afresh(upstream, hostile, tmp_path):
+    """Alice's credentials (in the URL) go to origin a only; origin b,
+    which a redirects to, gets Bob's from the credential helper, asked
+    for b's host because b's 401 (with a body) asked for credentials."""
+    server = hostile(upstream_port=upstream.port)
+    server.auth = {'a': ALICE, 'b': BOB}
+    server.redirect['a'] = server.url('b')
+    helper = CredentialHelper(tmp_path, {
+        f'127.0.0.1:{server.port("b")}': BOB})
+    result = clone(tmp_path, with_userinfo(server.url('a'), ALICE) + '/',
+                   *helper.config())
+    assert_no_traceback(result)
+    assert 'marked' in ' '.join(refs(tmp_path / 'work'))
+    to_b = server.requests_to('b')
+    assert to_b and all(r['authorization'] in (None, basic(BOB))
+                        for r in to_b)
+    assert any(r['authorization'] == basic(BOB) for r in to_b)
+    assert all(r['authorization'] in (None, basic(ALICE))
+               for r in server.requests_to('a'))
+    asked = [c for c in helper.calls() if c['action'] == 'get']
+    assert [c['host'] for c in asked] == [f'127.0.0.1:{server.port("b")}']
+    assert_no_secret(tmp_path, result)
+
+
+def test_401_with_a_body_asks_the_credential_helper(upstream, hostile,
+                                                    tmp_path):
+    server = hostile(upstream_port=upstream.port)
+    server.auth = {'a': BOB}
+    host = f'127.0.0.1:{server.port("a")}'
+    helper = CredentialHelper(tmp_path, {host: BOB})
+    result = clone(tmp_path, server.url('a') + '/', *helper.config())
+    assert_no_traceback(result)
+    assert [c['action'] for c in helper.calls()][:1] == ['get']
+    assert 'store' in [c['action'] for c in helper.calls()]
+    assert_no_secret(tmp_path, result)
+
+
+def test_wrong_credentials_are_refused_and_erased(upstream, hostile,
+                                                  tmp_path):
+    server = hostile(upstream_port=upstream.port)
+    server.auth = {'a': BOB}
+    helper = CredentialHelper(tmp_path, {
+        f'127.0.0.1:{server.port("a")}': (BOB[0], 'wrong')})
+    result = clone(tmp_path, server.url('a') + '/', *helper.config(),
+                   check=False)
+    assert_failed_for_people(result)
+    assert 'authentication failed' in result.err
+    assert 'erase' in [c['action'] for c in helper.calls()]
+    assert not (tmp_path / 'work').exists()
+
+
+def test_clone_bundle_elsewhere_gets_no_credentials(hg, hostile, tmp_path,
+                                                    hg_serve):
+    """A clone bundle on another origin is fetched without the hg
+    server's credentials."""
+    repo = make_hg_repo(hg, tmp_path / 'repo', {'f': 'one\n'})
+    with open(repo / '.hg' / 'hgrc', 'a') as f:
+        f.write('[extensions]\nclonebundles =\n')
+    files = tmp_path / 'files'
+    files.mkdir()
+    hg('-R', repo, 'bundle', '-q', '--type', 'none-v2', '--all',
+       files / 'full.hg')
+    upstream = hg_serve(repo)
+    server = hostile(upstream_port=upstream.port)
+    server.auth = {'a': ALICE}
+    bundles = hostile(files=files)
+    (repo / '.hg' / 'clonebundles.manifest').write_text(
+        bundles.url('a') + '/full.hg BUNDLESPEC=none-v2\n')
+    result = clone(tmp_path, with_userinfo(server.url('a'), ALICE) + '/')
+    assert_no_traceback(result)
+    assert 'Getting clone bundle from' in result.err
+    fetched = bundles.requests_to('a')
+    assert fetched and all(r['authorization'] is None for r in fetched)
+    assert any(r['authorization'] == basic(ALICE)
+               for r in server.requests_to('a'))
+    assert_no_secret(tmp_path, result)
+
+
+def test_https_to_http_redirect_is_refused(upstream, hostile, tmp_path,
+                                           tls_certificate):
+    server = hostile(upstream_port=upstream.port, tls=tls_certificate)
+    server.redirect['a'] = server.url('b')
+    result = git('clone', 'hg::' + server.url('a') + '/', 'work',
+                 cwd=tmp_path, check=False,
+                 extra_env={'GIT_SSL_CAINFO': str(tls_certificate[0])})
+    assert_failed_for_people(result)
+    assert 'it leaves https' in result.err
+    assert server.requests_to('a')
+    assert server.requests_to('b') == []
+    assert not (tmp_path / 'work').exists()
+
+
+@pytest.mark.parametrize('command,mode', [
+    ('capabilities', 'with-length'), ('batch', 'with-length'),
+    ('batch', 'chunked')])
+def test_answers_cut_short_are_errors(command, mode, upstream, hostile,
+                                      tmp_path):
+    server = hostile(upstream_port=upstream.port)
+    server.cut[command] = mode
+    result = clone(tmp_path, server.url('a') + '/', check=False)
+    assert command in [r['command'] for r in server.requests]
+    assert_failed_for_people(result)
+    assert 'cut short' in result.err
+    assert not (tmp_path / 'work').exists()
+
+
+def test_endless_capabilities_are_refused(upstream, hostile, tmp_path):
+    server = hostile(upstream_port=upstream.port)
+    server.endless['capabilities'] = 'application/mercurial-0.1'
+    result = clone(tmp_path, server.url('a') + '/', check=False, log=False)
+    assert_failed_for_people(result)
+    assert 'larger than' in result.err
+    assert not (tmp_path / 'work').exists()
+
+
+def test_fetch_with_a_cut_answer_changes_nothing(upstream, hostile,
+                                                 tmp_path):
+    server = hostile(upstream_port=upstream.port)
+    clone(tmp_path, server.url('a') + '/')
+    before = refs(tmp_path / 'work')
+    server.cut['batch'] = 'with-length'
+    result = git('fetch', 'origin', cwd=tmp_path / 'work', check=False)
+    assert_failed_for_people(result)
+    assert refs(tmp_path / 'work') == before
+
+
+@pytest.mark.parametrize('answer,message', [
+    ('printf "99999999999999999999\\n"', 'more than the'),
+    ("head -c 200000 /dev/zero | tr '\\0' 1", 'longer than')])
+def test_ssh_absurd_answers_are_refused(answer, message, tmp_path):
+    """A server announcing an absurd length, or sending an endless line,
+    in the ssh handshake gets a clear error, not a traceback (nor an
+    attempt to read all that)."""
+    fake = tmp_path / 'fake-ssh'
+    fake.write_text('#!/bin/sh\ncat >/dev/null &\n%s\n' % answer)
+    fake.chmod(0o755)
+    result = git('clone', 'hg::ssh://localhost/repo', 'work', cwd=tmp_path,
+                 check=False, extra_env={'GIT_SSH_COMMAND': str(fake)})
+    assert_failed_for_people(result)
+    assert message in result.err
+    assert not (tmp_path / 'work').exists()
+
+
+def test_no_secret_in_errors_or_traces(hostile, tmp_path):
+    """A server that is gone: the error names it without the password."""
+    server = hostile(upstream_port=None)
+    url = with_userinfo(server.url('a'), ALICE) + '/'
+    server.stop()
+    result = clone(tmp_path, url, check=False)
+    assert_failed_for_people(result)
+    assert '127.0.0.1' in result.err
+    assert_no_secret(tmp_path, result)
+    assert os.path.exists(tmp_path / 'trace.log')
+    # Tracing to stderr: the trace and the helper's crash report (its
+    # last commands) show the URL without the password.
+    traced = git('clone', 'hg::' + url, 'work2', cwd=tmp_path, check=False,
+                 extra_env={'GIT_CINNABAR_TRACE': '1'})
+    assert_failed_for_people(traced)
+    assert 'last commands:' in traced.err
+    assert 'http fetch http://127.0.0.1' in traced.err
+    assert_no_secret(tmp_path, traced)
