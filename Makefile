@@ -146,12 +146,13 @@ asan: check-deps $(ASAN_GIT_TREE)/.cinnabar-extracted
 FUZZ_SECONDS = 3600
 FUZZ_SEED = $(shell date +%s)
 FUZZ_OUT = $(BUILD)/fuzz
+FUZZ_JOBS = 2
 FUZZ_ARGS =
 given = $(filter command line environment,$(origin $(1)))
 
 define run-fuzz
 	$(PYTHON) tests/fuzz/fuzz.py --helper $(ASAN_HELPER) --seconds $(1) \
-		--seed $(2) --out $(FUZZ_OUT) $(FUZZ_ARGS)
+		--seed $(2) --jobs $(FUZZ_JOBS) --out $(FUZZ_OUT) $(FUZZ_ARGS)
 endef
 
 fuzz: asan

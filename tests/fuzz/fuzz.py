@@ -121,6 +121,10 @@ class Fuzzer:
     def next_input(self):
         """(data, how, clean)."""
         rng = self.rng
+        if self.args.only_clean:
+            gen = self.generator.generate(clean=True)
+            self.stats['generated'] += 1
+            return gen.data, 'generated clean', True
         choice = rng.random()
         if choice < 0.3:
             gen = self.generator.generate()
@@ -189,7 +193,7 @@ class Fuzzer:
     def loop(self):
         start = time.time()
         last = start
-        if self.job == 0:
+        if self.job == 0 and not self.args.only_clean:
             for name, data in self.seeds:
                 self.run_one(data, 'seed ' + name, False)
         while time.time() - start < self.args.seconds:
@@ -306,6 +310,9 @@ def main(argv=None):
     parser.add_argument('--cli-every', type=int, default=50,
                         help='run every Nth harmless input through '
                         '`git cinnabar unbundle` too (0: never)')
+    parser.add_argument('--only-clean', action='store_true',
+                        help='only generated bundles of the clean profile '
+                        '(each must be imported, fsck clean)')
     parser.add_argument('--jobs', type=int, default=1,
                         help='fuzzing processes run side by side')
     parser.add_argument('--replay', nargs='+', metavar='FILE')
@@ -313,6 +320,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.replay:
         return replay(args)
+    start = time.time()
     if args.jobs > 1:
         with multiprocessing.Pool(args.jobs) as pool:
             results = pool.starmap(run_job, [(args, j)
@@ -324,8 +332,9 @@ def main(argv=None):
         inputs += stats['inputs']
         for sig, count in job_findings.items():
             findings[sig] = findings.get(sig, 0) + count
-    print('%d inputs in %gs (%.1f/s) with %d job(s)' % (
-        inputs, args.seconds, inputs / args.seconds, args.jobs))
+    elapsed = time.time() - start
+    print('%d inputs in %ds (%.1f/s) with %d job(s)' % (
+        inputs, elapsed, inputs / elapsed, args.jobs))
     if findings:
         print('%d kinds of findings, saved under %s:' % (
             len(findings), args.out))
