@@ -282,7 +282,7 @@ class Generator:
                 rng.shuffle(revs)
             if revs and self.odd('duplicate-revision', 0.03):
                 revs.append(revs[0])
-            self.set_deltas(revs, version)
+            self.set_deltas(revs, version, revs is self.changeset_revs)
         files = sorted((p, r) for p, r in self.file_revs.items() if r)
         if self.odd('empty-file-group', 0.03):
             files.append((b'nothing', []))
@@ -291,14 +291,20 @@ class Generator:
         return Changegroup(version, self.changeset_revs, self.manifest_revs,
                            files)
 
-    def set_deltas(self, revs, version):
+    def set_deltas(self, revs, version, changesets=False):
+        """Delta bases as Mercurial picks them: the previous revision (01),
+        or (02, 03) the stored delta parent (p1 or null) or the previous
+        one; for changesets, which it stores without delta chains, the
+        previous one or null."""
         rng = self.rng
         prev = None
         for rev in revs:
             if version == 1:
                 rev.base = prev if prev is not None else rev.p1
             else:
-                choices = [NULL, rev.p1] + ([prev] if prev else [])
+                choices = [NULL] + ([prev] if prev else [])
+                if not changesets or self.odd('changeset-delta-p1', 0.1):
+                    choices.append(rev.p1)
                 rev.base = rng.choice(choices)
                 if self.odd('unknown-delta-base', 0.01):
                     rev.base = b'\x33' * 20
