@@ -184,19 +184,22 @@ class Fuzzer:
             return
         print('FINDING %s (input %d, %s)' % (
             sig, self.stats['inputs'], how[:60]), flush=True)
-        if outcome.kind in ('traceback', 'cli-exit', 'refused-valid'):
+        budget = min(self.args.minimize, self.deadline - time.time())
+        if outcome.kind in ('traceback', 'cli-exit', 'refused-valid') or \
+                budget <= 0:
             small = data
         else:
-            small = minimize(self.target, data, sig, self.args.minimize)
+            small = minimize(self.target, data, sig, budget)
         save_finding(self.args.out, data, small, outcome, how)
 
     def loop(self):
         start = time.time()
         last = start
+        self.deadline = start + self.args.seconds
         if self.job == 0 and not self.args.only_clean:
             for name, data in self.seeds:
                 self.run_one(data, 'seed ' + name, False)
-        while time.time() - start < self.args.seconds:
+        while time.time() < self.deadline:
             if self.args.max_inputs and \
                     self.stats['inputs'] >= self.args.max_inputs:
                 break
@@ -305,7 +308,8 @@ def main(argv=None):
     parser.add_argument('--timeout', type=float, default=20,
                         help='seconds one input may take')
     parser.add_argument('--minimize', type=float, default=30,
-                        help='seconds spent minimizing each finding')
+                        help='seconds spent minimizing each finding (within '
+                        'the run\'s --seconds)')
     parser.add_argument('--max-inputs', type=int, default=0)
     parser.add_argument('--cli-every', type=int, default=50,
                         help='run every Nth harmless input through '

@@ -28,6 +28,8 @@ and git-cinnabar must import as it is; the fuzzer reports a clean bundle
 that is refused.
 """
 
+import struct
+
 import bundlefmt
 from bundlefmt import Changegroup, Rev, encode_delta, make_delta
 from hgcheck import NULL, hg_id
@@ -331,6 +333,8 @@ class Generator:
                 encode_delta([(len(base) + 1, len(base) + 1, b'x')]),
                 encode_delta([(1, 0, b'')]),
                 encode_delta([(0, 0, b'a'), (0, 0, b'b')])[:-1],
+                struct.pack('>III', 0, len(base), 0xffffffff) + text,
+                struct.pack('>III', 0xfffffff0, 0xffffffff, 1) + b'x',
                 delta + encode_delta([(0, 0, b'back')])))
         return delta
 

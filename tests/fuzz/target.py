@@ -81,15 +81,22 @@ _WRAPPERS = ('wrapper.c', 'strbuf.c', 'string-list.c', 'usage.c')
 
 
 def sanitizer_frames(stderr):
-    """The first frames of the report in the helper's code (else git's)."""
-    ours, gits = [], []
+    """The first two frames of the report in the helper's or git's code.
+
+    Git's tree is compiled with relative paths (builtin/fast-import.c),
+    the helper with absolute ones; the sanitizer's and libc's frames are
+    left out, and so are allocation and string wrappers.
+    """
+    frames = []
     for func, path in _FRAME.findall(stderr):
-        name = '%s (%s)' % (func, os.path.basename(path))
-        if '/helper/' in path:
-            ours.append(name)
-        elif '/git-2.' in path and os.path.basename(path) not in _WRAPPERS:
-            gits.append(name)
-    return ' < '.join((ours or gits)[:2])
+        ours = '/helper/' in path or '/git-2.' in path or not (
+            path.startswith('/') or path.startswith('..') or
+            path.startswith('('))
+        if ours and os.path.basename(path) not in _WRAPPERS:
+            frames.append('%s (%s)' % (func, os.path.basename(path)))
+        if len(frames) == 2:
+            break
+    return ' < '.join(frames)
 
 
 def sanitizer_report(stderr):
