@@ -155,7 +155,10 @@ class Fuzzer:
     # Running them.
 
     def run_one(self, data, how, clean):
-        outcome = self.target.run(data)
+        ignorecase = self.rng.random() < 0.2
+        outcome = self.target.run(data, ignorecase)
+        if ignorecase:
+            how += ' (core.ignorecase=true)'
         self.stats['inputs'] += 1
         if outcome.accepted:
             self.stats['accepted'] += 1
@@ -225,9 +228,10 @@ class Fuzzer:
 def minimize(target, data, signature, budget):
     """A smaller input giving the same finding, within `budget` seconds."""
     deadline = time.time() + budget
+    ignorecase = signature.endswith('(core.ignorecase=true)')
 
     def same(candidate):
-        outcome = target.run(candidate)
+        outcome = target.run(candidate, ignorecase)
         return signature in (outcome.signature, outcome.leak and
                              outcome.leak.signature)
 
@@ -265,9 +269,10 @@ def save_finding(out, original, small, outcome, how):
     with open(os.path.join(directory, 'report.txt'), 'w') as f:
         f.write('finding: %s\nfrom: %s\ninput: %d bytes (original %d)\n'
                 'replay: python3 tests/fuzz/fuzz.py --helper '
-                'build/asan/git-cinnabar-helper --replay %s\n\n'
+                'build/asan/git-cinnabar-helper%s --replay %s\n\n'
                 '--- answers\n%s\n--- stderr\n%s\n' % (
                     outcome.signature, how, len(small), len(original),
+                    ' --ignorecase' if 'core.ignorecase' in how else '',
                     os.path.join(directory, 'input.hg'), outcome.answers,
                     outcome.stderr[-20000:]))
     print('  saved in %s (%d bytes)' % (directory, len(small)), flush=True)
@@ -279,7 +284,7 @@ def replay(args):
     try:
         for path in args.replay:
             with open(path, 'rb') as f:
-                outcome = target.run(f.read())
+                outcome = target.run(f.read(), args.ignorecase)
             print('%s: %s' % (path, outcome.signature if outcome.kind
                               else 'no finding (%s)' % outcome.detail))
             if outcome.leak:
@@ -320,6 +325,8 @@ def main(argv=None):
     parser.add_argument('--jobs', type=int, default=1,
                         help='fuzzing processes run side by side')
     parser.add_argument('--replay', nargs='+', metavar='FILE')
+    parser.add_argument('--ignorecase', action='store_true',
+                        help='replay with core.ignorecase=true')
     parser.add_argument('-v', '--verbose', action='store_true')
     args = parser.parse_args(argv)
     if args.replay:

@@ -101,7 +101,7 @@ class Generator:
         if self.odd('file-and-dir', 0.08):
             pool.update((b'x', b'x/y'))
         if self.odd('deep-path', 0.03):
-            pool.add(b'd/' * rng.choice((300, 4100, 5000)) + b'f')
+            pool.add(b'd/' * rng.choice((300, 4100, 5000, 100000)) + b'f')
         if self.odd('long-name', 0.05):
             pool.add(b'n' * rng.choice((256, 4096, 70000)))
         if self.odd('empty-path', 0.02):

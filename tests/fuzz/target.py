@@ -116,14 +116,15 @@ def sanitizer_report(stderr):
 class ScratchRepo:
     """A git repository that can be put back as it was."""
 
-    def __init__(self, parent):
-        self.path = os.path.join(parent, 'repo')
+    def __init__(self, parent, name='repo', config=()):
+        self.path = os.path.join(parent, name)
         env = dict(os.environ, GIT_CONFIG_NOSYSTEM='1',
                    HOME=parent, GIT_CONFIG_GLOBAL=os.devnull)
         subprocess.run(['git', 'init', '-q', self.path], check=True, env=env)
         # fast-import would run `git unpack-objects` for small packs.
-        subprocess.run(['git', '-C', self.path, 'config',
-                        'fastimport.unpackLimit', '0'], check=True, env=env)
+        for key, value in (('fastimport.unpackLimit', '0'),) + config:
+            subprocess.run(['git', '-C', self.path, 'config', key, value],
+                           check=True, env=env)
         self.git_dir = os.path.join(self.path, '.git')
         self.baseline = self.snapshot()
 
@@ -207,7 +208,12 @@ class Target:
         self.helper = os.path.abspath(helper)
         self.timeout = timeout
         self.tmp = tempfile.mkdtemp(prefix='cinnabar-fuzz-', dir=workdir)
-        self.repo = ScratchRepo(self.tmp)
+        # Tree names must compare byte-wise whatever core.ignorecase says
+        # (git's default on macOS and Windows): a second repository has it.
+        self.repos = {False: ScratchRepo(self.tmp),
+                      True: ScratchRepo(self.tmp, 'repo-ignorecase',
+                                        (('core.ignorecase', 'true'),))}
+        self.repo = self.repos[False]
         self.input_path = os.path.join(self.tmp, 'input.hg')
         self.env = dict(os.environ, GIT_CINNABAR_PROGRESS='0',
                         GIT_CONFIG_NOSYSTEM='1', HOME=self.tmp,
@@ -218,13 +224,17 @@ class Target:
     def close(self):
         shutil.rmtree(self.tmp, ignore_errors=True)
 
-    def run(self, data):
+    def run(self, data, ignorecase=False):
         with open(self.input_path, 'wb') as f:
             f.write(data)
+        self.repo = self.repos[ignorecase]
         try:
-            return self._run(data)
+            outcome = self._run(data)
         finally:
             self.repo.reset()
+        if ignorecase and outcome.kind:
+            outcome.detail += ' (core.ignorecase=true)'
+        return outcome
 
     def _run(self, data):
         p = self.input_path
