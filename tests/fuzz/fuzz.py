@@ -240,7 +240,8 @@ def minimize(target, data, signature, budget):
         if bundle.kind != 'cg' and bundle.compression != b'UN':
             bundle.compression = b'UN'
             plain = bundle.encode()
-            if same(plain):
+            # Uncompressed is easier to read, unless it is big.
+            if len(plain) <= 65536 and same(plain):
                 data = plain
     except (bundlefmt.FormatError, ValueError, OSError, EOFError):
         pass
