@@ -7,10 +7,11 @@ by the chunk (02, 03) that came earlier in the group, or the null id
 (empty text).  `bundle_ids_verify` answers False when some revision of
 the bundle's changegroups has an id its text does not give, or a delta
 that cannot be applied (Mercurial would refuse both), True when every one
-verifies, and None when it cannot tell (zstd, which Python's standard
-library cannot read, or a base outside the bundle, i.e. in the
-importing repository, which the fuzzer's scratch repositories never
-have).
+verifies (a revision sent twice is taken as known the second time, as
+Mercurial and the helper do), and None when it cannot tell (zstd, which
+Python's standard library cannot read, or a base outside the bundle, i.e.
+in the importing repository, which the fuzzer's scratch repositories
+never have).
 """
 
 import hashlib
@@ -36,6 +37,8 @@ def group_verifies(revs, files=False):
         if files and rev.node == EMPTY_FILE:
             texts[rev.node] = b''
             continue
+        if rev.node in texts:
+            continue  # sent again: skipped as known, as Mercurial does
         if rev.base not in texts:
             return None
         try:
