@@ -20,6 +20,7 @@ import hashlib
 import multiprocessing
 import os
 import random
+import resource
 import struct
 import subprocess
 import sys
@@ -102,7 +103,8 @@ class Fuzzer:
         self.args = args
         self.job = job
         self.rng = random.Random(args.seed * 1000 + job)
-        self.target = Target(args.helper, timeout=args.timeout)
+        self.target = Target(args.helper, timeout=args.timeout,
+                             leaks=args.leaks)
         self.zstd = Zstd(self.target.helper, self.target.tmp)
         self.generator = hggen.Generator(self.rng, self.zstd)
         self.seeds = load_seeds(args.seeds)
@@ -217,9 +219,13 @@ class Fuzzer:
     def progress(self, start):
         elapsed = max(time.time() - start, 1e-9)
         s = self.stats
-        print('[%d] %ds: %d inputs (%.1f/s), %d accepted, %d generated (%d '
-              'clean), %d answers seen, %d findings (%d kinds)' % (
+        used = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (used.ru_utime + used.ru_stime) / max(s['inputs'], 1)
+        print('[%d] %ds: %d inputs (%.1f/s, %.0f ms CPU each), %d accepted, '
+              '%d generated (%d clean), %d answers seen, %d findings (%d '
+              'kinds)' % (
                   self.job, elapsed, s['inputs'], s['inputs'] / elapsed,
+                  cpu * 1000,
                   s['accepted'], s['generated'], s['clean'],
                   len(self.marks), sum(self.findings.values()),
                   len(self.findings)), flush=True)
@@ -280,7 +286,7 @@ def save_finding(out, original, small, outcome, how):
 
 
 def replay(args):
-    target = Target(args.helper, timeout=args.timeout)
+    target = Target(args.helper, timeout=args.timeout, leaks=args.leaks)
     status = 0
     try:
         for path in args.replay:
@@ -325,6 +331,8 @@ def main(argv=None):
                         '(each must be imported, fsck clean)')
     parser.add_argument('--jobs', type=int, default=1,
                         help='fuzzing processes run side by side')
+    parser.add_argument('--no-leaks', dest='leaks', action='store_false',
+                        help='do not look for leaks (LeakSanitizer off)')
     parser.add_argument('--replay', nargs='+', metavar='FILE')
     parser.add_argument('--ignorecase', action='store_true',
                         help='replay with core.ignorecase=true')

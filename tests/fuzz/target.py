@@ -204,7 +204,7 @@ def _protocol_answers(out):
 class Target:
     """The helper under test, its scratch repository and its checks."""
 
-    def __init__(self, helper, timeout=20.0, workdir=None):
+    def __init__(self, helper, timeout=20.0, workdir=None, leaks=True):
         self.helper = os.path.abspath(helper)
         self.timeout = timeout
         self.tmp = tempfile.mkdtemp(prefix='cinnabar-fuzz-', dir=workdir)
@@ -219,6 +219,9 @@ class Target:
                         GIT_CONFIG_NOSYSTEM='1', HOME=self.tmp,
                         GIT_CONFIG_GLOBAL=os.devnull, LC_ALL='C',
                         **SANITIZER_ENV)
+        if not leaks:
+            self.env['ASAN_OPTIONS'] = self.env['ASAN_OPTIONS'].replace(
+                'detect_leaks=1', 'detect_leaks=0')
         self.env.pop('GIT_DIR', None)
 
     def close(self):
