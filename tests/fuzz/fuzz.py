@@ -39,6 +39,8 @@ POOL_LIMIT = 500
 
 
 def load_seeds(directory):
+    if not os.path.isdir(directory):
+        sys.exit('fuzz.py: no seed directory %s' % directory)
     seeds = []
     for name in sorted(os.listdir(directory)):
         with open(os.path.join(directory, name), 'rb') as f:
@@ -282,7 +284,13 @@ def save_finding(out, original, small, outcome, how):
                     ' --ignorecase' if 'core.ignorecase' in how else '',
                     os.path.join(directory, 'input.hg'), outcome.answers,
                     outcome.stderr[-20000:]))
-    print('  saved in %s (%d bytes)' % (directory, len(small)), flush=True)
+    print('  saved in %s (%d bytes)' % (directory, len(small)))
+    # For logs that outlive the machine (CI): what the helper said.
+    lines = (outcome.answers.strip().splitlines()[-3:] +
+             outcome.stderr.strip().splitlines()[:25])
+    for line in lines:
+        print('  | ' + line[:200])
+    sys.stdout.flush()
 
 
 def replay(args):
