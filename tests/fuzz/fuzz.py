@@ -160,9 +160,13 @@ class Fuzzer:
 
     def run_one(self, data, how, clean):
         ignorecase = self.rng.random() < 0.2
-        outcome = self.target.run(data, ignorecase)
+        stdin = self.rng.random() < 0.15
+        outcome = self.target.run(data, ignorecase, stdin)
         if ignorecase:
             how += ' (core.ignorecase=true)'
+        if stdin:
+            how += ' (import stdin)'
+            outcome.detail += ' (import stdin)'
         self.stats['inputs'] += 1
         if outcome.accepted:
             self.stats['accepted'] += 1
@@ -236,10 +240,13 @@ class Fuzzer:
 def minimize(target, data, signature, budget):
     """A smaller input giving the same finding, within `budget` seconds."""
     deadline = time.time() + budget
-    ignorecase = signature.endswith('(core.ignorecase=true)')
+    ignorecase = '(core.ignorecase=true)' in signature
+    stdin = '(import stdin)' in signature
 
     def same(candidate):
-        outcome = target.run(candidate, ignorecase)
+        outcome = target.run(candidate, ignorecase, stdin)
+        if stdin:
+            outcome.detail += ' (import stdin)'
         return signature in (outcome.signature, outcome.leak and
                              outcome.leak.signature)
 
@@ -278,10 +285,11 @@ def save_finding(out, original, small, outcome, how):
     with open(os.path.join(directory, 'report.txt'), 'w') as f:
         f.write('finding: %s\nfrom: %s\ninput: %d bytes (original %d)\n'
                 'replay: python3 tests/fuzz/fuzz.py --helper '
-                'build/asan/git-cinnabar-helper%s --replay %s\n\n'
+                'build/asan/git-cinnabar-helper%s%s --replay %s\n\n'
                 '--- answers\n%s\n--- stderr\n%s\n' % (
                     outcome.signature, how, len(small), len(original),
                     ' --ignorecase' if 'core.ignorecase' in how else '',
+                    ' --stdin' if 'import stdin' in how else '',
                     os.path.join(directory, 'input.hg'), outcome.answers,
                     outcome.stderr[-20000:]))
     print('  saved in %s (%d bytes)' % (directory, len(small)))
@@ -299,7 +307,7 @@ def replay(args):
     try:
         for path in args.replay:
             with open(path, 'rb') as f:
-                outcome = target.run(f.read(), args.ignorecase)
+                outcome = target.run(f.read(), args.ignorecase, args.stdin)
             print('%s: %s' % (path, outcome.signature if outcome.kind
                               else 'no finding (%s)' % outcome.detail))
             if outcome.leak:
@@ -344,6 +352,8 @@ def main(argv=None):
     parser.add_argument('--replay', nargs='+', metavar='FILE')
     parser.add_argument('--ignorecase', action='store_true',
                         help='replay with core.ignorecase=true')
+    parser.add_argument('--stdin', action='store_true',
+                        help='replay through `import stdin bundle`')
     parser.add_argument('-v', '--verbose', action='store_true')
     args = parser.parse_args(argv)
     if args.replay:

@@ -30,6 +30,10 @@ not read.  Outcome.kind names what was wrong, or is None:
              detail has the first problem)
   fsck       `fsck full` answered an error after an accepted import
 
+One input in some is sent instead as a clone over ssh or http sends a
+`getbundle` answer: `import stdin bundle` followed by the data as a block
+stream (no `bundle-heads`), then `finish`, `fsck full`.
+
 The scratch repository is put back to its first state after every input
 (files added since are removed), so inputs do not see each other.
 """
@@ -227,22 +231,26 @@ class Target:
     def close(self):
         shutil.rmtree(self.tmp, ignore_errors=True)
 
-    def run(self, data, ignorecase=False):
+    def run(self, data, ignorecase=False, stdin=False):
         with open(self.input_path, 'wb') as f:
             f.write(data)
         self.repo = self.repos[ignorecase]
         try:
-            outcome = self._run(data)
+            outcome = self._run(data, stdin)
         finally:
             self.repo.reset()
         if ignorecase and outcome.kind:
             outcome.detail += ' (core.ignorecase=true)'
         return outcome
 
-    def _run(self, data):
+    def _run(self, data, stdin):
         p = self.input_path
-        script = ('bundle-heads %s\nimport file %s\nfinish\nfsck full\n'
-                  'quit\n' % (p, p)).encode()
+        if stdin:
+            script = b'import stdin bundle\n' + blocks(data) + \
+                b'finish\nfsck full\nquit\n'
+        else:
+            script = ('bundle-heads %s\nimport file %s\nfinish\n'
+                      'fsck full\nquit\n' % (p, p)).encode()
         proc = subprocess.Popen([self.helper], cwd=self.repo.path,
                                 env=self.env, stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE,
@@ -256,8 +264,10 @@ class Target:
             return Outcome('timeout', 'no answer in %gs' % self.timeout,
                            out.decode('utf-8', 'replace'),
                            err.decode('utf-8', 'replace'))
-        return self._judge(data, proc.returncode,
-                           out.decode('utf-8', 'replace'),
+        out = out.decode('utf-8', 'replace')
+        if stdin:
+            out = '0\n' + out  # as if bundle-heads had answered
+        return self._judge(data, proc.returncode, out,
                            err.decode('utf-8', 'replace'))
 
     def _judge(self, data, status, out, err):
@@ -314,6 +324,13 @@ class Target:
         if accepted and hgcheck.bundle_ids_verify(data) is False:
             return outcome('accepted-bad', 'an hg id does not verify')
         return outcome(None, _normalize(error) if error else 'accepted')
+
+
+def blocks(data, size=65536):
+    """`data` as a block stream (PROTOCOL.md), ended by an empty block."""
+    out = [b'%d\n' % len(data[i:i + size]) + data[i:i + size]
+           for i in range(0, len(data), size)]
+    return b''.join(out) + b'0\n'
 
 
 def _phase(out, accepted):
