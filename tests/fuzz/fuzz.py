@@ -16,6 +16,7 @@ was one.  --replay runs given inputs once and prints what happened.
 """
 
 import argparse
+import faulthandler
 import hashlib
 import multiprocessing
 import os
@@ -214,8 +215,11 @@ class Fuzzer:
             if self.args.max_inputs and \
                     self.stats['inputs'] >= self.args.max_inputs:
                 break
+            # Should the driver itself get stuck, say where.
+            faulthandler.dump_traceback_later(300)
             data, how, clean = self.next_input()
             self.run_one(data, how, clean)
+            faulthandler.cancel_dump_traceback_later()
             if time.time() - last >= 30:
                 last = time.time()
                 self.progress(start)
