@@ -7,6 +7,11 @@
 #   make test             the test suite with the venv's Mercurial
 #   make test-hg63        the same suite with Debian's /usr/bin/hg (Mercurial 6.3)
 #   make demo             build, then clone a small hg repository served over HTTP
+#   make asan             build/asan/git-cinnabar-helper: the helper and its own git
+#                         tree built with AddressSanitizer and UBSan (for fuzzing)
+#   make fuzz             fuzz the bundle reader of the ASan helper for FUZZ_SECONDS
+#                         (default 3600); `make fuzz-short`: 120 s with a fixed seed,
+#                         as CI runs it.  See tests/fuzz/README.md
 #   make install          install under $(prefix) (default /usr/local); DESTDIR works
 #   make uninstall        remove what install put there
 #   make clean            remove the helper and its objects
@@ -53,7 +58,7 @@ cinnabardir = $(prefix)/lib/git-cinnabar
 LAUNCHERS = git-remote-hg git-cinnabar
 
 .PHONY: all deps helper check-deps git-source venv test test-hg63 lint demo \
-	install uninstall clean distclean
+	install uninstall clean distclean asan fuzz fuzz-short
 .DELETE_ON_ERROR:
 
 all: helper
@@ -98,71 +103,62 @@ $(GIT_TARBALL):
 	@bash helper/fetch-git.sh $(GIT_VERSION) $(GIT_SHA256) $@ $(GIT_DEBIAN_VERSIONS)
 
 # The tarball is checked again here, so that one put in build/ by hand is too.
-$(GIT_TREE)/.cinnabar-extracted: $(GIT_TARBALL)
+# $(call extract-git,DIR): check the tarball and extract it as DIR/git-$(GIT_VERSION).
+define extract-git
 	@echo "$(GIT_SHA256)  $<" | sha256sum -c --quiet || \
 		{ echo "error: $<: SHA-256 mismatch; remove it and run make again" >&2; \
 		  exit 1; }
-	rm -rf $(GIT_TREE)
-	tar -xJf $< -C $(BUILD)
-	@test -f $(GIT_TREE)/Makefile
+	rm -rf $(1)/git-$(GIT_VERSION)
+	mkdir -p $(1)
+	tar -xJf $< -C $(1)
+	@test -f $(1)/git-$(GIT_VERSION)/Makefile
 	@touch $@
+endef
 
-venv: $(VENV_STAMP)
+$(GIT_TREE)/.cinnabar-extracted: $(GIT_TARBALL)
+	$(call extract-git,$(BUILD))
 
-$(VENV_STAMP): requirements-test.txt
-	@$(PYTHON) -c 'import ensurepip, venv' 2>/dev/null || \
-		{ echo "error: $(PYTHON) cannot make a venv;" \
-		  "on Debian: apt-get install python3-venv" >&2; exit 1; }
-	$(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/python -m pip install -q --disable-pip-version-check -r $< || \
-		{ echo "error: pip failed; where PyPI has no Mercurial wheel for this" \
-		  "Python, Mercurial builds C extensions: on Debian," \
-		  "apt-get install gcc python3-dev" >&2; exit 1; }
-	@cp $< $@
+# The sanitized helper lives apart, with its own copy of the git tree built with
+# the same flags (build/asan/), so the normal build is left alone.  -O1 keeps it
+# fast enough to fuzz; any UBSan report is fatal, as ASan's are.
+ASAN_DIR = $(BUILD)/asan
+ASAN_GIT_TREE = $(ASAN_DIR)/git-$(GIT_VERSION)
+ASAN_HELPER = $(ASAN_DIR)/$(HELPER)
+SANITIZE = -fsanitize=address,undefined -fno-omit-frame-pointer \
+	-fno-sanitize-recover=undefined
+ASAN_CFLAGS = -O1 -g $(SANITIZE)
 
-# The tests find the helper and the launchers on PATH (git runs git-remote-hg from
-# there), hg through CINNABAR_TEST_HG, and the corpus in ../shared/corpus unless
-# CINNABAR_CORPUS says otherwise.
-test: helper venv
-	@test -x '$(TEST_HG)' || \
-		{ echo "error: no hg at $(TEST_HG)" >&2; exit 1; }
-	PATH='$(CURDIR)':"$$PATH" HG='$(TEST_HG)' CINNABAR_TEST_HG='$(TEST_HG)' \
-		$(VENV)/bin/python -m pytest tests $(PYTEST_ARGS)
+$(ASAN_GIT_TREE)/.cinnabar-extracted: $(GIT_TARBALL)
+	$(call extract-git,$(ASAN_DIR))
 
-test-hg63:
-	@test -x $(DEBIAN_HG) || \
-		{ echo "error: no $(DEBIAN_HG); on Debian: apt-get install mercurial" >&2; \
-		  exit 1; }
-	@$(MAKE) --no-print-directory test TEST_HG=$(DEBIAN_HG)
+asan: check-deps $(ASAN_GIT_TREE)/.cinnabar-extracted
+	+@GIT_CEILING_DIRECTORIES='$(CURDIR)/$(BUILD)' \
+	$(MAKE) $(if $(filter -j%,$(MAKEFLAGS)),,-j$(JOBS)) --no-print-directory \
+		-C $(ASAN_GIT_TREE) -f '$(CURDIR)/helper/helper.mk' \
+		CINNABAR_TOP='$(CURDIR)' $(GIT_MAKE_FLAGS) \
+		CFLAGS='$(ASAN_CFLAGS)' LDFLAGS='$(SANITIZE)' \
+		HELPER_OBJDIR='$(CURDIR)/$(ASAN_DIR)/helper' \
+		HELPER_PROGRAM='$(CURDIR)/$(ASAN_HELPER)' helper
 
-lint: venv
-	$(VENV)/bin/python -m flake8 cinnabar tests $(wildcard $(LAUNCHERS))
+# Fuzzing the bundle reader of the sanitized helper (tests/fuzz/README.md).
+# Findings are saved under $(FUZZ_OUT); the run fails when there is one.
+# fuzz-short takes 120 s and seed 1 unless FUZZ_SECONDS or FUZZ_SEED are given,
+# and minimizes each finding for 15 s at most (30 s for fuzz).
+FUZZ_SECONDS = 3600
+FUZZ_SEED = $(shell date +%s)
+FUZZ_OUT = $(BUILD)/fuzz
+FUZZ_JOBS = 2
+FUZZ_ARGS =
+given = $(filter command line environment,$(origin $(1)))
 
-deps:
-	@bash .ci/install-deps
+define run-fuzz
+	$(PYTHON) tests/fuzz/fuzz.py --helper $(ASAN_HELPER) --seconds $(1) \
+		--seed $(2) --jobs $(FUZZ_JOBS) --out $(FUZZ_OUT) $(FUZZ_ARGS)
+endef
 
-# One command on a fresh Debian machine: packages, helper, venv, then the demo.
-demo: deps
-	@$(MAKE) --no-print-directory helper venv
-	bash demo/run.sh
+fuzz: asan
+	$(call run-fuzz,$(FUZZ_SECONDS),$(FUZZ_SEED))
 
-install: helper
-	install -d '$(DESTDIR)$(bindir)' '$(DESTDIR)$(cinnabardir)'
-	install -m 755 $(LAUNCHERS) $(HELPER) '$(DESTDIR)$(cinnabardir)/'
-	rm -rf '$(DESTDIR)$(cinnabardir)/cinnabar'
-	find cinnabar -name '*.py' | while read -r f; do \
-		install -D -m 644 "$$f" '$(DESTDIR)$(cinnabardir)'/"$$f" || exit 1; \
-	done
-	for f in $(LAUNCHERS); do \
-		ln -sfn '$(cinnabardir)'/$$f '$(DESTDIR)$(bindir)'/$$f || exit 1; \
-	done
-
-uninstall:
-	rm -f $(addprefix '$(DESTDIR)$(bindir)'/,$(LAUNCHERS))
-	rm -rf '$(DESTDIR)$(cinnabardir)'
-
-clean:
-	rm -rf $(BUILD)/helper $(HELPER) $(HELPER)+
-
-distclean: clean
-	rm -rf $(BUILD)
+fuzz-short: asan
+	$(call run-fuzz,$(if $(call given,FUZZ_SECONDS),$(FUZZ_SECONDS),120),$(if \
+		$(call given,FUZZ_SEED),$(FUZZ_SEED),1)) --minimize 15
