@@ -41,7 +41,7 @@ import contextlib
 import sys
 
 from cinnabar import (cinnabarclone, clonebundles, config, discovery, git,
-                      hg, metadata, push, refs, snapshots, tags)
+                      graft, hg, metadata, push, refs, snapshots, tags)
 from cinnabar.errors import Abort, run_guarded
 from cinnabar.helper import Helper
 from cinnabar.ids import NULL_GIT
@@ -259,11 +259,18 @@ class RemoteHelper:
 
     def _fetch(self, hg_ids):
         tags_before = tags.tags_or_none(self.helper())
-        seed = self._clone_bundle()
+        seed = self._cinnabar_clone()
+        # After cinnabarclone (a new helper), before any import.
+        grafting = self._git_dir is not None and graft.prepare(
+            self.helper(), self.remote)
+        if seed is None:
+            seed = self._clone_bundle()
         helper = self.helper()
         plan = discovery.plan_fetch(self.peer(), helper, self._state, hg_ids)
         if plan is not None:
             self.peer().getbundle(helper, plan.heads, plan.common)
+        if grafting:
+            graft.check(helper, self._say)
         if plan is not None or seed is not None:
             helper.finish()
             if tags.tags_or_none(helper) != tags_before:
@@ -272,15 +279,11 @@ class RemoteHelper:
             seed.discard()
 
     def _clone_bundle(self):
-        """Seed a clone (empty metadata) from cinnabarclone metadata or
-        else the server's clone bundle (see cinnabar.cinnabarclone and
-        cinnabar.clonebundles); a failure is a warning, and the fetch
-        goes on as if there had been no seed."""
+        """Seed a clone (empty metadata) from the server's clone bundle
+        (see cinnabar.clonebundles); a failure is a warning, and the
+        fetch goes on as if there had been no clone bundle."""
         if self._git_dir is None or self.helper().heads():
             return None
-        seed = self._cinnabar_clone()
-        if seed is not None:
-            return seed
         try:
             return clonebundles.seed_clone(self.peer(), self.helper(),
                                            self._git_dir, self.remote,
@@ -297,6 +300,8 @@ class RemoteHelper:
     def _cinnabar_clone(self):
         """Install the metadata cinnabarclone points to, then start the
         helper again on it; None when not used or failed (warned)."""
+        if self._git_dir is None or self.helper().heads():
+            return None
         try:
             seed = cinnabarclone.seed_clone(
                 self.peer(), self.helper(), self._git_dir, self.remote,
