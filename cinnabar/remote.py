@@ -259,12 +259,7 @@ class RemoteHelper:
 
     def _fetch(self, hg_ids):
         tags_before = tags.tags_or_none(self.helper())
-        seed = self._cinnabar_clone()
-        # After cinnabarclone (a new helper), before any import.
-        grafting = self._git_dir is not None and graft.prepare(
-            self.helper(), self.remote)
-        if seed is None:
-            seed = self._clone_bundle()
+        seed, grafting = self._seed_and_graft()
         helper = self.helper()
         plan = discovery.plan_fetch(self.peer(), helper, self._state, hg_ids)
         if plan is not None:
@@ -277,6 +272,23 @@ class RemoteHelper:
                 sys.stderr.write('\n' + tags.UPDATE_HINT + '\n')
         if seed is not None:
             seed.discard()
+
+    def _seed_and_graft(self):
+        """(seed, grafting): seed an empty metadata (cinnabarclone, else
+        a clone bundle; the seed to discard after `finish`, or None), and
+        give the helper the graft candidates (cinnabar.graft) before any
+        changeset is imported; `grafting` says whether it has any."""
+        seed = self._cinnabar_clone()
+        # After cinnabarclone, which starts a new helper.
+        grafting = self._git_dir is not None and graft.prepare(
+            self.helper(), self.remote)
+        if seed is None:
+            helper = self.helper()
+            seed = self._clone_bundle()
+            if grafting and self.helper() is not helper:
+                # The clone bundle failed: a new helper, without them.
+                grafting = graft.prepare(self.helper(), self.remote)
+        return seed, grafting
 
     def _clone_bundle(self):
         """Seed a clone (empty metadata) from the server's clone bundle

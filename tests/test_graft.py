@@ -15,9 +15,11 @@ import os
 import pytest
 
 from lib.checks import assert_failed_for_people, assert_no_traceback
+from lib.env import ROOT
 from lib.git import METADATA_REF, clone, git, git2hg, hg_url, refs
 
 TIP = 'refs/remotes/origin/branches/default/tip'
+EXTENSION = ROOT / 'hg' / 'cinnabarclone.py'
 
 
 def commit_hg(hg, repo, name, message, user, date, merge=None):
@@ -75,6 +77,8 @@ class Project:
         self.hg = hg
         self.tmp = tmp_path
         self.hg_repo = make_hg_repo(hg, tmp_path / 'hg')
+        with open(self.hg_repo / '.hg' / 'hgrc', 'a') as f:
+            f.write(f'[extensions]\ncinnabarclone = {EXTENSION}\n')
         self.server = hg_serve(self.hg_repo)
         self.url = hg_url(self.server.url)
         self.reference = tmp_path / 'reference'
@@ -216,3 +220,40 @@ def test_ambiguous_candidates_are_refused(project):
     assert_failed_for_people(result)
     assert 'several commits match' in result.err, result.describe()
     assert refs(repo) == before
+
+
+def test_cinnabarclone_graft_line(project, bundle_server):
+    """The server's cinnabar.manifest has a `graft=` line whose bundle
+    holds the metadata of a grafted repository but not the mirror's
+    commits: a clone of the mirror fetching from hg takes it (preferred
+    over a plain line) and asks hg for no changeset."""
+    grafted = project.mirror_clone('grafted')
+    git('-c', 'cinnabar.graft=true', 'fetch', '-q', 'hg', cwd=grafted)
+    main = refs(grafted)['refs/heads/main']
+    www = project.tmp / 'www'
+    www.mkdir()
+    git('bundle', 'create', www / 'graft.bundle', METADATA_REF,
+        '^' + main, cwd=grafted)
+    server = bundle_server(www)
+    (project.hg_repo / '.hg' / 'cinnabar.manifest').write_text(
+        f'{server.url()}plain.bundle\n'
+        f'{server.url()}graft.bundle graft={main}\n')
+    log = project.server.logdir / 'access.log'
+    before = len(log.read_text().splitlines())
+    repo = project.mirror_clone('user')
+    result = git('fetch', 'hg', cwd=repo)
+    assert_no_traceback(result)
+    assert 'Fetching cinnabar metadata from %sgraft.bundle' % server.url() \
+        in result.err
+    commands = log.read_text().splitlines()[before:]
+    assert not [line for line in commands if 'cmd=getbundle' in line]
+    assert git2hg(repo, project.expected) == project.expected
+    assert refs(repo)['refs/remotes/hg/branches/default/tip'] == main
+    assert_fsck_clean(repo)
+
+    # With cinnabar.graft=false, the graft line is not used: the plain
+    # line (missing here) fails, and the clone falls back.
+    other = project.mirror_clone('nograft')
+    result = git('-c', 'cinnabar.graft=false', 'fetch', 'hg', cwd=other)
+    assert 'falling back to a normal clone' in result.err
+    assert 'graft.bundle' not in result.err
