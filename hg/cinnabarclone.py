@@ -43,7 +43,7 @@ and in the server's hgrc:
     [extensions]
     cinnabarclone = /path/to/git-cinnabar/hg/cinnabarclone.py
 
-Works with Mercurial 5.x to 7.x (wire protocol version 1).
+Tested with Mercurial 6.3 and 7.2 (wire protocol version 1).
 """
 
 testedwith = b'6.3 7.2'

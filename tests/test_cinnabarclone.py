@@ -171,6 +171,18 @@ def test_clone_from_a_full_metadata_bundle(site, corpus, tmp_path):
     assert_same_as_plain_clone(dest, site.plain, corpus)
 
 
+def test_clone_over_ssh(site, tmp_path):
+    """The manifest comes through `hg serve --stdio` (the ssh wrapper),
+    which loads the extension from the repository's hgrc."""
+    site.set_manifest(['{www}full.bundle'])
+    dest = tmp_path / 'clone'
+    result, _, gets = site.clone(dest,
+                                 url=hg_url(f'ssh://localhost/{site.repo}'))
+    assert 'Fetching cinnabar metadata from' in result.err
+    assert gets == ['/full.bundle']
+    assert branch_refs(dest) == branch_refs(site.plain)
+
+
 def test_partial_bundle_then_the_rest_from_the_server(site, corpus,
                                                       tmp_path):
     site.set_manifest(['{www}part.bundle'])
