@@ -119,6 +119,8 @@ class BlockReader:
             self.read(BLOCK_SIZE)
 
 
+GraftStats = collections.namedtuple('GraftStats',
+                                    'candidates grafted not_grafted')
 HttpResponse = collections.namedtuple('HttpResponse', 'status headers body')
 
 
@@ -434,6 +436,28 @@ class Helper:
             raise HelperError('the answer to changegroup does not match '
                               'the commits asked for')
         return result
+
+    def graft(self, commits):
+        """Give the helper the commits changesets may be grafted onto
+        (see helper/graft.h); returns how many it took."""
+        commits = [GitId(c) for c in commits]
+        self._command('graft', str(len(commits)))
+        for commit in commits:
+            self._send(commit.encode('ascii') + b'\n')
+        answer = self._answer().split()
+        if len(answer) != 2 or answer[0] != 'ok':
+            raise HelperError('unexpected answer to graft: %r'
+                              % ' '.join(answer))
+        return int(answer[1])
+
+    def graft_stats(self):
+        """GraftStats since the helper started."""
+        self._command('graft-stats')
+        answer = self._answer().split()
+        if len(answer) != 4 or answer[0] != 'ok':
+            raise HelperError('unexpected answer to graft-stats: %r'
+                              % ' '.join(answer))
+        return GraftStats(*(int(a) for a in answer[1:]))
 
     def finish(self):
         """Make the imported data visible; returns the metadata commit."""

@@ -19,9 +19,10 @@ git talks to us on standard input and output, one command a line
     missing, make it visible (helper `finish`), then write a fast-import
     stream for git: `feature done`, `reset refs/cinnabar/<ref>` and
     `from <git id>` for each ref, `done`. Nothing is written when the
-    fetch fails. Into empty metadata, the clone bundle the server
-    advertises, if any, is imported first (`cinnabar.clonebundles`), in
-    the same transaction.
+    fetch fails. Into empty metadata, the metadata cinnabarclone points
+    to is installed first (cinnabar.cinnabarclone), or else the clone
+    bundle the server advertises, if any, is imported first
+    (`cinnabar.clonebundles`), in the same transaction.
 
 `push [+]<src>:<dst>`
     A batch of such lines (options may come among them, unanswered)
@@ -39,8 +40,8 @@ helper drops what it imported, so no ref changes.
 import contextlib
 import sys
 
-from cinnabar import (clonebundles, config, discovery, git, hg, metadata,
-                      push, refs, snapshots, tags)
+from cinnabar import (cinnabarclone, clonebundles, config, discovery, git,
+                      graft, hg, metadata, push, refs, snapshots, tags)
 from cinnabar.errors import Abort, run_guarded
 from cinnabar.helper import Helper
 from cinnabar.ids import NULL_GIT
@@ -258,17 +259,36 @@ class RemoteHelper:
 
     def _fetch(self, hg_ids):
         tags_before = tags.tags_or_none(self.helper())
-        seed = self._clone_bundle()
+        seed, grafting = self._seed_and_graft()
         helper = self.helper()
         plan = discovery.plan_fetch(self.peer(), helper, self._state, hg_ids)
         if plan is not None:
             self.peer().getbundle(helper, plan.heads, plan.common)
+        if grafting:
+            graft.check(helper, self._say)
         if plan is not None or seed is not None:
             helper.finish()
             if tags.tags_or_none(helper) != tags_before:
                 sys.stderr.write('\n' + tags.UPDATE_HINT + '\n')
         if seed is not None:
             seed.discard()
+
+    def _seed_and_graft(self):
+        """(seed, grafting): seed an empty metadata (cinnabarclone, else
+        a clone bundle; the seed to discard after `finish`, or None), and
+        give the helper the graft candidates (cinnabar.graft) before any
+        changeset is imported; `grafting` says whether it has any."""
+        seed = self._cinnabar_clone()
+        # After cinnabarclone, which starts a new helper.
+        grafting = self._git_dir is not None and graft.prepare(
+            self.helper(), self.remote)
+        if seed is None:
+            helper = self.helper()
+            seed = self._clone_bundle()
+            if grafting and self.helper() is not helper:
+                # The clone bundle failed: a new helper, without them.
+                grafting = graft.prepare(self.helper(), self.remote)
+        return seed, grafting
 
     def _clone_bundle(self):
         """Seed a clone (empty metadata) from the server's clone bundle
@@ -288,6 +308,34 @@ class RemoteHelper:
                              % error.message)
             self._drop_dead_helper()
             return None
+
+    def _cinnabar_clone(self):
+        """Install the metadata cinnabarclone points to, then start the
+        helper again on it; None when not used or failed (warned)."""
+        if self._git_dir is None or self.helper().heads():
+            return None
+        try:
+            seed = cinnabarclone.seed_clone(
+                self.peer(), self.helper(), self._git_dir, self.remote,
+                self.url, self._say)
+        except clonebundles.SettingError:
+            raise
+        except Abort as error:
+            sys.stderr.write('warning: cinnabarclone failed: %s\n'
+                             'warning: falling back to a normal clone\n'
+                             % error.message)
+            self._drop_dead_helper()
+            return None
+        if seed is not None:
+            self._restart_helper()
+        return seed
+
+    def _restart_helper(self):
+        """A new helper, which reads the metadata as the refs have it
+        now (and the packs git added); an HTTP connection goes through
+        the helper, so it is made again too."""
+        self._helper.close()
+        self._drop_dead_helper()
 
     def _say(self, text):
         """Progress for people on stderr; only warnings with -q."""

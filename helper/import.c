@@ -8,6 +8,7 @@
 #include "file.h"
 #include "hg-delta.h"
 #include "git-tree.h"
+#include "graft.h"
 #include "manifest.h"
 #include "metadata.h"
 #include "store.h"
@@ -237,7 +238,9 @@ static void import_changeset(struct spooled_changeset *c)
 		git_tree_for_manifest(&cs.manifest, &tree);
 	}
 	changeset_commit(&commit, &cs, &tree, parents, nr);
-	store_commit(&commit, &c->node, &commit_oid);
+	if (!graft_find(&c->node, &c->p1, &c->p2, c->text.buf, c->text.len,
+			&tree, parents, nr, &commit, &commit_oid))
+		store_commit(&commit, &c->node, &commit_oid);
 	changeset_note(&note, &c->node, &c->p1, &c->p2, c->text.buf,
 		       c->text.len, commit.buf, commit.len);
 	store_object_buf(OBJ_BLOB, note.buf, note.len, &note_oid);

@@ -14,6 +14,7 @@
 #include "file.h"
 #include "fsck.h"
 #include "git-tree.h"
+#include "graft.h"
 #include "manifest.h"
 #include "push.h"
 #include "hg-data.h"
@@ -267,6 +268,35 @@ static void cmd_changegroup(const char **argv)
 	free(commits);
 }
 
+static void cmd_graft(const char **argv)
+{
+	struct strbuf line = STRBUF_INIT;
+	unsigned long count, i, added = 0;
+	struct object_id oid;
+
+	need_repository();
+	if (!argv[0])
+		die("graft needs a count");
+	count = strtoul(argv[0], NULL, 10);
+	for (i = 0; i < count; i++) {
+		if (strbuf_getline_lf(&line, stdin) == EOF ||
+		    get_oid_hex(line.buf, &oid) ||
+		    line.len != GIT_SHA1_HEXSZ)
+			die("graft expects %lu commit ids", count);
+		added += !graft_add_candidate(&oid);
+	}
+	strbuf_release(&line);
+	answer("ok %lu\n", added);
+}
+
+static void cmd_graft_stats(const char **argv)
+{
+	struct graft_stats s;
+
+	graft_get_stats(&s);
+	answer("ok %u %u %u\n", s.candidates, s.grafted, s.not_grafted);
+}
+
 static void cmd_finish(const char **argv)
 {
 	struct object_id result;
@@ -353,6 +383,8 @@ static const struct command commands[] = {
 	{ "http", cmd_http },
 	{ "progress", cmd_progress },
 	{ "changegroup", cmd_changegroup },
+	{ "graft", cmd_graft },
+	{ "graft-stats", cmd_graft_stats },
 	{ "finish", cmd_finish },
 	{ "abort", cmd_abort },
 	{ "fsck", cmd_fsck },

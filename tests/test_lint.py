@@ -7,7 +7,7 @@ import sys
 from lib.env import ROOT
 from lib.proc import run
 
-CHECKED = ('cinnabar', 'git-remote-hg', 'git-cinnabar', 'tests',
+CHECKED = ('cinnabar', 'hg', 'git-remote-hg', 'git-cinnabar', 'tests',
            'tests/bin/ssh-wrapper', 'bench', 'tools/sign-release')
 
 

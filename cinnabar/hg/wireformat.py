@@ -36,6 +36,7 @@ ARGUMENT_SPECS = {
     'between': ('pairs',),
     'branchmap': (),
     'capabilities': (),
+    'cinnabarclone': (),   # our server extension, hg/cinnabarclone.py
     'clonebundles': (),
     'clonebundles_manifest': ('*',),
     'getbundle': ('*',),

@@ -1,0 +1,222 @@
+"""cinnabarclone: seeding a clone with metadata kept in git.
+
+A Mercurial server running our `hg/cinnabarclone.py` extension, with a
+`.hg/cinnabar.manifest`, advertises the `cinnabarclone` capability; the
+wire command of that name answers the manifest (its format is described
+in that extension): one source a line,
+
+    <url>[#<branch>][ graft=<commit>[,<commit>...]]
+
+A clone (a fetch into empty metadata) gets the git-cinnabar metadata
+(`refs/cinnabar/metadata` and all it reaches) from the first usable
+source, makes it the repository's metadata, then fetches from the
+Mercurial server only the changesets it lacks. When that fails (the
+source is unreachable, not a git repository or bundle, has no such ref,
+or holds no git-cinnabar metadata of our format), a warning is shown and
+the clone goes on as if there were no cinnabarclone: clone bundles, then
+the server.
+
+Settings, as git-cinnabar 0.7 reads them (looked up by cinnabar.config,
+so also `GIT_CINNABAR_CLONE` and `remote.<remote>.cinnabar-clone`):
+
+- `cinnabar.clone`: a manifest line (or lines) to use instead of what
+  the server advertises, even when it advertises nothing; any URL
+  scheme, local paths included. An empty value disables cinnabarclone.
+  Without it, the server's manifest is used (only its http, https and
+  git URLs), unless `cinnabar.clonebundle` names a clone bundle.
+- `cinnabar.graft` (see cinnabar.graft): true: only `graft=` lines are
+  used; false: they are not; unset: a usable `graft=` line is preferred.
+  A `graft=` line is usable when its commits are in the repository and
+  reachable from its branches, tags or remote-tracking branches.
+"""
+
+import collections
+import urllib.parse
+
+from cinnabar import config, git, graft, metadata
+from cinnabar.errors import Abort
+from cinnabar.gitsource import Source
+from cinnabar.ids import GitId
+
+CAPABILITY = 'cinnabarclone'
+SERVER_SCHEMES = ('http', 'https', 'git')
+FETCH_REF = 'refs/cinnabar/clone'
+AUTHOR_MARK = '<cinnabar@git>'
+EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904'
+NULL = '0' * 40
+
+Line = collections.namedtuple('Line', 'url branch graft')
+Line.__doc__ = """One manifest line: its URL, branch (or None) and graft
+commits (a tuple of GitIds, empty for a plain line)."""
+
+
+def parse_line(text):
+    """A Line from a manifest line, None for an empty one; raises
+    ValueError for a line to skip (say why)."""
+    fields = text.split()
+    if not fields:
+        return None
+    url, _, branch = fields[0].partition('#')
+    grafts = ()
+    for field in fields[1:]:
+        key, equal, value = field.partition('=')
+        if not equal or key != 'graft':
+            raise ValueError('unknown parameter %r' % field)
+        grafts = tuple(GitId(c) for c in value.split(','))
+    return Line(url, branch or None, grafts)
+
+
+def parse_manifest(text):
+    """[(Line or None, skip reason or None)] for the non-empty lines."""
+    parsed = []
+    for raw in text.splitlines():
+        try:
+            line = parse_line(raw)
+        except ValueError as error:
+            parsed.append((None, '%s: %s' % (raw.strip(), error)))
+            continue
+        if line is not None:
+            parsed.append((line, None))
+    return parsed
+
+
+def branches_for_url(hg_url):
+    """The ref names tried when a line names none: the ends of the
+    Mercurial URL's path, longest last, then the host name (not an IP
+    address) before it all, then `metadata`."""
+    parts = urllib.parse.urlsplit(hg_url)
+    names = []
+    segments = [s for s in parts.path.split('/') if s]
+    host = parts.hostname or ''
+    if host and not host.replace('.', '').isdigit() and ':' not in host:
+        segments.insert(0, host)
+    for segment in reversed(segments):
+        names.append(segment + ('/' + names[-1] if names else ''))
+    return names + ['metadata']
+
+
+def pick_ref(refs, line, hg_url):
+    """The (ref name, GitId) holding the metadata among `refs`."""
+    names = [line.branch] if line.branch else branches_for_url(hg_url)
+    for name in names:
+        for ref in (name, 'refs/cinnabar/' + name, 'refs/heads/' + name):
+            if ref in refs:
+                return ref, refs[ref]
+    raise Abort('could not find cinnabar metadata in %s (tried %s)'
+                % (line.url, ', '.join(names)))
+
+
+def grafts_usable(commits):
+    """Whether the commits are here and reachable from branches, tags or
+    remote-tracking branches."""
+    for commit in commits:
+        if metadata.read_commit(commit) is None:
+            return False
+        result = git.run(['for-each-ref', '--count=1', '--contains',
+                          commit, 'refs/heads/', 'refs/tags/',
+                          'refs/remotes/'], check=False)
+        if result.returncode or not result.stdout.strip():
+            return False
+    return True
+
+
+def choose(lines, graft_enabled, limit_schemes, say):
+    """The Line to use, or None. `graft_enabled`: True, False or None
+    (unset), see the module docstring."""
+    candidates = []
+    for line, reason in lines:
+        if line is None:
+            say('cinnabarclone: skipping %s' % reason)
+            continue
+        scheme = urllib.parse.urlsplit(line.url).scheme.lower()
+        if limit_schemes and scheme not in SERVER_SCHEMES:
+            say('warning: the server advertises cinnabarclone with a URL '
+                'that is not http, https or git (%s); skipping it'
+                % line.url)
+            continue
+        if graft_enabled is True and not line.graft:
+            continue
+        if graft_enabled is False and line.graft:
+            continue
+        if line.graft and not grafts_usable(line.graft):
+            continue
+        candidates.append(line)
+    # A usable graft line comes first, wherever it is.
+    candidates.sort(key=lambda line: not line.graft)
+    return candidates[0] if candidates else None
+
+
+def configured_manifest(peer, remote):
+    """(manifest text, limit schemes), or None when cinnabarclone is not
+    to be used."""
+    text = config.lookup('clone', remote)
+    if text is not None:
+        return (text, False) if text.strip() else None
+    if getattr(peer, 'transport', None) is None or \
+            peer.capable(CAPABILITY) is None:
+        return None
+    if (config.lookup('clonebundle', remote) or '').strip():
+        return None
+    answer = peer.transport.call(CAPABILITY, {})
+    return answer.decode('utf-8', 'replace'), True
+
+
+def check_metadata(commit_id):
+    """Raise an Abort unless `commit_id` is git-cinnabar metadata this
+    version reads."""
+    out = metadata.git_out('cat-file', 'commit', commit_id, check=False)
+    if out is None:
+        raise Abort('%s is not a commit' % commit_id)
+    header = out.partition(b'\n\n')[0].decode('utf-8', 'replace')
+    authors = [h for h in header.split('\n') if h.startswith('author ')]
+    if not authors or AUTHOR_MARK not in authors[0]:
+        raise Abort('%s is not git-cinnabar metadata' % commit_id)
+    if 'tree %s' % EMPTY_TREE not in header.split('\n'):
+        raise Abort('the metadata %s holds replaced (grafted) commits, '
+                    'which this version does not read' % commit_id)
+    problem = metadata.format_problem(commit_id)
+    if problem is not None:
+        raise Abort('unusable metadata: %s' % problem.message)
+
+
+def install(commit_id):
+    """Make `commit_id` the metadata (which must not exist yet)."""
+    metadata.git_out('update-ref', '-m', 'cinnabarclone',
+                     metadata.METADATA_REF, commit_id, NULL)
+
+
+def fetch_metadata(line, hg_url, helper, git_dir, say):
+    """Bring the metadata of `line` and install it; returns the Source
+    (to discard once the clone is done)."""
+    say('Fetching cinnabar metadata from %s' % line.url)
+    source = Source(line.url, helper, git_dir, say)
+    try:
+        source.open()
+        ref, commit_id = pick_ref(source.refs, line, hg_url)
+        git.delete_refs([FETCH_REF])
+        source.fetch(ref, FETCH_REF)
+        check_metadata(commit_id)
+        install(commit_id)
+    except Abort:
+        source.discard()
+        raise
+    finally:
+        git.delete_refs([FETCH_REF])
+    return source
+
+
+def seed_clone(peer, helper, git_dir, remote, hg_url, say):
+    """Install the metadata cinnabarclone points to, when there is one
+    (the metadata must be empty). Returns the Source used, or None when
+    cinnabarclone was not used. Raises Abort when it failed (nothing is
+    then installed)."""
+    enabled = graft.graft_setting(remote)
+    found = configured_manifest(peer, remote)
+    if found is None:
+        return None
+    text, limit_schemes = found
+    line = choose(parse_manifest(text), enabled, limit_schemes, say)
+    if line is None:
+        raise Abort('cinnabarclone gives no git repository or bundle URL '
+                    'this clone can use')
+    return fetch_metadata(line, hg_url, helper, git_dir, say)

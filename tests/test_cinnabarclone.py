@@ -1,0 +1,278 @@
+"""Clones from an `hg serve` running our server extension
+(hg/cinnabarclone.py) with a `.hg/cinnabar.manifest` pointing at
+git-cinnabar metadata in a git bundle or a git repository, served by our
+bundle server (lib.bundleserver) on 127.0.0.1.
+
+Evidence is taken on the server side: `hg serve`'s access log (which wire
+commands were answered), the bytes of `getbundle` answers counted by the
+proxy (lib.proxy), and the bundle server's access log.
+"""
+
+import pytest
+
+from lib.checks import assert_expected_ids, assert_no_traceback
+from lib.env import ROOT
+from lib.bundleserver import BundleServer
+from lib.git import METADATA_REF, clone, git, hg_url, refs
+from lib.proxy import HgProxy
+
+BUNDLE = 'issue4438-r1.hg'   # 111 changesets
+EXTENSION = ROOT / 'hg' / 'cinnabarclone.py'
+PARTS = 5   # changesets, manifests, hg2git, git2hg, files-meta
+
+
+class Site:
+    """For the whole module: a writable hg repository of a corpus bundle
+    served with the cinnabarclone extension (`hg serve`, and a proxy in
+    front of it counting bytes), a bundle server for `www` holding git
+    bundles and a git repository of its metadata, and a plain clone (made
+    without cinnabarclone, through the proxy) to compare with."""
+
+    def __init__(self, hg, hg_repos, hg_serve, tmp_path):
+        self.hg = hg
+        self.tmp = tmp_path
+        self.repo = hg_repos.copy(BUNDLE, tmp_path / 'hg')
+        with open(self.repo / '.hg' / 'hgrc', 'a') as f:
+            f.write(f'[extensions]\ncinnabarclone = {EXTENSION}\n')
+        self.www = tmp_path / 'www'
+        self.www.mkdir()
+        self.make_bundle('full.bundle')
+        self.make_bundle('part.bundle', rev=60)
+        self.make_repository('meta.git', 'refs/cinnabar/mirror')
+        self.server = hg_serve(self.repo)
+        self.bundles = BundleServer(self.www, tmp_path / 'bundle-server')
+        self.proxy = HgProxy(self.server.port)
+
+    def start(self, request):
+        for server in (self.bundles, self.proxy):
+            request.addfinalizer(server.stop)
+            server.start()
+        self.set_manifest([])
+        self.plain = self.tmp / 'plain'
+        result = clone(hg_url(self.proxy.url), self.plain, '--no-checkout',
+                       '-c', 'cinnabar.clone=')
+        assert result.returncode == 0, result.describe()
+        self.full_getbundle = self.proxy.bytes_by_command['getbundle']
+        return self
+
+    def metadata_clone(self, rev=None):
+        """A git-cinnabar clone of the repository (up to `rev`)."""
+        source = self.repo
+        if rev is not None:
+            # A bundle file of revisions 0 to `rev`, cloned as it is.
+            source = self.tmp / f'hg-0-{rev}.hg'
+            self.hg('-R', self.repo, 'bundle', '-q', '--type', 'none-v2',
+                    '--base', 'null', '-r', f'0:{rev}', source)
+        dest = self.tmp / f'src-{rev}'
+        if not dest.exists():
+            result = clone(hg_url(source), dest, '--no-checkout', '-q')
+            assert result.returncode == 0, result.describe()
+        return dest
+
+    def make_bundle(self, filename, rev=None):
+        """A git bundle of the metadata of a clone up to `rev`."""
+        src = self.metadata_clone(rev)
+        git('bundle', 'create', self.www / filename, METADATA_REF,
+            cwd=src)
+        return self.www / filename
+
+    def make_repository(self, dirname, ref):
+        """A bare git repository served over git's dumb HTTP protocol,
+        holding the full metadata as `ref`."""
+        src = self.metadata_clone()
+        dest = self.www / dirname
+        git('init', '-q', '--bare', dest)
+        git('push', '-q', dest, f'{METADATA_REF}:{ref}', cwd=src)
+        git('update-server-info', cwd=dest)
+        return dest
+
+    def set_manifest(self, lines):
+        """Write the manifest (`{www}` in a line is the bundle server's
+        URL); hg serve reads it at each request. No lines: no manifest
+        (and no capability)."""
+        path = self.repo / '.hg' / 'cinnabar.manifest'
+        if not lines:
+            path.unlink(missing_ok=True)
+            return
+        path.write_text(''.join(line.format(www=self.bundles.url()) + '\n'
+                                for line in lines))
+
+    @property
+    def url(self):
+        return hg_url(self.server.url)
+
+    def clone(self, dest, *options, **kwargs):
+        """Clone with --no-checkout; returns (result, the wire commands
+        hg serve answered, the paths the bundle server served)."""
+        log = self.server.logdir / 'access.log'
+        lines_before = len(log.read_text().splitlines())
+        requests_before = len(self.bundles.requests())
+        result = clone(kwargs.pop('url', self.url), dest, '--no-checkout',
+                       *options, **kwargs)
+        assert_no_traceback(result)
+        assert result.returncode == 0, result.describe()
+        commands = [line.split('cmd=')[1].split()[0].split('&')[0]
+                    for line in log.read_text().splitlines()[lines_before:]
+                    if 'cmd=' in line]
+        # Not `git ls-remote`'s probes (telling repositories from
+        # bundles).
+        gets = [r['path'] for r in self.bundles.requests()[requests_before:]
+                if r['method'] == 'GET' and '/info/refs' not in r['path']]
+        return result, commands, gets
+
+
+@pytest.fixture(scope='module')
+def site(hg, hg_repos, hg_serve_module, tmp_path_factory, request):
+    return Site(hg, hg_repos, hg_serve_module,
+                tmp_path_factory.mktemp('cinnabarclone')).start(request)
+
+
+def metadata_parts(repo):
+    """The metadata commit's parts, the changeset heads as a set (their
+    order is the order they were first imported in)."""
+    commit = git('cat-file', 'commit', METADATA_REF, cwd=repo).out
+    parents = [line.split()[1] for line in commit.splitlines()
+               if line.startswith('parent ')][:PARTS]
+    changesets = git('cat-file', 'commit', parents[0], cwd=repo).out
+    heads = changesets.split('\n\n', 1)[1].split('\n')
+    return set(heads), parents[1:]
+
+
+def branch_refs(repo):
+    """The refs, but for the metadata and fsck's mark."""
+    ignored = (METADATA_REF, 'refs/cinnabar/checked')
+    return {k: v for k, v in refs(repo).items() if k not in ignored}
+
+
+def assert_same_as_plain_clone(dest, plain, corpus):
+    """Refs, metadata and ids of `dest` are those of the plain clone, and
+    both fsck passes are clean."""
+    assert_expected_ids(dest, corpus.expected(BUNDLE))
+    assert branch_refs(dest) == branch_refs(plain)
+    assert metadata_parts(dest) == metadata_parts(plain)
+    result = git('cinnabar', 'fsck', '--full', cwd=dest)
+    assert 'no problem' in result.out + result.err, result.describe()
+    result = git('fsck', '--full', '--no-dangling', cwd=dest)
+    assert not [line for line in result.err.splitlines()
+                if not line.startswith('notice: ')], result.describe()
+
+
+def test_clone_from_a_full_metadata_bundle(site, corpus, tmp_path):
+    site.set_manifest(['{www}full.bundle'])
+    dest = tmp_path / 'clone'
+    result, commands, gets = site.clone(dest)
+    assert 'Fetching cinnabar metadata from' in result.err
+    assert gets == ['/full.bundle']
+    assert 'cinnabarclone' in commands
+    # Everything came from the bundle: nothing from hg serve.
+    assert 'getbundle' not in commands
+    assert not list((dest / '.git' / 'cinnabar' / 'downloads').iterdir())
+    assert 'refs/cinnabar/clone' not in refs(dest)
+    assert_same_as_plain_clone(dest, site.plain, corpus)
+
+
+def test_clone_over_ssh(site, tmp_path):
+    """The manifest comes through `hg serve --stdio` (the ssh wrapper),
+    which loads the extension from the repository's hgrc."""
+    site.set_manifest(['{www}full.bundle'])
+    dest = tmp_path / 'clone'
+    result, _, gets = site.clone(dest,
+                                 url=hg_url(f'ssh://localhost/{site.repo}'))
+    assert 'Fetching cinnabar metadata from' in result.err
+    assert gets == ['/full.bundle']
+    assert branch_refs(dest) == branch_refs(site.plain)
+
+
+def test_partial_bundle_then_the_rest_from_the_server(site, corpus,
+                                                      tmp_path):
+    site.set_manifest(['{www}part.bundle'])
+    before = site.proxy.bytes_by_command['getbundle']
+    calls = site.proxy.calls_by_command['getbundle']
+    dest = tmp_path / 'clone'
+    result, commands, gets = site.clone(dest, url=hg_url(site.proxy.url))
+    assert gets == ['/part.bundle']
+    assert site.proxy.calls_by_command['getbundle'] == calls + 1
+    # Only what the bundle lacks came from hg serve.
+    got = site.proxy.bytes_by_command['getbundle'] - before
+    assert 0 < got < site.full_getbundle * 0.6, (got, site.full_getbundle)
+    assert_same_as_plain_clone(dest, site.plain, corpus)
+
+
+def test_clone_from_a_git_repository_and_branch(site, corpus, tmp_path):
+    """A bare repository over git's dumb HTTP protocol, the metadata in
+    `refs/cinnabar/mirror` named by the line's `#mirror`; a first line
+    with an unknown parameter is skipped."""
+    site.set_manifest(['{www}nothere.bundle future=1',
+                       '{www}meta.git#mirror'])
+    dest = tmp_path / 'clone'
+    result, commands, gets = site.clone(dest)
+    assert 'getbundle' not in commands
+    assert '/nothere.bundle' not in gets
+    assert_same_as_plain_clone(dest, site.plain, corpus)
+
+
+def write_broken_sources(site):
+    """Files for BROKEN: a valid git bundle whose ref is an ordinary
+    commit, half a bundle, and junk."""
+    src = site.metadata_clone()
+    head = git('for-each-ref', '--count=1', '--format=%(objectname)',
+               'refs/remotes/origin/', cwd=src).out.strip()
+    git('update-ref', 'refs/heads/metadata', head, cwd=src)
+    git('bundle', 'create', site.www / 'other.bundle',
+        'refs/heads/metadata', cwd=src)
+    data = (site.www / 'full.bundle').read_bytes()
+    (site.www / 'cut.bundle').write_bytes(data[:len(data) // 2])
+    (site.www / 'junk.bundle').write_bytes(b'not a bundle\n' * 100)
+
+
+BROKEN = {
+    'missing': '{www}nothere.bundle',
+    'not-a-bundle': '{www}junk.bundle',
+    'truncated': '{www}cut.bundle',
+    'unreachable': 'http://127.0.0.1:9/meta.bundle',
+    'not-cinnabar': '{www}other.bundle',
+    'ftp': 'ftp://127.0.0.1/meta.bundle',
+}
+
+
+def test_broken_sources_fall_back_to_a_normal_clone(site, corpus,
+                                                    tmp_path):
+    write_broken_sources(site)
+    for problem, line in sorted(BROKEN.items()):
+        site.set_manifest([line])
+        dest = tmp_path / problem
+        result, commands, _ = site.clone(dest)
+        assert 'falling back to a normal clone' in result.err, (
+            problem, result.describe())
+        assert 'getbundle' in commands, problem
+        # The same commits as the plain clone.
+        assert branch_refs(dest) == branch_refs(site.plain), problem
+    assert_expected_ids(dest, corpus.expected(BUNDLE))
+    result = git('cinnabar', 'fsck', '--full', cwd=dest)
+    assert 'no problem' in result.out + result.err, result.describe()
+
+
+def test_settings_override_the_server(site, corpus, tmp_path):
+    """`cinnabar.clone` replaces the server's manifest, an empty value
+    disables cinnabarclone; `GIT_CINNABAR_CLONE` naming a local bundle
+    works with a server that advertises nothing."""
+    site.set_manifest(['{www}nothere.bundle'])
+    good = site.bundles.url('full.bundle')
+    dest = tmp_path / 'configured'
+    result, commands, gets = site.clone(dest, '-c', f'cinnabar.clone={good}')
+    assert gets == ['/full.bundle']
+    assert 'getbundle' not in commands
+    assert_expected_ids(dest, corpus.expected(BUNDLE))
+
+    result, commands, gets = site.clone(tmp_path / 'disabled', '-c',
+                                        'cinnabar.clone=')
+    assert 'cinnabar metadata' not in result.err
+    assert gets == [] and 'cinnabarclone' not in commands
+
+    site.set_manifest([])
+    dest = tmp_path / 'environment'
+    result, commands, gets = site.clone(
+        dest, extra_env={'GIT_CINNABAR_CLONE': str(site.www / 'full.bundle')})
+    assert 'Fetching cinnabar metadata from' in result.err
+    assert 'getbundle' not in commands and gets == []
+    assert_expected_ids(dest, corpus.expected(BUNDLE))

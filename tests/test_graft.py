@@ -1,0 +1,259 @@
+"""`cinnabar.graft`: a repository cloned from a git mirror of a Mercurial
+repository (the mirror's commits have other ids than git-cinnabar's)
+fetches from `hg serve` with the changesets recorded onto the mirror's
+commits, and pushes from there.
+
+The mirror is made here with git plumbing: every commit of a git-cinnabar
+clone written again with `git commit-tree` (same tree, parents, author
+and date) with another committer and a message ending with a newline, as
+git tools write them. Those differences go into the git2hg notes, and the
+hg ids stay checked.
+"""
+
+import os
+
+import pytest
+
+from lib.checks import assert_failed_for_people, assert_no_traceback
+from lib.env import ROOT
+from lib.git import METADATA_REF, clone, git, git2hg, hg_url, refs
+
+TIP = 'refs/remotes/origin/branches/default/tip'
+EXTENSION = ROOT / 'hg' / 'cinnabarclone.py'
+
+
+def commit_hg(hg, repo, name, message, user, date, merge=None):
+    if merge is not None:
+        hg('merge', '-q', merge, cwd=repo)
+    (repo / name).write_text(name + '\n')
+    hg('add', '-q', name, cwd=repo)
+    hg('commit', '-q', '-m', message, '-u', user, '-d', date, cwd=repo)
+
+
+def make_hg_repo(hg, path):
+    """first - second - merge, third on a second head of first."""
+    hg('init', path)
+    alice, bob = 'Alice <alice@example.org>', 'Bob <bob@example.org>'
+    commit_hg(hg, path, 'a', 'first', alice, '1000 0')
+    commit_hg(hg, path, 'b', 'second\n\nwith a body', bob, '2000 -3600')
+    hg('update', '-q', '0', cwd=path)
+    commit_hg(hg, path, 'c', 'third', alice, '3000 0')
+    commit_hg(hg, path, 'd', 'merge', alice, '4000 0', merge='1')
+    return path
+
+
+def rewrite(src, dest, rev=TIP, committer='Mirror Bot',
+            ref='refs/heads/main'):
+    """Write the history of `rev` in `src` again into the repository
+    `dest` as `ref`; returns {old commit: new commit}."""
+    commits = git('rev-list', '--topo-order', '--reverse', '--parents',
+                  rev, cwd=src).out.split('\n')
+    mapping = {}
+    for line in filter(None, commits):
+        commit, *parents = line.split()
+        fields = git('show', '-s', '--format=%T%n%an%n%ae%n%ad',
+                     '--date=raw', commit, cwd=src).out.split('\n')
+        message = git('show', '-s', '--format=%B', commit, cwd=src).out
+        env = dict(os.environ, GIT_AUTHOR_NAME=fields[1],
+                   GIT_AUTHOR_EMAIL=fields[2],
+                   GIT_AUTHOR_DATE='@' + fields[3],
+                   GIT_COMMITTER_NAME=committer,
+                   GIT_COMMITTER_EMAIL='bot@mirror.example.org',
+                   GIT_COMMITTER_DATE='1700000000 +0000')
+        args = ['commit-tree', fields[0]]
+        for parent in parents:
+            args += ['-p', mapping[parent]]
+        mapping[commit] = git(*args, cwd=dest, env=env,
+                              input=message.encode()).out.strip()
+    git('update-ref', ref, mapping[commit], cwd=dest)
+    return mapping
+
+
+class Project:
+    """An hg repository served by `hg serve`, a git-cinnabar clone of it,
+    and a bare git mirror of that clone with other commit ids."""
+
+    def __init__(self, hg, hg_serve, tmp_path):
+        self.hg = hg
+        self.tmp = tmp_path
+        self.hg_repo = make_hg_repo(hg, tmp_path / 'hg')
+        with open(self.hg_repo / '.hg' / 'hgrc', 'a') as f:
+            f.write(f'[extensions]\ncinnabarclone = {EXTENSION}\n')
+        self.server = hg_serve(self.hg_repo)
+        self.url = hg_url(self.server.url)
+        self.reference = tmp_path / 'reference'
+        result = clone(self.url, self.reference, '--no-checkout', '-q')
+        assert result.returncode == 0, result.describe()
+        self.mirror = tmp_path / 'mirror.git'
+        git('init', '-q', '--bare', self.mirror)
+        git('fetch', '-q', self.reference, f'{TIP}:{TIP}', cwd=self.mirror)
+        self.mapping = rewrite(self.mirror, self.mirror)
+        git('update-ref', '-d', TIP, cwd=self.mirror)
+        git('symbolic-ref', 'HEAD', 'refs/heads/main', cwd=self.mirror)
+        reference_ids = git2hg(self.reference, self.mapping)
+        # {mirror commit: hg id}
+        self.expected = {new: reference_ids[old]
+                         for old, new in self.mapping.items()}
+
+    def mirror_clone(self, name):
+        """A clone of the mirror with an `hg` remote for the server."""
+        dest = self.tmp / name
+        git('clone', '-q', self.mirror, dest)
+        git('remote', 'add', 'hg', self.url, cwd=dest)
+        return dest
+
+
+@pytest.fixture
+def project(hg, hg_serve, tmp_path):
+    return Project(hg, hg_serve, tmp_path)
+
+
+def assert_fsck_clean(repo):
+    result = git('cinnabar', 'fsck', '--full', cwd=repo)
+    assert 'no problem' in result.out + result.err, result.describe()
+
+
+def test_graft_onto_a_mirror_then_push(project, hg):
+    repo = project.mirror_clone('work')
+    assert set(project.mapping) != set(project.expected)   # other ids
+    result = git('-c', 'cinnabar.graft=true', 'fetch', 'hg', cwd=repo)
+    assert_no_traceback(result)
+    assert 'graft: 4 changesets recorded onto existing commits, 0 new' \
+        in result.err
+    assert git2hg(repo, project.expected) == project.expected
+    main = refs(repo)['refs/heads/main']
+    assert refs(repo)['refs/remotes/hg/branches/default/tip'] == main
+    assert_fsck_clean(repo)
+
+    # A commit of the mirror's history pushed to hg.
+    (repo / 'e').write_text('e\n')
+    git('add', 'e', cwd=repo)
+    git('-c', 'user.name=Dev', '-c', 'user.email=dev@example.org',
+        'commit', '-q', '-m', 'fifth', cwd=repo)
+    result = git('push', 'hg', 'main:refs/heads/branches/default/tip',
+                 cwd=repo)
+    assert_no_traceback(result)
+    hg('-R', project.hg_repo, 'verify', '-q')
+    new = refs(repo)['refs/heads/main']
+    tip = hg('-R', project.hg_repo, 'log', '-r', 'tip', '-T',
+             '{node} {desc}').out.split(' ', 1)
+    assert tip[1] == 'fifth'
+    assert git2hg(repo, [new]) == {new: tip[0]}
+
+    # The mirror gets the commit; a new repository grafting onto the
+    # mirror (its URL in cinnabar.graft) maps it back to the same id.
+    git('push', '-q', project.mirror, 'main', cwd=repo)
+    fresh = project.tmp / 'fresh'
+    git('init', '-q', fresh)
+    result = git('-c', f'cinnabar.graft={project.mirror}', 'fetch', '-q',
+                 project.url, 'refs/heads/branches/default/tip', cwd=fresh)
+    assert_no_traceback(result)
+    assert git2hg(fresh, [new]) == {new: tip[0]}
+    assert refs(fresh)[
+        'refs/cinnabar/graft/heads/main'] == new
+    assert git('rev-parse', 'FETCH_HEAD', cwd=fresh).out.strip() == new
+    assert_fsck_clean(fresh)
+
+
+def test_partial_mirror_and_per_remote_setting(project):
+    """A mirror lacking the last changeset: the others are grafted, the
+    last one gets a commit of its own (git-cinnabar would leave it out);
+    `remote.<remote>.cinnabar-graft` turns grafting on."""
+    merge = project.mapping[refs(project.reference)[TIP]]
+    git('update-ref', 'refs/heads/main', merge + '^1', cwd=project.mirror)
+    git('update-ref', 'refs/heads/side', merge + '^2', cwd=project.mirror)
+    repo = project.mirror_clone('partial')
+    git('config', 'remote.hg.cinnabar-graft', 'true', cwd=repo)
+    result = git('fetch', 'hg', cwd=repo)
+    assert 'graft: 3 changesets recorded onto existing commits, 1 new' \
+        in result.err
+    tip = refs(repo)['refs/remotes/hg/branches/default/tip']
+    assert tip not in project.expected
+    parents = git('rev-list', '--parents', '-n1', tip,
+                  cwd=repo).out.split()[1:]
+    assert set(parents) <= set(project.expected)
+    assert_fsck_clean(repo)
+
+
+def test_nothing_to_graft_is_refused(project, tmp_path):
+    """Candidates, but none matches: refused as git-cinnabar does,
+    nothing kept. Without any candidate, a normal fetch."""
+    repo = tmp_path / 'unrelated'
+    git('init', '-q', repo)
+    (repo / 'x').write_text('x\n')
+    git('add', 'x', cwd=repo)
+    git('-c', 'user.name=X', '-c', 'user.email=x@example.org', 'commit',
+        '-q', '-m', 'unrelated', cwd=repo)
+    before = refs(repo)
+    result = git('-c', 'cinnabar.graft=true', 'fetch', project.url,
+                 cwd=repo, check=False)
+    assert_failed_for_people(result)
+    assert 'nothing to graft' in result.err
+    assert refs(repo) == before
+    assert METADATA_REF not in before
+
+    empty = tmp_path / 'empty'
+    git('init', '-q', empty)
+    result = git('-c', 'cinnabar.graft=true', 'fetch', '-q', project.url,
+                 'refs/heads/branches/default/tip', cwd=empty)
+    reference = refs(project.reference)[TIP]
+    assert git('rev-parse', 'FETCH_HEAD', cwd=empty).out.strip() == \
+        reference
+
+    result = git('-c', 'cinnabar.graft=', 'fetch', project.url, cwd=repo,
+                 check=False)
+    assert_failed_for_people(result)
+    assert 'cinnabar.graft' in result.err
+
+
+def test_ambiguous_candidates_are_refused(project):
+    """Two mirror histories as good as each other (but for their
+    committer): the first changeset has two candidates."""
+    git('fetch', '-q', project.reference, f'{TIP}:{TIP}',
+        cwd=project.mirror)
+    rewrite(project.mirror, project.mirror, committer='Another Bot',
+            ref='refs/heads/other')
+    repo = project.mirror_clone('ambiguous')
+    before = refs(repo)
+    result = git('-c', 'cinnabar.graft=true', 'fetch', 'hg', cwd=repo,
+                 check=False)
+    assert_failed_for_people(result)
+    assert 'several commits match' in result.err, result.describe()
+    assert refs(repo) == before
+
+
+def test_cinnabarclone_graft_line(project, bundle_server):
+    """The server's cinnabar.manifest has a `graft=` line whose bundle
+    holds the metadata of a grafted repository but not the mirror's
+    commits: a clone of the mirror fetching from hg takes it (preferred
+    over a plain line) and asks hg for no changeset."""
+    grafted = project.mirror_clone('grafted')
+    git('-c', 'cinnabar.graft=true', 'fetch', '-q', 'hg', cwd=grafted)
+    main = refs(grafted)['refs/heads/main']
+    www = project.tmp / 'www'
+    www.mkdir()
+    git('bundle', 'create', www / 'graft.bundle', METADATA_REF,
+        '^' + main, cwd=grafted)
+    server = bundle_server(www)
+    (project.hg_repo / '.hg' / 'cinnabar.manifest').write_text(
+        f'{server.url()}plain.bundle\n'
+        f'{server.url()}graft.bundle graft={main}\n')
+    log = project.server.logdir / 'access.log'
+    before = len(log.read_text().splitlines())
+    repo = project.mirror_clone('user')
+    result = git('fetch', 'hg', cwd=repo)
+    assert_no_traceback(result)
+    assert 'Fetching cinnabar metadata from %sgraft.bundle' % server.url() \
+        in result.err
+    commands = log.read_text().splitlines()[before:]
+    assert not [line for line in commands if 'cmd=getbundle' in line]
+    assert git2hg(repo, project.expected) == project.expected
+    assert refs(repo)['refs/remotes/hg/branches/default/tip'] == main
+    assert_fsck_clean(repo)
+
+    # With cinnabar.graft=false, the graft line is not used: the plain
+    # line (missing here) fails, and the clone falls back.
+    other = project.mirror_clone('nograft')
+    result = git('-c', 'cinnabar.graft=false', 'fetch', 'hg', cwd=other)
+    assert 'falling back to a normal clone' in result.err
+    assert 'graft.bundle' not in result.err
