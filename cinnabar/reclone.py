@@ -30,7 +30,7 @@ import collections
 import contextlib
 import sys
 
-from cinnabar import discovery, git, hg
+from cinnabar import discovery, git, hg, metadata
 from cinnabar.errors import Abort
 from cinnabar.helper import Helper, HelperError
 from cinnabar.hg.url import strip_prefix
@@ -193,6 +193,7 @@ def reclone(git_dir):
                          % (METADATA_REF, BACKUP_REF, METADATA_REF,
                             BACKUP_REF))
     old = _rev_parse(METADATA_REF)
+    old_notes = _rev_parse(metadata.NOTES_REF)
     tips = user_refs()
     with contextlib.ExitStack() as resources:
         old_helper = _start_old_helper(git_dir, resources) if old else None
@@ -210,7 +211,7 @@ def reclone(git_dir):
             _update_refs(['update %s %s %s' % (ref, new_id, old_id)
                           for ref, (old_id, new_id) in sorted(moved.items())])
         except BaseException:
-            _restore(old)
+            _restore(old, old_notes)
             raise
     if old:
         _update_refs(['delete %s %s' % (BACKUP_REF, old)])
@@ -219,8 +220,9 @@ def reclone(git_dir):
     return Result(old, new, moved, rewritten, kept)
 
 
-def _restore(old):
-    """Put refs/cinnabar/metadata back as it was before the reclone."""
+def _restore(old, notes):
+    """Put refs/cinnabar/metadata and refs/notes/cinnabar back as they were
+    before the reclone."""
     current = _rev_parse(METADATA_REF)
     commands = []
     if old:
@@ -228,4 +230,8 @@ def _restore(old):
         commands.append('delete %s %s' % (BACKUP_REF, old))
     elif current:
         commands.append('delete %s %s' % (METADATA_REF, current))
+    if notes:
+        commands.append('update %s %s' % (metadata.NOTES_REF, notes))
+    else:
+        commands.append('delete %s' % metadata.NOTES_REF)
     _update_refs(commands)
