@@ -3,13 +3,18 @@
 For a batch of `push [+]<src>:<dst>` requests:
 
 1. Each `<dst>` is read back through the ref layout (`refs.push_target`):
-   a branch (its tip, or one of its heads) or a bookmark. Deleting a ref
-   is refused.
+   a branch (its tip, or one of its heads) or a bookmark. Deleting a
+   bookmark (`:bookmarks/<name>`) is a `pushkey` from its server value to
+   nothing; deleting any other ref is refused.
 2. What to send: the commits reachable from `<src>` that the server
    lacks, parents first: `git rev-list` stopping at the commits of the
    server heads we know and of our own heads the server has, minus the
    commits whose changesets the server already has (`known`).
-3. Checks that need only git: a new root (a commit without parents) on a
+3. Checks that need only git: history unrelated to the server's (no
+   commit of it is a changeset we know) going to a server that is not
+   empty, refused even when forced unless the metadata is of that
+   repository (the server knows one of its root changesets), as
+   git-cinnabar does; a new root (a commit without parents) on a
    server that is not empty; a bookmark move that is not a fast-forward,
    or from a changeset we do not have; a branch ref whose commit is
    already on the server but is not one of the branch's heads.
@@ -31,7 +36,8 @@ For a batch of `push [+]<src>:<dst>` requests:
 A `+` on a request, or `option force true`, skips the checks that a
 force skips in git: new heads, new roots, new branches, bookmark moves
 that are not fast-forwards. With `option dry-run true` everything but
-the sending happens, and nothing is kept.
+the sending happens, and nothing is kept (but with `cinnabar.data`
+`force`, the changesets made are kept, as git-cinnabar does).
 
 Phases need nothing: a publishing server makes what it receives public.
 """
@@ -62,6 +68,26 @@ def parse_push(argument):
     if not colon or not dst:
         raise Abort('invalid push request from git: %r' % argument)
     return PushSpec(src, dst, force)
+
+
+DATA_POLICIES = ('phase', 'always', 'never', 'force')
+
+
+def data_policy(remote):
+    """Whether to keep the metadata of what is pushed: the setting `data`
+    (GIT_CINNABAR_DATA, remote.<remote>.cinnabar-data, cinnabar.data).
+
+    `always` keeps it, `never` drops it (a later fetch brings the
+    changesets back), `phase` (the default) keeps it when the server made
+    them public, i.e. when it is publishing: newly pushed changesets are
+    drafts on a non-publishing server. `force` is `always`, and also keeps
+    the changesets a `--dry-run` makes (without sending them).
+    """
+    policy = (config.lookup('data', remote) or 'phase').lower()
+    if policy not in DATA_POLICIES:
+        raise Abort('cinnabar.data must be one of %s, not %r'
+                    % (', '.join(DATA_POLICIES), policy))
+    return policy
 
 
 class RefPush:
@@ -101,8 +127,9 @@ class Pusher:
     refs laid out in `styles` (see cinnabar.refs)."""
 
     def __init__(self, peer, helper, state, styles, force=False,
-                 dry_run=False):
+                 dry_run=False, remote=None):
         self.peer = peer
+        self.remote = remote
         self.helper = helper
         self.state = state
         self.styles = styles
@@ -122,11 +149,13 @@ class Pusher:
         if self.peer.capable('unbundle') is None:
             raise Abort('cannot push to %s: it does not take pushes'
                         % self.peer.description)
+        self.data = data_policy(self.remote)
         pushes = [RefPush(s, s.force or self.force_all) for s in specs]
         self._resolve(pushes)
-        self._find_commits([p for p in pushes if p.error is None])
+        self._find_commits([p for p in pushes
+                            if p.error is None and p.commit is not None])
         for push in pushes:
-            if push.error is None:
+            if push.error is None and push.commit is not None:
                 self._check_without_branches(push)
         sending = [p for p in pushes if p.error is None and p.commits]
         if sending:
@@ -147,9 +176,7 @@ class Pusher:
                                 'tags are commits to .hgtags; make them '
                                 'with `hg tag` or commit .hgtags yourself')
                 elif not push.spec.src:
-                    push.refuse('cannot delete %s: git-cinnabar does not '
-                                'remove Mercurial branches, heads or '
-                                'bookmarks; do it with hg' % push.dst)
+                    self._resolve_deletion(push)
                 elif push.target is None:
                     push.refuse('%s is not a Mercurial branch or bookmark '
                                 'in this layout; push to %s'
@@ -158,6 +185,16 @@ class Pusher:
                     push.commit = resolver.resolve(push.spec.src)
                     if push.commit is None:
                         push.refuse('%s is not a commit' % push.spec.src)
+
+    def _resolve_deletion(self, push):
+        if push.target is None or push.target.kind != 'bookmark':
+            push.refuse('cannot delete %s: git-cinnabar does not remove '
+                        'Mercurial branches or heads (close the branch '
+                        'with hg); only bookmarks can be deleted'
+                        % push.dst)
+        elif push.target.name not in self.state.bookmarks:
+            push.refuse('there is no bookmark %s on the server'
+                        % push.target.name)
 
     # 2. What to send.
 
@@ -197,6 +234,13 @@ class Pusher:
     # 3. Checks needing git only.
 
     def _check_without_branches(self, push):
+        if self.state.heads and self._unrelated(push) and \
+                not self._same_repository():
+            push.refuse('cannot push to this repository without fetching '
+                        'from it first: none of the history pushed came '
+                        'from it (git push -f does not change that); '
+                        'fetch, then rebase or merge onto what it has')
+            return
         if not push.force and self.state.heads and any(
                 not parents for _, parents in push.commits):
             push.refuse('would add a new root (a commit without parents) '
@@ -206,6 +250,23 @@ class Pusher:
             self._check_bookmark_move(push)
         elif not push.commits:
             self._check_branch_unchanged(push)
+
+    def _unrelated(self, push):
+        """Whether nothing of the history pushed is a changeset we know:
+        the commits to send hold all their parents, and the commit pushed
+        is not a changeset itself."""
+        sent = {c for c, _ in push.commits}
+        return bool(sent) and all(
+            p in sent for _, parents in push.commits for p in parents)
+
+    def _same_repository(self):
+        """Whether the server knows a root changeset of our metadata."""
+        # The first parent of the metadata commit has the changeset heads
+        # as parents.
+        commits = git.root_commits('refs/cinnabar/metadata^')
+        roots = [r for r in self.helper.git2hg_many(commits)
+                 if not r.is_null]
+        return bool(roots) and any(self.peer.known(roots))
 
     def _check_bookmark_move(self, push):
         old = self.state.bookmarks.get(push.target.name)
@@ -338,7 +399,10 @@ class Pusher:
 
     def _deliver(self, pushes, push_format, bundle):
         if self.dry_run:
-            self._drop_pending()
+            if self.data == 'force':
+                self.helper.finish()
+            else:
+                self._drop_pending()
             return
         try:
             result = self.peer.unbundle(bundle, push_format, self.state.heads)
@@ -365,19 +429,11 @@ class Pusher:
             push.refuse(message)
 
     def _keep_metadata(self):
-        """Whether to keep the metadata of what we pushed (cinnabar.data).
-
-        `always` keeps it, `never` drops it (a later fetch brings the
-        changesets back), `phase` (the default) keeps it when the server
-        made them public, i.e. when it is publishing: newly pushed
-        changesets are drafts on a non-publishing server.
-        """
-        policy = (config.lookup('data') or 'phase').lower()
-        if policy not in ('always', 'never', 'phase'):
-            raise Abort('cinnabar.data must be always, never or phase, '
-                        'not %r' % policy)
+        """Whether to keep the metadata of what we pushed (see
+        data_policy)."""
+        policy = self.data
         if policy != 'phase':
-            return policy == 'always'
+            return policy in ('always', 'force')
         try:
             phases = self.peer.listkeys('phases')
         except Abort:
@@ -404,7 +460,11 @@ class Pusher:
             return
         name = push.target.name
         old = self.state.bookmarks.get(name)
-        new = self._hg_of.get(push.commit) or self.helper.git2hg(push.commit)
+        if push.commit is None:
+            new = ''
+        else:
+            new = self._hg_of.get(push.commit) or \
+                self.helper.git2hg(push.commit)
         if old == new:
             return
         try:
@@ -415,4 +475,5 @@ class Pusher:
             return
         show_remote_output(output)
         if not success:
-            push.refuse('the server refused to set bookmark %s' % name)
+            push.refuse('the server refused to %s bookmark %s'
+                        % ('delete' if push.commit is None else 'set', name))

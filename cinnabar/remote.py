@@ -325,7 +325,7 @@ class RemoteHelper:
             self._state = self.peer().state()
         pusher = push.Pusher(self.peer(), self.helper(), self._state,
                              self._styles(True), force=self.force,
-                             dry_run=self.dry_run)
+                             dry_run=self.dry_run, remote=self.remote)
         results = pusher.push(specs)
         # What the server has now is not what we listed.
         self._state = self._ref_list = None

@@ -1,0 +1,101 @@
+"""Drop-in for git-cinnabar 0.7 users: what their pushes rely on, against
+a real `hg serve`.
+
+- `git push origin :bookmarks/x` deletes the server's bookmark (pushkey
+  from its value to nothing); deleting a bookmark the server does not
+  have, or a branch ref, is refused and changes nothing.
+- From a repository without metadata, pushing to a server that is not
+  empty is refused, with -f too (git-cinnabar refuses as well; before,
+  -f pushed a second root holding a copy of the files).
+- `remote.<remote>.cinnabar-data never` drops the pushed changesets'
+  metadata; `cinnabar.data force` keeps what `git push --dry-run` made,
+  without sending anything.
+"""
+
+import pytest
+
+from lib.checks import assert_failed_for_people, assert_no_traceback
+from lib.git import NULL_ID, clone, git, git2hg, hg_url, refs
+from lib.push import (assert_pushed, assert_refused, hg_commit,
+                      make_hg_repo, nothing_changes, push)
+
+BOOKMARK = 'refs/heads/bookmarks/x'
+
+
+@pytest.fixture
+def served(hg, hg_serve, tmp_path):
+    """An hg repository with a bookmark x, served; (repo, server)."""
+    repo = make_hg_repo(hg, tmp_path / 'hg', {'a': 'a\n'})
+    hg_commit(hg, repo, {'b': 'b\n'}, 'second')
+    hg('-R', repo, 'bookmark', '-r', '0', 'x')
+    return repo, hg_serve(repo)
+
+
+def commit_file(repo, name, text, message):
+    (repo / name).write_text(text)
+    git('add', name, cwd=repo)
+    git('commit', '-q', '-m', message, cwd=repo)
+    return git('rev-parse', 'HEAD', cwd=repo).out.strip()
+
+
+def test_delete_bookmark(served, hg, tmp_path):
+    repo, server = served
+    work = tmp_path / 'work'
+    clone(hg_url(server.url), work, '-q')
+    assert 'refs/remotes/origin/bookmarks/x' in refs(work)
+    with nothing_changes(hg, repo, work):
+        # git itself refuses a ref the list of the remote does not have.
+        assert_failed_for_people(push(work, 'origin', ':bookmarks/nope'))
+        assert_refused(push(work, 'origin', ':branches/default/tip'),
+                       'branches/default/tip', 'delete')
+    assert_pushed(push(work, 'origin', ':bookmarks/x'))
+    assert hg.bookmarks(repo) == {}
+    assert 'refs/remotes/origin/bookmarks/x' not in refs(work)
+
+
+def test_unrelated_push_refused_even_forced(served, hg, tmp_path):
+    repo, server = served
+    work = tmp_path / 'work'
+    git('init', '-q', work)
+    git('remote', 'add', 'origin', hg_url(server.url), cwd=work)
+    commit_file(work, 'a', 'a\n', 'same files, no metadata')
+    with nothing_changes(hg, repo, work):
+        for args in ([], ['-f']):
+            result = push(work, *args, 'origin',
+                          'HEAD:refs/heads/branches/default/tip')
+            assert_refused(result, 'branches/default/tip',
+                           'without fetching')
+    assert not refs(work, 'refs/cinnabar/')
+
+
+def test_data_settings(served, hg, tmp_path):
+    repo, server = served
+    work = tmp_path / 'work'
+    clone(hg_url(server.url), work, '-q')
+    git('checkout', '-q', 'origin/branches/default/tip', cwd=work)
+    # force: a dry run keeps the changeset it made, and sends nothing.
+    first = commit_file(work, 'c', 'c\n', 'third')
+    before = hg.nodes(repo)
+    result = push(work, '--dry-run', 'origin',
+                  'HEAD:refs/heads/branches/default/tip',
+                  extra_env={'GIT_CINNABAR_DATA': 'force'})
+    assert_no_traceback(result)
+    assert result.returncode == 0, result.describe()
+    assert hg.nodes(repo) == before
+    dry = git2hg(work, [first])[first]
+    assert dry != NULL_ID
+    # never, for this remote: the changeset is on the server, its
+    # metadata is not kept (the one of the dry run stays).
+    second = commit_file(work, 'd', 'd\n', 'fourth')
+    git('config', 'remote.origin.cinnabar-data', 'never', cwd=work)
+    assert_pushed(push(work, 'origin',
+                       'HEAD:refs/heads/branches/default/tip'))
+    assert git2hg(work, [second])[second] == NULL_ID
+    assert dry in hg.nodes(repo)
+    # A wrong value is refused before anything is sent.
+    git('config', 'remote.origin.cinnabar-data', 'sometimes', cwd=work)
+    commit_file(work, 'e', 'e\n', 'fifth')
+    with nothing_changes(hg, repo, work):
+        result = push(work, 'origin', 'HEAD:refs/heads/branches/default/tip')
+        assert_failed_for_people(result)
+        assert 'sometimes' in result.err
