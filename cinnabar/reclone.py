@@ -65,16 +65,24 @@ def hg_remotes():
     return remotes
 
 
-def user_refs():
-    """{ref: GitId} of the refs outside refs/cinnabar/ naming commits
-    (symbolic refs, such as refs/remotes/origin/HEAD, follow theirs)."""
+# The refs `reclone` leaves alone unless given --rebase (git-cinnabar's).
+LOCAL_REFS = ('refs/heads/', 'refs/tags/')
+
+
+def user_refs(rebase=True):
+    """{ref: GitId} of the refs outside refs/cinnabar/ (and but for
+    refs/notes/cinnabar, which follows the metadata) naming commits;
+    without `rebase`, those under LOCAL_REFS neither (symbolic refs, such
+    as refs/remotes/origin/HEAD, follow theirs)."""
     out = git.run(['for-each-ref', '--format=%(objectname) %(objecttype) '
                    '%(refname) %(symref)'])
     found = {}
     for line in out.stdout.decode('utf-8', 'surrogateescape').splitlines():
         oid, kind, name, symref = line.split(' ', 3)
-        if kind == 'commit' and not symref and not name.startswith(
-                'refs/cinnabar/'):
+        if kind != 'commit' or symref or name.startswith(
+                'refs/cinnabar/') or name == metadata.NOTES_REF:
+            continue
+        if rebase or not name.startswith(LOCAL_REFS):
             found[name] = GitId(oid)
     return found
 
@@ -179,8 +187,9 @@ def _start_old_helper(git_dir, resources):
         return None
 
 
-def reclone(git_dir):
-    """Do the reclone; returns a Result."""
+def reclone(git_dir, rebase=False):
+    """Do the reclone; returns a Result. Local branches and tags move
+    only with `rebase`."""
     remotes = hg_remotes()
     if not remotes:
         raise Abort('there is no Mercurial remote to reclone from',
@@ -194,7 +203,7 @@ def reclone(git_dir):
                             BACKUP_REF))
     old = _rev_parse(METADATA_REF)
     old_notes = _rev_parse(metadata.NOTES_REF)
-    tips = user_refs()
+    tips = user_refs(rebase)
     with contextlib.ExitStack() as resources:
         old_helper = _start_old_helper(git_dir, resources) if old else None
         if old:
