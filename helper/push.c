@@ -17,8 +17,9 @@
  *     a file added with the exact content of a file removed in the same
  *     commit is recorded as renamed from it ("copy"/"copyrev" metadata,
  *     no parents); the changeset takes its branch from its first parent,
- *     its user, date and description from the commit, and a "committer"
- *     extra when the committer differs from the author.
+ *     its user, date and description from the commit, a "committer"
+ *     extra when the committer differs from the author, and with the
+ *     git_commit experiment a "git_commit" extra (the commit's id).
  * The changegroup is then imported back, which records the new
  * changesets like fetched ones and checks that each gives back exactly
  * the commit it was made from.
@@ -42,6 +43,7 @@
 #include "store.h"
 #include "tree-iter.h"
 #include "raw-commit.h"
+#include "experiments.h"
 #include "push.h"
 
 /* A parsed manifest: its text and its lines, sorted by path. */
@@ -631,7 +633,7 @@ static int file_revision(struct push_state *st, struct cs_rev *cs,
 
 /*
  * Renames and copies by similarity, when `cinnabar.similarity` (a
- * percentage) is set: git's own detection between the two trees, as
+ * percentage) is set, or the similarity=<n> experiment (experiments.h): git's own detection between the two trees, as
  * `git diff -M<n>% -C<n>% --find-copies-harder`. Fills `renames` with
  * "new path" -> util: "source path".
  */
@@ -642,8 +644,7 @@ static void similar_renames(const struct object_id *old_tree,
 	struct diff_options opts;
 	int percent, i;
 
-	if (git_config_get_int("cinnabar.similarity", &percent) ||
-	    percent <= 0 || percent > 100 || !old_tree)
+	if (push_similarity(&percent) || !old_tree)
 		return;
 	repo_diff_setup(the_repository, &opts);
 	opts.flags.recursive = 1;
@@ -746,6 +747,13 @@ static void write_changeset_text(struct cs_rev *cs, struct raw_commit *c,
 		/* extras are sorted: "branch" < "committer" */
 		strbuf_addch(&cs->text, extra ? '\0' : ' ');
 		strbuf_addf(&cs->text, "committer:%s", committer.buf);
+		extra = 1;
+	}
+	if (experiment("git_commit")) {
+		/* ... < "git_commit" (git-cinnabar's experiment) */
+		strbuf_addch(&cs->text, extra ? '\0' : ' ');
+		strbuf_addf(&cs->text, "git_commit:%s",
+			    oid_to_hex(&cs->commit));
 	}
 	for (i = 0; i < files->nr; i++)
 		strbuf_addf(&cs->text, "\n%s", files->items[i].string);

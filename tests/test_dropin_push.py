@@ -99,3 +99,29 @@ def test_data_settings(served, hg, tmp_path):
         result = push(work, 'origin', 'HEAD:refs/heads/branches/default/tip')
         assert_failed_for_people(result)
         assert 'sometimes' in result.err
+
+
+def test_experiments(hg, hg_serve, tmp_path):
+    """cinnabar.experiments as git-cinnabar reads it: `merge` accepted,
+    `similarity=50` as cinnabar.similarity=50, `git_commit` giving pushed
+    changesets a git_commit extra (a fresh clone maps them back to the
+    same commits)."""
+    lines = ''.join('line %d\n' % i for i in range(20))
+    repo = make_hg_repo(hg, tmp_path / 'hg', {'old.txt': lines})
+    server = hg_serve(repo)
+    work = tmp_path / 'work'
+    clone(hg_url(server.url), work, '-q')
+    git('config', 'cinnabar.experiments', 'merge,git_commit,similarity=50',
+        cwd=work)
+    git('mv', 'old.txt', 'new.txt', cwd=work)
+    commit = commit_file(work, 'new.txt', lines + 'one more\n', 'renamed')
+    assert_pushed(push(work, 'origin', 'HEAD:refs/heads/branches/default/tip'))
+    out = hg('-R', repo, 'log', '-r', 'tip', '-T',
+             '{extras % "{key}={value}\\n"}{file_copies % "{name}<{source}"}'
+             ).out
+    assert f'git_commit={commit}\n' in out
+    assert out.endswith('new.txt<old.txt')
+    fresh = tmp_path / 'fresh'
+    clone(hg_url(server.url), fresh, '-q')
+    assert refs(fresh, 'refs/remotes/origin/branches/') == refs(
+        work, 'refs/remotes/origin/branches/')
