@@ -125,3 +125,35 @@ def test_experiments(hg, hg_serve, tmp_path):
     clone(hg_url(server.url), fresh, '-q')
     assert refs(fresh, 'refs/remotes/origin/branches/') == refs(
         work, 'refs/remotes/origin/branches/')
+
+
+def test_tag_experiment(hg, hg_serve, tmp_path):
+    """`git cinnabar tag` (the tag experiment): a commit editing .hgtags as
+    hg tag does, which pushed makes the server's tags; -l lists them; -d
+    removes one; Mercurial's refusals; nothing without the experiment."""
+    repo = make_hg_repo(hg, tmp_path / 'hg', {'a': 'a\n'})
+    first = hg('-R', repo, 'log', '-r', 'tip', '-T', '{node}').out
+    server = hg_serve(repo)
+    work = tmp_path / 'work'
+    clone(hg_url(server.url), work, '-q')
+    assert_failed_for_people(git('cinnabar', 'tag', 'v1', cwd=work,
+                                 check=False))
+    git('config', 'cinnabar.experiments', 'tag', cwd=work)
+    for bad in ('tip', '12', 'a:b', ' x'):
+        assert_failed_for_people(git('cinnabar', 'tag', bad, cwd=work,
+                                     check=False))
+    assert_no_traceback(git('cinnabar', 'tag', 'v1', cwd=work))
+    assert git('log', '-1', '--format=%s', cwd=work).out.strip() == \
+        f'Added tag v1 for changeset {first[:12]}'
+    assert_failed_for_people(git('cinnabar', 'tag', 'v1', cwd=work,
+                                 check=False))
+    assert_pushed(push(work, 'origin', 'HEAD:refs/heads/branches/default/tip'))
+    assert f'v1 0:{first[:12]}' in ' '.join(
+        hg('-R', repo, 'tags').out.split())
+    listed = git('cinnabar', 'tag', '-l', '--format',
+                 '%(tagname) %(hg::objectname)', cwd=work).out
+    assert listed == f'v1 {first}\n'
+    assert_no_traceback(git('cinnabar', 'tag', '-d', 'v1', cwd=work))
+    assert_pushed(push(work, 'origin', 'HEAD:refs/heads/branches/default/tip'))
+    assert 'v1' not in hg('-R', repo, 'tags').out
+    assert git('cinnabar', 'tag', '-l', cwd=work).out == ''
