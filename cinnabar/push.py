@@ -141,6 +141,8 @@ class Pusher:
         # {branch: [GitId of the heads pushed to it]}.
         self._branch_of = {}
         self._pushed_heads = {}
+        # The commits no changeset stands for, before pushing.
+        self._unmapped = set()
 
     # The whole batch.
 
@@ -218,6 +220,7 @@ class Pusher:
         every = union_in_order([c for c, _ in w] for w in walks.values())
         every = list(dict.fromkeys(every + [p.commit for p in pushes]))
         self._hg_of.update(zip(every, self.helper.git2hg_many(every)))
+        self._unmapped = {c for c in every if self._hg_of[c].is_null}
         on_server = self._on_server(every)
         for push, walk in walks.items():
             push.commits = [(c, parents) for c, parents in walk
@@ -313,7 +316,8 @@ class Pusher:
         commits = union_in_order([c for c, _ in p.commits] for p in pushes)
         changegroup = os.path.join(tmp, 'changegroup')
         mapping = self.helper.changegroup(push_format.cg_version,
-                                          changegroup, commits)
+                                          changegroup, commits,
+                                          self._set_branches(pushes))
         self._hg_of.update(mapping)
         bundle = os.path.join(tmp, 'bundle')
         with open(changegroup, 'rb') as source, open(bundle, 'wb') as out:
@@ -327,6 +331,29 @@ class Pusher:
             self._branch_of[head.hg_id] = head.branch
             self._pushed_heads[head.branch].append(commit)
         return bundle
+
+    def _set_branches(self, pushes):
+        """With the `branch` experiment (git-cinnabar's): {commit: branch}
+        for the new commits a push to a branch ref leads to (through any
+        parent, up to commits of changesets or of another such push),
+        which then get that branch instead of their first parent's."""
+        experiments = (config.lookup('experiments') or '').split(',')
+        if 'branch' not in experiments or not (
+                {'heads', 'tips'} & set(self.styles)):
+            return None
+        new = {c: parents for p in pushes for c, parents in p.commits
+               if c in self._unmapped}
+        branches = {}
+        for push in pushes:
+            if push.target.kind != 'branch':
+                continue
+            todo = [push.commit]
+            while todo:
+                commit = todo.pop()
+                if commit in new and commit not in branches:
+                    branches[commit] = push.target.name
+                    todo.extend(new[commit])
+        return branches
 
     def _check_branches(self, pushes):
         for push in pushes:

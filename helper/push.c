@@ -720,6 +720,30 @@ static const char *branch_of(const struct hg_oid *node, struct strbuf *out)
 	return out->len ? out->buf : NULL;
 }
 
+/* Branches given by push_set_branch: oid hex -> branch name. */
+static struct string_list set_branches = STRING_LIST_INIT_DUP;
+
+void push_set_branch(const struct object_id *commit, const char *branch)
+{
+	string_list_insert(&set_branches, oid_to_hex(commit))->util =
+		xstrdup(branch);
+}
+
+/* The changeset's branch: the one set for its commit, or p1's. */
+static void branch_for(struct cs_rev *cs, struct strbuf *out)
+{
+	struct string_list_item *set =
+		string_list_lookup(&set_branches, oid_to_hex(&cs->commit));
+
+	if (!set) {
+		branch_of(&cs->p1, out);
+		return;
+	}
+	strbuf_reset(out);
+	if (strcmp(set->util, "default"))
+		strbuf_addstr(out, set->util);
+}
+
 static void write_changeset_text(struct cs_rev *cs, struct raw_commit *c,
 				 struct string_list *files)
 {
@@ -731,7 +755,7 @@ static void write_changeset_text(struct cs_rev *cs, struct raw_commit *c,
 	if (hg_authorship_from_git(&a, c->author.buf, c->author.len))
 		die("commit %s has an author git cannot parse",
 		    oid_to_hex(&cs->commit));
-	branch_of(&cs->p1, &branch);
+	branch_for(cs, &branch);
 	strbuf_addf(&cs->text, "%s\n%s\n%s %s", hg_oid_to_hex(&cs->manifest),
 		    a.user.buf, a.timestamp.buf, a.utcoffset.buf);
 	if (branch.len) {
@@ -1135,6 +1159,7 @@ void create_changegroup(int version, const char *path,
 		strbuf_release(&st.cs[i].text);
 		strbuf_release(&st.cs[i].manifest_text);
 	}
+	string_list_clear(&set_branches, 1);
 	for (i = 0; i < st.files_nr; i++)
 		free(st.files[i].meta);
 	free(st.files);

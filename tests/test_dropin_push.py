@@ -157,3 +157,27 @@ def test_tag_experiment(hg, hg_serve, tmp_path):
     assert_pushed(push(work, 'origin', 'HEAD:refs/heads/branches/default/tip'))
     assert 'v1' not in hg('-R', repo, 'tags').out
     assert git('cinnabar', 'tag', '-l', cwd=work).out == ''
+
+
+def test_branch_experiment(hg, hg_serve, tmp_path):
+    """The branch experiment: pushing new commits to
+    branches/<name>/tip puts them on that (new) named branch; without it,
+    refused (they take their first parent's branch)."""
+    repo = make_hg_repo(hg, tmp_path / 'hg', {'a': 'a\n'})
+    server = hg_serve(repo)
+    work = tmp_path / 'work'
+    clone(hg_url(server.url), work, '-q')
+    first = commit_file(work, 'b', 'b\n', 'first on feat')
+    second = commit_file(work, 'c', 'c\n', 'second on feat')
+    ref = 'HEAD:refs/heads/branches/feat/tip'
+    with nothing_changes(hg, repo, work):
+        assert_refused(push(work, 'origin', ref), 'not feat')
+    git('config', 'cinnabar.experiments', 'branch', cwd=work)
+    assert_pushed(push(work, 'origin', ref))
+    out = hg('-R', repo, 'log', '-r', '1:', '-T', '{branch} {desc}\n').out
+    assert out == 'feat first on feat\nfeat second on feat\n'
+    fresh = tmp_path / 'fresh'
+    clone(hg_url(server.url), fresh, '-q')
+    assert refs(fresh, 'refs/remotes/origin/branches/feat/') == {
+        'refs/remotes/origin/branches/feat/tip': second}
+    assert git2hg(fresh, [first])[first] != NULL_ID

@@ -107,7 +107,7 @@ class FakeHelper:
         return [Head(hid('A'), gid('A'), 'default'),
                 Head(hid('T'), gid('T'), 'stable')]
 
-    def changegroup(self, version, path, commits):
+    def changegroup(self, version, path, commits, branches=None):
         self.log.append(('changegroup', [NAMES[c] for c in commits]))
         for commit in commits:
             self.pending.setdefault(commit, hid(NAMES[commit]))
