@@ -175,7 +175,6 @@ def list_tags(helper, fmt):
 
 def make_tag(helper, options, words):
     name = words[0]
-    check_name(name)
     onto = options.get('onto')
     head = metadata.read_ref(onto if onto else 'HEAD')
     known = all_tags(helper, head)
@@ -214,6 +213,8 @@ def run(args):
     git_dir = git.git_dir()
     if git_dir is None:
         raise Abort('not in a git repository')
+    if not options.get('list'):
+        check_name(words[0])
     metadata.check_usable(writing=False)
     with Helper.start(git_dir) as helper:
         if options.get('list'):
