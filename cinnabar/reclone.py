@@ -53,13 +53,14 @@ changeset."""
 
 
 def hg_remotes():
-    """[(remote name, Mercurial URL)] of the remotes with hg:: URLs."""
+    """[(remote name, Mercurial URL)] of the remotes with hg:: (or
+    hg://) URLs."""
     out = git.run(['config', '--get-regexp', r'^remote\..*\.url$'],
                   check=False).stdout.decode('utf-8', 'surrogateescape')
     remotes = []
     for line in out.splitlines():
         key, _, url = line.partition(' ')
-        if url.startswith('hg::'):
+        if url.startswith(('hg::', 'hg://')):
             remotes.append((key[len('remote.'):-len('.url')],
                             strip_prefix(url)))
     return remotes

@@ -67,7 +67,7 @@ def remote_url(name):
         return strip_prefix(name)
     configured = git.config('remote.%s.url' % name)
     if configured is not None:
-        if not configured.startswith('hg::'):
+        if not configured.startswith(('hg::', 'hg://')):
             raise Abort('remote %s is not a Mercurial remote (its URL is %s)'
                         % (name, configured))
         return strip_prefix(configured)
