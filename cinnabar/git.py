@@ -61,6 +61,16 @@ def rev_list_parents(include, exclude):
     return commits
 
 
+def root_commits(rev):
+    """[GitId] of the commits without parents reachable from `rev`, or []
+    when `rev` does not resolve to a commit."""
+    if run(['rev-parse', '-q', '--verify', rev + '^{commit}'],
+           check=False).returncode:
+        return []
+    out = run(['rev-list', '--max-parents=0', rev, '--']).stdout
+    return [GitId(c) for c in out.decode('ascii').split()]
+
+
 def is_ancestor(ancestor, descendant):
     """Whether commit `ancestor` is `descendant` or one of its ancestors."""
     result = run(['merge-base', '--is-ancestor', ancestor, descendant],

@@ -411,17 +411,26 @@ class Helper:
                 error.args = (error.message,)
             raise
 
-    def changegroup(self, version, path, commits):
+    def changegroup(self, version, path, commits, branches=None):
         """Write a bare changegroup of `version` (`01` or `02`) for the git
         `commits` (parents first) to the file at `path`, recording their
-        changesets pending `finish`. Returns {GitId: HgId}."""
+        changesets pending `finish`; `branches` ({GitId: branch name})
+        gives new changesets another branch than their first parent's.
+        Returns {GitId: HgId}."""
         if version not in ('01', '02'):
             raise ValueError('unknown changegroup version %r' % version)
         commits = [GitId(c) for c in commits]
+        branches = branches or {}
         self._command('changegroup', version, os.fsdecode(path),
                       str(len(commits)))
         for commit in commits:
-            self._send(commit.encode('ascii') + b'\n')
+            line = commit.encode('ascii')
+            if commit in branches:
+                branch = branches[commit]
+                if '\n' in branch or not branch:
+                    raise ValueError('invalid branch name %r' % branch)
+                line += b' ' + branch.encode('utf-8', 'surrogateescape')
+            self._send(line + b'\n')
         answer = self._answer().split()
         if len(answer) != 2 or answer[0] != 'ok' or (
                 answer[1] != str(len(commits))):

@@ -10,6 +10,10 @@ the metadata commit itself):
                              while it is set, nothing writes metadata
     refs/cinnabar/refs/*, refs/cinnabar/hg/*, refs/cinnabar/HEAD
                              what the last fetch imported, read by git
+    refs/notes/cinnabar      the git2hg part of the current metadata
+                             commit, so that `git log --notes=cinnabar`
+                             shows hg ids (moved with the metadata, as
+                             git-cinnabar 0.7 does)
 
 git-cinnabar 0.7 gives `checked` and `broken` the same meaning.
 
@@ -17,7 +21,8 @@ The metadata format is the metadata commit's message, its flags:
 `files-meta unified-manifests-v2` is the one this version reads and
 writes. Metadata of git-cinnabar before 0.5 has other flags (or none),
 and before 0.4 no metadata commit at all but refs such as
-refs/cinnabar/hg2git and refs/notes/cinnabar. Flags this version does
+refs/cinnabar/hg2git (with refs/notes/cinnabar, which alone says nothing
+of the version: git-cinnabar 0.7 keeps it too). Flags this version does
 not know come from a newer git-cinnabar.
 """
 
@@ -29,6 +34,7 @@ from cinnabar.ids import GitId
 
 METADATA_REF = 'refs/cinnabar/metadata'
 CHECKED_REF = 'refs/cinnabar/checked'
+NOTES_REF = 'refs/notes/cinnabar'
 BROKEN_REF = 'refs/cinnabar/broken'
 FLAGS = 'files-meta unified-manifests-v2'
 KNOWN_FLAGS = frozenset(FLAGS.split())
@@ -140,10 +146,19 @@ def format_problem(metadata_commit):
 
 def legacy_refs():
     """Names of refs of git-cinnabar before 0.4 present in the repository."""
-    names = [name for name, _ in refs_under(*LEGACY_REFS)]
-    if not read_ref(METADATA_REF):
-        names += [name for name, _ in refs_under('refs/notes/cinnabar')]
-    return names
+    return [name for name, _ in refs_under(*LEGACY_REFS)]
+
+
+def notes_for(metadata_commit):
+    """{NOTES_REF: the git2hg part of `metadata_commit`}, or a deletion of
+    NOTES_REF when `metadata_commit` is None (no metadata)."""
+    if metadata_commit is None:
+        return {NOTES_REF: None}
+    commit = read_commit(metadata_commit)
+    git2hg = PARTS.index('git2hg')
+    if commit is None or len(commit.parents) <= git2hg:
+        return {}
+    return {NOTES_REF: commit.parents[git2hg]}
 
 
 def check_usable(writing=True):

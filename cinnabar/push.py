@@ -3,8 +3,9 @@
 For a batch of `push [+]<src>:<dst>` requests:
 
 1. Each `<dst>` is read back through the ref layout (`refs.push_target`):
-   a branch (its tip, or one of its heads) or a bookmark. Deleting a ref
-   is refused.
+   a branch (its tip, or one of its heads) or a bookmark. Deleting a
+   bookmark (`:bookmarks/<name>`) is a `pushkey` from its server value to
+   nothing; deleting any other ref is refused.
 2. What to send: the commits reachable from the `<src>`s that the server
    lacks, parents first: one `git rev-list` of all of them, stopping at
    the commits of the server heads we know and of our own heads the
@@ -12,7 +13,11 @@ For a batch of `push [+]<src>:<dst>` requests:
    (`known`). Only the pushed commits are kept per ref; what each ref
    brings is asked of git (`merge-base --is-ancestor`) in the rare
    checks that need it (new roots, blame for new heads).
-3. Checks that need only git: a new root (a commit without parents) on a
+3. Checks that need only git: history unrelated to the server's (no
+   commit of it is a changeset we know) going to a server that is not
+   empty, refused even when forced unless the metadata is of that
+   repository (the server knows one of its root changesets), as
+   git-cinnabar does; a new root (a commit without parents) on a
    server that is not empty; a bookmark move that is not a fast-forward,
    or from a changeset we do not have; a branch ref whose commit is
    already on the server but is not one of the branch's heads.
@@ -34,7 +39,8 @@ For a batch of `push [+]<src>:<dst>` requests:
 A `+` on a request, or `option force true`, skips the checks that a
 force skips in git: new heads, new roots, new branches, bookmark moves
 that are not fast-forwards. With `option dry-run true` everything but
-the sending happens, and nothing is kept.
+the sending happens, and nothing is kept (but with `cinnabar.data`
+`force`, the changesets made are kept, as git-cinnabar does).
 
 Phases need nothing: a publishing server makes what it receives public.
 """
@@ -65,6 +71,26 @@ def parse_push(argument):
     if not colon or not dst:
         raise Abort('invalid push request from git: %r' % argument)
     return PushSpec(src, dst, force)
+
+
+DATA_POLICIES = ('phase', 'always', 'never', 'force')
+
+
+def data_policy(remote):
+    """Whether to keep the metadata of what is pushed: the setting `data`
+    (GIT_CINNABAR_DATA, remote.<remote>.cinnabar-data, cinnabar.data).
+
+    `always` keeps it, `never` drops it (a later fetch brings the
+    changesets back), `phase` (the default) keeps it when the server made
+    them public, i.e. when it is publishing: newly pushed changesets are
+    drafts on a non-publishing server. `force` is `always`, and also keeps
+    the changesets a `--dry-run` makes (without sending them).
+    """
+    policy = (config.lookup('data', remote) or 'phase').lower()
+    if policy not in DATA_POLICIES:
+        raise Abort('cinnabar.data must be one of %s, not %r'
+                    % (', '.join(DATA_POLICIES), policy))
+    return policy
 
 
 class RefPush:
@@ -101,8 +127,9 @@ class Pusher:
     refs laid out in `styles` (see cinnabar.refs)."""
 
     def __init__(self, peer, helper, state, styles, force=False,
-                 dry_run=False):
+                 dry_run=False, remote=None):
         self.peer = peer
+        self.remote = remote
         self.helper = helper
         self.state = state
         self.styles = styles
@@ -121,6 +148,11 @@ class Pusher:
         self._walked = (frozenset(), [])
         self._roots = []
         self._exclude = []
+        # From the same walk: the parents of the commits to send that no
+        # changeset stands for (new commits), and the pushed commits whose
+        # history holds a changeset we know.
+        self._new_parents = {}
+        self._related = set()
 
     # The whole batch.
 
@@ -129,11 +161,13 @@ class Pusher:
         if self.peer.capable('unbundle') is None:
             raise Abort('cannot push to %s: it does not take pushes'
                         % self.peer.description)
+        self.data = data_policy(self.remote)
         pushes = [RefPush(s, s.force or self.force_all) for s in specs]
         self._resolve(pushes)
-        self._find_commits([p for p in pushes if p.error is None])
+        self._find_commits([p for p in pushes
+                            if p.error is None and p.commit is not None])
         for push in pushes:
-            if push.error is None:
+            if push.error is None and push.commit is not None:
                 self._check_without_branches(push)
         sending = [p for p in pushes if p.error is None and p.sending]
         if sending:
@@ -154,9 +188,7 @@ class Pusher:
                                 'tags are commits to .hgtags; make them '
                                 'with `hg tag` or commit .hgtags yourself')
                 elif not push.spec.src:
-                    push.refuse('cannot delete %s: git-cinnabar does not '
-                                'remove Mercurial branches, heads or '
-                                'bookmarks; do it with hg' % push.dst)
+                    self._resolve_deletion(push)
                 elif push.target is None:
                     push.refuse('%s is not a Mercurial branch or bookmark '
                                 'in this layout; push to %s'
@@ -165,6 +197,16 @@ class Pusher:
                     push.commit = resolver.resolve(push.spec.src)
                     if push.commit is None:
                         push.refuse('%s is not a commit' % push.spec.src)
+
+    def _resolve_deletion(self, push):
+        if push.target is None or push.target.kind != 'bookmark':
+            push.refuse('cannot delete %s: git-cinnabar does not remove '
+                        'Mercurial branches or heads (close the branch '
+                        'with hg); only bookmarks can be deleted'
+                        % push.dst)
+        elif push.target.name not in self.state.bookmarks:
+            push.refuse('there is no bookmark %s on the server'
+                        % push.target.name)
 
     # 2. What to send.
 
@@ -197,8 +239,11 @@ class Pusher:
         walk = git.rev_list_parents(tips, self._exclude)
         roots = [c for c, parents in walk if not parents]
         commits = [c for c, _ in walk]
+        hg_ids = self.helper.git2hg_many(commits)
+        self._note_history(tips, walk, hg_ids)
         del walk
-        on_server = self._on_server(commits)
+        on_server = self._on_server(commits, hg_ids)
+        del hg_ids
         if on_server:
             commits = [c for c in commits if c not in on_server]
             roots = [c for c in roots if c not in on_server]
@@ -213,11 +258,26 @@ class Pusher:
             self._walked = (frozenset(tips), commits)
         return commits
 
-    def _on_server(self, commits):
-        """The commits whose changesets the server has."""
+    def _note_history(self, tips, walk, hg_ids):
+        """From the walk (parents first) and the changesets of its commits:
+        the parents of the new commits, and which `tips` have a changeset
+        we know in their history (a commit outside the walk is one the
+        server has)."""
+        walked = {c for c, _ in walk}
+        related = set()
+        self._new_parents = {}
+        for (commit, parents), hg_id in zip(walk, hg_ids):
+            if hg_id.is_null:
+                self._new_parents[commit] = parents
+            if not hg_id.is_null or any(
+                    p not in walked or p in related for p in parents):
+                related.add(commit)
+        self._related = {t for t in tips if t in related or t not in walked}
+
+    def _on_server(self, commits, hg_ids):
+        """The commits whose changesets (`hg_ids`) the server has."""
         if not self.state.heads:
             return set()
-        hg_ids = self.helper.git2hg_many(commits)
         mapped = [(c, h) for c, h in zip(commits, hg_ids) if not h.is_null]
         answers = self.peer.known([h for _, h in mapped])
         return {c for (c, _), known in zip(mapped, answers) if known}
@@ -225,6 +285,14 @@ class Pusher:
     # 3. Checks needing git only.
 
     def _check_without_branches(self, push):
+        if self.state.heads and push.sending and \
+                push.commit not in self._related and \
+                not self._same_repository():
+            push.refuse('cannot push to this repository without fetching '
+                        'from it first: none of the history pushed came '
+                        'from it (git push -f does not change that); '
+                        'fetch, then rebase or merge onto what it has')
+            return
         if not push.force and self.state.heads and push.sending and any(
                 r == push.commit or git.is_ancestor(r, push.commit)
                 for r in self._roots):
@@ -235,6 +303,15 @@ class Pusher:
             self._check_bookmark_move(push)
         elif not push.sending:
             self._check_branch_unchanged(push)
+
+    def _same_repository(self):
+        """Whether the server knows a root changeset of our metadata."""
+        # The first parent of the metadata commit has the changeset heads
+        # as parents.
+        commits = git.root_commits('refs/cinnabar/metadata^')
+        roots = [r for r in self.helper.git2hg_many(commits)
+                 if not r.is_null]
+        return bool(roots) and any(self.peer.known(roots))
 
     def _check_bookmark_move(self, push):
         old = self.state.bookmarks.get(push.target.name)
@@ -281,7 +358,8 @@ class Pusher:
         commits = self._commits_of(pushes)
         changegroup = os.path.join(tmp, 'changegroup')
         mapping = self.helper.changegroup(push_format.cg_version,
-                                          changegroup, commits)
+                                          changegroup, commits,
+                                          self._set_branches(pushes))
         self._hg_of.update((p.commit, mapping[p.commit]) for p in pushes
                            if p.commit in mapping)
         bundle = os.path.join(tmp, 'bundle')
@@ -296,6 +374,28 @@ class Pusher:
             self._branch_of[head.hg_id] = head.branch
             self._pushed_heads[head.branch].append(commit)
         return bundle
+
+    def _set_branches(self, pushes):
+        """With the `branch` experiment (git-cinnabar's): {commit: branch}
+        for the new commits a push to a branch ref leads to (through any
+        parent, up to commits of changesets or of another such push),
+        which then get that branch instead of their first parent's."""
+        experiments = (config.lookup('experiments') or '').split(',')
+        if 'branch' not in experiments or not (
+                {'heads', 'tips'} & set(self.styles)):
+            return None
+        new = self._new_parents
+        branches = {}
+        for push in pushes:
+            if push.target.kind != 'branch':
+                continue
+            todo = [push.commit]
+            while todo:
+                commit = todo.pop()
+                if commit in new and commit not in branches:
+                    branches[commit] = push.target.name
+                    todo.extend(new[commit])
+        return branches
 
     def _check_branches(self, pushes):
         for push in pushes:
@@ -368,7 +468,10 @@ class Pusher:
 
     def _deliver(self, pushes, push_format, bundle):
         if self.dry_run:
-            self._drop_pending()
+            if self.data == 'force':
+                self.helper.finish()
+            else:
+                self._drop_pending()
             return
         try:
             result = self.peer.unbundle(bundle, push_format, self.state.heads)
@@ -395,19 +498,11 @@ class Pusher:
             push.refuse(message)
 
     def _keep_metadata(self):
-        """Whether to keep the metadata of what we pushed (cinnabar.data).
-
-        `always` keeps it, `never` drops it (a later fetch brings the
-        changesets back), `phase` (the default) keeps it when the server
-        made them public, i.e. when it is publishing: newly pushed
-        changesets are drafts on a non-publishing server.
-        """
-        policy = (config.lookup('data') or 'phase').lower()
-        if policy not in ('always', 'never', 'phase'):
-            raise Abort('cinnabar.data must be always, never or phase, '
-                        'not %r' % policy)
+        """Whether to keep the metadata of what we pushed (see
+        data_policy)."""
+        policy = self.data
         if policy != 'phase':
-            return policy == 'always'
+            return policy in ('always', 'force')
         try:
             phases = self.peer.listkeys('phases')
         except Abort:
@@ -434,7 +529,11 @@ class Pusher:
             return
         name = push.target.name
         old = self.state.bookmarks.get(name)
-        new = self._hg_of.get(push.commit) or self.helper.git2hg(push.commit)
+        if push.commit is None:
+            new = ''
+        else:
+            new = self._hg_of.get(push.commit) or \
+                self.helper.git2hg(push.commit)
         if old == new:
             return
         try:
@@ -445,4 +544,5 @@ class Pusher:
             return
         show_remote_output(output)
         if not success:
-            push.refuse('the server refused to set bookmark %s' % name)
+            push.refuse('the server refused to %s bookmark %s'
+                        % ('delete' if push.commit is None else 'set', name))

@@ -30,7 +30,7 @@ import collections
 import contextlib
 import sys
 
-from cinnabar import discovery, git, hg
+from cinnabar import discovery, git, hg, metadata
 from cinnabar.errors import Abort
 from cinnabar.helper import Helper, HelperError
 from cinnabar.hg.url import strip_prefix
@@ -53,28 +53,37 @@ changeset."""
 
 
 def hg_remotes():
-    """[(remote name, Mercurial URL)] of the remotes with hg:: URLs."""
+    """[(remote name, Mercurial URL)] of the remotes with hg:: (or
+    hg://) URLs."""
     out = git.run(['config', '--get-regexp', r'^remote\..*\.url$'],
                   check=False).stdout.decode('utf-8', 'surrogateescape')
     remotes = []
     for line in out.splitlines():
         key, _, url = line.partition(' ')
-        if url.startswith('hg::'):
+        if url.startswith(('hg::', 'hg://')):
             remotes.append((key[len('remote.'):-len('.url')],
                             strip_prefix(url)))
     return remotes
 
 
-def user_refs():
-    """{ref: GitId} of the refs outside refs/cinnabar/ naming commits
-    (symbolic refs, such as refs/remotes/origin/HEAD, follow theirs)."""
+# The refs `reclone` leaves alone unless given --rebase (git-cinnabar's).
+LOCAL_REFS = ('refs/heads/', 'refs/tags/')
+
+
+def user_refs(rebase=True):
+    """{ref: GitId} of the refs outside refs/cinnabar/ (and but for
+    refs/notes/cinnabar, which follows the metadata) naming commits;
+    without `rebase`, those under LOCAL_REFS neither (symbolic refs, such
+    as refs/remotes/origin/HEAD, follow theirs)."""
     out = git.run(['for-each-ref', '--format=%(objectname) %(objecttype) '
                    '%(refname) %(symref)'])
     found = {}
     for line in out.stdout.decode('utf-8', 'surrogateescape').splitlines():
         oid, kind, name, symref = line.split(' ', 3)
-        if kind == 'commit' and not symref and not name.startswith(
-                'refs/cinnabar/'):
+        if kind != 'commit' or symref or name.startswith(
+                'refs/cinnabar/') or name == metadata.NOTES_REF:
+            continue
+        if rebase or not name.startswith(LOCAL_REFS):
             found[name] = GitId(oid)
     return found
 
@@ -179,8 +188,9 @@ def _start_old_helper(git_dir, resources):
         return None
 
 
-def reclone(git_dir):
-    """Do the reclone; returns a Result."""
+def reclone(git_dir, rebase=False):
+    """Do the reclone; returns a Result. Local branches and tags move
+    only with `rebase`."""
     remotes = hg_remotes()
     if not remotes:
         raise Abort('there is no Mercurial remote to reclone from',
@@ -193,7 +203,8 @@ def reclone(git_dir):
                          % (METADATA_REF, BACKUP_REF, METADATA_REF,
                             BACKUP_REF))
     old = _rev_parse(METADATA_REF)
-    tips = user_refs()
+    old_notes = _rev_parse(metadata.NOTES_REF)
+    tips = user_refs(rebase)
     with contextlib.ExitStack() as resources:
         old_helper = _start_old_helper(git_dir, resources) if old else None
         if old:
@@ -210,7 +221,7 @@ def reclone(git_dir):
             _update_refs(['update %s %s %s' % (ref, new_id, old_id)
                           for ref, (old_id, new_id) in sorted(moved.items())])
         except BaseException:
-            _restore(old)
+            _restore(old, old_notes)
             raise
     if old:
         _update_refs(['delete %s %s' % (BACKUP_REF, old)])
@@ -219,8 +230,9 @@ def reclone(git_dir):
     return Result(old, new, moved, rewritten, kept)
 
 
-def _restore(old):
-    """Put refs/cinnabar/metadata back as it was before the reclone."""
+def _restore(old, notes):
+    """Put refs/cinnabar/metadata and refs/notes/cinnabar back as they were
+    before the reclone."""
     current = _rev_parse(METADATA_REF)
     commands = []
     if old:
@@ -228,4 +240,8 @@ def _restore(old):
         commands.append('delete %s %s' % (BACKUP_REF, old))
     elif current:
         commands.append('delete %s %s' % (METADATA_REF, current))
+    if notes:
+        commands.append('update %s %s' % (metadata.NOTES_REF, notes))
+    else:
+        commands.append('delete %s' % metadata.NOTES_REF)
     _update_refs(commands)

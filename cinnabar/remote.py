@@ -231,6 +231,25 @@ class RemoteHelper:
         git.delete_refs(SCRATCH_REFS)
         self._fetch(list(wanted.values()))
         self._write_resets(wanted)
+        self._recommend_prune()
+
+    def _recommend_prune(self):
+        """With one ref per head (`heads` in cinnabar.refs), refs of heads
+        that went away stay unless git prunes them: say so, in
+        git-cinnabar's words, after a fetch from a named remote unless
+        fetch.prune (else remote.<remote>.prune) is true."""
+        if not self.remote or 'heads' not in self._styles(False):
+            return
+        key = 'remote.%s.prune' % self.remote
+        value = git.config('fetch.prune')
+        if value is None:
+            value = git.config(key)
+        if value != 'true':
+            sys.stderr.write('It is recommended that you set "%s" or '
+                             '"fetch.prune" to "true".\n'
+                             '  git config %s true\nor\n'
+                             '  git config fetch.prune true\n' % (key, key))
+            sys.stderr.flush()
 
     def _refuse_unusable_metadata(self):
         """Abort when the metadata must not be written to (damaged, or of
@@ -373,7 +392,7 @@ class RemoteHelper:
             self._state = self.peer().state()
         pusher = push.Pusher(self.peer(), self.helper(), self._state,
                              self._styles(True), force=self.force,
-                             dry_run=self.dry_run)
+                             dry_run=self.dry_run, remote=self.remote)
         results = pusher.push(specs)
         # What the server has now is not what we listed.
         self._state = self._ref_list = None

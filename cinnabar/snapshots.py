@@ -42,13 +42,13 @@ def save(git_dir):
 
 
 def hg_remotes():
-    """Names of the remotes whose URL starts with `hg::`."""
+    """Names of the remotes whose URL starts with `hg::` (or `hg://`)."""
     out = metadata.git_out('config', '--get-regexp', r'^remote\..*\.url$',
                            check=False) or b''
     names = []
     for line in out.decode('utf-8', 'surrogateescape').splitlines():
         key, _, url = line.partition(' ')
-        if url.startswith('hg::'):
+        if url.startswith(('hg::', 'hg://')):
             names.append(key[len('remote.'):-len('.url')])
     return names
 

@@ -28,7 +28,13 @@ Where tracing goes, first found wins:
    comma-separated list of items, each one of
    - `<channel>` or `<channel>:<level>`, `*` for every channel (the
      syntax of git-cinnabar's GIT_CINNABAR_LOG): the channel is traced
-     when there is no level or the level is 3 (info) or more;
+     when there is no level or the level is 3 (info) or more; a level is
+     a number or a name (`off`, `error`, `warn`, `info`, `debug`,
+     `trace`: 0 to 5); git-cinnabar's channels `raw-wire` (and
+     `raw-wire::<command>`, `wire::<command>`) are our `wire`, its other
+     ones (`root`, `find-common`, ...) are accepted and trace nothing;
+   - any of these followed by `>` and a path (git-cinnabar's way of
+     naming the file): that path, for the trace as a whole;
    - `1`, `true`, `yes` or `on`: every channel;
    - anything else: the path of the file to append to (relative to the
      current directory; a git cinnabar command passes it on to the git
@@ -67,17 +73,38 @@ def _log_setting():
     return result.stdout.decode('utf-8', 'surrogateescape').strip()
 
 
+LEVELS = {'off': 0, 'error': 1, 'warn': 2, 'info': 3, 'debug': 4,
+          'trace': 5}
+
+
+def _level(text):
+    """A level number, from digits or a level name, or None."""
+    if text.isdigit():
+        return int(text)
+    return LEVELS.get(text.lower())
+
+
 def _channel_item(item):
     """(channels, enabled) when `item` names channels, else None."""
-    name, colon, level = item.partition(':')
-    if name != '*' and name not in CHANNELS and name != 'raw-wire':
+    name, level = item, None
+    head, colon, tail = item.rpartition(':')
+    if colon and not head.endswith(':'):
+        level = _level(tail)
+        if level is None:
+            return None
+        name = head
+    base = name.split('::')[0]
+    if base == 'raw-wire':
+        base = 'wire'
+    if base == '*':
+        channels = CHANNELS
+    elif base in CHANNELS:
+        channels = (base,)
+    elif level is not None or '::' in name:
+        channels = ()  # one of git-cinnabar's we have nothing for
+    else:
         return None
-    if colon and not level.isdigit():
-        return None
-    enabled = not colon or int(level) >= INFO_LEVEL
-    if name == '*':
-        return CHANNELS, enabled
-    return ('wire' if name == 'raw-wire' else name,), enabled
+    return channels, level is None or level >= INFO_LEVEL
 
 
 def parse_log_setting(value):
@@ -86,7 +113,9 @@ def parse_log_setting(value):
     channels = set()
     named = False
     for item in value.split(','):
-        item = item.strip()
+        item, arrow, target = item.strip().partition('>')
+        if arrow and target:
+            path = os.path.abspath(os.path.expanduser(target))
         if not item:
             continue
         if item.lower() in _ON:

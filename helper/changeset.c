@@ -368,9 +368,15 @@ static void add_files(struct strbuf *out, struct slice files)
 
 static const struct slice committer_key = { "committer", 9 };
 
+/*
+ * Rebuild the raw changeset from a commit and its note. With `trim_nuls`,
+ * NUL bytes a conflict added to the message (git-cinnabar 0.6's way) are
+ * dropped while the hash does not match; without, they stay, and the note
+ * being made gets a patch that removes them, as git-cinnabar 0.7 writes it.
+ */
 static int rebuild(struct strbuf *out, struct commit_parts *commit,
 		   struct note_fields *note, const struct hg_oid *p1,
-		   const struct hg_oid *p2)
+		   const struct hg_oid *p2, int trim_nuls)
 {
 	struct hg_authorship a = HG_AUTHORSHIP_INIT;
 	struct extras extras = { 0 };
@@ -409,7 +415,7 @@ static int rebuild(struct strbuf *out, struct commit_parts *commit,
 	strbuf_add(out, commit->body.buf, commit->body.len);
 	if (note->has_patch && apply_patch(out, note->patch))
 		goto out;
-	if (!hg_oid_is_null(&note->changeset)) {
+	if (trim_nuls && !hg_oid_is_null(&note->changeset)) {
 		while (out->len && out->buf[out->len - 1] == '\0') {
 			struct hg_oid h;
 			hg_hash(p1, p2, out->buf, out->len, &h);
@@ -435,7 +441,7 @@ int changeset_from_commit(struct strbuf *out, const char *commit,
 	if (parse_commit_parts(&c, commit, commit_len) ||
 	    parse_note(&n, note, note_len))
 		return -1;
-	return rebuild(out, &c, &n, p1, p2);
+	return rebuild(out, &c, &n, p1, p2, 1);
 }
 
 static void percent_encode(struct strbuf *out, const char *buf, size_t len)
@@ -529,7 +535,7 @@ void changeset_note(struct strbuf *out, const struct hg_oid *node,
 		n.files.len = files.len;
 		n.has_files = 1;
 	}
-	if (rebuild(&rebuilt, &c, &n, p1, p2) ||
+	if (rebuild(&rebuilt, &c, &n, p1, p2, 0) ||
 	    rebuilt.len != raw_len || memcmp(rebuilt.buf, raw, raw_len)) {
 		make_patch(&patch, rebuilt.buf, rebuilt.len, raw, raw_len);
 		n.has_patch = 1;

@@ -24,8 +24,10 @@
  *     patch <start>,<end>,<data>\0...  (byte edits turning the changeset
  *                                 rebuilt from the above into the real one;
  *                                 data is percent-encoded)
- * Two changesets that would give the same commit get NUL bytes appended to
- * the later one's message until the commit is unique.
+ * Two changesets that would give the same commit get newlines appended to
+ * the later one's message until the commit is unique (the note's patch
+ * removes them); with cinnabar.compat=0.6, NUL bytes instead (git-cinnabar
+ * 0.6's way, no patch: the NULs are dropped while the hash does not match).
  */
 #ifndef CINNABAR_CHANGESET_H
 #define CINNABAR_CHANGESET_H

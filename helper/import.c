@@ -1,5 +1,6 @@
 /* Importing changegroups: see import.h. */
 #include "cache.h"
+#include "config.h"
 #include "progress.h"
 #include "khash.h"
 #include "bundle.h"
@@ -178,7 +179,32 @@ static const char *changeset_branch(const struct hg_changeset *cs,
 	return "default";
 }
 
-/* Store the commit, adding NULs to its message while it maps elsewhere. */
+/*
+ * What store_commit appends to a commit's message while the commit already
+ * stands for another changeset: a newline, as git-cinnabar 0.7 does (the
+ * git2hg note's patch then removes it), or a NUL byte, as git-cinnabar
+ * 0.6 did, with `cinnabar.compat=0.6` (or GIT_CINNABAR_COMPAT=0.6).
+ */
+static char conflict_filler(void)
+{
+	static int filler = -1;
+	const char *v;
+
+	if (filler >= 0)
+		return filler;
+	filler = '\n';
+	v = getenv("GIT_CINNABAR_COMPAT");
+	if (!v && git_config_get_string_tmp("cinnabar.compat", &v))
+		v = NULL;
+	if (v && !strcmp(v, "0.6"))
+		filler = '\0';
+	else if (v)
+		warning("ignoring invalid value for cinnabar.compat: '%s' "
+			"(only 0.6 is known)", v);
+	return filler;
+}
+
+/* Store the commit, lengthening its message while it maps elsewhere. */
 static void store_commit(struct strbuf *commit, const struct hg_oid *node,
 			 struct object_id *result)
 {
@@ -198,7 +224,7 @@ static void store_commit(struct strbuf *commit, const struct hg_oid *node,
 		free(buf);
 		if (hg_oideq(&other, node))
 			return;
-		strbuf_addch(commit, '\0');
+		strbuf_addch(commit, conflict_filler());
 	}
 }
 

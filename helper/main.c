@@ -260,8 +260,13 @@ static void cmd_changegroup(const char **argv)
 	for (i = 0; i < count; i++) {
 		if (strbuf_getline_lf(&line, stdin) == EOF ||
 		    get_oid_hex(line.buf, &commits[i]) ||
-		    line.len != GIT_SHA1_HEXSZ)
+		    (line.len != GIT_SHA1_HEXSZ &&
+		     (line.len < GIT_SHA1_HEXSZ + 2 ||
+		      line.buf[GIT_SHA1_HEXSZ] != ' ')))
 			die("changegroup expects %lu commit ids", count);
+		if (line.len > GIT_SHA1_HEXSZ)
+			push_set_branch(&commits[i],
+					line.buf + GIT_SHA1_HEXSZ + 1);
 	}
 	strbuf_release(&line);
 	create_changegroup(version, argv[1], commits, count, out);

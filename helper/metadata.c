@@ -333,18 +333,35 @@ int metadata_store(struct object_id *result)
 	return 1;
 }
 
+/* The git2hg notes commit (the fourth part) of a metadata commit. */
+static void git2hg_part(const struct object_id *commit, struct object_id *out)
+{
+	struct oid_array parents = OID_ARRAY_INIT;
+	const char *body;
+	char *buf = read_commit(commit, &parents, &body);
+
+	if (parents.nr < 5)
+		die("metadata commit %s is damaged", oid_to_hex(commit));
+	oidcpy(out, &parents.oid[3]);
+	free(buf);
+	oid_array_clear(&parents);
+}
+
 void metadata_update_ref(const struct object_id *commit)
 {
 	struct strbuf err = STRBUF_INIT;
 	struct ref_transaction *t = ref_transaction_begin(&err);
-	struct object_id old;
+	struct object_id old, notes;
 
 	if (is_null_oid(&metadata.commit))
 		oidclr(&old);
 	else
 		oidcpy(&old, &metadata.commit);
+	git2hg_part(commit, &notes);
 	if (!t || ref_transaction_update(t, METADATA_REF, commit, &old, 0,
 					 "cinnabar: update metadata", &err) ||
+	    ref_transaction_update(t, NOTES_REF, &notes, NULL, 0,
+				   "cinnabar: update metadata", &err) ||
 	    ref_transaction_commit(t, &err))
 		die("cannot update %s: %s", METADATA_REF, err.buf);
 	ref_transaction_free(t);

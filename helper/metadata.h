@@ -12,6 +12,8 @@
  *   3. hg2git, 4. git2hg, 5. files-meta: commits of notes trees (see
  *      notes-map.h);
  *   6. the previous metadata commit, if any.
+ * refs/notes/cinnabar follows the git2hg part (as in git-cinnabar 0.7), so
+ * that `git log --notes=cinnabar` shows the hg ids.
  * All of these commits have the author and committer " <cinnabar@git> 0
  * +0000". A manifest is stored as a commit whose tree holds the manifest's
  * files, each path component prefixed with "_", as gitlinks to the file's
@@ -27,6 +29,7 @@
 #include "oid-array.h"
 
 #define METADATA_REF "refs/cinnabar/metadata"
+#define NOTES_REF "refs/notes/cinnabar"
 #define METADATA_FLAGS "files-meta unified-manifests-v2"
 
 struct metadata {

@@ -17,8 +17,9 @@
  *     a file added with the exact content of a file removed in the same
  *     commit is recorded as renamed from it ("copy"/"copyrev" metadata,
  *     no parents); the changeset takes its branch from its first parent,
- *     its user, date and description from the commit, and a "committer"
- *     extra when the committer differs from the author.
+ *     its user, date and description from the commit, a "committer"
+ *     extra when the committer differs from the author, and with the
+ *     git_commit experiment a "git_commit" extra (the commit's id).
  * The changegroup is then imported back, which records the new
  * changesets like fetched ones and checks that each gives back exactly
  * the commit it was made from.
@@ -44,6 +45,7 @@
 #include "store.h"
 #include "tree-iter.h"
 #include "raw-commit.h"
+#include "experiments.h"
 #include "push.h"
 
 /* A parsed manifest: its text and its lines, sorted by path. */
@@ -646,7 +648,7 @@ static int file_revision(struct push_state *st, struct cs_rev *cs,
 
 /*
  * Renames and copies by similarity, when `cinnabar.similarity` (a
- * percentage) is set: git's own detection between the two trees, as
+ * percentage) is set, or the similarity=<n> experiment (experiments.h): git's own detection between the two trees, as
  * `git diff -M<n>% -C<n>% --find-copies-harder`. Fills `renames` with
  * "new path" -> util: "source path".
  */
@@ -657,8 +659,7 @@ static void similar_renames(const struct object_id *old_tree,
 	struct diff_options opts;
 	int percent, i;
 
-	if (git_config_get_int("cinnabar.similarity", &percent) ||
-	    percent <= 0 || percent > 100 || !old_tree)
+	if (push_similarity(&percent) || !old_tree)
 		return;
 	repo_diff_setup(the_repository, &opts);
 	opts.flags.recursive = 1;
@@ -734,6 +735,30 @@ static const char *branch_of(const struct hg_oid *node, struct strbuf *out)
 	return out->len ? out->buf : NULL;
 }
 
+/* Branches given by push_set_branch: oid hex -> branch name. */
+static struct string_list set_branches = STRING_LIST_INIT_DUP;
+
+void push_set_branch(const struct object_id *commit, const char *branch)
+{
+	string_list_insert(&set_branches, oid_to_hex(commit))->util =
+		xstrdup(branch);
+}
+
+/* The changeset's branch: the one set for its commit, or p1's. */
+static void branch_for(struct cs_rev *cs, struct strbuf *out)
+{
+	struct string_list_item *set =
+		string_list_lookup(&set_branches, oid_to_hex(&cs->commit));
+
+	if (!set) {
+		branch_of(&cs->p1, out);
+		return;
+	}
+	strbuf_reset(out);
+	if (strcmp(set->util, "default"))
+		strbuf_addstr(out, set->util);
+}
+
 static void write_changeset_text(struct cs_rev *cs, struct raw_commit *c,
 				 struct string_list *files)
 {
@@ -745,7 +770,7 @@ static void write_changeset_text(struct cs_rev *cs, struct raw_commit *c,
 	if (hg_authorship_from_git(&a, c->author.buf, c->author.len))
 		die("commit %s has an author git cannot parse",
 		    oid_to_hex(&cs->commit));
-	branch_of(&cs->p1, &branch);
+	branch_for(cs, &branch);
 	strbuf_addf(&cs->text, "%s\n%s\n%s %s", hg_oid_to_hex(&cs->manifest),
 		    a.user.buf, a.timestamp.buf, a.utcoffset.buf);
 	if (branch.len) {
@@ -761,6 +786,13 @@ static void write_changeset_text(struct cs_rev *cs, struct raw_commit *c,
 		/* extras are sorted: "branch" < "committer" */
 		strbuf_addch(&cs->text, extra ? '\0' : ' ');
 		strbuf_addf(&cs->text, "committer:%s", committer.buf);
+		extra = 1;
+	}
+	if (experiment("git_commit")) {
+		/* ... < "git_commit" (git-cinnabar's experiment) */
+		strbuf_addch(&cs->text, extra ? '\0' : ' ');
+		strbuf_addf(&cs->text, "git_commit:%s",
+			    oid_to_hex(&cs->commit));
 	}
 	for (i = 0; i < files->nr; i++)
 		strbuf_addf(&cs->text, "\n%s", files->items[i].string);
@@ -1166,6 +1198,7 @@ void create_changegroup(int version, const char *path,
 		strbuf_release(&st.cs[i].manifest_text);
 		strbuf_release(&st.cs[i].manifest_delta);
 	}
+	string_list_clear(&set_branches, 1);
 	for (i = 0; i < st.files_nr; i++)
 		free(st.files[i].meta);
 	free(st.files);

@@ -9,4 +9,11 @@
 void create_changegroup(int version, const char *path,
 			const struct object_id *commits, size_t nr, FILE *out);
 
+/*
+ * The branch the changeset made for `commit` gets in the next
+ * create_changegroup, instead of its first parent's ("default": no branch
+ * extra); for the branch experiment.
+ */
+void push_set_branch(const struct object_id *commit, const char *branch);
+
 #endif

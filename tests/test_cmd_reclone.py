@@ -16,6 +16,8 @@ the user's refs.
 - A reclone that fails (the remote is gone) changes nothing.
 """
 
+import shutil
+
 from lib.checks import assert_failed_for_people, assert_no_traceback
 from lib.git import METADATA_REF, clone, git, hg2git, hg_url, refs
 from lib.git import rev_parse
@@ -39,8 +41,8 @@ def user_refs(work):
             if not name.startswith('refs/cinnabar/')}
 
 
-def reclone(work):
-    result = git('cinnabar', 'reclone', cwd=work)
+def reclone(work, *args):
+    result = git('cinnabar', 'reclone', *args, cwd=work)
     assert_no_traceback(result)
     return result
 
@@ -179,7 +181,16 @@ def test_reclone_moves_branches_and_rewrites_local_commits(hg, tmp_path):
     stay = git_commit(work, 'unchanged base', AUTHOR, '1000000100 +0100')
     git('checkout', '-q', 'feature', cwd=work)
 
-    result = reclone(work)
+    # Without --rebase (as git-cinnabar), local branches stay.
+    plain = tmp_path / 'plain'
+    shutil.copytree(work, plain, symlinks=True)
+    result = reclone(plain)
+    assert 'reclone --rebase' in result.out
+    assert rev_parse(plain, ORIGIN_TIP) == true
+    assert rev_parse(plain, 'refs/heads/feature') == local
+    assert rev_parse(plain, 'refs/heads/stay') == stay
+
+    result = reclone(work, '--rebase')
     assert '1 local commits written again' in result.out
     assert hg2git(work, nodes)[nodes[-1]] == true
     assert rev_parse(work, ORIGIN_TIP) == true

@@ -75,9 +75,8 @@ def test_rollback_fsck_and_candidates(hg, hg_repos, tmp_path):
 def test_rollback_refusals(hg, hg_repos, tmp_path):
     _, _, repo = half_clone(hg, hg_repos, tmp_path, 'rebase.hg')
     before = for_each_ref(repo)
-    # Only one metadata commit: nothing before it.
-    assert_failed_for_people(rollback(repo))
-    # No checked metadata yet.
+    # (Only one metadata commit: rollback goes back to no metadata, see
+    # test_dropin_metadata.py.) No checked metadata yet.
     assert_failed_for_people(rollback(repo, '--fsck'))
     # A commit outside the chain, without --force.
     head = rev_parse(repo, 'refs/remotes/origin/HEAD')

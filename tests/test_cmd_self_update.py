@@ -193,3 +193,32 @@ def test_self_update_leaves_source_checkouts_alone(tmp_path, https_server,
                  cwd=tmp_path, check=False)
     assert_failed_for_people(result)
     assert 'is a source checkout' in result.err
+
+
+def test_self_update_branch_and_exact(install, tmp_path, bundle_server):
+    """git-cinnabar's --branch and --exact: the manifest of a branch, and
+    an exact version installed even when older."""
+    www = tmp_path / 'www'
+    (www / 'branches' / 'next').mkdir(parents=True)
+    (www / 'versions' / '0.0.9').mkdir(parents=True)
+    (tmp_path / 'b').mkdir()
+    (tmp_path / 'e').mkdir()
+    make_release(www / 'branches' / 'next', tmp_path / 'b', version='0.3.0')
+    make_release(www / 'versions' / '0.0.9', tmp_path / 'e',
+                 version='0.0.9')
+    server = bundle_server(www)
+    url = server.url()
+    result = self_update(install, '--url', url, '--branch', 'next',
+                         '--check')
+    assert '0.3.0 is available' in result.out, result.describe()
+    before = snapshot(install)
+    result = self_update(install, '--url', url, '--exact', '0.2.0',
+                         check=False)
+    assert_failed_for_people(result)
+    assert snapshot(install) == before
+    result = self_update(install, f'--url={url}', '--exact=0.0.9')
+    assert_no_traceback(result)
+    assert "VERSION = '0.0.9'" in (
+        install / 'cinnabar' / '__init__.py').read_text()
+    assert_failed_for_people(self_update(install, '--branch', 'a',
+                                         '--exact', '0.1.0', check=False))

@@ -1,6 +1,6 @@
 """Check the cinnabar metadata against the git objects.
 
-usage: git cinnabar fsck [--full] [<commit>...]
+usage: git cinnabar fsck [--full | --force] [<commit>...]
 
 Computes the Mercurial ids again from the git commits, trees and blobs and
 the metadata, and checks that the metadata's mappings agree both ways.
@@ -11,6 +11,8 @@ without one, checks everything).
     --full      check every changeset, manifest and file revision, every
                 hg2git entry and git2hg note, and the changeset and
                 manifest heads
+    --force     check again what a check passed already (git-cinnabar's
+                spelling; here the same as --full)
     <commit>... check only these changeset commits (with their manifests
                 and the file revisions those introduce)
 
@@ -30,12 +32,12 @@ from cinnabar.cmd.options import split_options
 from cinnabar.errors import Abort
 from cinnabar.helper import Helper, HelperError
 
-USAGE = 'usage: git cinnabar fsck [--full] [<commit>...]'
+USAGE = 'usage: git cinnabar fsck [--full | --force] [<commit>...]'
 
 
 def parse_args(args):
-    given, names = split_options(args, ('--full',), USAGE)
-    full = '--full' in given
+    given, names = split_options(args, ('--full', '--force'), USAGE)
+    full = '--full' in given or '--force' in given
     if full and names:
         raise Abort('--full checks everything; give no commits with it',
                     hint=USAGE)

@@ -1,15 +1,19 @@
 """Rebuild the metadata and the Mercurial history from the remotes.
 
-usage: git cinnabar reclone
+usage: git cinnabar reclone [--rebase]
 
 Imports again, into new metadata, all the heads of every remote whose URL
-is hg::..., as a fresh clone would, and keeps your refs: a branch (or any
-ref outside refs/cinnabar/) on a commit made from a Mercurial changeset
-moves to the new commit of the same changeset, and your own commits on
-top of such commits are written again on the new ones (same tree,
-author, committer and message) when the ids changed. When the ids did
-not change, nothing moves. Use it after the metadata was damaged, or to
-get the commits a newer conversion makes.
+is hg::..., as a fresh clone would, and keeps your refs: a ref outside
+refs/cinnabar/ on a commit made from a Mercurial changeset moves to the
+new commit of the same changeset, and your own commits on top of such
+commits are written again on the new ones (same tree, author, committer
+and message) when the ids changed. When the ids did not change, nothing
+moves. Use it after the metadata was damaged, or to get the commits a
+newer conversion makes.
+
+As with git-cinnabar, your local branches and tags (refs/heads/,
+refs/tags/) move only with --rebase; without it, only the other refs
+(remote-tracking refs, ...) do, and reclone says how to move the others.
 
 The new metadata is made visible and the refs are moved only at the
 end; when anything fails before, the metadata and every ref are left as
@@ -19,19 +23,22 @@ they were.
 import sys
 
 from cinnabar import git
+from cinnabar.cmd.options import split_options
 from cinnabar.errors import Abort
 from cinnabar.reclone import reclone
 
-USAGE = 'usage: git cinnabar reclone'
+USAGE = 'usage: git cinnabar reclone [--rebase]'
 
 
 def run(args):
-    if args:
-        raise Abort('unexpected argument %s' % args[0], hint=USAGE)
+    given, words = split_options(args, ('--rebase',), USAGE)
+    if words:
+        raise Abort('unexpected argument %s' % words[0], hint=USAGE)
     git_dir = git.git_dir()
     if git_dir is None:
         raise Abort('not in a git repository')
-    result = reclone(git_dir)
+    rebase = '--rebase' in given
+    result = reclone(git_dir, rebase)
     for commit in result.kept:
         sys.stderr.write('warning: no remote has the changeset of %s any '
                          'more; kept as it is\n' % commit)
@@ -41,4 +48,10 @@ def run(args):
           % (len(result.moved), result.rewritten, result.new_metadata))
     if result.old_metadata and result.old_metadata != result.new_metadata:
         print('the previous metadata was %s' % result.old_metadata)
+        if not rebase:
+            print('your local branches and tags were left as they were: '
+                  'they may be based on commits of the previous metadata; '
+                  'to move them too, run\n'
+                  '  git cinnabar rollback --force %s\n'
+                  '  git cinnabar reclone --rebase' % result.old_metadata)
     return 0

@@ -5,7 +5,11 @@ usage: git cinnabar rollback [--candidates] [--fsck] [--force]
 
 Each metadata commit keeps the one before it (its sixth parent): this
 sets refs/cinnabar/metadata back to one of those, by default the previous
-one, and puts the refs that depend on it back as they were with it:
+one, and puts the refs that depend on it back as they were with it
+(refs/notes/cinnabar follows the metadata). The first metadata commit
+(that of a clone) has no previous one: rolling it back, or giving the
+null id (40 zeros), goes back to no metadata at all, as before the first
+fetch (as git-cinnabar 0.7 does; `git cinnabar clear` does the same):
 
 - refs/cinnabar/refs/*, refs/cinnabar/hg/* and refs/cinnabar/HEAD (what
   a fetch imported) and the remote-tracking refs of hg remotes (remotes
@@ -35,6 +39,8 @@ import os
 from cinnabar import git, metadata, snapshots
 from cinnabar.errors import Abort
 from cinnabar.ids import GitId
+
+NULL_ID = '0' * 40
 
 USAGE = ('usage: git cinnabar rollback [--candidates] [--fsck] [--force] '
          '[<metadata commit>]')
@@ -77,9 +83,10 @@ def choose_target(options, name, current, chain):
         target = metadata.read_ref(name)
         if target is None:
             raise Abort('%s is not a commit' % name, hint=USAGE)
+    elif name == NULL_ID:
+        return None
     elif len(chain) < 2:
-        raise Abort('there is no earlier metadata to go back to',
-                    hint='`git cinnabar clear` removes all the metadata')
+        return None
     else:
         target = chain[1]
     if target not in chain and not options['force']:
@@ -173,6 +180,21 @@ def remote_refs(git_dir, saved, known):
     return changes
 
 
+def roll_back_to_nothing(git_dir):
+    """No metadata, as before the first fetch: every ref under
+    refs/cinnabar/ and refs/notes/cinnabar deleted, and the remote-tracking
+    refs of hg remotes too (their commits are no longer known)."""
+    changes = {name: None for name, _ in
+               metadata.refs_under('refs/cinnabar/')}
+    changes.update(metadata.notes_for(None))
+    changes.update(remote_refs(git_dir, None, set()))
+    metadata.update_refs(changes)
+    snapshots.forget_all(git_dir)
+    print('cinnabar metadata rolled back to nothing, as before the first '
+          'fetch (%d refs deleted)' % len(changes))
+    return 0
+
+
 def run(args):
     options, name = parse_args(args)
     git_dir = git.git_dir()
@@ -185,8 +207,11 @@ def run(args):
         return list_candidates(current)
     chain = metadata.chain(current)
     target = choose_target(options, name, current, chain)
+    if target is None:
+        return roll_back_to_nothing(git_dir)
     known = known_commits(target)
     changes = {metadata.METADATA_REF: target}
+    changes.update(metadata.notes_for(target))
     changes.update(state_refs(target, metadata.chain(target)))
     saved = saved_refs(git_dir, target)
     changes.update(fetch_refs(saved, known))

@@ -1,6 +1,7 @@
 """Update this git-cinnabar installation to the latest release.
 
 usage: git cinnabar self-update [--url <base URL>] [--check]
+                                [--branch <name> | --exact <version>]
 
 Reads the release manifest `<base URL>/release` and checks its signature
 (`release.sig`, made with the release key); its format is described
@@ -17,6 +18,12 @@ source checkout (a directory with `.git`) is not updated: use git there.
     --url <base URL>   where the releases are: https, file:// or a local
                        path (default: the setting cinnabar.download-url)
     --check            only say whether there is a newer release
+    --branch <name>    follow the releases of that branch (git-cinnabar's
+                       option): the manifest `<base URL>/branches/<name>/
+                       release`, its paths relative to that directory
+    --exact <version>  install that version, older or newer: the manifest
+                       `<base URL>/versions/<version>/release`, which must
+                       name that version
 """
 
 import os
@@ -32,27 +39,35 @@ from cinnabar.errors import Abort
 from cinnabar.helper import HELPER_NAME
 from cinnabar.redact import redact_url
 
-USAGE = 'usage: git cinnabar self-update [--url <base URL>] [--check]'
+USAGE = ('usage: git cinnabar self-update [--url <base URL>] [--check] '
+         '[--branch <name> | --exact <version>]')
+# Where the manifest of a --branch or an --exact version is.
+SUBDIRS = {'branch': 'branches/%s/', 'exact': 'versions/%s/'}
 TREE = ('cinnabar', 'git-cinnabar', 'git-remote-hg')
 _VERSION_LINE = re.compile(r"^VERSION = '([^']+)'$", re.M)
 _PROTOCOL_LINE = re.compile(r'^PROTOCOL = (\d+)$', re.M)
 
 
 def parse_args(args):
-    url, check = None, False
+    """(url, check, {'branch' or 'exact': value})."""
+    values, check = {}, False
     arguments = iter(args)
     for arg in arguments:
+        name, equals, value = arg.partition('=')
         if arg == '--check':
             check = True
-        elif arg == '--url':
-            url = next(arguments, None)
-            if url is None:
-                raise Abort('--url needs a value', hint=USAGE)
-        elif arg.startswith('--url='):
-            url = arg[len('--url='):]
+        elif name in ('--url', '--branch', '--exact'):
+            if not equals:
+                value = next(arguments, None)
+            if not value or '/' in value and name != '--url':
+                raise Abort('%s needs a value' % name, hint=USAGE)
+            values[name[2:]] = value
         else:
             raise Abort('unknown argument %s' % arg, hint=USAGE)
-    return url, check
+    if 'branch' in values and 'exact' in values:
+        raise Abort('--branch and --exact do not go together', hint=USAGE)
+    url = values.pop('url', None)
+    return url, check, values
 
 
 def version_tuple(text):
@@ -194,13 +209,23 @@ def installation():
 
 
 def run(args):
-    url, check_only = parse_args(args)
+    url, check_only, which = parse_args(args)
     base = release.base_url(url)
+    for kind, value in which.items():
+        base = urllib.parse.urljoin(base, SUBDIRS[kind] % value)
     manifest_url = urllib.parse.urljoin(base, 'release')
     manifest = parse_manifest(release.fetch_signed(manifest_url),
                               redact_url(manifest_url))
     latest = manifest['version']
-    if version_tuple(latest) <= version_tuple(VERSION):
+    exact = which.get('exact')
+    if exact is not None and latest != exact:
+        raise Abort('%s is for version %s, not %s'
+                    % (manifest_url, latest, exact))
+    if exact is not None:
+        up_to_date = latest == VERSION
+    else:
+        up_to_date = version_tuple(latest) <= version_tuple(VERSION)
+    if up_to_date:
         print('git-cinnabar %s is up to date (latest release: %s)'
               % (VERSION, latest))
         return 0

@@ -14,10 +14,11 @@ cinnabar/metadata.py). What upgrade finds, and does:
   (refs/cinnabar/hg2git, refs/cinnabar/manifest, refs/cinnabar/branches/*,
   refs/cinnabar/tip): they are removed;
 - metadata of git-cinnabar before 0.5 (flags without
-  `unified-manifests-v2`, or no metadata commit but the refs above or
-  refs/notes/cinnabar): its manifests are stored in another layout that
-  cannot be converted without the Mercurial data: run `git cinnabar
-  clear` and fetch again, or `git cinnabar reclone`;
+  `unified-manifests-v2`, or no metadata commit but the refs above;
+  refs/notes/cinnabar alone says nothing, as git-cinnabar 0.7 and this
+  version keep it next to the metadata): its manifests are stored in
+  another layout that cannot be converted without the Mercurial data:
+  run `git cinnabar clear` and fetch again, or `git cinnabar reclone`;
 - flags this version does not know: a newer git-cinnabar wrote it;
   upgrade git-cinnabar.
 

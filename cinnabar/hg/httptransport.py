@@ -300,6 +300,9 @@ class HttpTransport(Transport):
             spool.seek(0)
             return helper.import_stream(kind, spool)
 
+    def save_stream(self, command, args, out):
+        self._spool_changegroup(command, args, out)
+
     def unbundle(self, args, path, bundle2_reply):
         # The answer is not compressed for application/mercurial-0.1,
         # which is what a request without X-HgProto gets.

@@ -39,6 +39,7 @@ Handshake
     `0\\n`); `between` answers `\\n` (`1\\n\\n`), which ends the handshake.
 """
 
+import shutil
 import subprocess
 import sys
 import threading
@@ -223,6 +224,12 @@ class StdioTransport(Transport):
         counts = helper.import_stream(kind, self._process.stdout)
         self._wait()
         return counts
+
+    def save_stream(self, command, args, out):
+        self._send(encode_command(command, args))
+        self._close_input()
+        shutil.copyfileobj(self._process.stdout, out)
+        self._wait()
 
     def unbundle(self, args, path, bundle2_reply):
         self._send_command('unbundle', args)

@@ -12,7 +12,22 @@ understood:
 - `file:///path`, `/path` or a relative path (relative to the current
   directory): a local repository, or a bundle file.
 
-`hg://` URLs are not supported.
+git-cinnabar's other spelling, `hg://<host>[:<port>][.<scheme>]<path>`
+(git hands it over whole, and the remote name of an anonymous remote is
+it too), is turned into one of the above, as git-cinnabar 0.7 does
+(`hg_scheme_url`):
+
+    hg://host/path              https://host/path
+    hg://host:8443/path         https://host:8443/path
+    hg://host:http/path         http://host/path
+    hg://host:8080.http/path    http://host:8080/path
+    hg://user@host:ssh/path     ssh://user@host/path
+    hg://:file/abs/path         file:///abs/path
+    hg://:tags                  tags:
+
+The host part ends at the first `:` (outside `[...]`), `/`, `?` or `#`;
+what follows a `:` up to the path is a port (digits), a scheme, or
+`<port>.<scheme>`.
 """
 
 import collections
@@ -33,7 +48,45 @@ _SCHEME = re.compile(r'[A-Za-z][A-Za-z0-9+.-]*:')
 
 
 def strip_prefix(text):
+    """The Mercurial URL of a git URL: without `hg::`, or translated from
+    an `hg://` URL."""
+    if text.startswith('hg://'):
+        return hg_scheme_url(text)
     return text[len('hg::'):] if text.startswith('hg::') else text
+
+
+def _cut(text, stops, brackets=False):
+    """(text up to the first of `stops`, the rest); with `brackets`, the
+    stops inside [...] do not count."""
+    inside = False
+    for i, c in enumerate(text):
+        if brackets and c in '[]':
+            inside = c == '['
+        elif c in stops and not inside:
+            return text[:i], text[i:]
+    return text, ''
+
+
+def hg_scheme_url(text):
+    """The URL an `hg://` URL stands for (see the module docstring)."""
+    host, rest = _cut(text[len('hg://'):], ':/?#', brackets=True)
+    scheme, port = 'https', ''
+    if rest.startswith(':'):
+        spec, rest = _cut(rest[1:], '/?#')
+        if '.' in spec:
+            port, scheme = spec.split('.', 1)
+        elif spec.isdigit():
+            port = spec
+        else:
+            scheme = spec
+    if not scheme:
+        raise Abort('no scheme in %s' % text,
+                    hint='e.g. hg://host:8080.http/path')
+    if port and not port.isdigit():
+        raise Abort('invalid port in URL: %r' % port)
+    if scheme == 'tags' and not (host or port or rest):
+        return 'tags:'
+    return '%s://%s%s%s' % (scheme, host, ':' + port if port else '', rest)
 
 
 def _split_netloc(netloc):
@@ -80,9 +133,6 @@ def _parse_file(text):
 def parse_url(text, cwd=None):
     """Parse a git-remote-hg URL (with or without `hg::`) into an HgUrl."""
     text = strip_prefix(text)
-    if text.startswith('hg://'):
-        raise Abort('hg:// URLs are not supported', hint='use hg::<url> '
-                    'instead, e.g. hg::https://example.com/repo')
     match = _SCHEME.match(text)
     scheme = match.group(0)[:-1].lower() if match else None
     if scheme in ('http', 'https'):

@@ -31,6 +31,8 @@ class Transport:
     `import_stream(command, args, kind, helper)`: run a command answering
     a stream (getbundle) and have the helper import the answer as `kind`
     (`bundle` or `cg01`, see helper.import_stream); returns ImportCounts.
+    `save_stream(command, args, out)`: the same, but write the answer (as
+    helper.import_stream would read it) to the binary file `out`.
     `unbundle(args, path, bundle2)`: run `unbundle` sending the bundle
     file at `path`; returns the parts of the server's bundle2 reply
     (`bundle2.Part`s) when `bundle2` is set, else (integer, output) as
@@ -47,6 +49,9 @@ class Transport:
         raise NotImplementedError
 
     def import_stream(self, command, args, kind, helper):
+        raise NotImplementedError
+
+    def save_stream(self, command, args, out):
         raise NotImplementedError
 
     def unbundle(self, args, path, bundle2):
@@ -164,6 +169,20 @@ class Peer:
             args['bundlecaps'] = wireformat.getbundle_bundlecaps()
             kind = 'bundle'
         return self.transport.import_stream('getbundle', args, kind, helper)
+
+    def save_bundle(self, heads, common, out):
+        """Write what `heads` have that `common` lack, as the server sends
+        it, to the binary file `out` without importing it: a bundle2, or
+        for a server without bundle2 its bare changegroup after a bundle1
+        `HG10UN` header (so that `hg unbundle` reads either)."""
+        self.require('getbundle')
+        args = {'heads': wireformat.encode_nodes(heads),
+                'common': wireformat.encode_nodes(common)}
+        if self.capable('bundle2') is not None:
+            args['bundlecaps'] = wireformat.getbundle_bundlecaps()
+        else:
+            out.write(b'HG10UN')
+        self.transport.save_stream('getbundle', args, out)
 
     # Pushing.
 

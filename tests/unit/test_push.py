@@ -107,7 +107,7 @@ class FakeHelper:
         return [Head(hid('A'), gid('A'), 'default'),
                 Head(hid('T'), gid('T'), 'stable')]
 
-    def changegroup(self, version, path, commits):
+    def changegroup(self, version, path, commits, branches=None):
         self.log.append(('changegroup', [NAMES[c] for c in commits]))
         for commit in commits:
             self.pending.setdefault(commit, hid(NAMES[commit]))
@@ -197,6 +197,9 @@ def fake_git(monkeypatch):
     monkeypatch.setattr(push_module.git, 'rev_list_parents',
                         fake.rev_list_parents)
     monkeypatch.setattr(push_module.git, 'is_ancestor', fake.is_ancestor)
+    # The metadata's root changeset, R, is on the server.
+    monkeypatch.setattr(push_module.git, 'root_commits',
+                        lambda rev: [gid('R')])
 
 
 TIP = 'refs/heads/branches/default/tip'
@@ -419,3 +422,26 @@ def test_server_without_unbundle():
     with pytest.raises(Abort) as error:
         run(w, 'C:' + TIP)
     assert 'does not take pushes' in error.value.message
+
+
+def test_unrelated_history_is_refused_even_forced(monkeypatch):
+    """Pushing history none of which comes from a server that is not
+    empty, from a repository whose metadata is of another (or no)
+    repository: refused, -f or not (git-cinnabar refuses too)."""
+    monkeypatch.setattr(push_module.git, 'root_commits', lambda rev: [])
+    for spec in ('S:', '+S:'):
+        w = world()
+        result = run(w, spec + 'refs/heads/bookmarks/s')
+        assert 'without fetching' in result['refs/heads/bookmarks/s']
+        assert w.helper.log == [] and w.peer.sent == []
+
+
+def test_bookmark_deletion():
+    w = world(bookmarks={'x': hid('A')})
+    ref = 'refs/heads/bookmarks/x'
+    assert run(w, ':' + ref) == {ref: None}
+    assert w.peer.pushkeys == [('bookmarks', 'x', hid('A'), '')]
+    assert w.helper.log == [] and w.peer.sent == []
+    w = world()
+    assert 'no bookmark x' in run(w, ':' + ref)[ref]
+    assert w.peer.pushkeys == []

@@ -165,7 +165,8 @@ def test_usage():
 class FakePusher:
     made = []
 
-    def __init__(self, peer, helper, state, styles, force, dry_run):
+    def __init__(self, peer, helper, state, styles, force, dry_run,
+                 remote=None):
         self.options = (force, dry_run)
         FakePusher.made.append(self)
 

@@ -24,3 +24,18 @@ def test_paths():
         os.path.abspath('helper:x'), set(CHANNELS))
     assert parse_log_setting('logs/t.log') == (
         os.path.join(os.getcwd(), 'logs', 't.log'), set(CHANNELS))
+
+
+def test_upstream_syntax():
+    """git-cinnabar's `target[:level][>path]` items, level names, and its
+    targets we have nothing for."""
+    assert parse_log_setting('raw-wire:debug>/tmp/t.log') == (
+        '/tmp/t.log', {'wire'})
+    assert parse_log_setting('*:info>/tmp/t.log') == ('/tmp/t.log',
+                                                      set(CHANNELS))
+    assert parse_log_setting('*:warn') == (None, set())
+    assert parse_log_setting('raw-wire::capabilities:4,helper') == (
+        None, {'wire', 'helper'})
+    assert parse_log_setting('find-common:debug>/tmp/t.log') == (
+        '/tmp/t.log', set())
+    assert parse_log_setting('root:3,wire:trace') == (None, {'wire'})

@@ -53,9 +53,26 @@ def test_paths():
         '/w/name:with-colon'
 
 
+@pytest.mark.parametrize('given,meant', [
+    ('hg://foo.com/foo', 'https://foo.com/foo'),
+    ('hg://foo.com:8443/foo', 'https://foo.com:8443/foo'),
+    ('hg://foo.com:http/foo', 'http://foo.com/foo'),
+    ('hg://foo.com:8080.http/foo', 'http://foo.com:8080/foo'),
+    ('hg://u@host:ssh/repo', 'ssh://u@host/repo'),
+    ('hg://:file/foo/bar', 'file:///foo/bar'),
+    ('hg://:tags', 'tags:'),
+    ('hg://[::1]:8000.http/r?x', 'http://[::1]:8000/r?x'),
+])
+def test_hg_scheme_urls(given, meant):
+    """git-cinnabar's hg:// spelling (its test cases, and ours)."""
+    assert strip_prefix(given) == meant
+    if meant != 'tags:':
+        assert parse_url(given).url == meant
+
+
 def test_unsupported():
     with pytest.raises(Abort):
-        parse_url('hg://example.com/repo')
+        parse_url('hg://example.com:x8.http/repo')
     with pytest.raises(Abort):
         parse_url('ftp://example.com/repo')
     with pytest.raises(Abort):

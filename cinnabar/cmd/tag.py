@@ -1,0 +1,222 @@
+"""Create, delete or list Mercurial tags (the `tag` experiment).
+
+usage: git cinnabar tag [-f] [--onto <branch>] [-m <message>] <tag> [<rev>]
+       git cinnabar tag -d [--onto <branch>] [-m <message>] <tag>
+       git cinnabar tag -l [--format <format>]
+
+As git-cinnabar's `tag` command, available when `tag` is among
+`cinnabar.experiments` (`git config cinnabar.experiments tag`).
+
+A Mercurial tag is a line `<changeset id> <name>` in the `.hgtags` file
+of a head (see cinnabar/tags.py for how the heads' files combine).
+Creating or deleting one makes a commit on top of HEAD (or of
+`--onto <branch>`) that appends to `.hgtags`, as `hg tag` does: the
+line of the tag's current value first when it has one (or the null id
+when the tag was removed before), then `<changeset> <name>`, the null id
+for a deletion. Its message is `Added tag <name> for changeset <12
+digits>` or `Removed tag <name>` (or `-m`); author and committer are
+yours. HEAD's branch then fast-forwards to it (`git merge --ff-only`),
+or `--onto`'s branch is set to it without a checkout. Push it as any
+commit to make the tag the server's.
+
+    <rev>           the commit to tag (default HEAD), a git commit or a
+                    Mercurial changeset id (or abbreviation); it must be
+                    a changeset the metadata knows
+    -f, --force     move a tag that exists
+    -d, --delete    remove a tag
+    --onto <branch> commit on that branch instead of HEAD
+    -m <message>    the commit message
+    -l, --list      list the tags of the heads the metadata knows, sorted
+    --format <f>    for -l: space-separated among %(tagname),
+                    %(objectname) (the commit) and %(hg::objectname)
+
+Tag names Mercurial refuses are refused: `tip`, `.`, `null`, names with
+`:`, NUL, CR or LF, integers, and leading or trailing white space.
+"""
+
+import subprocess
+
+from cinnabar import config, git, metadata, tags
+from cinnabar.errors import Abort
+from cinnabar.helper import Helper
+from cinnabar.ids import NULL_HG, HgId
+
+USAGE = ('usage: git cinnabar tag [-f] [-d] [--onto <branch>] '
+         '[-m <message>] <tag> [<rev>]\n'
+         '       git cinnabar tag -l [--format <format>]')
+FLAGS = {'-f': 'force', '--force': 'force', '-d': 'delete',
+         '--delete': 'delete', '-l': 'list', '--list': 'list'}
+VALUED = {'--onto': 'onto', '-m': 'message', '--message': 'message',
+          '--format': 'format'}
+FIELDS = ('%(tagname)', '%(objectname)', '%(hg::objectname)')
+
+
+def parse_args(args):
+    """({option: value}, [words])."""
+    options, words = {}, []
+    arguments = iter(args)
+    for arg in arguments:
+        name, equals, value = arg.partition('=')
+        if arg in FLAGS:
+            options[FLAGS[arg]] = True
+        elif name in VALUED:
+            value = value if equals else next(arguments, None)
+            if value is None:
+                raise Abort('%s needs a value' % name, hint=USAGE)
+            options[VALUED[name]] = value
+        elif arg.startswith('-') and arg != '-':
+            raise Abort('unknown option %s' % arg, hint=USAGE)
+        else:
+            words.append(arg)
+    if options.get('list'):
+        if words or set(options) - {'list', 'format'}:
+            raise Abort('-l takes only --format', hint=USAGE)
+    elif not 1 <= len(words) <= (1 if options.get('delete') else 2):
+        raise Abort('give a tag name (and, without -d, what to tag)',
+                    hint=USAGE)
+    return options, words
+
+
+def check_name(name):
+    """Mercurial's rules for a tag name."""
+    if name in ('tip', '.', 'null'):
+        raise Abort("'%s' is reserved; it cannot be a tag name" % name)
+    for c in (':', '\0', '\n', '\r'):
+        if c in name:
+            raise Abort('a tag name cannot contain %r' % c)
+    if name.isdigit():
+        raise Abort('a tag name cannot be an integer')
+    if name.strip() != name:
+        raise Abort('a tag name cannot start or end with white space')
+
+
+def all_tags(helper, extra_head):
+    """{name: tags.Tag} of the heads the metadata knows and `extra_head`,
+    removed tags included (their node is the null id)."""
+    heads = [h.git_id for h in helper.heads() if h.git_id is not None]
+    if extra_head is not None:
+        heads.append(extra_head)
+    merged = {}
+    for commit, text in tags.read_hgtags_blobs(
+            tags.topological_heads(list(dict.fromkeys(heads)))):
+        merged = tags.merge_tags(merged, tags.parse_hgtags(text)[0])
+    return merged
+
+
+def resolve_rev(helper, rev):
+    """(GitId, HgId) of a git commit or a Mercurial changeset id."""
+    with git.CommitResolver() as resolver:
+        commit = resolver.resolve(rev)
+    if commit is None and 4 <= len(rev) <= 40 and all(
+            c in '0123456789abcdef' for c in rev.lower()):
+        node = helper.hg_prefix(rev.lower())
+        if node is not None:
+            commit = helper.hg2git(node)
+            commit = None if commit.is_null else commit
+    if commit is None:
+        raise Abort("bad revision '%s'" % rev)
+    node = helper.git2hg(commit)
+    if node.is_null:
+        raise Abort('%s is not the commit of a Mercurial changeset (push '
+                    'it first)' % commit)
+    return commit, node
+
+
+def new_hgtags(head, lines):
+    """The blob id of HEAD's .hgtags (or none) with `lines` appended."""
+    old = b''
+    if head is not None:
+        found = git.run(['cat-file', '-p', '%s:.hgtags' % head], check=False)
+        old = found.stdout if found.returncode == 0 else b''
+    if old and not old.endswith(b'\n'):
+        old += b'\n'
+    data = old + ''.join(lines).encode('utf-8', 'surrogateescape')
+    out = git.run(['hash-object', '-w', '--stdin'], input=data).stdout
+    return out.decode('ascii').strip()
+
+
+def tag_commit(head, blob, message):
+    """A commit of HEAD's tree with .hgtags set to `blob`, on HEAD."""
+    entries = b''
+    if head is not None:
+        entries = git.run(['ls-tree', '-z', head]).stdout
+    kept = [e for e in entries.split(b'\0')
+            if e and e.split(b'\t', 1)[1] != b'.hgtags']
+    kept.append(b'100644 blob %s\t.hgtags' % blob.encode('ascii'))
+    tree = git.run(['mktree', '-z'],
+                   input=b''.join(e + b'\0' for e in kept)).stdout
+    # Written whole: the message without a final newline, as
+    # git-cinnabar writes it (so both make the same commit).
+    text = b'tree %s' % tree.strip()
+    if head is not None:
+        text += b'\nparent %s' % str(head).encode('ascii')
+    for who in ('AUTHOR', 'COMMITTER'):
+        ident = git.run(['var', 'GIT_%s_IDENT' % who]).stdout.strip()
+        text += b'\n%s %s' % (who.lower().encode('ascii'), ident)
+    text += b'\n\n' + message.encode('utf-8', 'surrogateescape')
+    out = git.run(['hash-object', '-t', 'commit', '-w', '--stdin'],
+                  input=text).stdout
+    return out.decode('ascii').strip()
+
+
+def list_tags(helper, fmt):
+    fields = fmt.split(' ')
+    if any(f not in FIELDS for f in fields):
+        raise Abort('invalid format: %s' % fmt, hint=' '.join(FIELDS))
+    found = tags.live_tags(all_tags(helper, None))
+    names = sorted(found)
+    commits = helper.hg2git_many([found[n] for n in names])
+    for name, commit in zip(names, commits):
+        values = {'%(tagname)': name, '%(objectname)': str(commit),
+                  '%(hg::objectname)': str(found[name])}
+        print(' '.join(values[f] for f in fields))
+    return 0
+
+
+def make_tag(helper, options, words):
+    name = words[0]
+    onto = options.get('onto')
+    head = metadata.read_ref(onto if onto else 'HEAD')
+    known = all_tags(helper, head)
+    current = known.get(name)
+    if options.get('delete'):
+        if current is None or current.node.is_null:
+            raise Abort("tag '%s' not found" % name)
+        node = NULL_HG
+    else:
+        if current is not None and not current.node.is_null and \
+                not options.get('force'):
+            raise Abort("tag '%s' already exists" % name,
+                        hint='-f moves it')
+        node = resolve_rev(helper, words[1] if len(words) > 1
+                           else 'HEAD')[1]
+    lines = ['%s %s\n' % (current.node, name)] if current else []
+    lines.append('%s %s\n' % (HgId(node), name))
+    message = options.get('message') or (
+        'Removed tag %s' % name if options.get('delete') else
+        'Added tag %s for changeset %s' % (name, str(node)[:12]))
+    commit = tag_commit(head, new_hgtags(head, lines), message)
+    if onto:
+        git.run(['update-ref', onto if onto.startswith('refs/') else
+                 'refs/heads/' + onto, commit, str(head or '0' * 40)])
+        return 0
+    return subprocess.call(['git', 'merge', '-q', '--ff-only', commit])
+
+
+def run(args):
+    options, words = parse_args(args)
+    experiments = (config.lookup('experiments') or '').split(',')
+    if 'tag' not in experiments:
+        raise Abort('git cinnabar tag is an experiment',
+                    hint='enable it with `git config cinnabar.experiments '
+                         'tag` (with the others you use, comma-separated)')
+    git_dir = git.git_dir()
+    if git_dir is None:
+        raise Abort('not in a git repository')
+    if not options.get('list'):
+        check_name(words[0])
+    metadata.check_usable(writing=False)
+    with Helper.start(git_dir) as helper:
+        if options.get('list'):
+            return list_tags(helper, options.get('format', '%(tagname)'))
+        return make_tag(helper, options, words)

@@ -1,0 +1,66 @@
+/* cinnabar.experiments: see experiments.h. */
+#include "cache.h"
+#include "config.h"
+#include "experiments.h"
+
+static const char *experiments_value(void)
+{
+	static int read;
+	static const char *value;
+
+	if (!read) {
+		read = 1;
+		value = getenv("GIT_CINNABAR_EXPERIMENTS");
+		if (!value &&
+		    git_config_get_string_tmp("cinnabar.experiments", &value))
+			value = NULL;
+	}
+	return value;
+}
+
+/*
+ * Find `name` among the comma-separated words; return what follows it in
+ * its word (an empty string for the word alone, "=..." for a value), or
+ * NULL.
+ */
+static const char *find_word(const char *name)
+{
+	const char *p = experiments_value();
+	size_t len = strlen(name);
+
+	while (p && *p) {
+		const char *end = strchrnul(p, ',');
+		if ((size_t)(end - p) >= len && !strncmp(p, name, len) &&
+		    (p + len == end || p[len] == '='))
+			return p + len;
+		p = *end ? end + 1 : end;
+	}
+	return NULL;
+}
+
+int experiment(const char *name)
+{
+	const char *rest = find_word(name);
+	return rest && (!*rest || *rest == ',');
+}
+
+int push_similarity(int *percent)
+{
+	const char *rest;
+	char *end;
+	long n;
+
+	if (!git_config_get_int("cinnabar.similarity", percent))
+		return *percent > 0 && *percent <= 100 ? 0 : -1;
+	rest = find_word("similarity");
+	if (!rest || *rest != '=')
+		return -1;
+	n = strtol(rest + 1, &end, 10);
+	if (end == rest + 1 || (*end && *end != ',') || n < 0 || n > 100) {
+		warning("invalid value for the similarity experiment: '%.*s'",
+			(int)strcspn(rest + 1, ","), rest + 1);
+		return -1;
+	}
+	*percent = n;
+	return n > 0 ? 0 : -1;
+}
