@@ -111,7 +111,8 @@ static NORETURN void die_in_child(const char *err, va_list params)
 	_exit(128);
 }
 
-static NORETURN void run_child(struct file_checks *fc, size_t from)
+static NORETURN void run_child(struct file_checks *fc, size_t from,
+			       void (*also)(FILE *out))
 {
 	int signals[] = { SIGINT, SIGHUP, SIGTERM, SIGQUIT, SIGPIPE };
 	size_t i;
@@ -120,6 +121,8 @@ static NORETURN void run_child(struct file_checks *fc, size_t from)
 		signal(signals[i], SIG_DFL);
 	set_die_routine(die_in_child);
 	check_range(fc, from, fc->nr, child_out, NULL);
+	if (also)
+		also(child_out);
 	fputs("done\n", child_out);
 	_exit(fflush(child_out) || ferror(child_out) ? 1 : 0);
 }
@@ -130,7 +133,8 @@ static size_t split_min(void)
 	return env ? strtoul(env, NULL, 10) : DEFAULT_SPLIT;
 }
 
-void file_checks_start(struct file_checks *fc, FILE *out)
+void file_checks_start(struct file_checks *fc, FILE *out,
+		       void (*also)(FILE *out))
 {
 	struct progress *progress = NULL;
 	size_t split = fc->nr;
@@ -146,7 +150,7 @@ void file_checks_start(struct file_checks *fc, FILE *out)
 			split = 0;
 			fc->child = fork();
 			if (!fc->child)
-				run_child(fc, split);
+				run_child(fc, split, also);
 			if (fc->child < 0) {
 				fc->child = 0;
 				split = fc->nr;
@@ -159,6 +163,8 @@ void file_checks_start(struct file_checks *fc, FILE *out)
 		progress = start_delayed_progress(_("Checking files"), split);
 	fc->problems += check_range(fc, 0, split, out, progress);
 	stop_progress(&progress);
+	if (also && !fc->child)
+		also(out);
 }
 
 /* Copy the child's problem lines; die as it did if it died. */

@@ -34,9 +34,12 @@ void file_checks_add(struct file_checks *fc, const struct hg_oid *node,
 
 /*
  * Check the queued revisions, or start a process checking them; problems
- * are "problem <message>" lines on `out`.
+ * are "problem <message>" lines on `out`. `also`, when not NULL, is more
+ * read-only checking for the same process, given where its problem lines
+ * go.
  */
-void file_checks_start(struct file_checks *fc, FILE *out);
+void file_checks_start(struct file_checks *fc, FILE *out,
+		       void (*also)(FILE *out));
 
 /*
  * Wait for the other process, if any, and copy its problem lines to

@@ -123,22 +123,25 @@ static int parse_manifest(const struct strbuf *text, struct mlines *lines)
 	return 0;
 }
 
-static const struct hg_oid *lookup_path(const struct mlines *lines,
-					const char *path, size_t len)
+/*
+ * The node of `path` in `lines`, walking them from *pos: the paths asked
+ * for come in sorted order, as the lines do, so each list is walked once
+ * per manifest.
+ */
+static const struct hg_oid *walk_to_path(const struct mlines *lines,
+					 size_t *pos, const char *path,
+					 size_t len)
 {
-	size_t lo = 0, hi = lines->nr;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		const struct mline *l = &lines->items[mid];
+	while (*pos < lines->nr) {
+		const struct mline *l = &lines->items[*pos];
 		int cmp = memcmp(l->path, path, l->len < len ? l->len : len);
 		if (!cmp)
 			cmp = l->len < len ? -1 : l->len > len;
-		if (!cmp)
-			return &l->node;
-		if (cmp < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
+		if (cmp < 0) {
+			(*pos)++;
+			continue;
+		}
+		return cmp ? NULL : &l->node;
 	}
 	return NULL;
 }
@@ -270,7 +273,7 @@ static int check_manifest(const struct hg_oid *node)
 	struct raw_commit c;
 	struct hg_oid p[2], check, found;
 	int state, bad = 0;
-	size_t i;
+	size_t i, pos1, pos2;
 
 	if (seen_manifest(node, &state))
 		return state ? 0 : -1;
@@ -319,10 +322,12 @@ static int check_manifest(const struct hg_oid *node)
 			git_tree_for_manifest(node, &tree);
 		}
 	}
-	for (i = 0; !bad && i < lines.nr; i++) {
+	for (i = 0, pos1 = 0, pos2 = 0; !bad && i < lines.nr; i++) {
 		const struct mline *l = &lines.items[i];
-		const struct hg_oid *a = lookup_path(&lines1, l->path, l->len);
-		const struct hg_oid *b = lookup_path(&lines2, l->path, l->len);
+		const struct hg_oid *a = walk_to_path(&lines1, &pos1, l->path,
+						      l->len);
+		const struct hg_oid *b = walk_to_path(&lines2, &pos2, l->path,
+						      l->len);
 		if ((a && hg_oideq(a, &l->node)) || (b && hg_oideq(b, &l->node)))
 			continue;
 		if (queue_file(&l->node, a ? a : &hg_null_oid,
@@ -557,6 +562,14 @@ static void check_files_meta_entry(const struct object_id *key,
 			hg_oid_to_hex(&node), oid_to_hex(meta));
 }
 
+/* Every git2hg note and files-meta entry; problems go to `o`. */
+static void check_notes(FILE *o)
+{
+	out = o;
+	notes_map_for_each(&metadata.git2hg, check_git2hg_entry, NULL);
+	notes_map_for_each(&metadata.files_meta, check_files_meta_entry, NULL);
+}
+
 static int cs_seen_cmp(const void *a, const void *b)
 {
 	return hg_oidcmp(&((const struct cs_seen *)a)->node,
@@ -744,16 +757,14 @@ static void check_everything(void)
 		display_progress(progress, i + 1);
 	}
 	stop_progress(&progress);
-	/* The file ids: another process checks part of them meanwhile. */
-	file_checks_start(&queued, out);
+	/* The file ids: another process may check them meanwhile. */
+	file_checks_start(&queued, out, check_notes);
 	progress = progress_begin(_("Checking changesets"), e.nr);
 	for (i = 0; i < e.nr; i++) {
 		check_changeset(&e.changesets[i], hg2git(&e.changesets[i]));
 		display_progress(progress, i + 1);
 	}
 	stop_progress(&progress);
-	notes_map_for_each(&metadata.git2hg, check_git2hg_entry, NULL);
-	notes_map_for_each(&metadata.files_meta, check_files_meta_entry, NULL);
 	check_changeset_heads();
 	check_manifest_heads(e.manifests, e.manifests_nr, is_parent);
 	free(is_parent);
@@ -786,7 +797,7 @@ static void check_commits(const struct oid_array *commits)
 		display_progress(progress, i + 1);
 	}
 	stop_progress(&progress);
-	file_checks_start(&queued, out);
+	file_checks_start(&queued, out, NULL);
 	counts->problems += file_checks_finish(&queued, out);
 }
 

@@ -1022,22 +1022,23 @@ static void file_rev_text(const struct file_rev *r, struct strbuf *out)
 		file_text(&r->node, out);
 }
 
-static void write_files(FILE *f, int version, struct push_state *st)
+/* The groups of files [from, to) (whole paths) of the sorted files. */
+static void write_file_groups(FILE *f, int version, struct push_state *st,
+			      size_t from, size_t to)
 {
 	struct strbuf text = STRBUF_INIT, base = STRBUF_INIT;
 	struct hg_oid base_node;
 	size_t i;
 
-	QSORT(st->files, st->files_nr, file_rev_cmp);
-	for (i = 0; i < st->files_nr; i++) {
+	for (i = from; i < to; i++) {
 		struct file_rev *r = &st->files[i];
 		struct strbuf name = STRBUF_INIT;
-		int first = !i || strcmp(st->files[i - 1].path, r->path);
+		int first = i == from || strcmp(st->files[i - 1].path, r->path);
 
-		if (i && !first && hg_oideq(&st->files[i - 1].node, &r->node))
+		if (!first && hg_oideq(&st->files[i - 1].node, &r->node))
 			continue;
 		if (first) {
-			if (i)
+			if (i != from)
 				write_end(f);
 			write_chunk_header(&name, strlen(r->path));
 			strbuf_addstr(&name, r->path);
@@ -1057,12 +1058,108 @@ static void write_files(FILE *f, int version, struct push_state *st)
 		strbuf_swap(&text, &base);
 		hg_oidcpy(&base_node, &r->node);
 	}
-	if (st->files_nr)
+	if (to > from)
 		write_end(f);
-	write_end(f);
-	file_reset_cache();
 	strbuf_release(&text);
 	strbuf_release(&base);
+}
+
+/*
+ * Writing the file revisions (reading every text, finding parents,
+ * diffing) is most of a big push's work. From 4096 of them
+ * (CINNABAR_TEST_PUSH_SPLIT for tests), a forked copy of the helper
+ * writes the groups of the second half of the paths to a temporary file
+ * while this one writes the first half, then the copy's part is appended:
+ * groups of different paths do not depend on each other. The copy only
+ * reads objects and leaves with _exit (no exit handlers, default signal
+ * handlers).
+ */
+static FILE *files_child_out;
+
+static NORETURN void die_writing_files(const char *err, va_list params)
+{
+	fputs("fatal: ", stderr);
+	vfprintf(stderr, err, params);
+	fputc('\n', stderr);
+	_exit(128);
+}
+
+static NORETURN void write_files_child(int version, struct push_state *st,
+				       size_t from)
+{
+	int signals[] = { SIGINT, SIGHUP, SIGTERM, SIGQUIT, SIGPIPE };
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(signals); i++)
+		signal(signals[i], SIG_DFL);
+	set_die_routine(die_writing_files);
+	write_progress = NULL;
+	write_file_groups(files_child_out, version, st, from, st->files_nr);
+	_exit(fflush(files_child_out) || ferror(files_child_out) ? 1 : 0);
+}
+
+/* Where the second half of the paths starts, or files_nr to not split. */
+static size_t files_split_point(struct push_state *st)
+{
+	const char *env = getenv("CINNABAR_TEST_PUSH_SPLIT");
+	size_t min = env ? strtoul(env, NULL, 10) : 4096, mid;
+
+	if (st->files_nr < 2 || st->files_nr < min)
+		return st->files_nr;
+	mid = st->files_nr / 2;
+	while (mid < st->files_nr &&
+	       !strcmp(st->files[mid - 1].path, st->files[mid].path))
+		mid++;
+	return mid;
+}
+
+static void append_child_part(FILE *f, pid_t child)
+{
+	char buf[65536];
+	size_t n;
+	int status;
+
+	while (waitpid(child, &status, 0) < 0)
+		if (errno != EINTR)
+			die_errno("cannot wait for the process writing files");
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		die("the process writing file revisions failed");
+	rewind(files_child_out);
+	while ((n = fread(buf, 1, sizeof(buf), files_child_out)) > 0)
+		if (fwrite(buf, 1, n, f) != n)
+			die_errno("cannot write the changegroup");
+	if (ferror(files_child_out))
+		die_errno("cannot read the file revisions written");
+	fclose(files_child_out);
+	files_child_out = NULL;
+}
+
+static void write_files(FILE *f, int version, struct push_state *st)
+{
+	size_t mid;
+	pid_t child = 0;
+
+	QSORT(st->files, st->files_nr, file_rev_cmp);
+	mid = files_split_point(st);
+	if (mid < st->files_nr) {
+		fflush(f);
+		fflush(stderr);
+		files_child_out = tmpfile();
+		if (files_child_out) {
+			child = fork();
+			if (!child)
+				write_files_child(version, st, mid);
+			if (child < 0) {
+				child = 0;
+				fclose(files_child_out);
+			}
+		}
+	}
+	write_file_groups(f, version, st, 0, child ? mid : st->files_nr);
+	if (child)
+		append_child_part(f, child);
+	write_end(f);
+	file_reset_cache();
 }
 
 static void write_changegroup(FILE *f, int version, struct push_state *st)

@@ -213,3 +213,12 @@ def test_scripted_series(transport, hg, hg_serve, tmp_path, monkeypatch):
         assert_fresh_clone_matches(src.url, tmp_path / f'fresh-{number}',
                                    work, hg.nodes(server))
         assert_fetch_imports_nothing(work, 'origin')
+
+
+def test_scripted_series_files_written_by_two_processes(
+        hg, hg_serve, tmp_path, monkeypatch):
+    """The same series with the file revisions of every push written by
+    two processes (helper/push.c splits big pushes; forced here from two
+    file revisions), over a local path."""
+    monkeypatch.setenv('CINNABAR_TEST_PUSH_SPLIT', '2')
+    test_scripted_series('local', hg, hg_serve, tmp_path, monkeypatch)

@@ -26,6 +26,19 @@ def commands():
     return found
 
 
+def command(name):
+    """The module of command `name`, or None; imports only that module
+    (importing them all is most of a short command's start-up)."""
+    module_name = name.replace('-', '_')
+    if name != module_name.replace('_', '-') or module_name not in {
+            info.name for info in pkgutil.iter_modules(__path__)}:
+        return None
+    module = importlib.import_module('%s.%s' % (__name__, module_name))
+    if callable(getattr(module, 'run', None)) and module.__doc__:
+        return module
+    return None
+
+
 def usage(table):
     lines = ['usage: git cinnabar [--version] <command> [<args>]', '',
              'commands:']
@@ -45,17 +58,16 @@ def version_text():
 
 
 def dispatch(argv):
-    table = commands()
     if not argv:
-        sys.stderr.write(usage(table) + '\n')
+        sys.stderr.write(usage(commands()) + '\n')
         return 1
     if argv[0] in ('-h', '--help', 'help'):
-        print(usage(table))
+        print(usage(commands()))
         return 0
     if argv[0] in ('-V', '--version'):
         print(version_text())
         return 0
-    module = table.get(argv[0])
+    module = command(argv[0])
     if module is None:
         raise Abort('%r is not a git cinnabar command' % argv[0],
                     hint='run `git cinnabar --help` for the list')
