@@ -4,15 +4,27 @@
 
 static void (*fatal_cleanup)(void);
 static const int fatal_signals[] = { SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL };
+/* What was there before (SIG_DFL, or a sanitizer's handler). */
+static struct sigaction previous[ARRAY_SIZE(fatal_signals)];
 
-static void run_cleanup(int signo)
+static void run_cleanup(int signo, siginfo_t *info, void *context)
 {
 	void (*cleanup)(void) = fatal_cleanup;
+	size_t i;
+
 	fatal_cleanup = NULL;
 	if (cleanup)
 		cleanup();
-	/* The handler was reset (SA_RESETHAND): this ends the process. */
-	raise(signo);
+	for (i = 0; i < ARRAY_SIZE(fatal_signals); i++)
+		if (fatal_signals[i] == signo)
+			sigaction(signo, &previous[i], NULL);
+	/*
+	 * A fault (si_code > 0) happens again when the handler returns, and
+	 * goes to the previous handler with its real context (a sanitizer
+	 * then reports it); a sent signal (kill, raise, abort) is sent again.
+	 */
+	if (!info || info->si_code <= 0)
+		raise(signo);
 }
 
 void on_fatal_signal(void (*cleanup)(void))
@@ -34,9 +46,9 @@ void on_fatal_signal(void (*cleanup)(void))
 	if (sigaltstack(&ss, NULL))
 		warning_errno("cannot set up a signal stack");
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = run_cleanup;
-	sa.sa_flags = SA_ONSTACK | SA_RESETHAND | SA_NODEFER;
+	sa.sa_sigaction = run_cleanup;
+	sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
 	sigemptyset(&sa.sa_mask);
 	for (i = 0; i < ARRAY_SIZE(fatal_signals); i++)
-		sigaction(fatal_signals[i], &sa, NULL);
+		sigaction(fatal_signals[i], &sa, &previous[i]);
 }

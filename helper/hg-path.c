@@ -138,6 +138,9 @@ void hg_path_die(const char *path, size_t len, const char *action,
 	shown = xmemdupz(path, len > 200 ? 200 : len);
 	quote_c_style(shown, &quoted, NULL, CQUOTE_NODQ);
 	free(shown);
-	die("cannot %s the file '%s'%s: %s", action, quoted.buf,
-	    len > 200 ? "..." : "", why);
+	die("cannot %s the file '%s'%s: %s (%s)", action, quoted.buf,
+	    len > 200 ? "..." : "", why,
+	    !strcmp(action, "push") ?
+	    "rename or remove it in a new commit, then push that" :
+	    "this repository cannot be converted to git as it is");
 }
