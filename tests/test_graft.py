@@ -155,6 +155,18 @@ def test_graft_onto_a_mirror_then_push(project, hg):
     assert_fsck_clean(fresh)
 
 
+def test_unbundle_grafts(project, hg):
+    """`git cinnabar unbundle` honours cinnabar.graft too."""
+    bundle = project.tmp / 'all.hg'
+    hg('-R', project.hg_repo, 'bundle', '-q', '--all', bundle)
+    repo = project.mirror_clone('unbundle')
+    result = git('-c', 'cinnabar.graft=true', 'cinnabar', 'unbundle',
+                 bundle, cwd=repo)
+    assert 'graft: 4 changesets recorded onto existing commits' \
+        in result.err
+    assert git2hg(repo, project.expected) == project.expected
+
+
 def test_partial_mirror_and_per_remote_setting(project):
     """A mirror lacking the last changeset: the others are grafted, the
     last one gets a commit of its own (git-cinnabar would leave it out);
