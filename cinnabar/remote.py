@@ -20,9 +20,10 @@ git talks to us on standard input and output, one command a line
     stream for git: `feature done`, `reset refs/cinnabar/<ref>` and
     `from <git id>` for each ref, `done`. Nothing is written when the
     fetch fails. Into empty metadata, the metadata cinnabarclone points
-    to is installed first (cinnabar.cinnabarclone), or else the clone
-    bundle the server advertises, if any, is imported first
-    (`cinnabar.clonebundles`), in the same transaction.
+    to is installed first (cinnabar.cinnabarclone; a step of its own: it
+    stays if the rest of the fetch fails), or else the clone bundle the
+    server advertises, if any, is imported first (`cinnabar.clonebundles`),
+    in the same transaction.
 
 `push [+]<src>:<dst>`
     A batch of such lines (options may come among them, unanswered)

@@ -11,6 +11,7 @@ hg ids stay checked.
 """
 
 import os
+import shutil
 
 import pytest
 
@@ -69,22 +70,20 @@ def rewrite(src, dest, rev=TIP, committer='Mirror Bot',
     return mapping
 
 
-class Project:
-    """An hg repository served by `hg serve`, a git-cinnabar clone of it,
-    and a bare git mirror of that clone with other commit ids."""
+class Template:
+    """Made once for the module: an hg repository (with the cinnabarclone
+    extension in its hgrc), a git-cinnabar clone of it, and a bare git
+    mirror of that clone with other commit ids."""
 
-    def __init__(self, hg, hg_serve, tmp_path):
-        self.hg = hg
-        self.tmp = tmp_path
-        self.hg_repo = make_hg_repo(hg, tmp_path / 'hg')
+    def __init__(self, hg, path):
+        self.hg_repo = make_hg_repo(hg, path / 'hg')
         with open(self.hg_repo / '.hg' / 'hgrc', 'a') as f:
             f.write(f'[extensions]\ncinnabarclone = {EXTENSION}\n')
-        self.server = hg_serve(self.hg_repo)
-        self.url = hg_url(self.server.url)
-        self.reference = tmp_path / 'reference'
-        result = clone(self.url, self.reference, '--no-checkout', '-q')
+        self.reference = path / 'reference'
+        result = clone(hg_url(self.hg_repo), self.reference,
+                       '--no-checkout', '-q')
         assert result.returncode == 0, result.describe()
-        self.mirror = tmp_path / 'mirror.git'
+        self.mirror = path / 'mirror.git'
         git('init', '-q', '--bare', self.mirror)
         git('fetch', '-q', self.reference, f'{TIP}:{TIP}', cwd=self.mirror)
         self.mapping = rewrite(self.mirror, self.mirror)
@@ -95,6 +94,22 @@ class Project:
         self.expected = {new: reference_ids[old]
                          for old, new in self.mapping.items()}
 
+
+class Project:
+    """For one test: copies of the template's repositories (tests change
+    them), the hg one served by `hg serve`."""
+
+    def __init__(self, template, hg_serve, tmp_path):
+        self.tmp = tmp_path
+        for name in ('hg_repo', 'reference', 'mirror'):
+            source = getattr(template, name)
+            setattr(self, name, tmp_path / source.name)
+            shutil.copytree(source, tmp_path / source.name, symlinks=True)
+        self.mapping = template.mapping
+        self.expected = template.expected
+        self.server = hg_serve(self.hg_repo)
+        self.url = hg_url(self.server.url)
+
     def mirror_clone(self, name):
         """A clone of the mirror with an `hg` remote for the server."""
         dest = self.tmp / name
@@ -103,9 +118,14 @@ class Project:
         return dest
 
 
+@pytest.fixture(scope='module')
+def template(hg, tmp_path_factory):
+    return Template(hg, tmp_path_factory.mktemp('graft'))
+
+
 @pytest.fixture
-def project(hg, hg_serve, tmp_path):
-    return Project(hg, hg_serve, tmp_path)
+def project(template, hg_serve, tmp_path):
+    return Project(template, hg_serve, tmp_path)
 
 
 def assert_fsck_clean(repo):
@@ -153,6 +173,18 @@ def test_graft_onto_a_mirror_then_push(project, hg):
         'refs/cinnabar/graft/heads/main'] == new
     assert git('rev-parse', 'FETCH_HEAD', cwd=fresh).out.strip() == new
     assert_fsck_clean(fresh)
+
+
+def test_unbundle_grafts(project, hg):
+    """`git cinnabar unbundle` honours cinnabar.graft too."""
+    bundle = project.tmp / 'all.hg'
+    hg('-R', project.hg_repo, 'bundle', '-q', '--all', bundle)
+    repo = project.mirror_clone('unbundle')
+    result = git('-c', 'cinnabar.graft=true', 'cinnabar', 'unbundle',
+                 bundle, cwd=repo)
+    assert 'graft: 4 changesets recorded onto existing commits' \
+        in result.err
+    assert git2hg(repo, project.expected) == project.expected
 
 
 def test_partial_mirror_and_per_remote_setting(project):

@@ -26,7 +26,7 @@ downloaded.
 import os
 import sys
 
-from cinnabar import clonebundles, git, hg, metadata
+from cinnabar import clonebundles, git, graft, hg, metadata
 from cinnabar.cmd.options import split_options
 from cinnabar.errors import Abort
 from cinnabar.helper import Helper
@@ -113,8 +113,12 @@ def run(args):
             _say('Getting clone bundle from %s' % location)
         path, download = _import(helper, location, git_dir)
         try:
+            # cinnabar.graft, as git-cinnabar's unbundle honours it.
+            grafting = graft.prepare(helper, None)
             heads = helper.bundle_heads(path)
             counts = helper.import_file(path)
+            if grafting:
+                graft.check(helper, _say)
         except Abort:
             if download is not None:
                 download.discard()
