@@ -68,9 +68,12 @@ def test_fetch_changesets_by_id(transport, hg, hg_serve, tmp_path,
     assert result.out.splitlines() == ['%s %s' % (closed, want[closed])]
     assert hg2git(work, [its_parent])[its_parent] == want[its_parent]
     src.assert_used()
-    # Only the metadata moved.
+    # Only the metadata moved (and refs/notes/cinnabar, which follows its
+    # git2hg notes).
     after = refs(work)
     assert after.pop(METADATA_REF) != before.pop(METADATA_REF)
+    assert after.pop('refs/notes/cinnabar') != before.pop(
+        'refs/notes/cinnabar')
     assert after == before
 
     # Already known, by revision number and by tag name: nothing to get.

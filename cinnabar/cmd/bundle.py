@@ -137,8 +137,11 @@ def run(args):
     git_dir = git.git_dir()
     if git_dir is None:
         raise Abort('not in a git repository')
-    # `--all` (or `--glob`...) must not bring in the metadata's commits.
-    listed = git.rev_list_with_parents(['--exclude=refs/cinnabar/*'] + revs)
+    # `--all` (or `--glob`...) must not bring in the metadata's commits
+    # (refs/notes/cinnabar is the git2hg notes part of the metadata).
+    listed = git.rev_list_with_parents(
+        ['--exclude=refs/cinnabar/*', '--exclude=refs/notes/cinnabar']
+        + revs)
     if not listed:
         raise Abort('no commits to bundle: `git rev-list %s` lists none'
                     % ' '.join(revs))
