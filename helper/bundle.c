@@ -148,7 +148,7 @@ static int read_part_header(struct bundle *b, struct part_header *h)
 {
 	unsigned char hdr[4];
 	uint32_t len;
-	struct strbuf buf = STRBUF_INIT;
+	struct strbuf buf = STRBUF_INIT, key = STRBUF_INIT;
 	const unsigned char *p, *end;
 	unsigned count, i, type_len;
 	unsigned char sizes[2 * 510];
@@ -180,12 +180,16 @@ static int read_part_header(struct bundle *b, struct part_header *h)
 		struct string_list_item *item;
 		if (end - p < sizes[2 * i] + sizes[2 * i + 1])
 			goto corrupt;
-		item = string_list_insert(&h->params,
-			xstrndup((const char *)p, sizes[2 * i]));
+		/* The list is a DUP one: it copies the key. */
+		strbuf_reset(&key);
+		strbuf_add(&key, p, sizes[2 * i]);
+		item = string_list_insert(&h->params, key.buf);
+		free(item->util);
 		p += sizes[2 * i];
 		item->util = xstrndup((const char *)p, sizes[2 * i + 1]);
 		p += sizes[2 * i + 1];
 	}
+	strbuf_release(&key);
 	strbuf_release(&buf);
 	return 1;
 corrupt:

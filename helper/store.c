@@ -253,6 +253,7 @@ void store_abort(void)
 	if (!store_initialized)
 		return;
 	if (pack_data) {
+		close_pack_windows(pack_data);
 		close(pack_data->pack_fd);
 		unlink(pack_data->pack_name);
 		FREE_AND_NULL(pack_data);
