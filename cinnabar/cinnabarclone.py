@@ -43,7 +43,6 @@ SERVER_SCHEMES = ('http', 'https', 'git')
 FETCH_REF = 'refs/cinnabar/clone'
 AUTHOR_MARK = '<cinnabar@git>'
 EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904'
-NULL = '0' * 40
 
 Line = collections.namedtuple('Line', 'url branch graft')
 Line.__doc__ = """One manifest line: its URL, branch (or None) and graft
@@ -180,9 +179,14 @@ def check_metadata(commit_id):
 
 
 def install(commit_id):
-    """Make `commit_id` the metadata (which must not exist yet)."""
-    metadata.git_out('update-ref', '-m', 'cinnabarclone',
-                     metadata.METADATA_REF, commit_id, NULL)
+    """Make `commit_id` the metadata (which must not exist yet), with
+    refs/notes/cinnabar on its git2hg notes, in one transaction."""
+    notes = metadata.notes_for(commit_id)
+    lines = ['create %s %s\n' % (metadata.METADATA_REF, commit_id)]
+    lines += ['update %s %s\n' % (name, oid) for name, oid in notes.items()
+              if oid is not None]
+    metadata.git_out('update-ref', '-m', 'cinnabarclone', '--stdin',
+                     input=''.join(lines).encode('ascii'))
 
 
 def fetch_metadata(line, hg_url, helper, git_dir, say):
