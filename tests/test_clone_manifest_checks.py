@@ -39,8 +39,8 @@ def write(history, tmp_path, name='crafted.hg'):
     return hg_url(str(path))
 
 
-def clone_ok(url, tmp_path, *options):
-    dest = tmp_path / 'clone'
+def clone_ok(url, tmp_path, *options, name='clone'):
+    dest = tmp_path / name
     result = clone(url, dest, '--no-checkout', *options)
     return dest, result
 
@@ -116,9 +116,9 @@ def test_small_delta_breaking_order_is_refused(tmp_path):
                    tmp_path, "'b' comes after 'c'")
 
 
-def wrong_manifest_id(tmp_path):
+def wrong_id(kind, tmp_path):
     history = History()
-    history.add(dict([A, B]), wrong_id=True)
+    history.add(dict([A, B]), wrong=kind)
     return write(history, tmp_path)
 
 
@@ -126,14 +126,24 @@ def wrong_manifest_id(tmp_path):
                                    'none,manifests', 'nodeid,bogus'])
 def test_wrong_manifest_id_is_refused(check, tmp_path):
     options = ['-c', f'cinnabar.check={check}'] if check else []
-    result = assert_refused(wrong_manifest_id(tmp_path), tmp_path,
-                            'does not match its contents', *options)
+    result = assert_refused(wrong_id('manifest', tmp_path), tmp_path,
+                            'manifest', *options)
+    assert 'does not match its contents' in result.err
     if check and 'bogus' in check:
         assert "unknown value 'bogus' ignored" in result.err
 
 
 @pytest.mark.parametrize('check', ['no-manifests', 'none', 'false'])
 def test_manifest_id_check_can_be_turned_off(check, tmp_path):
-    dest, result = clone_ok(wrong_manifest_id(tmp_path), tmp_path,
+    dest, result = clone_ok(wrong_id('manifest', tmp_path), tmp_path,
                             '-c', f'cinnabar.check={check}')
     assert 'warning' not in result.err, result.describe()
+
+
+@pytest.mark.parametrize('kind, off', [('changeset', 'no-nodeid'),
+                                       ('file', 'no-files')])
+def test_other_id_checks_on_by_default_and_turned_off(kind, off, tmp_path):
+    url = wrong_id(kind, tmp_path)
+    result = assert_refused(url, tmp_path, 'does not match its contents')
+    assert kind in result.err
+    clone_ok(url, tmp_path, '-c', f'cinnabar.check={off}', name='off')

@@ -8,10 +8,11 @@ by the chunk (02, 03) that came earlier in the group, or the null id
 the bundle's changegroups has an id its text does not give, or a delta
 that cannot be applied (Mercurial would refuse both), True when every one
 verifies (a revision sent twice is taken as known the second time, as
-Mercurial and the helper do), and None when it cannot tell (zstd, which
-Python's standard library cannot read, or a base outside the bundle, i.e.
-in the importing repository, which the fuzzer's scratch repositories
-never have).
+Mercurial and the helper do; for file revisions the helper, unlike
+Mercurial, also does so when the second time is under another file),
+and None when it cannot tell (zstd, which Python's standard library
+cannot read, or a base outside the bundle, i.e. in the importing
+repository, which the fuzzer's scratch repositories never have).
 """
 
 import hashlib
@@ -31,8 +32,12 @@ def hg_id(p1, p2, text):
     return hashlib.sha1(a + b + text).digest()
 
 
-def group_verifies(revs, files=False):
+def group_verifies(revs, files=False, known=None):
+    """`known`: texts of revisions known before the group (by id)."""
     texts = {NULL: b''}
+    if known is not None:
+        texts = known
+        texts.setdefault(NULL, b'')
     for rev in revs:
         if files and rev.node == EMPTY_FILE:
             texts[rev.node] = b''
@@ -64,7 +69,11 @@ def bundle_ids_verify(data):
             groups += [(revs, True) for _, revs in cg.files]
     except (FormatError, ValueError, OSError, EOFError):
         return None
-    verdicts = [group_verifies(revs, files) for revs, files in groups]
+    # File revisions are known by id whatever their file, to the helper as
+    # to git-cinnabar: one sent again under another file is skipped.
+    file_texts = {}
+    verdicts = [group_verifies(revs, files, file_texts if files else None)
+                for revs, files in groups]
     if False in verdicts:
         return False
     return None if None in verdicts else True

@@ -106,6 +106,11 @@ def sanitizer_frames(stderr):
 def sanitizer_report(stderr):
     """(kind, detail) of a sanitizer report on standard error, or None."""
     m = re.search(r'ERROR: AddressSanitizer: ([\w-]+)', stderr)
+    if m and m.group(1) == 'stack-overflow':
+        # Where it ends in a recursion varies: name the recursing function.
+        funcs = [f for f, _ in _FRAME.findall(stderr)[:50]]
+        top = max(set(funcs), key=funcs.count) if funcs else '?'
+        return 'asan', 'stack-overflow in a recursion of %s' % top
     if m:
         return 'asan', '%s in %s' % (m.group(1), sanitizer_frames(stderr))
     if 'ERROR: LeakSanitizer' in stderr:

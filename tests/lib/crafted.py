@@ -45,8 +45,15 @@ def group(revisions):
     return b''.join(out) + chunk(b'')
 
 
-def manifest_line(path, content):
-    return b'%s\0%s\n' % (path, node(content).hex().encode())
+def manifest_line(path, content, file_node=None):
+    file_node = file_node or node(content)
+    return b'%s\0%s\n' % (path, file_node.hex().encode())
+
+
+def spoil(text, kind, wrong):
+    """`text`, or something else when `kind` is the `wrong` one: the id
+    of a revision said to be `text` is then not that of its text."""
+    return text + b'!' if kind == wrong else text
 
 
 class History:
@@ -57,27 +64,30 @@ class History:
         self.manifests = []  # (node, p1, changeset, text, delta)
         self.changesets = []  # (node, p1, changeset, text, None)
 
-    def add(self, files, manifest_text=None, delta=None, wrong_id=False):
+    def add(self, files, manifest_text=None, delta=None, wrong=None):
         """A changeset with `files` ({path: content}).  Its manifest is
         their lines in the given order, or `manifest_text`; it comes as
         `delta` against the previous manifest (default: a delta replacing
-        the whole text).  With `wrong_id`, the manifest's id (and the
-        changeset's reference to it) is not that of its text.  Returns the
+        the whole text).  With `wrong` ('changeset', 'manifest' or
+        'file'), the ids of that kind of revision added here (and the
+        references to them) are not those of their texts.  Returns the
         manifest text."""
+        fnodes = {p: node(spoil(t, 'file', wrong)) for p, t in files.items()}
         text = manifest_text
         if text is None:
-            text = b''.join(manifest_line(p, t) for p, t in files.items())
+            text = b''.join(manifest_line(p, t, fnodes[p])
+                            for p, t in files.items())
         p1 = self.manifests[-1][0] if self.manifests else NULL
-        mnode = node(text + b'!' if wrong_id else text, p1)
+        mnode = node(spoil(text, 'manifest', wrong), p1)
         cs_p1 = self.changesets[-1][0] if self.changesets else NULL
         cs_text = b'%s\nTest <test@example.com>\n0 0\n%s\n\nchange %d' % (
             mnode.hex().encode(), b'\n'.join(sorted(files)),
             len(self.changesets))
-        cs = node(cs_text, cs_p1)
+        cs = node(spoil(cs_text, 'changeset', wrong), cs_p1)
         self.changesets.append((cs, cs_p1, cs, cs_text, None))
         self.manifests.append((mnode, p1, cs, text, delta))
         for path, content in files.items():
-            self.files.setdefault(path, (node(content), cs, content))
+            self.files.setdefault(path, (fnodes[path], cs, content))
         return text
 
     def bundle(self):
