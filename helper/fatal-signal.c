@@ -6,6 +6,8 @@ static void (*fatal_cleanup)(void);
 static const int fatal_signals[] = { SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL };
 /* What was there before (SIG_DFL, or a sanitizer's handler). */
 static struct sigaction previous[ARRAY_SIZE(fatal_signals)];
+/* The handler's own stack, so that a stack overflow can still clean up. */
+static char alt_stack[64 * 1024];
 
 static void run_cleanup(int signo, siginfo_t *info, void *context)
 {
@@ -30,7 +32,6 @@ static void run_cleanup(int signo, siginfo_t *info, void *context)
 void on_fatal_signal(void (*cleanup)(void))
 {
 	static int installed;
-	static char *alt_stack;
 	struct sigaction sa;
 	stack_t ss;
 	size_t i;
@@ -39,8 +40,7 @@ void on_fatal_signal(void (*cleanup)(void))
 	if (installed)
 		return;
 	installed = 1;
-	ss.ss_size = 64 * 1024;
-	alt_stack = xmalloc(ss.ss_size);
+	ss.ss_size = sizeof(alt_stack);
 	ss.ss_sp = alt_stack;
 	ss.ss_flags = 0;
 	if (sigaltstack(&ss, NULL))

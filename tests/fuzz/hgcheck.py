@@ -77,3 +77,36 @@ def bundle_ids_verify(data):
     if False in verdicts:
         return False
     return None if None in verdicts else True
+
+
+def _paths(manifest_text):
+    return [line.split(b'\0', 1)[0] for line in manifest_text.split(b'\n')
+            if b'\0' in line]
+
+
+def has_file_and_directory(data):
+    """Whether a manifest of the bundle holds a path that is both a file
+    and a directory (`a` and `a/b`, as Mercurial's own tampered.hg does):
+    the metadata cannot keep such a manifest exactly, so `fsck full`
+    reports it, as git-cinnabar's fsck does; importing it is not a bug.
+    None when the bundle cannot be read here (zstd)."""
+    try:
+        bundle = read_bundle(data)
+        texts = {NULL: b''}
+        for version, payload in bundle.changegroups():
+            if version not in (1, 2, 3):
+                return None
+            for rev in read_changegroup(payload, version).manifests:
+                if rev.base not in texts:
+                    return None
+                texts[rev.node] = apply_delta(texts[rev.base], rev.delta)
+    except (FormatError, ValueError, OSError, EOFError):
+        return None
+    for text in texts.values():
+        paths = set(_paths(text))
+        for path in paths:
+            parts = path.split(b'/')
+            if any(b'/'.join(parts[:i]) in paths
+                   for i in range(1, len(parts))):
+                return True
+    return False
