@@ -162,3 +162,63 @@ fuzz: asan
 fuzz-short: asan
 	$(call run-fuzz,$(if $(call given,FUZZ_SECONDS),$(FUZZ_SECONDS),120),$(if \
 		$(call given,FUZZ_SEED),$(FUZZ_SEED),1)) --minimize 15
+
+venv: $(VENV_STAMP)
+
+$(VENV_STAMP): requirements-test.txt
+	@$(PYTHON) -c 'import ensurepip, venv' 2>/dev/null || \
+		{ echo "error: $(PYTHON) cannot make a venv;" \
+		  "on Debian: apt-get install python3-venv" >&2; exit 1; }
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/python -m pip install -q --disable-pip-version-check -r $< || \
+		{ echo "error: pip failed; where PyPI has no Mercurial wheel for this" \
+		  "Python, Mercurial builds C extensions: on Debian," \
+		  "apt-get install gcc python3-dev" >&2; exit 1; }
+	@cp $< $@
+
+# The tests find the helper and the launchers on PATH (git runs git-remote-hg from
+# there), hg through CINNABAR_TEST_HG, and the corpus in ../shared/corpus unless
+# CINNABAR_CORPUS says otherwise.
+test: helper venv
+	@test -x '$(TEST_HG)' || \
+		{ echo "error: no hg at $(TEST_HG)" >&2; exit 1; }
+	PATH='$(CURDIR)':"$$PATH" HG='$(TEST_HG)' CINNABAR_TEST_HG='$(TEST_HG)' \
+		$(VENV)/bin/python -m pytest tests $(PYTEST_ARGS)
+
+test-hg63:
+	@test -x $(DEBIAN_HG) || \
+		{ echo "error: no $(DEBIAN_HG); on Debian: apt-get install mercurial" >&2; \
+		  exit 1; }
+	@$(MAKE) --no-print-directory test TEST_HG=$(DEBIAN_HG)
+
+lint: venv
+	$(VENV)/bin/python -m flake8 cinnabar tests $(wildcard $(LAUNCHERS))
+
+deps:
+	@bash .ci/install-deps
+
+# One command on a fresh Debian machine: packages, helper, venv, then the demo.
+demo: deps
+	@$(MAKE) --no-print-directory helper venv
+	bash demo/run.sh
+
+install: helper
+	install -d '$(DESTDIR)$(bindir)' '$(DESTDIR)$(cinnabardir)'
+	install -m 755 $(LAUNCHERS) $(HELPER) '$(DESTDIR)$(cinnabardir)/'
+	rm -rf '$(DESTDIR)$(cinnabardir)/cinnabar'
+	find cinnabar -name '*.py' | while read -r f; do \
+		install -D -m 644 "$$f" '$(DESTDIR)$(cinnabardir)'/"$$f" || exit 1; \
+	done
+	for f in $(LAUNCHERS); do \
+		ln -sfn '$(cinnabardir)'/$$f '$(DESTDIR)$(bindir)'/$$f || exit 1; \
+	done
+
+uninstall:
+	rm -f $(addprefix '$(DESTDIR)$(bindir)'/,$(LAUNCHERS))
+	rm -rf '$(DESTDIR)$(cinnabardir)'
+
+clean:
+	rm -rf $(BUILD)/helper $(HELPER) $(HELPER)+ $(ASAN_DIR)/helper $(ASAN_HELPER)
+
+distclean: clean
+	rm -rf $(BUILD)
