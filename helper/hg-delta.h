@@ -25,6 +25,13 @@ void hg_delta_iter_init(struct hg_delta_iter *it, const char *delta,
 int hg_delta_next(struct hg_delta_iter *it, struct hg_hunk *hunk);
 
 /*
+ * Append to `delta` a hunk replacing bytes [start, end) of the base with the
+ * `len` bytes at `data`.
+ */
+void hg_delta_add_hunk(struct strbuf *delta, size_t start, size_t end,
+		       const char *data, size_t len);
+
+/*
  * Apply `delta` to `base`, appending the result to `out`. Return 0, or -1
  * if the delta is malformed or does not fit the base.
  */

@@ -3,6 +3,7 @@
 #include "strbuf.h"
 #include "xdiff/xdiff.h"
 #include "hg-diff.h"
+#include "hg-delta.h"
 
 /* Where each line of a text starts, and its length as a last entry. */
 struct line_starts {
@@ -32,17 +33,6 @@ struct diff_state {
 	struct strbuf *delta;
 };
 
-static void add_hunk(struct strbuf *delta, size_t start, size_t end,
-		     const char *data, size_t len)
-{
-	unsigned char header[12];
-	put_be32(header, start);
-	put_be32(header + 4, end);
-	put_be32(header + 8, len);
-	strbuf_add(delta, header, 12);
-	strbuf_add(delta, data, len);
-}
-
 /* xdiff's hunk callback: line numbers are 0-based. */
 static int add_line_hunk(long start_a, long count_a, long start_b,
 			 long count_b, void *data)
@@ -50,9 +40,9 @@ static int add_line_hunk(long start_a, long count_a, long start_b,
 	struct diff_state *d = data;
 	size_t from = d->text.at[start_b], to = d->text.at[start_b + count_b];
 
-	add_hunk(d->delta, d->offset + d->base.at[start_a],
-		 d->offset + d->base.at[start_a + count_a],
-		 d->text_buf + from, to - from);
+	hg_delta_add_hunk(d->delta, d->offset + d->base.at[start_a],
+			  d->offset + d->base.at[start_a + count_a],
+			  d->text_buf + from, to - from);
 	return 0;
 }
 
@@ -111,6 +101,6 @@ void hg_diff(const char *base, size_t base_len, const char *text,
 	if (xdl_diff(&a, &b, &xpp, &xecfg, &ecb) < 0) {
 		/* Out of memory in xdiff: one hunk replacing the middle. */
 		strbuf_setlen(delta, delta_len);
-		add_hunk(delta, prefix, base_len - suffix, b.ptr, b.size);
+		hg_delta_add_hunk(delta, prefix, base_len - suffix, b.ptr, b.size);
 	}
 }

@@ -2,6 +2,7 @@
 #include "git-compat-util.h"
 #include "strbuf.h"
 #include "manifest-delta.h"
+#include "hg-delta.h"
 
 /* One line of a manifest text: [start, end) with the '\n'. */
 struct mline_span {
@@ -48,17 +49,6 @@ static int span_cmp(const struct mline_span *a, const struct mline_span *b)
 	return a->path_len < b->path_len ? -1 : a->path_len > b->path_len;
 }
 
-static void add_hunk(struct strbuf *delta, size_t start, size_t end,
-		     const char *data, size_t len)
-{
-	unsigned char header[12];
-	put_be32(header, start);
-	put_be32(header + 4, end);
-	put_be32(header + 8, len);
-	strbuf_add(delta, header, 12);
-	strbuf_add(delta, data, len);
-}
-
 void manifest_delta(const char *base, size_t base_len, const char *text,
 		    size_t len, struct strbuf *delta)
 {
@@ -84,7 +74,7 @@ void manifest_delta(const char *base, size_t base_len, const char *text,
 				span_next(&b);
 		} while ((!span_done(&a) || !span_done(&b)) &&
 			 (span_done(&a) || span_done(&b) || !span_same(&a, &b)));
-		add_hunk(delta, hunk_a - base, a.start - base, hunk_b,
-			 b.start - hunk_b);
+		hg_delta_add_hunk(delta, hunk_a - base, a.start - base,
+				  hunk_b, b.start - hunk_b);
 	}
 }
