@@ -171,3 +171,18 @@ def release_key():
     """A release signing key made for this session (lib.signing)."""
     from lib.signing import ReleaseKey
     return ReleaseKey()
+
+
+@pytest.fixture
+def trusted_release(monkeypatch, tls_certificate, release_key):
+    """git cinnabar download and self-update trust the test's certificate
+    and release key."""
+    monkeypatch.setenv('GIT_SSL_CAINFO', str(tls_certificate[0]))
+    for name, value in release_key.env().items():
+        monkeypatch.setenv(name, value)
+
+
+@pytest.fixture
+def https_server(bundle_server, tls_certificate):
+    """A bundle_server factory speaking https with the test certificate."""
+    return lambda root: bundle_server(root, tls=tls_certificate)

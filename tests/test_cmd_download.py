@@ -33,17 +33,8 @@ def publish(www, data, key, checksum_of=None, platform=PLATFORM):
     key.sign(checksum)
 
 
-@pytest.fixture(autouse=True)
-def trusted(monkeypatch, tls_certificate, release_key):
-    """Commands trust the test's certificate and release key."""
-    monkeypatch.setenv('GIT_SSL_CAINFO', str(tls_certificate[0]))
-    for name, value in release_key.env().items():
-        monkeypatch.setenv(name, value)
-
-
-@pytest.fixture
-def https_server(bundle_server, tls_certificate):
-    return lambda root: bundle_server(root, tls=tls_certificate)
+# Commands trust the test's certificate and release key (conftest.py).
+pytestmark = pytest.mark.usefixtures('trusted_release')
 
 
 def script(answer):

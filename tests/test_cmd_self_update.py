@@ -65,17 +65,8 @@ def make_release(www, tmp_path, key, version=NEW, protocol=1,
     key.sign(www / 'release')
 
 
-@pytest.fixture(autouse=True)
-def trusted(monkeypatch, tls_certificate, release_key):
-    """Commands trust the test's certificate and release key."""
-    monkeypatch.setenv('GIT_SSL_CAINFO', str(tls_certificate[0]))
-    for name, value in release_key.env().items():
-        monkeypatch.setenv(name, value)
-
-
-@pytest.fixture
-def https_server(bundle_server, tls_certificate):
-    return lambda root: bundle_server(root, tls=tls_certificate)
+# Commands trust the test's certificate and release key (conftest.py).
+pytestmark = pytest.mark.usefixtures('trusted_release')
 
 
 @pytest.fixture
@@ -195,7 +186,8 @@ def test_self_update_leaves_source_checkouts_alone(tmp_path, https_server,
     assert 'is a source checkout' in result.err
 
 
-def test_self_update_branch_and_exact(install, tmp_path, bundle_server):
+def test_self_update_branch_and_exact(install, tmp_path, https_server,
+                                      release_key):
     """git-cinnabar's --branch and --exact: the manifest of a branch, and
     an exact version installed even when older."""
     www = tmp_path / 'www'
@@ -203,10 +195,11 @@ def test_self_update_branch_and_exact(install, tmp_path, bundle_server):
     (www / 'versions' / '0.0.9').mkdir(parents=True)
     (tmp_path / 'b').mkdir()
     (tmp_path / 'e').mkdir()
-    make_release(www / 'branches' / 'next', tmp_path / 'b', version='0.3.0')
-    make_release(www / 'versions' / '0.0.9', tmp_path / 'e',
+    make_release(www / 'branches' / 'next', tmp_path / 'b', release_key,
+                 version='0.3.0')
+    make_release(www / 'versions' / '0.0.9', tmp_path / 'e', release_key,
                  version='0.0.9')
-    server = bundle_server(www)
+    server = https_server(www)
     url = server.url()
     result = self_update(install, '--url', url, '--branch', 'next',
                          '--check')
