@@ -60,9 +60,11 @@ echo "== hg serve at $url"
 echo "== git clone hg::$url"
 git clone "hg::$url" "$work/git"
 
-# --all without refs/cinnabar/*, where the bridge keeps its metadata commits.
-echo "== git log --oneline --graph --all (less refs/cinnabar/*)"
-git -C "$work/git" log --oneline --graph --exclude='refs/cinnabar/*' --all
+# --all without refs/cinnabar/* and refs/notes/cinnabar, where the bridge keeps its
+# metadata commits.
+echo "== git log --oneline --graph --all (less the bridge's metadata)"
+git -C "$work/git" log --oneline --graph --exclude='refs/cinnabar/*' \
+	--exclude='refs/notes/cinnabar' --all
 echo "== git branch -a; git tag"
 git -C "$work/git" branch -a
 git -C "$work/git" tag
