@@ -209,6 +209,7 @@ install: helper
 	find cinnabar -name '*.py' | while read -r f; do \
 		install -D -m 644 "$$f" '$(DESTDIR)$(cinnabardir)'/"$$f" || exit 1; \
 	done
+	install -D -m 644 hg/cinnabarclone.py '$(DESTDIR)$(cinnabardir)/hg/cinnabarclone.py'
 	for f in $(LAUNCHERS); do \
 		ln -sfn '$(cinnabardir)'/$$f '$(DESTDIR)$(bindir)'/$$f || exit 1; \
 	done
