@@ -159,7 +159,19 @@ endef
 fuzz: asan
 	$(call run-fuzz,$(FUZZ_SECONDS),$(FUZZ_SEED))
 
+# The fixed findings of tests/fuzz/regressions/, replayed the three ways they were
+# found; any finding fails.
+FUZZ_REGRESSIONS = $(wildcard tests/fuzz/regressions/*.hg)
+define replay-regressions
+	$(PYTHON) tests/fuzz/fuzz.py --helper $(ASAN_HELPER) --replay $(FUZZ_REGRESSIONS)
+	$(PYTHON) tests/fuzz/fuzz.py --helper $(ASAN_HELPER) --stdin \
+		--replay $(FUZZ_REGRESSIONS)
+	$(PYTHON) tests/fuzz/fuzz.py --helper $(ASAN_HELPER) --ignorecase \
+		--replay $(FUZZ_REGRESSIONS)
+endef
+
 fuzz-short: asan
+	$(replay-regressions)
 	$(call run-fuzz,$(if $(call given,FUZZ_SECONDS),$(FUZZ_SECONDS),120),$(if \
 		$(call given,FUZZ_SEED),$(FUZZ_SEED),1)) --minimize 15
 
