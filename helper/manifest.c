@@ -60,7 +60,12 @@ static const char *flag_for_mode(unsigned mode, const char *path)
 
 /*
  * Manifest subtrees read recently: consecutive manifests share most of
- * them, and reading one back means undoing a chain of deltas.
+ * them, and reading one back means undoing a chain of deltas. The cache
+ * is bounded in bytes, not only in slots: 4096 slots of large directories
+ * held ~15 MB on a 100k-file manifest (whose trees total ~4 MB), filling
+ * up over the import and looking like memory growing with history. Past
+ * the budget, slots are freed in turn (oldest first, roughly) until the
+ * new tree fits.
  */
 struct cached_tree {
 	struct object_id oid;
@@ -68,22 +73,40 @@ struct cached_tree {
 	unsigned long size;
 };
 #define TREE_CACHE_SLOTS 4096
+#define TREE_CACHE_BYTES (8 * 1024 * 1024)
 static struct cached_tree tree_slots[TREE_CACHE_SLOTS];
+static size_t tree_cache_bytes, tree_cache_sweep;
+
+static void free_slot(struct cached_tree *slot)
+{
+	tree_cache_bytes -= slot->size;
+	FREE_AND_NULL(slot->buf);
+	slot->size = 0;
+}
 
 static void *read_manifest_tree(const struct object_id *oid,
 				unsigned long *size)
 {
 	struct cached_tree *slot = &tree_slots[oidhash(oid) % TREE_CACHE_SLOTS];
 	char *buf;
+	size_t i;
 	if (slot->buf && oideq(&slot->oid, oid)) {
 		*size = slot->size;
 		return xmemdupz(slot->buf, slot->size);
 	}
 	buf = store_read_object_typed(oid, OBJ_TREE, size);
-	free(slot->buf);
+	free_slot(slot);
+	if (*size > TREE_CACHE_BYTES)
+		return buf;
+	for (i = 0; tree_cache_bytes + *size > TREE_CACHE_BYTES &&
+		    i < TREE_CACHE_SLOTS; i++) {
+		free_slot(&tree_slots[tree_cache_sweep]);
+		tree_cache_sweep = (tree_cache_sweep + 1) % TREE_CACHE_SLOTS;
+	}
 	oidcpy(&slot->oid, oid);
 	slot->buf = xmemdupz(buf, *size);
 	slot->size = *size;
+	tree_cache_bytes += *size;
 	return buf;
 }
 
