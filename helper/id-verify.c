@@ -22,7 +22,7 @@ static struct shared_text *texts;
 static size_t nr_texts;
 static struct verify_job *queue;
 static size_t queue_head, queue_len, running;
-static pthread_t workers[MAX_WORKERS];
+static pthread_t workers[MAX_WORKERS], main_thread;
 static int nr_workers, stopping;
 static struct verify_job failure;
 static int failed;
@@ -79,9 +79,39 @@ static void *worker(void *unused)
 	return unused;
 }
 
+/*
+ * At exit (a die() of the main thread included), the workers must be gone
+ * before libcrypto's own exit handler frees what their hashing uses: drop
+ * the jobs not started and wait for those running. This handler is set
+ * after libcrypto's (changesets are hashed before any manifest), so it runs
+ * before it.
+ */
+static void stop_workers_at_exit(void)
+{
+	int i;
+
+	if (!nr_workers || pthread_equal(pthread_self(), main_thread) == 0)
+		return;
+	pthread_mutex_lock(&lock);
+	stopping = 1;
+	queue_len = 0;
+	pthread_cond_broadcast(&changed);
+	pthread_mutex_unlock(&lock);
+	for (i = 0; i < nr_workers; i++)
+		pthread_join(workers[i], NULL);
+	nr_workers = 0;
+}
+
 static void start(void)
 {
 	int cpus = online_cpus(), i;
+	static int exit_handler_set;
+
+	if (!exit_handler_set) {
+		main_thread = pthread_self();
+		atexit(stop_workers_at_exit);
+		exit_handler_set = 1;
+	}
 
 	nr_workers = cpus < 2 ? 0 : cpus > MAX_WORKERS ? MAX_WORKERS : cpus;
 	/* The importer's two (base and result), and one per worker. */
@@ -168,6 +198,7 @@ void verify_id_finish(void)
 	pthread_mutex_unlock(&lock);
 	for (i = 0; i < nr_workers; i++)
 		pthread_join(workers[i], NULL);
+	nr_workers = 0;
 	if (failed)
 		die_failure();
 	for (i = 0; i < nr_texts; i++) {
