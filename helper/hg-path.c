@@ -6,6 +6,26 @@
 
 const char hg_path_too_deep[] =
 	"it is more than 4096 directories deep (git's core.maxTreeDepth)";
+const char hg_path_name_too_long[] =
+	"one of its names is longer than 65534 bytes, which git-cinnabar's "
+	"trees cannot hold";
+
+/* Whether a component of the path is longer than HG_PATH_MAX_NAME. */
+static int has_long_name(const char *path, size_t len)
+{
+	const char *end = path + len, *p = path;
+
+	if (len <= HG_PATH_MAX_NAME)
+		return 0;
+	while (p < end) {
+		const char *slash = memchr(p, '/', end - p);
+		size_t clen = (slash ? slash : end) - p;
+		if (clen > HG_PATH_MAX_NAME)
+			return 1;
+		p += clen + 1;
+	}
+	return 0;
+}
 
 /* UTF-8 encodings of the code points HFS+ ignores in file names. */
 static const char *const hfs_ignored[] = {
@@ -101,6 +121,8 @@ const char *hg_path_problem(const char *path, size_t len)
 		return "it has a NUL byte";
 	if (hg_path_depth(path, len) > HG_PATH_MAX_DEPTH)
 		return hg_path_too_deep;
+	if (has_long_name(path, len))
+		return hg_path_name_too_long;
 	while (p <= end) {
 		const char *slash = memchr(p, '/', end - p);
 		size_t clen = (slash ? slash : end) - p;
@@ -127,6 +149,8 @@ void hg_path_check_import(const char *path, size_t len)
 	if (len > HG_PATH_MAX_DEPTH * 2 &&
 	    hg_path_depth(path, len) > HG_PATH_MAX_DEPTH)
 		hg_path_die(path, len, "import", hg_path_too_deep);
+	if (has_long_name(path, len))
+		hg_path_die(path, len, "import", hg_path_name_too_long);
 }
 
 void hg_path_die(const char *path, size_t len, const char *action,

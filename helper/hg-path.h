@@ -27,6 +27,12 @@
 #define CINNABAR_HG_PATH_H
 
 #define HG_PATH_MAX_DEPTH 4096
+/*
+ * The longest file or directory name kept: fast-import's tree code holds
+ * name lengths in 16 bits, and the manifest tree prefixes each name with
+ * '_' (a longer name would be cut short, silently).
+ */
+#define HG_PATH_MAX_NAME 65534
 
 /* Why `path` is refused, or NULL when Mercurial accepts it. */
 const char *hg_path_problem(const char *path, size_t len);
@@ -42,8 +48,9 @@ void hg_path_audit(const char *path, size_t len, const char *action);
 
 /*
  * The paths an imported manifest may not hold: those that end with '/'
- * (no file name), and those deeper than HG_PATH_MAX_DEPTH (git's tree
- * code recurses once per directory).  Others that Mercurial refuses are
+ * (no file name), those deeper than HG_PATH_MAX_DEPTH (git's tree code
+ * recurses once per directory), and those with a name longer than
+ * HG_PATH_MAX_NAME.  Others that Mercurial refuses are
  * imported as git-cinnabar imports them (git refuses to check out ".git"
  * or ".." entries itself; empty components are dropped from the git tree,
  * the manifest keeps them).  Dies naming the path.
@@ -54,7 +61,8 @@ void hg_path_check_import(const char *path, size_t len);
 NORETURN void hg_path_die(const char *path, size_t len, const char *action,
 			  const char *why);
 
-/* The reason given for paths deeper than HG_PATH_MAX_DEPTH. */
+/* The reasons given for paths too deep, and for names too long. */
 extern const char hg_path_too_deep[];
+extern const char hg_path_name_too_long[];
 
 #endif
