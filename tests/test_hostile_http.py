@@ -245,7 +245,10 @@ def test_ssh_absurd_answers_are_refused(answer, message, tmp_path):
     in the ssh handshake gets a clear error, not a traceback (nor an
     attempt to read all that)."""
     fake = tmp_path / 'fake-ssh'
-    fake.write_text('#!/bin/sh\ncat >/dev/null &\n%s\n' % answer)
+    # It reads what it is sent (`<&0`: sh gives a background command
+    # /dev/null otherwise), so the client never meets a closed pipe before
+    # the answer.
+    fake.write_text('#!/bin/sh\ncat <&0 >/dev/null &\n%s\n' % answer)
     fake.chmod(0o755)
     result = git('clone', 'hg::ssh://localhost/repo', 'work', cwd=tmp_path,
                  check=False, extra_env={'GIT_SSH_COMMAND': str(fake)})
