@@ -80,6 +80,25 @@ static void *worker(void *unused)
 }
 
 /*
+ * Stop the workers: each finishes the job it is on; the jobs not started
+ * are left undone when `drop_queued`, else done first.
+ */
+static void stop_workers(int drop_queued)
+{
+	int i;
+
+	pthread_mutex_lock(&lock);
+	stopping = 1;
+	if (drop_queued)
+		queue_len = 0;
+	pthread_cond_broadcast(&changed);
+	pthread_mutex_unlock(&lock);
+	for (i = 0; i < nr_workers; i++)
+		pthread_join(workers[i], NULL);
+	nr_workers = 0;
+}
+
+/*
  * At exit (a die() of the main thread included), the workers must be gone
  * before libcrypto's own exit handler frees what their hashing uses: drop
  * the jobs not started and wait for those running. This handler is set
@@ -88,18 +107,8 @@ static void *worker(void *unused)
  */
 static void stop_workers_at_exit(void)
 {
-	int i;
-
-	if (!nr_workers || pthread_equal(pthread_self(), main_thread) == 0)
-		return;
-	pthread_mutex_lock(&lock);
-	stopping = 1;
-	queue_len = 0;
-	pthread_cond_broadcast(&changed);
-	pthread_mutex_unlock(&lock);
-	for (i = 0; i < nr_workers; i++)
-		pthread_join(workers[i], NULL);
-	nr_workers = 0;
+	if (nr_workers && pthread_equal(pthread_self(), main_thread))
+		stop_workers(1);
 }
 
 static void start(void)
@@ -192,13 +201,7 @@ void verify_id_finish(void)
 
 	if (!texts)
 		return;
-	pthread_mutex_lock(&lock);
-	stopping = 1;
-	pthread_cond_broadcast(&changed);
-	pthread_mutex_unlock(&lock);
-	for (i = 0; i < nr_workers; i++)
-		pthread_join(workers[i], NULL);
-	nr_workers = 0;
+	stop_workers(0);
 	if (failed)
 		die_failure();
 	for (i = 0; i < nr_texts; i++) {
