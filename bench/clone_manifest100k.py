@@ -30,26 +30,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / 'tests'))
 
 from clone_nginx import MB, Bench, bench_parser  # noqa: E402
+from clone_nginx import find_reference  # noqa: E402
 from lib import env as test_env  # noqa: E402
 from lib.hg import Hg, HgServer  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
 HG_RATIO_TARGET = 1.0
 REFERENCE_RATIO_TARGET = 0.7
 DEFAULT_REFERENCE = Path('/work/ref-cinnabar/bin')
-
-
-def find_reference(option):
-    """The directory of a reference git-cinnabar, or None."""
-    candidates = [Path(option)] if option else [DEFAULT_REFERENCE] + [
-        Path(p) for p in os.environ.get('PATH', '').split(os.pathsep) if p]
-    for directory in candidates:
-        exe = directory / 'git-cinnabar'
-        if (exe.is_file() and os.access(exe, os.X_OK)
-                and directory.resolve() != ROOT
-                and (directory / 'git-remote-hg').exists()):
-            return directory
-    return None
 
 
 def ratio(bench, ours, theirs, target):
@@ -153,8 +140,8 @@ def main():
     try:
         repo = prepare(hg, bundle, workdir)
         with HgServer(hg, repo, workdir / 'serve') as server:
-            return benchmark(hg, server, bundle,
-                             find_reference(args.reference), args, workdir)
+            reference = find_reference(args.reference, [DEFAULT_REFERENCE])
+            return benchmark(hg, server, bundle, reference, args, workdir)
     finally:
         if args.keep:
             print(f'work directory kept: {workdir}')

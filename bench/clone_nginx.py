@@ -307,6 +307,25 @@ def bench_parser(doc, runs, runs_help, memory=True):
     return parser
 
 
+def find_reference(given, first=()):
+    """The directory of another git-cinnabar to compare with (with its
+    git-cinnabar and git-remote-hg), or None: `given` when set, else the
+    first of the `first` directories, then of PATH, that has both and is
+    not this project's top directory."""
+    if given:
+        return Path(given).resolve()
+    candidates = list(first) + [
+        Path(p) for p in os.environ.get('PATH', '').split(os.pathsep) if p]
+    top = Path(__file__).resolve().parents[1]
+    for directory in candidates:
+        exe = directory / 'git-cinnabar'
+        if (exe.is_file() and os.access(exe, os.X_OK)
+                and (directory / 'git-remote-hg').exists()
+                and directory.resolve() != top):
+            return directory.resolve()
+    return None
+
+
 def parse_args():
     return bench_parser(__doc__, 3, 'repeat each clone; ratios use medians '
                         '(default 3)').parse_args()

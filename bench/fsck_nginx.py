@@ -34,25 +34,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / 'tests'))
 
-from clone_nginx import MB, bench_parser, nginx_workdir  # noqa: E402
+from clone_nginx import MB, bench_parser, find_reference  # noqa: E402
+from clone_nginx import nginx_workdir  # noqa: E402
 from lib import env as test_env  # noqa: E402
 from push_nginx import PushBench  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 OURS = 'fsck --full (ours)'
 THEIRS = 'fsck --full (reference)'
-
-
-def find_reference(given):
-    """The directory of another git-cinnabar, or None."""
-    if given:
-        return Path(given).resolve()
-    for entry in os.environ.get('PATH', '').split(os.pathsep):
-        path = Path(entry or '.').resolve()
-        if path != ROOT and (path / 'git-cinnabar').is_file() and \
-                os.access(path / 'git-cinnabar', os.X_OK):
-            return path
-    return None
 
 
 def path_with(directory):
