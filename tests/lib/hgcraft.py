@@ -100,6 +100,10 @@ class Rev:
         self.p2 = p2
         self.node = node_id(text, p1, p2)
         self.link = link if link is not None else self.node
+        # Version 02/03: the revision this one's delta is against (None:
+        # the null id, a full text), and the delta (None: replace all).
+        self.delta_base = None
+        self.delta = None
 
 
 class Repo:
@@ -222,6 +226,24 @@ def full_delta(base, text):
     return struct.pack('>lll', 0, len(base), len(text)) + text
 
 
+def small_delta(base, text):
+    """A one-hunk delta from `base` to `text`, replacing only the lines
+    between their common first lines and their common last lines (as
+    Mercurial's line-based deltas do)."""
+    old, new = base.splitlines(True), text.splitlines(True)
+    first = 0
+    while first < min(len(old), len(new)) and old[first] == new[first]:
+        first += 1
+    last = 0
+    while last < min(len(old), len(new)) - first and \
+            old[len(old) - 1 - last] == new[len(new) - 1 - last]:
+        last += 1
+    start = len(b''.join(old[:first]))
+    end = len(base) - len(b''.join(old[len(old) - last:]))
+    middle = b''.join(new[first:len(new) - last])
+    return struct.pack('>lll', start, end, len(middle)) + middle
+
+
 def _group(revs, version):
     texts = {NULL: b''}
     out = []
@@ -231,14 +253,15 @@ def _group(revs, version):
             base = prev.node if prev else rev.p1
             header = rev.node + rev.p1 + rev.p2 + rev.link
         else:
-            base = NULL
+            base = rev.delta_base or NULL
             header = rev.node + rev.p1 + rev.p2 + base + rev.link
             if version == '03':
                 header += struct.pack('>H', 0)
         # A base outside the group (p1 in the receiver's repository) is
         # not known here; version 01 callers keep groups self-contained.
-        out.append(chunk(header + full_delta(texts.get(base, b''),
-                                             rev.text)))
+        delta = rev.delta if version != '01' and rev.delta is not None \
+            else full_delta(texts.get(base, b''), rev.text)
+        out.append(chunk(header + delta))
         texts[rev.node] = rev.text
         prev = rev
     out.append(struct.pack('>l', 0))
