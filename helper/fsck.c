@@ -12,6 +12,7 @@
 #include "raw-commit.h"
 #include "store.h"
 #include "file-check.h"
+#include "fsck-manifest.h"
 #include "fsck.h"
 
 static FILE *out;
@@ -64,86 +65,41 @@ static int noted_changeset(const struct object_id *commit, struct hg_oid *node,
 	return ret;
 }
 
-/* What the checks found, by hg id (as git ids, for khash). */
-static kh_oid_pos_t *manifest_state;	/* 1: good, 0: bad */
+/*
+ * The manifests checked, by hg id (as git ids, for khash): whether each
+ * is good, and then its git tree, for check_changeset_tree.
+ */
+struct manifest_state {
+	int good;
+	struct object_id git_tree;
+};
+KHASH_INIT(manifest_state, struct object_id, struct manifest_state, 1,
+	   oidhash_by_value, oideq_by_value)
+static kh_manifest_state_t *manifest_state;
 static kh_oid_set_t *files_checked;
 
-static int seen_manifest(const struct hg_oid *node, int *state)
+static struct manifest_state *seen_manifest(const struct hg_oid *node)
 {
 	struct object_id key;
 	khiter_t pos;
 	hg_oid_to_git(&key, node);
-	pos = kh_get_oid_pos(manifest_state, key);
+	pos = kh_get_manifest_state(manifest_state, key);
 	if (pos == kh_end(manifest_state))
-		return 0;
-	*state = kh_value(manifest_state, pos);
-	return 1;
+		return NULL;
+	return &kh_value(manifest_state, pos);
 }
 
-static void set_manifest_state(const struct hg_oid *node, int state)
+static void set_manifest_state(const struct hg_oid *node, int good,
+			       const struct object_id *git_tree)
 {
 	struct object_id key;
 	int ret;
 	khiter_t pos;
 	hg_oid_to_git(&key, node);
-	pos = kh_put_oid_pos(manifest_state, key, &ret);
-	kh_value(manifest_state, pos) = state;
-}
-
-/* One line of a manifest text. */
-struct mline {
-	const char *path;
-	size_t len;
-	struct hg_oid node;
-};
-
-struct mlines {
-	struct mline *items;
-	size_t nr, alloc;
-};
-
-static int parse_manifest(const struct strbuf *text, struct mlines *lines)
-{
-	const char *p = text->buf, *end = text->buf + text->len;
-	lines->nr = 0;
-	while (p < end) {
-		const char *nul = memchr(p, '\0', end - p);
-		const char *eol = nul ? memchr(nul, '\n', end - nul) : NULL;
-		struct mline *l;
-		if (!eol || eol - nul < HG_HEXSZ + 1)
-			return -1;
-		ALLOC_GROW(lines->items, lines->nr + 1, lines->alloc);
-		l = &lines->items[lines->nr++];
-		l->path = p;
-		l->len = nul - p;
-		if (hg_oid_from_hex(nul + 1, &l->node))
-			return -1;
-		p = eol + 1;
-	}
-	return 0;
-}
-
-/*
- * The node of `path` in `lines`, walking them from *pos: the paths asked
- * for come in sorted order, as the lines do, so each list is walked once
- * per manifest.
- */
-static const struct hg_oid *walk_to_path(const struct mlines *lines,
-					 size_t *pos, const char *path,
-					 size_t len)
-{
-	while (*pos < lines->nr) {
-		const struct mline *l = &lines->items[*pos];
-		int cmp = memcmp(l->path, path, l->len < len ? l->len : len);
-		if (!cmp)
-			cmp = l->len < len ? -1 : l->len > len;
-		if (cmp < 0) {
-			(*pos)++;
-			continue;
-		}
-		return cmp ? NULL : &l->node;
-	}
-	return NULL;
+	pos = kh_put_manifest_state(manifest_state, key, &ret);
+	kh_value(manifest_state, pos).good = good;
+	if (git_tree)
+		oidcpy(&kh_value(manifest_state, pos).git_tree, git_tree);
 }
 
 /*
@@ -156,10 +112,11 @@ static const struct hg_oid *walk_to_path(const struct mlines *lines,
  */
 static struct file_checks queued;
 
-static int queue_file(const struct hg_oid *node, const struct hg_oid *a,
-		      const struct hg_oid *b, const struct mline *l,
-		      const struct hg_oid *manifest)
+static int queue_file(const char *path, size_t len, const struct hg_oid *node,
+		      const struct hg_oid *a, const struct hg_oid *b,
+		      void *data)
 {
+	const struct hg_oid *manifest = data;
 	const struct object_id *blob;
 	struct object_id key;
 	int ret;
@@ -170,7 +127,7 @@ static int queue_file(const struct hg_oid *node, const struct hg_oid *a,
 	if (!blob) {
 		problem("manifest %s lists file revision %s ('%.*s') that "
 			"hg2git does not have", hg_oid_to_hex(manifest),
-			hg_oid_to_hex(node), (int)l->len, l->path);
+			hg_oid_to_hex(node), (int)len, path);
 		return -1;
 	}
 	hg_oid_to_git(&key, node);
@@ -180,12 +137,11 @@ static int queue_file(const struct hg_oid *node, const struct hg_oid *a,
 	if (type_of(blob) != OBJ_BLOB) {
 		problem("file revision %s ('%.*s'): hg2git maps it to %s, "
 			"which is not a blob in the repository",
-			hg_oid_to_hex(node), (int)l->len, l->path,
-			oid_to_hex(blob));
+			hg_oid_to_hex(node), (int)len, path, oid_to_hex(blob));
 		return -1;
 	}
 	counts->files++;
-	file_checks_add(&queued, node, a, b, l->path, l->len, manifest, blob);
+	file_checks_add(&queued, node, a, b, path, len, manifest, blob);
 	return 0;
 }
 
@@ -195,56 +151,9 @@ static int manifest_commit_id(const struct raw_commit *c, struct hg_oid *node)
 	return strlen(c->body) != HG_HEXSZ || hg_oid_from_hex(c->body, node);
 }
 
-/*
- * The texts of the manifests checked last: checked parents first (see
- * order_manifests), a manifest's parents are most often among them.
- */
-#define TEXT_CACHE 16
-static struct text_slot {
-	struct hg_oid node;
-	struct strbuf text;
-	int used;
-} text_cache[TEXT_CACHE];
-static unsigned text_next;
-
-static void cached_manifest_text(const struct hg_oid *node, struct strbuf *out)
-{
-	struct text_slot *slot;
-	size_t i;
-
-	for (i = 0; i < TEXT_CACHE; i++) {
-		if (text_cache[i].used && hg_oideq(&text_cache[i].node, node)) {
-			strbuf_reset(out);
-			strbuf_addbuf(out, &text_cache[i].text);
-			return;
-		}
-	}
-	manifest_text(node, out);
-	slot = &text_cache[text_next++ % TEXT_CACHE];
-	if (!slot->used)
-		strbuf_init(&slot->text, 0);
-	slot->used = 1;
-	hg_oidcpy(&slot->node, node);
-	strbuf_reset(&slot->text);
-	strbuf_addbuf(&slot->text, out);
-}
-
-static void clear_text_cache(void)
-{
-	size_t i;
-	for (i = 0; i < TEXT_CACHE; i++)
-		if (text_cache[i].used)
-			strbuf_release(&text_cache[i].text);
-	memset(text_cache, 0, sizeof(text_cache));
-	text_next = 0;
-}
-
-static struct mlines lines, lines1, lines2;
-static struct strbuf mtext = STRBUF_INIT, ptext[2] = { STRBUF_INIT, STRBUF_INIT };
-
+/* A parent commit of manifest `child`: its hg id and manifest tree. */
 static int load_parent(const struct object_id *commit, struct hg_oid *node,
-		       struct mlines *into, struct strbuf *text,
-		       const struct hg_oid *child)
+		       struct object_id *tree, const struct hg_oid *child)
 {
 	struct raw_commit c;
 	const struct object_id *known;
@@ -259,48 +168,66 @@ static int load_parent(const struct object_id *commit, struct hg_oid *node,
 			oid_to_hex(commit), hg_oid_to_hex(node),
 			known ? oid_to_hex(known) : "nothing");
 	else {
-		cached_manifest_text(node, text);
-		ret = parse_manifest(text, into);
+		oidcpy(tree, &c.tree);
+		ret = 0;
 	}
 	raw_commit_release(&c);
 	return ret;
 }
 
-/* Check a manifest and the file revisions it introduces; 0 when good. */
-static int check_manifest(const struct hg_oid *node)
+/* The commit of a manifest: 0 when it is one, with at most two parents. */
+static int read_manifest_commit(const struct hg_oid *node,
+				const struct object_id *commit,
+				struct raw_commit *c)
 {
-	const struct object_id *commit = hg2git(node);
-	struct raw_commit c;
-	struct hg_oid p[2], check, found;
-	int state, bad = 0;
-	size_t i, pos1, pos2;
+	struct hg_oid found;
 
-	if (seen_manifest(node, &state))
-		return state ? 0 : -1;
-	counts->manifests++;
-	hg_oidcpy(&p[0], &hg_null_oid);
-	hg_oidcpy(&p[1], &hg_null_oid);
-	lines1.nr = lines2.nr = 0;
-	if (raw_commit_read(&c, commit)) {
+	if (raw_commit_read(c, commit)) {
 		problem("manifest %s: hg2git maps it to %s, which is not a "
 			"commit in the repository", hg_oid_to_hex(node),
 			oid_to_hex(commit));
-		bad = 1;
-	} else if (manifest_commit_id(&c, &found) || !hg_oideq(&found, node)) {
+		return -1;
+	}
+	if (manifest_commit_id(c, &found) || !hg_oideq(&found, node))
 		problem("manifest %s: its commit %s does not name it in its "
 			"message", hg_oid_to_hex(node), oid_to_hex(commit));
-		bad = 1;
-	} else if (c.parents.nr > 2) {
+	else if (c->parents.nr > 2)
 		problem("manifest %s: its commit %s has more than two parents",
 			hg_oid_to_hex(node), oid_to_hex(commit));
-		bad = 1;
+	else
+		return 0;
+	raw_commit_release(c);
+	return -1;
+}
+
+/*
+ * Check a manifest and queue the file revisions it introduces; 0 when
+ * good. Its git tree is built right away, while the subtrees just read
+ * are in git's caches.
+ */
+static int check_manifest(const struct hg_oid *node)
+{
+	const struct object_id *commit = hg2git(node);
+	struct manifest_state *state = seen_manifest(node);
+	struct raw_commit c;
+	struct hg_oid p[2], check;
+	struct object_id ptree[2], git_tree;
+	int bad = 0;
+	size_t i;
+
+	if (state)
+		return state->good ? 0 : -1;
+	counts->manifests++;
+	hg_oidcpy(&p[0], &hg_null_oid);
+	hg_oidcpy(&p[1], &hg_null_oid);
+	if (read_manifest_commit(node, commit, &c)) {
+		set_manifest_state(node, 0, NULL);
+		return -1;
 	}
 	for (i = 0; !bad && i < c.parents.nr; i++)
-		bad = load_parent(&c.parents.oid[i], &p[i], i ? &lines2 : &lines1,
-				  &ptext[i], node) != 0;
+		bad = load_parent(&c.parents.oid[i], &p[i], &ptree[i], node);
 	if (!bad) {
-		cached_manifest_text(node, &mtext);
-		hg_hash(&p[0], &p[1], mtext.buf, mtext.len, &check);
+		manifest_tree_id(&c.tree, &p[0], &p[1], &check);
 		if (!hg_oideq(&check, node)) {
 			problem("manifest %s: its tree %s (commit %s) gives "
 				"manifest %s instead (the manifest tree was "
@@ -310,32 +237,17 @@ static int check_manifest(const struct hg_oid *node)
 				oid_to_hex(&c.tree), oid_to_hex(commit),
 				hg_oid_to_hex(&check));
 			bad = 1;
-		} else if (parse_manifest(&mtext, &lines)) {
-			BUG("manifest text of %s does not parse",
-			    hg_oid_to_hex(node));
-		} else {
-			/*
-			 * Its git tree, for check_changeset_tree, while
-			 * the trees just read are in git's caches.
-			 */
-			struct object_id tree;
-			git_tree_for_manifest(node, &tree);
 		}
 	}
-	for (i = 0, pos1 = 0, pos2 = 0; !bad && i < lines.nr; i++) {
-		const struct mline *l = &lines.items[i];
-		const struct hg_oid *a = walk_to_path(&lines1, &pos1, l->path,
-						      l->len);
-		const struct hg_oid *b = walk_to_path(&lines2, &pos2, l->path,
-						      l->len);
-		if ((a && hg_oideq(a, &l->node)) || (b && hg_oideq(b, &l->node)))
-			continue;
-		if (queue_file(&l->node, a ? a : &hg_null_oid,
-			       b ? b : &hg_null_oid, l, node))
-			bad = 1;
+	if (!bad) {
+		git_tree_from_manifest_tree(&c.tree, &git_tree);
+		bad = manifest_tree_changes(&c.tree,
+					    c.parents.nr > 0 ? &ptree[0] : NULL,
+					    c.parents.nr > 1 ? &ptree[1] : NULL,
+					    queue_file, (void *)node) != 0;
 	}
 	raw_commit_release(&c);
-	set_manifest_state(node, !bad);
+	set_manifest_state(node, !bad, bad ? NULL : &git_tree);
 	return bad ? -1 : 0;
 }
 
@@ -410,7 +322,7 @@ static void check_changeset_tree(const struct hg_oid *node,
 	if (m && check_manifest(&cs->manifest))
 		return;
 	if (m)
-		git_tree_for_manifest(&cs->manifest, &tree);
+		oidcpy(&tree, &seen_manifest(&cs->manifest)->git_tree);
 	else
 		store_object_buf(OBJ_TREE, "", 0, &tree);
 	if (!oideq(&tree, &c->tree))
@@ -809,15 +721,15 @@ void fsck_metadata(const struct oid_array *commits, FILE *o,
 	out = o;
 	counts = c;
 	memset(counts, 0, sizeof(*counts));
-	manifest_state = kh_init_oid_pos();
+	manifest_state = kh_init_manifest_state();
 	files_checked = kh_init_oid_set();
 	if (commits)
 		check_commits(commits);
 	else
 		check_everything();
-	kh_destroy_oid_pos(manifest_state);
+	kh_destroy_manifest_state(manifest_state);
 	kh_destroy_oid_set(files_checked);
-	clear_text_cache();
+	manifest_trees_reset();
 	for (i = 0; i < seen_nr; i++)
 		free(seen[i].branch);
 	FREE_AND_NULL(seen);
