@@ -1,15 +1,21 @@
 /* Checking stored manifests from their manifest trees: see fsck-manifest.h. */
 #include "cache.h"
 #include "hashmap.h"
+#include "object-store.h"
 #include "tree-iter.h"
 #include "store.h"
+#include "git-tree.h"
+#include "metadata.h"
 #include "fsck-manifest.h"
 
 /*
- * A subtree at a path: its raw tree, and its part of the manifest text,
- * the lines of the files directly in it, with the parts of its
- * subdirectories in between (pieces[i].child comes after the text up to
- * pieces[i].end).
+ * A subtree at a path: its raw tree, its git tree (git-tree.h; unknown
+ * when it lists a file revision hg2git does not have, `missing` being the
+ * first, or when it has paths with an empty component, "a//b", under a
+ * "_" entry, which git-tree.c merges into the directory's own files), and
+ * its part of the manifest text, the lines of the files directly in it,
+ * with the parts of its subdirectories in between (pieces[i].child comes
+ * after the text up to pieces[i].end).
  */
 struct mnode {
 	struct hashmap_entry ent;
@@ -18,6 +24,9 @@ struct mnode {
 	size_t base_len;
 	char *tree;
 	unsigned long tree_len;
+	struct object_id git_tree;
+	struct hg_oid missing;
+	unsigned has_missing : 1, merged : 1;
 	struct strbuf text;
 	struct mpiece {
 		size_t end;
@@ -151,10 +160,53 @@ static void keep_or_drop(struct mnode *n, const struct strbuf *base,
 		      n->alloc * sizeof(*n->pieces);
 }
 
+/*
+ * The entry of a git tree for a manifest tree entry, as git-tree.c makes
+ * them: a directory with its git tree, a file with its blob and mode
+ * (100644, 100755 or 120000 from the gitlink's permission bits).
+ */
+static void add_git_entry(struct mnode *n, struct strbuf *git,
+			  const struct tree_iter *e, const struct mnode *child)
+{
+	struct hg_oid file;
+	const struct object_id *oid;
+	unsigned mode = e->mode & 0777;
+
+	if (child && (child->merged || child->has_missing)) {
+		n->merged |= child->merged;
+		if (child->has_missing && !n->has_missing) {
+			n->has_missing = 1;
+			hg_oidcpy(&n->missing, &child->missing);
+		}
+		return;
+	}
+	if (child) {
+		strbuf_addstr(git, "40000 ");
+		oid = &child->git_tree;
+	} else {
+		mode = canon_mode(mode ? S_IFREG | mode : S_IFLNK);
+		strbuf_addstr(git, mode == 0100644 ? "100644 " :
+				   mode == 0100755 ? "100755 " : "120000 ");
+		git_oid_to_hg(&file, &e->oid);
+		oid = hg_oideq(&file, &hg_empty_file_oid) ?
+		      git_blob_for_file(&file) : hg2git(&file);
+		if (!oid) {
+			if (!n->has_missing)
+				hg_oidcpy(&n->missing, &file);
+			n->has_missing = 1;
+			return;
+		}
+	}
+	strbuf_add(git, e->path + 1, e->pathlen - 1);
+	strbuf_addch(git, '\0');
+	strbuf_add(git, oid->hash, GIT_SHA1_RAWSZ);
+}
+
 /* The subtree `oid` whose entries are under `base` (restored on return). */
 static struct mnode *get_node(const struct object_id *oid, struct strbuf *base)
 {
 	struct mnode *n = kept_node(oid, base);
+	struct strbuf git = STRBUF_INIT;
 	struct tree_iter e;
 	size_t base_len = base->len;
 
@@ -168,6 +220,7 @@ static struct mnode *get_node(const struct object_id *oid, struct strbuf *base)
 	while (tree_iter_next(&e)) {
 		if (!e.pathlen || e.path[0] != '_')
 			die("manifest tree %s is damaged", oid_to_hex(oid));
+		n->merged |= e.pathlen == 1;
 		strbuf_add(base, e.path + 1, e.pathlen - 1);
 		if (S_ISDIR(e.mode)) {
 			struct mnode *child;
@@ -176,11 +229,17 @@ static struct mnode *get_node(const struct object_id *oid, struct strbuf *base)
 			ALLOC_GROW(n->pieces, n->nr + 1, n->alloc);
 			n->pieces[n->nr].end = n->text.len;
 			n->pieces[n->nr++].child = child;
+			add_git_entry(n, &git, &e, child);
 		} else {
 			add_line(&n->text, base, &e);
+			add_git_entry(n, &git, &e, NULL);
 		}
 		strbuf_setlen(base, base_len);
 	}
+	if (!n->merged && !n->has_missing)
+		hash_object_file(the_hash_algo, git.buf, git.len, OBJ_TREE,
+				 &n->git_tree);
+	strbuf_release(&git);
 	keep_or_drop(n, base, base_len <= KEEP_BASE_MAX);
 	return n;
 }
@@ -197,8 +256,10 @@ static void hash_node(struct hg_hasher *h, const struct mnode *n)
 	hg_hasher_update(h, n->text.buf + pos, n->text.len - pos);
 }
 
-void manifest_tree_id(const struct object_id *tree, const struct hg_oid *p1,
-		      const struct hg_oid *p2, struct hg_oid *result)
+int manifest_tree_check(const struct object_id *tree,
+			const struct hg_oid *expected,
+			const struct hg_oid *p1, const struct hg_oid *p2,
+			struct hg_oid *result, struct object_id *git_tree)
 {
 	struct strbuf base = STRBUF_INIT;
 	struct hg_hasher h;
@@ -207,11 +268,23 @@ void manifest_tree_id(const struct object_id *tree, const struct hg_oid *p1,
 	if (kept_bytes > KEEP_BYTES)
 		manifest_trees_reset();
 	root = get_node(tree, &base);
+	strbuf_release(&base);
 	hg_hasher_init(&h, p1, p2);
 	hash_node(&h, root);
 	hg_hasher_final(&h, result);
+	if (!hg_oideq(result, expected)) {
+		free_transient();
+		return -1;
+	}
+	if (root->has_missing)
+		die("missing file revision %s (the metadata may be "
+		    "incomplete)", hg_oid_to_hex(&root->missing));
+	if (root->merged)
+		git_tree_from_manifest_tree(tree, git_tree);
+	else
+		oidcpy(git_tree, &root->git_tree);
 	free_transient();
-	strbuf_release(&base);
+	return 0;
 }
 
 /* One side of the comparison: a raw tree being walked. */

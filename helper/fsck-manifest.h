@@ -14,16 +14,25 @@
  * by the subtree's id and its path: hashing a manifest hashes those kept
  * pieces in order, and only new subtrees are read and formatted. The
  * file revisions a manifest introduces come from comparing its tree with
- * its parents' trees, skipping the subtrees a parent has unchanged.
+ * its parents' trees, skipping the subtrees a parent has unchanged. The
+ * git tree of a manifest's files (what git-tree.c builds) is computed
+ * along with its text, each new subtree's from its subdirectories'.
  */
 #ifndef CINNABAR_FSCK_MANIFEST_H
 #define CINNABAR_FSCK_MANIFEST_H
 
 #include "hg-id.h"
 
-/* The hg id of the manifest text of `tree` with parents p1 and p2. */
-void manifest_tree_id(const struct object_id *tree, const struct hg_oid *p1,
-		      const struct hg_oid *p2, struct hg_oid *result);
+/*
+ * The hg id of the manifest text of `tree` with parents p1 and p2, in
+ * `result`. When it is `expected`, return 0 with the git tree of its
+ * files in `git_tree` (git-tree.h; its id only, nothing is stored),
+ * dying if hg2git lacks one of them; else return -1.
+ */
+int manifest_tree_check(const struct object_id *tree,
+			const struct hg_oid *expected,
+			const struct hg_oid *p1, const struct hg_oid *p2,
+			struct hg_oid *result, struct object_id *git_tree);
 
 /*
  * Call `fn` for every file revision of manifest tree `tree` that is not

@@ -5,7 +5,6 @@
 #include "khash.h"
 #include "changeset.h"
 #include "file.h"
-#include "git-tree.h"
 #include "import.h"
 #include "manifest.h"
 #include "metadata.h"
@@ -202,8 +201,7 @@ static int read_manifest_commit(const struct hg_oid *node,
 
 /*
  * Check a manifest and queue the file revisions it introduces; 0 when
- * good. Its git tree is built right away, while the subtrees just read
- * are in git's caches.
+ * good, its git tree then kept for check_changeset_tree.
  */
 static int check_manifest(const struct hg_oid *node)
 {
@@ -227,8 +225,8 @@ static int check_manifest(const struct hg_oid *node)
 	for (i = 0; !bad && i < c.parents.nr; i++)
 		bad = load_parent(&c.parents.oid[i], &p[i], &ptree[i], node);
 	if (!bad) {
-		manifest_tree_id(&c.tree, &p[0], &p[1], &check);
-		if (!hg_oideq(&check, node)) {
+		if (manifest_tree_check(&c.tree, node, &p[0], &p[1], &check,
+					&git_tree)) {
 			problem("manifest %s: its tree %s (commit %s) gives "
 				"manifest %s instead (the manifest tree was "
 				"changed, or the manifest has a path that is "
@@ -239,13 +237,11 @@ static int check_manifest(const struct hg_oid *node)
 			bad = 1;
 		}
 	}
-	if (!bad) {
-		git_tree_from_manifest_tree(&c.tree, &git_tree);
+	if (!bad)
 		bad = manifest_tree_changes(&c.tree,
 					    c.parents.nr > 0 ? &ptree[0] : NULL,
 					    c.parents.nr > 1 ? &ptree[1] : NULL,
 					    queue_file, (void *)node) != 0;
-	}
 	raw_commit_release(&c);
 	set_manifest_state(node, !bad, bad ? NULL : &git_tree);
 	return bad ? -1 : 0;
