@@ -40,28 +40,62 @@ static struct progress *progress_begin(const char *title, uint64_t total)
 	return show_progress ? start_delayed_progress(title, total) : NULL;
 }
 
+/*
+ * The types of the objects hg2git maps to, found while reading it in a
+ * full check: a type takes following a chain of deltas in the pack, and
+ * the blobs and commits are looked at again by the later checks.
+ */
+static kh_oid_pos_t *types;
+
 static int type_of(const struct object_id *oid)
 {
+	khiter_t pos;
+
+	if (types && (pos = kh_get_oid_pos(types, *oid)) != kh_end(types))
+		return kh_value(types, pos);
 	return oid_object_info(the_repository, oid, NULL);
 }
 
-/* The changeset a git2hg note names: 0, -1 without a note, -2 if bad. */
-static int noted_changeset(const struct object_id *commit, struct hg_oid *node,
-			   const struct object_id **note)
+static int hg2git_type(const struct object_id *oid)
+{
+	int type = oid_object_info(the_repository, oid, NULL), ret;
+	khiter_t pos = kh_put_oid_pos(types, *oid, &ret);
+	kh_value(types, pos) = type;
+	return type;
+}
+
+/*
+ * The changeset a git2hg note names: 0, -1 without a note, -2 if bad.
+ * With `text`, the note's text is kept there when good.
+ */
+static int noted_changeset_text(const struct object_id *commit,
+				struct hg_oid *node,
+				const struct object_id **note,
+				struct strbuf *text)
 {
 	unsigned long len;
 	char *buf;
 	int ret;
 
+	enum object_type type;
+
 	*note = notes_map_get(&metadata.git2hg, commit);
 	if (!*note)
 		return -1;
-	if (type_of(*note) != OBJ_BLOB)
-		return -2;
-	buf = store_read_object_typed(*note, OBJ_BLOB, &len);
-	ret = note_changeset_id(buf, len, node) ? -2 : 0;
-	free(buf);
+	buf = store_read_object(*note, &type, &len);
+	ret = !buf || type != OBJ_BLOB ||
+	      note_changeset_id(buf, len, node) ? -2 : 0;
+	if (text && !ret)
+		strbuf_attach(text, buf, len, len + 1);
+	else
+		free(buf);
 	return ret;
+}
+
+static int noted_changeset(const struct object_id *commit, struct hg_oid *node,
+			   const struct object_id **note)
+{
+	return noted_changeset_text(commit, node, note, NULL);
 }
 
 /*
@@ -336,8 +370,7 @@ static void check_changeset(const struct hg_oid *node,
 	struct raw_commit c;
 	struct hg_changeset cs;
 	struct hg_oid noted, p[2], check;
-	unsigned long note_len;
-	char *note_buf = NULL;
+	struct strbuf note_text = STRBUF_INIT;
 	int ret;
 
 	counts->changesets++;
@@ -347,7 +380,7 @@ static void check_changeset(const struct hg_oid *node,
 			oid_to_hex(commit));
 		goto out;
 	}
-	ret = noted_changeset(commit, &noted, &note);
+	ret = noted_changeset_text(commit, &noted, &note, &note_text);
 	if (ret == -1) {
 		problem("changeset %s: its commit %s has no git2hg note",
 			hg_oid_to_hex(node), oid_to_hex(commit));
@@ -362,9 +395,8 @@ static void check_changeset(const struct hg_oid *node,
 	}
 	if (changeset_parents(node, &c, p))
 		goto out;
-	note_buf = store_read_object_typed(note, OBJ_BLOB, &note_len);
-	if (changeset_from_commit(&text, c.buf, c.len, note_buf, note_len,
-				  &p[0], &p[1]) ||
+	if (changeset_from_commit(&text, c.buf, c.len, note_text.buf,
+				  note_text.len, &p[0], &p[1]) ||
 	    parse_changeset(&cs, text.buf, text.len)) {
 		problem("changeset %s: the git2hg note %s of its commit %s is "
 			"malformed", hg_oid_to_hex(node), oid_to_hex(note),
@@ -382,7 +414,7 @@ static void check_changeset(const struct hg_oid *node,
 	remember_changeset(node, p, commit, &cs);
 	check_changeset_tree(node, commit, &c, &cs);
 out:
-	free(note_buf);
+	strbuf_release(&note_text);
 	raw_commit_release(&c);
 }
 
@@ -412,7 +444,7 @@ static void sort_hg2git_entry(const struct object_id *key,
 {
 	struct hg2git_entries *e = data;
 	struct hg_oid node;
-	int type = type_of(value);
+	int type = hg2git_type(value);
 
 	git_oid_to_hg(&node, key);
 	display_progress(e->progress, ++e->seen);
@@ -653,6 +685,7 @@ static void check_everything(void)
 	struct progress *progress;
 	size_t i;
 
+	types = kh_init_oid_pos();
 	e.progress = progress_begin(_("Reading hg2git"),
 				    notes_map_size(&metadata.hg2git));
 	notes_map_for_each(&metadata.hg2git, sort_hg2git_entry, &e);
@@ -725,6 +758,9 @@ void fsck_metadata(const struct oid_array *commits, FILE *o,
 		check_everything();
 	kh_destroy_manifest_state(manifest_state);
 	kh_destroy_oid_set(files_checked);
+	if (types)
+		kh_destroy_oid_pos(types);
+	types = NULL;
 	manifest_trees_reset();
 	for (i = 0; i < seen_nr; i++)
 		free(seen[i].branch);
