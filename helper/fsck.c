@@ -184,52 +184,102 @@ static int manifest_commit_id(const struct raw_commit *c, struct hg_oid *node)
 	return strlen(c->body) != HG_HEXSZ || hg_oid_from_hex(c->body, node);
 }
 
+/*
+ * What the checks use of a manifest commit: read once while reading
+ * hg2git in a full check (kept in `mcommits`), else when needed.
+ */
+struct mcommit {
+	struct object_id tree, parents[2];
+	size_t nparents;	/* as in the commit: may be more than 2 */
+	struct hg_oid node;	/* the id its message names */
+	int named;		/* whether its message is an id */
+};
+KHASH_INIT(mcommit, struct object_id, struct mcommit, 1, oidhash_by_value,
+	   oideq_by_value)
+static kh_mcommit_t *mcommits;
+
+static void mcommit_from(struct mcommit *m, const struct raw_commit *c)
+{
+	size_t i;
+
+	oidcpy(&m->tree, &c->tree);
+	m->nparents = c->parents.nr;
+	for (i = 0; i < 2 && i < c->parents.nr; i++)
+		oidcpy(&m->parents[i], &c->parents.oid[i]);
+	m->named = !manifest_commit_id(c, &m->node);
+}
+
+static void keep_mcommit(const struct object_id *commit,
+			 const struct raw_commit *c)
+{
+	int ret;
+	khiter_t pos = kh_put_mcommit(mcommits, *commit, &ret);
+	mcommit_from(&kh_value(mcommits, pos), c);
+}
+
+/* Return -1 if `commit` is not a commit. */
+static int get_mcommit(const struct object_id *commit, struct mcommit *m)
+{
+	struct raw_commit c;
+	khiter_t pos;
+
+	if (!commit)
+		return -1;
+	if (mcommits && (pos = kh_get_mcommit(mcommits, *commit)) !=
+	    kh_end(mcommits)) {
+		*m = kh_value(mcommits, pos);
+		return 0;
+	}
+	if (raw_commit_read(&c, commit))
+		return -1;
+	mcommit_from(m, &c);
+	raw_commit_release(&c);
+	return 0;
+}
+
 /* A parent commit of manifest `child`: its hg id and manifest tree. */
 static int load_parent(const struct object_id *commit, struct hg_oid *node,
 		       struct object_id *tree, const struct hg_oid *child)
 {
-	struct raw_commit c;
+	struct mcommit m;
 	const struct object_id *known;
-	int ret = -1;
 
-	if (raw_commit_read(&c, commit) || manifest_commit_id(&c, node))
+	if (get_mcommit(commit, &m) || !m.named) {
 		problem("manifest %s: its parent commit %s is not a manifest "
 			"commit", hg_oid_to_hex(child), oid_to_hex(commit));
-	else if (!(known = hg2git(node)) || !oideq(known, commit))
+		return -1;
+	}
+	hg_oidcpy(node, &m.node);
+	if (!(known = hg2git(node)) || !oideq(known, commit)) {
 		problem("manifest %s: its parent commit %s is manifest %s, "
 			"which hg2git maps to %s", hg_oid_to_hex(child),
 			oid_to_hex(commit), hg_oid_to_hex(node),
 			known ? oid_to_hex(known) : "nothing");
-	else {
-		oidcpy(tree, &c.tree);
-		ret = 0;
+		return -1;
 	}
-	raw_commit_release(&c);
-	return ret;
+	oidcpy(tree, &m.tree);
+	return 0;
 }
 
 /* The commit of a manifest: 0 when it is one, with at most two parents. */
 static int read_manifest_commit(const struct hg_oid *node,
 				const struct object_id *commit,
-				struct raw_commit *c)
+				struct mcommit *m)
 {
-	struct hg_oid found;
-
-	if (raw_commit_read(c, commit)) {
+	if (get_mcommit(commit, m)) {
 		problem("manifest %s: hg2git maps it to %s, which is not a "
 			"commit in the repository", hg_oid_to_hex(node),
 			oid_to_hex(commit));
 		return -1;
 	}
-	if (manifest_commit_id(c, &found) || !hg_oideq(&found, node))
+	if (!m->named || !hg_oideq(&m->node, node))
 		problem("manifest %s: its commit %s does not name it in its "
 			"message", hg_oid_to_hex(node), oid_to_hex(commit));
-	else if (c->parents.nr > 2)
+	else if (m->nparents > 2)
 		problem("manifest %s: its commit %s has more than two parents",
 			hg_oid_to_hex(node), oid_to_hex(commit));
 	else
 		return 0;
-	raw_commit_release(c);
 	return -1;
 }
 
@@ -241,7 +291,7 @@ static int check_manifest(const struct hg_oid *node)
 {
 	const struct object_id *commit = hg2git(node);
 	struct manifest_state *state = seen_manifest(node);
-	struct raw_commit c;
+	struct mcommit c;
 	struct hg_oid p[2], check;
 	struct object_id ptree[2], git_tree;
 	int bad = 0;
@@ -256,8 +306,8 @@ static int check_manifest(const struct hg_oid *node)
 		set_manifest_state(node, 0, NULL);
 		return -1;
 	}
-	for (i = 0; !bad && i < c.parents.nr; i++)
-		bad = load_parent(&c.parents.oid[i], &p[i], &ptree[i], node);
+	for (i = 0; !bad && i < c.nparents; i++)
+		bad = load_parent(&c.parents[i], &p[i], &ptree[i], node);
 	if (!bad) {
 		if (manifest_tree_check(&c.tree, node, &p[0], &p[1], &check,
 					&git_tree)) {
@@ -273,10 +323,9 @@ static int check_manifest(const struct hg_oid *node)
 	}
 	if (!bad)
 		bad = manifest_tree_changes(&c.tree,
-					    c.parents.nr > 0 ? &ptree[0] : NULL,
-					    c.parents.nr > 1 ? &ptree[1] : NULL,
+					    c.nparents > 0 ? &ptree[0] : NULL,
+					    c.nparents > 1 ? &ptree[1] : NULL,
 					    queue_file, (void *)node) != 0;
-	raw_commit_release(&c);
 	set_manifest_state(node, !bad, bad ? NULL : &git_tree);
 	return bad ? -1 : 0;
 }
@@ -428,6 +477,7 @@ struct hg2git_entries {
 	uint64_t seen;
 };
 
+/* Whether `commit` is a manifest commit (kept in `mcommits` if so). */
 static int is_manifest_commit(const struct object_id *commit)
 {
 	struct raw_commit c;
@@ -435,6 +485,8 @@ static int is_manifest_commit(const struct object_id *commit)
 	int ret = !raw_commit_read(&c, commit) &&
 		  strstr(c.buf, "\n" CINNABAR_AUTHORSHIP "\n") &&
 		  !manifest_commit_id(&c, &node);
+	if (ret)
+		keep_mcommit(commit, &c);
 	raw_commit_release(&c);
 	return ret;
 }
@@ -603,8 +655,8 @@ static void check_manifest_heads(const struct hg_oid *manifests, size_t nr,
 
 /*
  * Order manifests parents first (a depth-first walk of the manifest
- * commits' parents), so that the parents' texts are most often still in
- * the text cache when a manifest is checked.
+ * commits' parents), so that a manifest's subtrees are most often still
+ * kept (fsck-manifest.h) from its parent's check.
  */
 static void order_manifests(struct hg_oid *manifests, size_t nr,
 			    unsigned char **is_parent_out)
@@ -625,20 +677,29 @@ static void order_manifests(struct hg_oid *manifests, size_t nr,
 		kh_value(index, pos) = i;
 	}
 	for (i = 0; i < nr; i++) {
+		struct mcommit m;
 		struct raw_commit c;
-		size_t j;
+		const struct object_id *p;
+		size_t j, count = 0;
+
 		parents[i][0] = parents[i][1] = -1;
-		if (!raw_commit_read(&c, hg2git(&manifests[i])))
-			for (j = 0; j < c.parents.nr; j++) {
-				khiter_t pos = kh_get_oid_pos(index,
-							      c.parents.oid[j]);
-				if (pos == kh_end(index))
-					continue;
-				is_parent[kh_value(index, pos)] = 1;
-				if (j < 2)
-					parents[i][j] = kh_value(index, pos);
-			}
-		raw_commit_release(&c);
+		memset(&c, 0, sizeof(c));
+		if (!get_mcommit(hg2git(&manifests[i]), &m) &&
+		    (m.nparents <= 2 ||
+		     !raw_commit_read(&c, hg2git(&manifests[i]))))
+			count = m.nparents;
+		for (j = 0; j < count; j++) {
+			khiter_t pos;
+			p = j < 2 ? &m.parents[j] : &c.parents.oid[j];
+			pos = kh_get_oid_pos(index, *p);
+			if (pos == kh_end(index))
+				continue;
+			is_parent[kh_value(index, pos)] = 1;
+			if (j < 2)
+				parents[i][j] = kh_value(index, pos);
+		}
+		if (count > 2)
+			raw_commit_release(&c);
 	}
 	for (i = 0; i < nr; i++) {
 		if (state[i])
@@ -686,6 +747,7 @@ static void check_everything(void)
 	size_t i;
 
 	types = kh_init_oid_pos();
+	mcommits = kh_init_mcommit();
 	e.progress = progress_begin(_("Reading hg2git"),
 				    notes_map_size(&metadata.hg2git));
 	notes_map_for_each(&metadata.hg2git, sort_hg2git_entry, &e);
@@ -760,7 +822,10 @@ void fsck_metadata(const struct oid_array *commits, FILE *o,
 	kh_destroy_oid_set(files_checked);
 	if (types)
 		kh_destroy_oid_pos(types);
+	if (mcommits)
+		kh_destroy_mcommit(mcommits);
 	types = NULL;
+	mcommits = NULL;
 	manifest_trees_reset();
 	for (i = 0; i < seen_nr; i++)
 		free(seen[i].branch);
