@@ -14,6 +14,9 @@ into a clone of its own, and the two checks run in turns in the same run:
   skips a check of metadata it has checked before without --force).
 
 Each check is repeated (--runs, default 3); the ratio compares medians.
+The CPU time of each check (user + sys of all its processes, from the
+kernel's rusage of waited-for children) and the load average when it
+ends are printed with its time: the machine may be shared.
 Memory of our check is sampled as in bench/clone_nginx.py (VmHWM of the
 helper, of Python, and the kernel's rusage of the largest process).
 Target (reported, not enforced): ours no slower than git-cinnabar's.
@@ -27,6 +30,7 @@ CINNABAR_CORPUS as for the tests:
 """
 
 import os
+import resource
 import shutil
 import sys
 from pathlib import Path
@@ -48,14 +52,38 @@ def path_with(directory):
     return os.pathsep.join([str(directory), os.environ.get('PATH', '')])
 
 
+CPU = {}
+
+
+def children_cpu():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def run_with_path(bench, label, args, cwd, env_path, sample=False):
-    """bench.run_in with PATH set to `env_path` for the command."""
+    """bench.run_in with PATH set to `env_path` for the command; records
+    its CPU time."""
     saved = os.environ['PATH']
     os.environ['PATH'] = env_path
+    before = children_cpu()
     try:
-        return bench.run_in(label, args, cwd, sample)
+        ok = bench.run_in(label, args, cwd, sample)
     finally:
         os.environ['PATH'] = saved
+    cpu = children_cpu() - before
+    load = os.getloadavg()[0]
+    if ok:
+        CPU.setdefault(label, []).append(cpu)
+        print(f'{"":<28} CPU {cpu:.2f} s, load average {load:.1f}',
+              flush=True)
+    return ok
+
+
+def cpu_summary():
+    for label, times in CPU.items():
+        runs = ', '.join(f'{t:.2f}' for t in times)
+        print(f'  {label:<26} CPU median {sorted(times)[len(times) // 2]:.2f}'
+              f' s  (runs: {runs})')
 
 
 def clone(bench, label, repo, dest, env_path):
@@ -86,6 +114,7 @@ def benchmark(repo, workdir, interval, runs, reference, processes):
                                           '--full', '--force'], theirs,
                           theirs_path)
     bench.summary()
+    cpu_summary()
     if OURS in bench.times and THEIRS in bench.times:
         value = bench.median(OURS) / bench.median(THEIRS)
         verdict = 'ok' if value <= 1.0 else 'OVER TARGET'

@@ -2,8 +2,9 @@
 #include "cache.h"
 #include "progress.h"
 #include "hg-id.h"
-#include "file.h"
 #include "import.h"
+#include "metadata.h"
+#include "store.h"
 #include "file-check.h"
 
 struct file_check {
@@ -52,8 +53,12 @@ void file_checks_add(struct file_checks *fc, const struct hg_oid *node,
 			c->path[i] = ' ';	/* one line per problem */
 }
 
-/* Whether some pair of candidate parents gives the revision's id. */
-static int id_matches(const struct file_check *c, const struct strbuf *text)
+/*
+ * Whether some pair of candidate parents gives the revision's id from its
+ * text: "\1\n<files-meta entry>\1\n" when it has one, then its blob.
+ */
+static int id_matches(const struct file_check *c, const char *meta,
+		      size_t meta_len, const char *blob, size_t blob_len)
 {
 	const struct hg_oid *tries[][2] = {
 		{ &c->a, &c->b }, { &c->a, &hg_null_oid },
@@ -62,40 +67,78 @@ static int id_matches(const struct file_check *c, const struct strbuf *text)
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(tries); i++) {
-		struct hg_oid h;
+		struct hg_hasher h;
+		struct hg_oid id;
 		if (i && hg_oideq(tries[i][0], tries[i - 1][0]) &&
 		    hg_oideq(tries[i][1], tries[i - 1][1]))
 			continue;
-		hg_hash(tries[i][0], tries[i][1], text->buf, text->len, &h);
-		if (hg_oideq(&h, &c->node))
+		hg_hasher_init(&h, tries[i][0], tries[i][1]);
+		if (meta) {
+			hg_hasher_update(&h, "\1\n", 2);
+			hg_hasher_update(&h, meta, meta_len);
+			hg_hasher_update(&h, "\1\n", 2);
+		}
+		hg_hasher_update(&h, blob, blob_len);
+		hg_hasher_final(&h, &id);
+		if (hg_oideq(&id, &c->node))
 			return 1;
 	}
 	return 0;
 }
 
-/* Check items [from, to); return the number of problems written. */
-static unsigned check_range(struct file_checks *fc, size_t from, size_t to,
-			    FILE *out, struct progress *progress)
+/* Check one revision; return 1 and write a problem line if it is bad. */
+static unsigned check_one(const struct file_check *c, FILE *out)
 {
-	struct strbuf text = STRBUF_INIT;
-	unsigned problems = 0;
-	size_t i;
+	struct object_id key;
+	const struct object_id *meta_oid;
+	char *meta = NULL, *blob;
+	unsigned long meta_len = 0, blob_len;
+	int good;
 
-	for (i = from; i < to; i++) {
-		display_progress(progress, i - from + 1);
-		const struct file_check *c = &fc->items[i];
-		file_text(&c->node, &text);
-		if (id_matches(c, &text))
-			continue;
-		fprintf(out, "problem file revision %s ('%s', in manifest "
-			"%s): its blob %s and files-meta do not give that id "
-			"(the blob or its metadata was changed)\n",
-			hg_oid_to_hex(&c->node), c->path,
-			hg_oid_to_hex(&c->manifest), oid_to_hex(&c->blob));
-		problems++;
+	hg_oid_to_git(&key, &c->node);
+	meta_oid = notes_map_get(&metadata.files_meta, &key);
+	if (meta_oid)
+		meta = store_read_object_typed(meta_oid, OBJ_BLOB, &meta_len);
+	blob = store_read_object_typed(&c->blob, OBJ_BLOB, &blob_len);
+	good = id_matches(c, meta, meta_len, blob, blob_len);
+	free(meta);
+	free(blob);
+	if (good)
+		return 0;
+	fprintf(out, "problem file revision %s ('%s', in manifest %s): its "
+		"blob %s and files-meta do not give that id (the blob or its "
+		"metadata was changed)\n", hg_oid_to_hex(&c->node), c->path,
+		hg_oid_to_hex(&c->manifest), oid_to_hex(&c->blob));
+	return 1;
+}
+
+/*
+ * Check the queued revisions not taken yet, a run of CHUNK at a time, in
+ * turn with the other process (fc->next is shared with it); return the
+ * number of problems written.
+ */
+#define CHUNK 64
+
+static size_t take_chunk(struct file_checks *fc)
+{
+	if (!fc->next)
+		return fc->done ? fc->nr : (fc->done = 1, 0);
+	return __atomic_fetch_add(fc->next, CHUNK, __ATOMIC_RELAXED);
+}
+
+static unsigned check_taken(struct file_checks *fc, FILE *out,
+			    struct progress *progress)
+{
+	unsigned problems = 0;
+	size_t from, i, checked = 0;
+
+	while ((from = take_chunk(fc)) < fc->nr) {
+		size_t to = fc->next ? from + CHUNK : fc->nr;
+		for (i = from; i < to && i < fc->nr; i++) {
+			problems += check_one(&fc->items[i], out);
+			display_progress(progress, ++checked);
+		}
 	}
-	strbuf_release(&text);
-	file_reset_cache();
 	return problems;
 }
 
@@ -111,7 +154,7 @@ static NORETURN void die_in_child(const char *err, va_list params)
 	_exit(128);
 }
 
-static NORETURN void run_child(struct file_checks *fc, size_t from,
+static NORETURN void run_child(struct file_checks *fc,
 			       void (*also)(FILE *out))
 {
 	int signals[] = { SIGINT, SIGHUP, SIGTERM, SIGQUIT, SIGPIPE };
@@ -120,9 +163,9 @@ static NORETURN void run_child(struct file_checks *fc, size_t from,
 	for (i = 0; i < ARRAY_SIZE(signals); i++)
 		signal(signals[i], SIG_DFL);
 	set_die_routine(die_in_child);
-	check_range(fc, from, fc->nr, child_out, NULL);
 	if (also)
 		also(child_out);
+	check_taken(fc, child_out, NULL);
 	fputs("done\n", child_out);
 	_exit(fflush(child_out) || ferror(child_out) ? 1 : 0);
 }
@@ -133,38 +176,51 @@ static size_t split_min(void)
 	return env ? strtoul(env, NULL, 10) : DEFAULT_SPLIT;
 }
 
+/* The counter of revisions taken, shared with the forked copy. */
+static size_t *shared_counter(void)
+{
+	void *p = mmap(NULL, sizeof(size_t), PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	*(size_t *)p = 0;
+	return p;
+}
+
 void file_checks_start(struct file_checks *fc, FILE *out,
 		       void (*also)(FILE *out))
 {
-	struct progress *progress = NULL;
-	size_t split = fc->nr;
-
 	fc->problems = 0;
 	fc->child = 0;
+	fc->next = NULL;
+	fc->done = 0;
+	fc->also = also;
 	QSORT(fc->items, fc->nr, file_check_cmp);
-	if (fc->nr >= 2 && fc->nr >= split_min()) {
-		fflush(out);
-		fflush(stderr);
-		child_out = tmpfile();
-		if (child_out) {
-			split = 0;
-			fc->child = fork();
-			if (!fc->child)
-				run_child(fc, split, also);
-			if (fc->child < 0) {
-				fc->child = 0;
-				split = fc->nr;
-				fclose(child_out);
-			}
-		}
+	if (fc->nr < 2 || fc->nr < split_min())
+		return;
+	fflush(out);
+	fflush(stderr);
+	child_out = tmpfile();
+	if (!child_out)
+		return;
+	fc->next = shared_counter();
+	if (fc->next)
+		fc->child = fork();
+	if (!fc->child) {
+		if (fc->next)
+			run_child(fc, also);
+		fclose(child_out);
+		return;
 	}
-	fc->child_out = fc->child ? child_out : NULL;
-	if (show_progress)
-		progress = start_delayed_progress(_("Checking files"), split);
-	fc->problems += check_range(fc, 0, split, out, progress);
-	stop_progress(&progress);
-	if (also && !fc->child)
-		also(out);
+	if (fc->child < 0) {
+		fc->child = 0;
+		munmap(fc->next, sizeof(size_t));
+		fc->next = NULL;
+		fclose(child_out);
+		return;
+	}
+	fc->child_out = child_out;
+	fc->also = NULL;	/* done by the other process */
 }
 
 /* Copy the child's problem lines; die as it did if it died. */
@@ -198,8 +254,19 @@ static unsigned collect_child(struct file_checks *fc, FILE *out)
 
 unsigned file_checks_finish(struct file_checks *fc, FILE *out)
 {
+	struct progress *progress = NULL;
 	size_t i;
 
+	if (show_progress)
+		progress = start_delayed_progress(_("Checking files"),
+						  fc->child ? 0 : fc->nr);
+	fc->problems += check_taken(fc, out, progress);
+	stop_progress(&progress);
+	if (fc->also)
+		fc->also(out);
+	if (fc->next)
+		munmap(fc->next, sizeof(size_t));
+	fc->next = NULL;
 	if (fc->child)
 		fc->problems += collect_child(fc, out);
 	fc->child = 0;

@@ -5,13 +5,13 @@
 #include "khash.h"
 #include "changeset.h"
 #include "file.h"
-#include "git-tree.h"
 #include "import.h"
 #include "manifest.h"
 #include "metadata.h"
 #include "raw-commit.h"
 #include "store.h"
 #include "file-check.h"
+#include "fsck-manifest.h"
 #include "fsck.h"
 
 static FILE *out;
@@ -40,110 +40,99 @@ static struct progress *progress_begin(const char *title, uint64_t total)
 	return show_progress ? start_delayed_progress(title, total) : NULL;
 }
 
+/*
+ * The types of the objects hg2git maps to, found while reading it in a
+ * full check: a type takes following a chain of deltas in the pack, and
+ * the blobs and commits are looked at again by the later checks.
+ */
+static kh_oid_pos_t *types;
+
 static int type_of(const struct object_id *oid)
 {
+	khiter_t pos;
+
+	if (types && (pos = kh_get_oid_pos(types, *oid)) != kh_end(types))
+		return kh_value(types, pos);
 	return oid_object_info(the_repository, oid, NULL);
 }
 
-/* The changeset a git2hg note names: 0, -1 without a note, -2 if bad. */
-static int noted_changeset(const struct object_id *commit, struct hg_oid *node,
-			   const struct object_id **note)
+static int hg2git_type(const struct object_id *oid)
+{
+	int type = oid_object_info(the_repository, oid, NULL), ret;
+	khiter_t pos = kh_put_oid_pos(types, *oid, &ret);
+	kh_value(types, pos) = type;
+	return type;
+}
+
+/*
+ * The changeset a git2hg note names: 0, -1 without a note, -2 if bad.
+ * With `text`, the note's text is kept there when good.
+ */
+static int noted_changeset_text(const struct object_id *commit,
+				struct hg_oid *node,
+				const struct object_id **note,
+				struct strbuf *text)
 {
 	unsigned long len;
 	char *buf;
 	int ret;
 
+	enum object_type type;
+
 	*note = notes_map_get(&metadata.git2hg, commit);
 	if (!*note)
 		return -1;
-	if (type_of(*note) != OBJ_BLOB)
-		return -2;
-	buf = store_read_object_typed(*note, OBJ_BLOB, &len);
-	ret = note_changeset_id(buf, len, node) ? -2 : 0;
-	free(buf);
+	buf = store_read_object(*note, &type, &len);
+	ret = !buf || type != OBJ_BLOB ||
+	      note_changeset_id(buf, len, node) ? -2 : 0;
+	if (text && !ret)
+		strbuf_attach(text, buf, len, len + 1);
+	else
+		free(buf);
 	return ret;
 }
 
-/* What the checks found, by hg id (as git ids, for khash). */
-static kh_oid_pos_t *manifest_state;	/* 1: good, 0: bad */
+static int noted_changeset(const struct object_id *commit, struct hg_oid *node,
+			   const struct object_id **note)
+{
+	return noted_changeset_text(commit, node, note, NULL);
+}
+
+/*
+ * The manifests checked, by hg id (as git ids, for khash): whether each
+ * is good, and then its git tree, for check_changeset_tree.
+ */
+struct manifest_state {
+	int good;
+	struct object_id git_tree;
+};
+KHASH_INIT(manifest_state, struct object_id, struct manifest_state, 1,
+	   oidhash_by_value, oideq_by_value)
+static kh_manifest_state_t *manifest_state;
 static kh_oid_set_t *files_checked;
 
-static int seen_manifest(const struct hg_oid *node, int *state)
+static struct manifest_state *seen_manifest(const struct hg_oid *node)
 {
 	struct object_id key;
 	khiter_t pos;
 	hg_oid_to_git(&key, node);
-	pos = kh_get_oid_pos(manifest_state, key);
+	pos = kh_get_manifest_state(manifest_state, key);
 	if (pos == kh_end(manifest_state))
-		return 0;
-	*state = kh_value(manifest_state, pos);
-	return 1;
+		return NULL;
+	return &kh_value(manifest_state, pos);
 }
 
-static void set_manifest_state(const struct hg_oid *node, int state)
+static void set_manifest_state(const struct hg_oid *node, int good,
+			       const struct object_id *git_tree)
 {
 	struct object_id key;
 	int ret;
 	khiter_t pos;
 	hg_oid_to_git(&key, node);
-	pos = kh_put_oid_pos(manifest_state, key, &ret);
-	kh_value(manifest_state, pos) = state;
-}
-
-/* One line of a manifest text. */
-struct mline {
-	const char *path;
-	size_t len;
-	struct hg_oid node;
-};
-
-struct mlines {
-	struct mline *items;
-	size_t nr, alloc;
-};
-
-static int parse_manifest(const struct strbuf *text, struct mlines *lines)
-{
-	const char *p = text->buf, *end = text->buf + text->len;
-	lines->nr = 0;
-	while (p < end) {
-		const char *nul = memchr(p, '\0', end - p);
-		const char *eol = nul ? memchr(nul, '\n', end - nul) : NULL;
-		struct mline *l;
-		if (!eol || eol - nul < HG_HEXSZ + 1)
-			return -1;
-		ALLOC_GROW(lines->items, lines->nr + 1, lines->alloc);
-		l = &lines->items[lines->nr++];
-		l->path = p;
-		l->len = nul - p;
-		if (hg_oid_from_hex(nul + 1, &l->node))
-			return -1;
-		p = eol + 1;
-	}
-	return 0;
-}
-
-/*
- * The node of `path` in `lines`, walking them from *pos: the paths asked
- * for come in sorted order, as the lines do, so each list is walked once
- * per manifest.
- */
-static const struct hg_oid *walk_to_path(const struct mlines *lines,
-					 size_t *pos, const char *path,
-					 size_t len)
-{
-	while (*pos < lines->nr) {
-		const struct mline *l = &lines->items[*pos];
-		int cmp = memcmp(l->path, path, l->len < len ? l->len : len);
-		if (!cmp)
-			cmp = l->len < len ? -1 : l->len > len;
-		if (cmp < 0) {
-			(*pos)++;
-			continue;
-		}
-		return cmp ? NULL : &l->node;
-	}
-	return NULL;
+	pos = kh_put_manifest_state(manifest_state, key, &ret);
+	kh_value(manifest_state, pos).good = good;
+	if (git_tree)
+		oidcpy(&kh_value(manifest_state, pos).git_tree, git_tree);
 }
 
 /*
@@ -156,10 +145,11 @@ static const struct hg_oid *walk_to_path(const struct mlines *lines,
  */
 static struct file_checks queued;
 
-static int queue_file(const struct hg_oid *node, const struct hg_oid *a,
-		      const struct hg_oid *b, const struct mline *l,
-		      const struct hg_oid *manifest)
+static int queue_file(const char *path, size_t len, const struct hg_oid *node,
+		      const struct hg_oid *a, const struct hg_oid *b,
+		      void *data)
 {
+	const struct hg_oid *manifest = data;
 	const struct object_id *blob;
 	struct object_id key;
 	int ret;
@@ -170,7 +160,7 @@ static int queue_file(const struct hg_oid *node, const struct hg_oid *a,
 	if (!blob) {
 		problem("manifest %s lists file revision %s ('%.*s') that "
 			"hg2git does not have", hg_oid_to_hex(manifest),
-			hg_oid_to_hex(node), (int)l->len, l->path);
+			hg_oid_to_hex(node), (int)len, path);
 		return -1;
 	}
 	hg_oid_to_git(&key, node);
@@ -180,12 +170,11 @@ static int queue_file(const struct hg_oid *node, const struct hg_oid *a,
 	if (type_of(blob) != OBJ_BLOB) {
 		problem("file revision %s ('%.*s'): hg2git maps it to %s, "
 			"which is not a blob in the repository",
-			hg_oid_to_hex(node), (int)l->len, l->path,
-			oid_to_hex(blob));
+			hg_oid_to_hex(node), (int)len, path, oid_to_hex(blob));
 		return -1;
 	}
 	counts->files++;
-	file_checks_add(&queued, node, a, b, l->path, l->len, manifest, blob);
+	file_checks_add(&queued, node, a, b, path, len, manifest, blob);
 	return 0;
 }
 
@@ -196,112 +185,132 @@ static int manifest_commit_id(const struct raw_commit *c, struct hg_oid *node)
 }
 
 /*
- * The texts of the manifests checked last: checked parents first (see
- * order_manifests), a manifest's parents are most often among them.
+ * What the checks use of a manifest commit: read once while reading
+ * hg2git in a full check (kept in `mcommits`), else when needed.
  */
-#define TEXT_CACHE 16
-static struct text_slot {
-	struct hg_oid node;
-	struct strbuf text;
-	int used;
-} text_cache[TEXT_CACHE];
-static unsigned text_next;
+struct mcommit {
+	struct object_id tree, parents[2];
+	size_t nparents;	/* as in the commit: may be more than 2 */
+	struct hg_oid node;	/* the id its message names */
+	int named;		/* whether its message is an id */
+};
+KHASH_INIT(mcommit, struct object_id, struct mcommit, 1, oidhash_by_value,
+	   oideq_by_value)
+static kh_mcommit_t *mcommits;
 
-static void cached_manifest_text(const struct hg_oid *node, struct strbuf *out)
-{
-	struct text_slot *slot;
-	size_t i;
-
-	for (i = 0; i < TEXT_CACHE; i++) {
-		if (text_cache[i].used && hg_oideq(&text_cache[i].node, node)) {
-			strbuf_reset(out);
-			strbuf_addbuf(out, &text_cache[i].text);
-			return;
-		}
-	}
-	manifest_text(node, out);
-	slot = &text_cache[text_next++ % TEXT_CACHE];
-	if (!slot->used)
-		strbuf_init(&slot->text, 0);
-	slot->used = 1;
-	hg_oidcpy(&slot->node, node);
-	strbuf_reset(&slot->text);
-	strbuf_addbuf(&slot->text, out);
-}
-
-static void clear_text_cache(void)
+static void mcommit_from(struct mcommit *m, const struct raw_commit *c)
 {
 	size_t i;
-	for (i = 0; i < TEXT_CACHE; i++)
-		if (text_cache[i].used)
-			strbuf_release(&text_cache[i].text);
-	memset(text_cache, 0, sizeof(text_cache));
-	text_next = 0;
+
+	oidcpy(&m->tree, &c->tree);
+	m->nparents = c->parents.nr;
+	for (i = 0; i < 2 && i < c->parents.nr; i++)
+		oidcpy(&m->parents[i], &c->parents.oid[i]);
+	m->named = !manifest_commit_id(c, &m->node);
 }
 
-static struct mlines lines, lines1, lines2;
-static struct strbuf mtext = STRBUF_INIT, ptext[2] = { STRBUF_INIT, STRBUF_INIT };
+static void keep_mcommit(const struct object_id *commit,
+			 const struct raw_commit *c)
+{
+	int ret;
+	khiter_t pos = kh_put_mcommit(mcommits, *commit, &ret);
+	mcommit_from(&kh_value(mcommits, pos), c);
+}
 
-static int load_parent(const struct object_id *commit, struct hg_oid *node,
-		       struct mlines *into, struct strbuf *text,
-		       const struct hg_oid *child)
+/* Return -1 if `commit` is not a commit. */
+static int get_mcommit(const struct object_id *commit, struct mcommit *m)
 {
 	struct raw_commit c;
-	const struct object_id *known;
-	int ret = -1;
+	khiter_t pos;
 
-	if (raw_commit_read(&c, commit) || manifest_commit_id(&c, node))
+	if (!commit)
+		return -1;
+	if (mcommits && (pos = kh_get_mcommit(mcommits, *commit)) !=
+	    kh_end(mcommits)) {
+		*m = kh_value(mcommits, pos);
+		return 0;
+	}
+	if (raw_commit_read(&c, commit))
+		return -1;
+	mcommit_from(m, &c);
+	raw_commit_release(&c);
+	return 0;
+}
+
+/* A parent commit of manifest `child`: its hg id and manifest tree. */
+static int load_parent(const struct object_id *commit, struct hg_oid *node,
+		       struct object_id *tree, const struct hg_oid *child)
+{
+	struct mcommit m;
+	const struct object_id *known;
+
+	if (get_mcommit(commit, &m) || !m.named) {
 		problem("manifest %s: its parent commit %s is not a manifest "
 			"commit", hg_oid_to_hex(child), oid_to_hex(commit));
-	else if (!(known = hg2git(node)) || !oideq(known, commit))
+		return -1;
+	}
+	hg_oidcpy(node, &m.node);
+	if (!(known = hg2git(node)) || !oideq(known, commit)) {
 		problem("manifest %s: its parent commit %s is manifest %s, "
 			"which hg2git maps to %s", hg_oid_to_hex(child),
 			oid_to_hex(commit), hg_oid_to_hex(node),
 			known ? oid_to_hex(known) : "nothing");
-	else {
-		cached_manifest_text(node, text);
-		ret = parse_manifest(text, into);
+		return -1;
 	}
-	raw_commit_release(&c);
-	return ret;
+	oidcpy(tree, &m.tree);
+	return 0;
 }
 
-/* Check a manifest and the file revisions it introduces; 0 when good. */
-static int check_manifest(const struct hg_oid *node)
+/* The commit of a manifest: 0 when it is one, with at most two parents. */
+static int read_manifest_commit(const struct hg_oid *node,
+				const struct object_id *commit,
+				struct mcommit *m)
 {
-	const struct object_id *commit = hg2git(node);
-	struct raw_commit c;
-	struct hg_oid p[2], check, found;
-	int state, bad = 0;
-	size_t i, pos1, pos2;
-
-	if (seen_manifest(node, &state))
-		return state ? 0 : -1;
-	counts->manifests++;
-	hg_oidcpy(&p[0], &hg_null_oid);
-	hg_oidcpy(&p[1], &hg_null_oid);
-	lines1.nr = lines2.nr = 0;
-	if (raw_commit_read(&c, commit)) {
+	if (get_mcommit(commit, m)) {
 		problem("manifest %s: hg2git maps it to %s, which is not a "
 			"commit in the repository", hg_oid_to_hex(node),
 			oid_to_hex(commit));
-		bad = 1;
-	} else if (manifest_commit_id(&c, &found) || !hg_oideq(&found, node)) {
+		return -1;
+	}
+	if (!m->named || !hg_oideq(&m->node, node))
 		problem("manifest %s: its commit %s does not name it in its "
 			"message", hg_oid_to_hex(node), oid_to_hex(commit));
-		bad = 1;
-	} else if (c.parents.nr > 2) {
+	else if (m->nparents > 2)
 		problem("manifest %s: its commit %s has more than two parents",
 			hg_oid_to_hex(node), oid_to_hex(commit));
-		bad = 1;
+	else
+		return 0;
+	return -1;
+}
+
+/*
+ * Check a manifest and queue the file revisions it introduces; 0 when
+ * good, its git tree then kept for check_changeset_tree.
+ */
+static int check_manifest(const struct hg_oid *node)
+{
+	const struct object_id *commit = hg2git(node);
+	struct manifest_state *state = seen_manifest(node);
+	struct mcommit c;
+	struct hg_oid p[2], check;
+	struct object_id ptree[2], git_tree;
+	int bad = 0;
+	size_t i;
+
+	if (state)
+		return state->good ? 0 : -1;
+	counts->manifests++;
+	hg_oidcpy(&p[0], &hg_null_oid);
+	hg_oidcpy(&p[1], &hg_null_oid);
+	if (read_manifest_commit(node, commit, &c)) {
+		set_manifest_state(node, 0, NULL);
+		return -1;
 	}
-	for (i = 0; !bad && i < c.parents.nr; i++)
-		bad = load_parent(&c.parents.oid[i], &p[i], i ? &lines2 : &lines1,
-				  &ptext[i], node) != 0;
+	for (i = 0; !bad && i < c.nparents; i++)
+		bad = load_parent(&c.parents[i], &p[i], &ptree[i], node);
 	if (!bad) {
-		cached_manifest_text(node, &mtext);
-		hg_hash(&p[0], &p[1], mtext.buf, mtext.len, &check);
-		if (!hg_oideq(&check, node)) {
+		if (manifest_tree_check(&c.tree, node, &p[0], &p[1], &check,
+					&git_tree)) {
 			problem("manifest %s: its tree %s (commit %s) gives "
 				"manifest %s instead (the manifest tree was "
 				"changed, or the manifest has a path that is "
@@ -310,32 +319,14 @@ static int check_manifest(const struct hg_oid *node)
 				oid_to_hex(&c.tree), oid_to_hex(commit),
 				hg_oid_to_hex(&check));
 			bad = 1;
-		} else if (parse_manifest(&mtext, &lines)) {
-			BUG("manifest text of %s does not parse",
-			    hg_oid_to_hex(node));
-		} else {
-			/*
-			 * Its git tree, for check_changeset_tree, while
-			 * the trees just read are in git's caches.
-			 */
-			struct object_id tree;
-			git_tree_for_manifest(node, &tree);
 		}
 	}
-	for (i = 0, pos1 = 0, pos2 = 0; !bad && i < lines.nr; i++) {
-		const struct mline *l = &lines.items[i];
-		const struct hg_oid *a = walk_to_path(&lines1, &pos1, l->path,
-						      l->len);
-		const struct hg_oid *b = walk_to_path(&lines2, &pos2, l->path,
-						      l->len);
-		if ((a && hg_oideq(a, &l->node)) || (b && hg_oideq(b, &l->node)))
-			continue;
-		if (queue_file(&l->node, a ? a : &hg_null_oid,
-			       b ? b : &hg_null_oid, l, node))
-			bad = 1;
-	}
-	raw_commit_release(&c);
-	set_manifest_state(node, !bad);
+	if (!bad)
+		bad = manifest_tree_changes(&c.tree,
+					    c.nparents > 0 ? &ptree[0] : NULL,
+					    c.nparents > 1 ? &ptree[1] : NULL,
+					    queue_file, (void *)node) != 0;
+	set_manifest_state(node, !bad, bad ? NULL : &git_tree);
 	return bad ? -1 : 0;
 }
 
@@ -410,7 +401,7 @@ static void check_changeset_tree(const struct hg_oid *node,
 	if (m && check_manifest(&cs->manifest))
 		return;
 	if (m)
-		git_tree_for_manifest(&cs->manifest, &tree);
+		oidcpy(&tree, &seen_manifest(&cs->manifest)->git_tree);
 	else
 		store_object_buf(OBJ_TREE, "", 0, &tree);
 	if (!oideq(&tree, &c->tree))
@@ -428,8 +419,7 @@ static void check_changeset(const struct hg_oid *node,
 	struct raw_commit c;
 	struct hg_changeset cs;
 	struct hg_oid noted, p[2], check;
-	unsigned long note_len;
-	char *note_buf = NULL;
+	struct strbuf note_text = STRBUF_INIT;
 	int ret;
 
 	counts->changesets++;
@@ -439,7 +429,7 @@ static void check_changeset(const struct hg_oid *node,
 			oid_to_hex(commit));
 		goto out;
 	}
-	ret = noted_changeset(commit, &noted, &note);
+	ret = noted_changeset_text(commit, &noted, &note, &note_text);
 	if (ret == -1) {
 		problem("changeset %s: its commit %s has no git2hg note",
 			hg_oid_to_hex(node), oid_to_hex(commit));
@@ -454,9 +444,8 @@ static void check_changeset(const struct hg_oid *node,
 	}
 	if (changeset_parents(node, &c, p))
 		goto out;
-	note_buf = store_read_object_typed(note, OBJ_BLOB, &note_len);
-	if (changeset_from_commit(&text, c.buf, c.len, note_buf, note_len,
-				  &p[0], &p[1]) ||
+	if (changeset_from_commit(&text, c.buf, c.len, note_text.buf,
+				  note_text.len, &p[0], &p[1]) ||
 	    parse_changeset(&cs, text.buf, text.len)) {
 		problem("changeset %s: the git2hg note %s of its commit %s is "
 			"malformed", hg_oid_to_hex(node), oid_to_hex(note),
@@ -474,7 +463,7 @@ static void check_changeset(const struct hg_oid *node,
 	remember_changeset(node, p, commit, &cs);
 	check_changeset_tree(node, commit, &c, &cs);
 out:
-	free(note_buf);
+	strbuf_release(&note_text);
 	raw_commit_release(&c);
 }
 
@@ -488,6 +477,7 @@ struct hg2git_entries {
 	uint64_t seen;
 };
 
+/* Whether `commit` is a manifest commit (kept in `mcommits` if so). */
 static int is_manifest_commit(const struct object_id *commit)
 {
 	struct raw_commit c;
@@ -495,6 +485,8 @@ static int is_manifest_commit(const struct object_id *commit)
 	int ret = !raw_commit_read(&c, commit) &&
 		  strstr(c.buf, "\n" CINNABAR_AUTHORSHIP "\n") &&
 		  !manifest_commit_id(&c, &node);
+	if (ret)
+		keep_mcommit(commit, &c);
 	raw_commit_release(&c);
 	return ret;
 }
@@ -504,7 +496,7 @@ static void sort_hg2git_entry(const struct object_id *key,
 {
 	struct hg2git_entries *e = data;
 	struct hg_oid node;
-	int type = type_of(value);
+	int type = hg2git_type(value);
 
 	git_oid_to_hg(&node, key);
 	display_progress(e->progress, ++e->seen);
@@ -663,8 +655,8 @@ static void check_manifest_heads(const struct hg_oid *manifests, size_t nr,
 
 /*
  * Order manifests parents first (a depth-first walk of the manifest
- * commits' parents), so that the parents' texts are most often still in
- * the text cache when a manifest is checked.
+ * commits' parents), so that a manifest's subtrees are most often still
+ * kept (fsck-manifest.h) from its parent's check.
  */
 static void order_manifests(struct hg_oid *manifests, size_t nr,
 			    unsigned char **is_parent_out)
@@ -685,20 +677,29 @@ static void order_manifests(struct hg_oid *manifests, size_t nr,
 		kh_value(index, pos) = i;
 	}
 	for (i = 0; i < nr; i++) {
+		struct mcommit m;
 		struct raw_commit c;
-		size_t j;
+		const struct object_id *p;
+		size_t j, count = 0;
+
 		parents[i][0] = parents[i][1] = -1;
-		if (!raw_commit_read(&c, hg2git(&manifests[i])))
-			for (j = 0; j < c.parents.nr; j++) {
-				khiter_t pos = kh_get_oid_pos(index,
-							      c.parents.oid[j]);
-				if (pos == kh_end(index))
-					continue;
-				is_parent[kh_value(index, pos)] = 1;
-				if (j < 2)
-					parents[i][j] = kh_value(index, pos);
-			}
-		raw_commit_release(&c);
+		memset(&c, 0, sizeof(c));
+		if (!get_mcommit(hg2git(&manifests[i]), &m) &&
+		    (m.nparents <= 2 ||
+		     !raw_commit_read(&c, hg2git(&manifests[i]))))
+			count = m.nparents;
+		for (j = 0; j < count; j++) {
+			khiter_t pos;
+			p = j < 2 ? &m.parents[j] : &c.parents.oid[j];
+			pos = kh_get_oid_pos(index, *p);
+			if (pos == kh_end(index))
+				continue;
+			is_parent[kh_value(index, pos)] = 1;
+			if (j < 2)
+				parents[i][j] = kh_value(index, pos);
+		}
+		if (count > 2)
+			raw_commit_release(&c);
 	}
 	for (i = 0; i < nr; i++) {
 		if (state[i])
@@ -745,6 +746,8 @@ static void check_everything(void)
 	struct progress *progress;
 	size_t i;
 
+	types = kh_init_oid_pos();
+	mcommits = kh_init_mcommit();
 	e.progress = progress_begin(_("Reading hg2git"),
 				    notes_map_size(&metadata.hg2git));
 	notes_map_for_each(&metadata.hg2git, sort_hg2git_entry, &e);
@@ -809,15 +812,21 @@ void fsck_metadata(const struct oid_array *commits, FILE *o,
 	out = o;
 	counts = c;
 	memset(counts, 0, sizeof(*counts));
-	manifest_state = kh_init_oid_pos();
+	manifest_state = kh_init_manifest_state();
 	files_checked = kh_init_oid_set();
 	if (commits)
 		check_commits(commits);
 	else
 		check_everything();
-	kh_destroy_oid_pos(manifest_state);
+	kh_destroy_manifest_state(manifest_state);
 	kh_destroy_oid_set(files_checked);
-	clear_text_cache();
+	if (types)
+		kh_destroy_oid_pos(types);
+	if (mcommits)
+		kh_destroy_mcommit(mcommits);
+	types = NULL;
+	mcommits = NULL;
+	manifest_trees_reset();
 	for (i = 0; i < seen_nr; i++)
 		free(seen[i].branch);
 	FREE_AND_NULL(seen);
