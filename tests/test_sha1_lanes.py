@@ -24,15 +24,17 @@ HELPER = ROOT / 'git-cinnabar-helper'
 
 
 def cpu_has_avx512():
-    flags = open('/proc/cpuinfo').read()
-    return all(f in flags.split() for f in ('avx512f', 'avx512bw',
-                                              'avx512vl'))
+    with open('/proc/cpuinfo') as f:
+        flags = f.read()
+    wanted = ('avx512f', 'avx512bw', 'avx512vl')
+    return all(f in flags.split() for f in wanted)
 
 
 @pytest.mark.parametrize('mb', ['1', '0'])
 @pytest.mark.parametrize('seed', [1, 2])
 def test_digests_equal_openssl(mb, seed, tmp_path):
-    result = run([HELPER], cwd=tmp_path, input=f'test-sha1 {seed} 1500\n'.encode(),
+    command = f'test-sha1 {seed} 1500\n'.encode()
+    result = run([HELPER], cwd=tmp_path, input=command,
                  extra_env={'CINNABAR_SHA1_MB': mb}, check=False)
     assert result.returncode == 0, result.describe()
     path = '16-lane' if mb == '1' and cpu_has_avx512() else 'one-lane'
