@@ -286,6 +286,15 @@ struct shared_text *shared_text_take(void)
 	}
 	taker_waiting = 0;
 	found->refs = 1;
+	/*
+	 * Drop the blocks of every text given back since: an unused text
+	 * would keep alive blocks (a whole old revision) no other has.
+	 * Only this thread makes or drops blocks, and no one reads a text
+	 * nobody has taken.
+	 */
+	for (i = 0; i < nr_texts; i++)
+		if (!texts[i].refs && texts[i].text.nr)
+			block_text_release(&texts[i].text);
 	pthread_mutex_unlock(&lock);
 	block_text_release(&found->text);
 	return found;
