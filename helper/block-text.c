@@ -43,6 +43,7 @@ static void push_bytes(struct block_text *text, const char *buf, size_t len)
 	b->len = len;
 	memcpy(b->data, buf, len);
 	push_block(text, b);
+	text->own += len;
 }
 
 void block_text_set(struct block_text *text, const char *buf, size_t len)
@@ -210,6 +211,13 @@ size_t block_text_after_next(const struct block_text *text, size_t pos,
 		pos = text->starts[i] + text->blocks[i]->len;
 	}
 	return text->len;
+}
+
+const char *block_text_block(const struct block_text *text, size_t i,
+			     size_t *len)
+{
+	*len = text->blocks[i]->len;
+	return text->blocks[i]->data;
 }
 
 void block_text_each(const struct block_text *text,

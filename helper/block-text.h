@@ -4,8 +4,8 @@
  * A manifest of 100,000 files is about 6 MB, and most deltas change a few
  * lines of it. Applying a delta to a flat buffer copies the whole text;
  * here the result shares every block the delta leaves alone with its base
- * and only the blocks around each hunk are new (a few tens of kB per
- * hunk). A text stays readable while the next one is built from it, so a
+ * and only the blocks around each hunk are new (a few kB per hunk:
+ * texts in flight to the threads verifying ids cost little). A text stays readable while the next one is built from it, so a
  * worker thread can hash it meanwhile (id-verify.h).
  *
  * Blocks are reference-counted without locks: only one thread may create,
@@ -18,7 +18,7 @@
 
 #include "strbuf.h"
 
-#define BLOCK_TEXT_SIZE 32768
+#define BLOCK_TEXT_SIZE 4096
 
 struct text_block;
 
@@ -26,6 +26,7 @@ struct block_text {
 	struct text_block **blocks;
 	size_t *starts;		/* offset of each block in the text */
 	size_t nr, alloc, len;
+	size_t own;		/* bytes of the blocks made for this text */
 };
 
 #define BLOCK_TEXT_INIT { 0 }
@@ -53,6 +54,9 @@ size_t block_text_after_prev(const struct block_text *text, size_t pos,
 			     char c);
 size_t block_text_after_next(const struct block_text *text, size_t pos,
 			     char c);
+/* Block i (< nr): its bytes, and their count in *len. */
+const char *block_text_block(const struct block_text *text, size_t i,
+			     size_t *len);
 /* Visit the blocks in order (e.g. to hash the text). */
 void block_text_each(const struct block_text *text,
 		     void (*fn)(const char *data, size_t len, void *cb_data),

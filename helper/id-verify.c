@@ -2,8 +2,23 @@
 #include "cache.h"
 #include "thread-utils.h"
 #include "id-verify.h"
+#include "sha1-lanes.h"
 
 #define MAX_WORKERS 4
+/*
+ * With the 16-lane SHA-1 (sha1-lanes.h), each worker hashes up to 16
+ * texts at once; below MB_MIN_LANES texts, the one-lane code is cheaper,
+ * and it looks at the queue again every ONE_LANE_RUN blocks (256 kB).
+ */
+#define MB_MIN_LANES 6
+#define ONE_LANE_RUN 4096
+/*
+ * Texts share their blocks, so each one in flight costs the blocks made
+ * for it (a few blocks per hunk of its delta): beyond the importer's two
+ * and one per worker, more are taken only while the blocks made for the
+ * texts taken add up to less than this.
+ */
+#define MAX_TEXT_BYTES (3 << 20)
 
 struct verify_job {
 	const char *what;
@@ -23,7 +38,7 @@ static size_t nr_texts;
 static struct verify_job *queue;
 static size_t queue_head, queue_len, running;
 static pthread_t workers[MAX_WORKERS], main_thread;
-static int nr_workers, stopping;
+static int nr_workers, stopping, dropping, taker_waiting;
 static struct verify_job failure;
 static int failed;
 
@@ -40,6 +55,18 @@ static void hash_block(const char *data, size_t len, void *hasher)
 	hg_hasher_update(hasher, data, len);
 }
 
+/* A job is done (`id` is what its text hashes to): under `lock`. */
+static void job_done(struct verify_job *job, const struct hg_oid *id)
+{
+	if (id && !hg_oideq(id, &job->node) && !failed) {
+		failure = *job;
+		failed = 1;
+	}
+	put_text(job->text);
+	running--;
+	pthread_cond_broadcast(&changed);
+}
+
 static void check_job(struct verify_job *job)
 {
 	struct hg_hasher hasher;
@@ -48,14 +75,17 @@ static void check_job(struct verify_job *job)
 	block_text_each(&job->text->text, hash_block, &hasher);
 	hg_hasher_final(&hasher, &id);
 	pthread_mutex_lock(&lock);
-	if (!hg_oideq(&id, &job->node) && !failed) {
-		failure = *job;
-		failed = 1;
-	}
-	put_text(job->text);
-	running--;
-	pthread_cond_broadcast(&changed);
+	job_done(job, &id);
 	pthread_mutex_unlock(&lock);
+}
+
+/* Take the next job from the queue: under `lock`, with queue_len > 0. */
+static void pop_job(struct verify_job *job)
+{
+	*job = queue[queue_head];
+	queue_head = (queue_head + 1) % nr_texts;
+	queue_len--;
+	running++;
 }
 
 static void *worker(void *unused)
@@ -67,10 +97,7 @@ static void *worker(void *unused)
 			pthread_cond_wait(&changed, &lock);
 		if (!queue_len)
 			break;
-		job = queue[queue_head];
-		queue_head = (queue_head + 1) % nr_texts;
-		queue_len--;
-		running++;
+		pop_job(&job);
 		pthread_mutex_unlock(&lock);
 		check_job(&job);
 		pthread_mutex_lock(&lock);
@@ -80,8 +107,95 @@ static void *worker(void *unused)
 }
 
 /*
- * Stop the workers: each finishes the job it is on; the jobs not started
- * are left undone when `drop_queued`, else done first.
+ * What the 16-lane hashing reads of a job: the parents, smaller first,
+ * then the blocks of the text.
+ */
+struct lane_job {
+	struct verify_job job;
+	unsigned char parents[2 * HG_RAWSZ];
+};
+
+static const char *lane_piece(const void *src, size_t i, size_t *len)
+{
+	const struct lane_job *lj = src;
+	const struct block_text *text = &lj->job.text->text;
+
+	if (!i) {
+		*len = sizeof(lj->parents);
+		return (const char *)lj->parents;
+	}
+	if (i - 1 >= text->nr)
+		return NULL;
+	return block_text_block(text, i - 1, len);
+}
+
+static void start_lane(struct sha1_lanes *lanes, struct lane_job *slots)
+{
+	struct lane_job *lj = slots;
+	const struct hg_oid *p1, *p2;
+
+	while (lj->job.text)
+		lj++;
+	pop_job(&lj->job);
+	p1 = &lj->job.p1;
+	p2 = &lj->job.p2;
+	if (hg_oidcmp(p1, p2) > 0)
+		SWAP(p1, p2);
+	memcpy(lj->parents, p1->hash, HG_RAWSZ);
+	memcpy(lj->parents + HG_RAWSZ, p2->hash, HG_RAWSZ);
+	sha1_lanes_add(lanes, lane_piece, lj);
+}
+
+/*
+ * A worker with 16 lanes: it fills them from the queue and hashes once
+ * they are all busy, or when no more jobs may come soon (the importer
+ * waits for a buffer, or the import ends). A lane that finishes is
+ * refilled as soon as a job waits.
+ */
+static void *worker_mb(void *unused)
+{
+	struct sha1_lanes lanes;
+	struct lane_job slots[SHA1_MB_LANES];
+	unsigned char digest[HG_RAWSZ];
+	struct lane_job *lj;
+	int i;
+
+	sha1_lanes_init(&lanes);
+	memset(slots, 0, sizeof(slots));
+	pthread_mutex_lock(&lock);
+	while (!dropping) {
+		while (sha1_lanes_has_room(&lanes) && queue_len)
+			start_lane(&lanes, slots);
+		if (!lanes.busy && stopping)
+			break;
+		if (!lanes.busy || (sha1_lanes_has_room(&lanes) &&
+				    !stopping && !taker_waiting)) {
+			pthread_cond_wait(&changed, &lock);
+			continue;
+		}
+		pthread_mutex_unlock(&lock);
+		sha1_lanes_step(&lanes, MB_MIN_LANES, ONE_LANE_RUN);
+		pthread_mutex_lock(&lock);
+		while ((lj = (struct lane_job *)sha1_lanes_take_done(&lanes,
+								    digest))) {
+			struct hg_oid id;
+			memcpy(id.hash, digest, HG_RAWSZ);
+			job_done(&lj->job, &id);
+			lj->job.text = NULL;
+		}
+	}
+	/* Dropped (at exit): give the texts back unchecked. */
+	for (i = 0; i < SHA1_MB_LANES; i++)
+		if (slots[i].job.text)
+			job_done(&slots[i].job, NULL);
+	pthread_mutex_unlock(&lock);
+	return unused;
+}
+
+/*
+ * Stop the workers: each finishes the jobs it is on, unless
+ * `drop_queued`; the jobs not started are then left undone, else done
+ * first.
  */
 static void stop_workers(int drop_queued)
 {
@@ -89,8 +203,10 @@ static void stop_workers(int drop_queued)
 
 	pthread_mutex_lock(&lock);
 	stopping = 1;
-	if (drop_queued)
+	if (drop_queued) {
 		queue_len = 0;
+		dropping = 1;
+	}
 	pthread_cond_broadcast(&changed);
 	pthread_mutex_unlock(&lock);
 	for (i = 0; i < nr_workers; i++)
@@ -113,7 +229,7 @@ static void stop_workers_at_exit(void)
 
 static void start(void)
 {
-	int cpus = online_cpus(), i;
+	int cpus = online_cpus(), i, mb;
 	static int exit_handler_set;
 
 	if (!exit_handler_set) {
@@ -123,14 +239,30 @@ static void start(void)
 	}
 
 	nr_workers = cpus < 2 ? 0 : cpus > MAX_WORKERS ? MAX_WORKERS : cpus;
-	/* The importer's two (base and result), and one per worker. */
-	nr_texts = nr_workers + 2;
+	mb = nr_workers && sha1_mb_available();
+	/* The importer's two (base and result), and one per worker's lane. */
+	nr_texts = nr_workers * (mb ? SHA1_MB_LANES : 1) + 2;
 	CALLOC_ARRAY(texts, nr_texts);
 	CALLOC_ARRAY(queue, nr_texts);
-	stopping = 0;
+	stopping = dropping = 0;
 	for (i = 0; i < nr_workers; i++)
-		if (pthread_create(&workers[i], NULL, worker, NULL))
+		if (pthread_create(&workers[i], NULL, mb ? worker_mb : worker,
+				   NULL))
 			die_errno("cannot start a thread to verify ids");
+}
+
+/* Whether one more text may be taken: under `lock`. */
+static int has_room(void)
+{
+	size_t i, taken = 0, bytes = 0;
+
+	for (i = 0; i < nr_texts; i++) {
+		if (!texts[i].refs)
+			continue;
+		taken++;
+		bytes += texts[i].text.own;
+	}
+	return taken < nr_workers + 2 || bytes < MAX_TEXT_BYTES;
 }
 
 struct shared_text *shared_text_take(void)
@@ -142,13 +274,27 @@ struct shared_text *shared_text_take(void)
 		start();
 	pthread_mutex_lock(&lock);
 	while (!found) {
-		for (i = 0; i < nr_texts && !found; i++)
+		for (i = 0; i < nr_texts && !found && has_room(); i++)
 			if (!texts[i].refs)
 				found = &texts[i];
-		if (!found)
+		if (!found) {
+			/* The workers must not wait for more jobs now. */
+			taker_waiting = 1;
+			pthread_cond_broadcast(&changed);
 			pthread_cond_wait(&changed, &lock);
+		}
 	}
+	taker_waiting = 0;
 	found->refs = 1;
+	/*
+	 * Drop the blocks of every text given back since: an unused text
+	 * would keep alive blocks (a whole old revision) no other has.
+	 * Only this thread makes or drops blocks, and no one reads a text
+	 * nobody has taken.
+	 */
+	for (i = 0; i < nr_texts; i++)
+		if (!texts[i].refs && texts[i].text.nr)
+			block_text_release(&texts[i].text);
 	pthread_mutex_unlock(&lock);
 	block_text_release(&found->text);
 	return found;

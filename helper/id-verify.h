@@ -7,10 +7,15 @@
  * The import hands each text to a pool of threads (one per CPU) and goes
  * on with the next revision; a mismatch is reported by the next call.
  *
- * The texts live in a small fixed set of shared buffers: one is "taken" by
- * the importer (e.g. the previous revision, base of the next delta) and by
+ * The texts live in a fixed set of shared buffers: one is "taken" by the
+ * importer (e.g. the previous revision, base of the next delta) and by
  * any verification pending on it, and goes back to the set when both are
  * done. Memory is bounded by that set, whatever the history's length.
+ *
+ * When the CPU has AVX-512 (sha1-mb.h), each worker hashes 16 texts at
+ * once: the set then has room for 16 texts per worker, as long as the
+ * blocks made for the texts taken stay under a few MB (texts share their
+ * other blocks, block-text.h).
  */
 #ifndef CINNABAR_ID_VERIFY_H
 #define CINNABAR_ID_VERIFY_H

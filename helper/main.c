@@ -20,6 +20,8 @@
 #include "hg-data.h"
 #include "compress.h"
 #include "store.h"
+#include "sha1-mb.h"
+#include "sha1-test.h"
 #include <malloc.h>
 
 #define PROTOCOL_VERSION 1
@@ -365,6 +367,27 @@ static void cmd_data(const char **argv)
 	answer_hg_data(argv[0], argv[0] ? argv[1] : NULL, out);
 }
 
+/* Test hook: see PROTOCOL.md, "Test hooks". */
+static void cmd_test_sha1(const char **argv)
+{
+	const char *path = sha1_mb_available() ? "16-lane" : "one-lane";
+	unsigned seed, count, bad;
+
+	if (argv[0] && !strcmp(argv[0], "speed")) {
+		sha1_test_speed(argv[1] ? strtoul(argv[1], NULL, 10) : 64);
+		answer("ok %s\n", path);
+		return;
+	}
+	if (!argv[0] || !argv[1])
+		die("test-sha1 needs a seed and a count");
+	seed = strtoul(argv[0], NULL, 10);
+	count = strtoul(argv[1], NULL, 10);
+	bad = sha1_test_messages(seed, count);
+	if (bad)
+		die("test-sha1: %u of %u digests wrong (%s)", bad, count, path);
+	answer("ok %u %s\n", count, path);
+}
+
 static void cmd_compress(const char **argv)
 {
 	compress_file(argv[0], argv[0] ? argv[1] : NULL,
@@ -395,6 +418,7 @@ static const struct command commands[] = {
 	{ "fsck", cmd_fsck },
 	{ "data", cmd_data },
 	{ "compress", cmd_compress },
+	{ "test-sha1", cmd_test_sha1 },
 };
 
 static int run_command_line(char *line)
