@@ -20,6 +20,11 @@
  *     its user, date and description from the commit, a "committer"
  *     extra when the committer differs from the author, and with the
  *     git_commit experiment a "git_commit" extra (the commit's id).
+ * Stored manifests are made from the previous one read and the changes
+ * between their git trees (manifest-diff.h). A file revision whose blob
+ * the pack stores as a delta against the blob of the revision sent just
+ * before gets its text and its delta from that (pack-delta.h), without
+ * reading its blob whole nor diffing.
  * The changegroup is then imported back, which records the new
  * changesets like fetched ones and checks that each gives back exactly
  * the commit it was made from.
@@ -41,7 +46,10 @@
 #include "import.h"
 #include "manifest.h"
 #include "manifest-delta.h"
+#include "manifest-diff.h"
 #include "metadata.h"
+#include "notes-map.h"
+#include "pack-delta.h"
 #include "store.h"
 #include "tree-iter.h"
 #include "raw-commit.h"
@@ -61,6 +69,9 @@ struct mmap {
 	struct strbuf text;
 	struct mline *lines;
 	size_t nr, alloc;
+	/* stored manifests: their manifest tree */
+	struct object_id tree;
+	int has_tree;
 };
 
 static void mmap_parse(struct mmap *m)
@@ -133,11 +144,83 @@ static void mmap_remember(struct mmap *m)
 /* Manifests made for this push, not stored yet. */
 static const struct strbuf *(*new_manifest_text)(const struct hg_oid *id);
 
+static void add_line(struct mmap *m, const char *path, size_t len,
+		     const struct hg_oid *node, char flag)
+{
+	struct mline *l;
+	ALLOC_GROW(m->lines, m->nr + 1, m->alloc);
+	l = &m->lines[m->nr++];
+	l->path = m->text.buf + m->text.len;
+	l->len = len;
+	hg_oidcpy(&l->node, node);
+	l->flag = flag;
+	strbuf_add(&m->text, path, len);
+	strbuf_addch(&m->text, '\0');
+	strbuf_add(&m->text, hg_oid_to_hex(node), HG_HEXSZ);
+	if (flag)
+		strbuf_addch(&m->text, flag);
+	strbuf_addch(&m->text, '\n');
+}
+
+/*
+ * The stored manifest `m` (its tree set) from `from`, another stored one,
+ * and the changes between their trees: the unchanged lines are copied,
+ * text and parsed, instead of making the whole text from the tree and
+ * parsing it back.
+ */
+static void mmap_derive(struct mmap *m, const struct mmap *from)
+{
+	struct manifest_changes c = { 0 };
+	size_t i = 0, j, room = from->text.len;
+
+	manifest_tree_diff(&from->tree, &m->tree, &c);
+	for (j = 0; j < c.nr; j++)
+		room += c.items[j].len + HG_HEXSZ + 3;
+	/* No reallocation below: lines point into the text. */
+	strbuf_grow(&m->text, room);
+	ALLOC_GROW(m->lines, from->nr + c.nr, m->alloc);
+	for (j = 0; j <= c.nr; j++) {
+		const struct manifest_change *ch = j < c.nr ? &c.items[j] : NULL;
+		size_t start = i, k;
+		const char *end;
+		int cmp = 1;
+		/* The lines before the change stay. */
+		while (i < from->nr && (!ch || (cmp = path_cmp(
+			from->lines[i].path, from->lines[i].len,
+			ch->path, ch->len)) < 0))
+			i++;
+		end = i < from->nr ? from->lines[i].path
+				   : from->text.buf + from->text.len;
+		if (start < i) {
+			const char *src = from->lines[start].path;
+			const char *dst = m->text.buf + m->text.len;
+			for (k = start; k < i; k++) {
+				m->lines[m->nr] = from->lines[k];
+				m->lines[m->nr++].path = dst +
+					(from->lines[k].path - src);
+			}
+			strbuf_add(&m->text, src, end - src);
+		}
+		if (!ch)
+			break;
+		if (!cmp)
+			i++;
+		else if (ch->removed)
+			die("manifest %s removes '%s', which %s does not have",
+			    hg_oid_to_hex(&m->id), ch->path,
+			    hg_oid_to_hex(&from->id));
+		if (!ch->removed)
+			add_line(m, ch->path, ch->len, &ch->node, ch->flag);
+	}
+	manifest_changes_clear(&c);
+}
+
 /* The manifest `id` (NULL for the null id); valid for a few calls. */
 static const struct mmap *mmap_get_manifest(const struct hg_oid *id)
 {
 	struct mmap *m;
 	const struct strbuf *text;
+	const struct object_id *commit;
 	int i;
 	if (hg_oid_is_null(id))
 		return NULL;
@@ -154,11 +237,26 @@ static const struct mmap *mmap_get_manifest(const struct hg_oid *id)
 	hg_oidcpy(&m->id, id);
 	strbuf_init(&m->text, 0);
 	text = new_manifest_text ? new_manifest_text(id) : NULL;
-	if (text)
+	if (text) {
 		strbuf_addbuf(&m->text, text);
-	else
+		mmap_parse(m);
+		mmap_remember(m);
+		return m;
+	}
+	commit = hg2git(id);
+	if (!commit)
+		die("unknown manifest %s", hg_oid_to_hex(id));
+	commit_tree_oid(commit, &m->tree);
+	m->has_tree = 1;
+	for (i = 0; i < MMAP_CACHE; i++)
+		if (mmap_cache[i] && mmap_cache[i]->has_tree)
+			break;
+	if (i < MMAP_CACHE) {
+		mmap_derive(m, mmap_cache[i]);
+	} else {
 		manifest_text(id, &m->text);
-	mmap_parse(m);
+		mmap_parse(m);
+	}
 	mmap_remember(m);
 	return m;
 }
@@ -389,7 +487,7 @@ static void add_stored(struct push_state *st, struct cs_rev *cs)
 {
 	struct hg_changeset parsed;
 	const struct mmap *m, *m1, *m2;
-	size_t i;
+	size_t i, j;
 
 	changeset_text(&cs->node, &cs->text);
 	if (parse_changeset(&parsed, cs->text.buf, cs->text.len))
@@ -401,13 +499,22 @@ static void add_stored(struct push_state *st, struct cs_rev *cs)
 	m2 = mmap_get_manifest(&cs->mp2);
 	m = mmap_get_manifest(&cs->manifest);
 	cs->send_manifest = !hg_oid_is_null(&cs->manifest);
-	for (i = 0; m && i < m->nr; i++) {
+	/* m and m1 are both sorted: walked together. */
+	for (i = 0, j = 0; m && i < m->nr; i++) {
 		const struct mline *l = &m->lines[i];
-		const struct mline *l1 = mmap_get(m1, l->path, l->len);
-		const struct mline *l2 = mmap_get(m2, l->path, l->len);
+		const struct mline *l1 = NULL, *l2;
 		struct file_rev *f;
-		if ((l1 && hg_oideq(&l1->node, &l->node)) ||
-		    (l2 && hg_oideq(&l2->node, &l->node)))
+		int cmp = -1;
+		while (j < (m1 ? m1->nr : 0) &&
+		       (cmp = path_cmp(m1->lines[j].path, m1->lines[j].len,
+				       l->path, l->len)) < 0)
+			j++;
+		if (!cmp)
+			l1 = &m1->lines[j];
+		if (l1 && hg_oideq(&l1->node, &l->node))
+			continue;
+		l2 = mmap_get(m2, l->path, l->len);
+		if (l2 && hg_oideq(&l2->node, &l->node))
 			continue;
 		f = add_file_rev(st, l->path, l->len, &l->node, &cs->node);
 		hg_oidcpy(&f->cand1, l1 ? &l1->node : &hg_null_oid);
@@ -1022,11 +1129,55 @@ static void file_rev_text(const struct file_rev *r, struct strbuf *out)
 		file_text(&r->node, out);
 }
 
+/* The blob of a revision whose text is exactly the blob's content. */
+static int plain_blob(const struct file_rev *r, struct object_id *blob)
+{
+	struct object_id key;
+	const struct object_id *b;
+
+	if (r->is_new) {
+		if (r->meta)
+			return 0;
+		oidcpy(blob, &r->blob);
+		return 1;
+	}
+	if (hg_oideq(&r->node, &hg_empty_file_oid))
+		return 0;
+	hg_oid_to_git(&key, &r->node);
+	if (notes_map_get(&metadata.files_meta, &key))
+		return 0;
+	b = hg2git(&r->node);
+	if (!b)
+		return 0;
+	oidcpy(blob, b);
+	return 1;
+}
+
+/*
+ * The text of `r` and its delta against the previous revision of the
+ * group (`base`, whose blob is `base_blob`) from the pack's delta, when
+ * the pack has one between the two blobs (see pack-delta.h).
+ */
+static int text_from_pack_delta(const struct object_id *blob,
+				const struct object_id *base_blob,
+				const struct strbuf *base, struct strbuf *text,
+				struct strbuf *delta)
+{
+	static struct strbuf git_delta = STRBUF_INIT;
+
+	return pack_delta_of(blob, base_blob, &git_delta) ||
+	       git_delta_to_hg(base->buf, base->len, git_delta.buf,
+			       git_delta.len, text, delta);
+}
+
 /* The groups of files [from, to) (whole paths) of the sorted files. */
 static void write_file_groups(FILE *f, int version, struct push_state *st,
 			      size_t from, size_t to)
 {
 	struct strbuf text = STRBUF_INIT, base = STRBUF_INIT;
+	struct strbuf delta = STRBUF_INIT;
+	struct object_id blob, base_blob;
+	int plain, base_plain = 0;
 	struct hg_oid base_node;
 	size_t i;
 
@@ -1048,20 +1199,34 @@ static void write_file_groups(FILE *f, int version, struct push_state *st,
 			strbuf_reset(&base);
 			hg_oidcpy(&base_node, &hg_null_oid);
 		}
-		file_rev_text(r, &text);
-		if (r->need_parents)
-			find_file_parents(r, &text);
-		if (first && version == 1 && !hg_oid_is_null(&r->p1))
-			file_text(&r->p1, &base);
-		write_rev(f, version, &r->node, &r->p1, &r->p2, &r->link,
-			  &base_node, base.buf, base.len, text.buf, text.len);
+		plain = plain_blob(r, &blob);
+		if (!first && plain && base_plain &&
+		    !text_from_pack_delta(&blob, &base_blob, &base, &text,
+					  &delta)) {
+			if (r->need_parents)
+				find_file_parents(r, &text);
+			write_rev_delta(f, version, &r->node, &r->p1, &r->p2,
+					&r->link, &base_node, &delta);
+		} else {
+			file_rev_text(r, &text);
+			if (r->need_parents)
+				find_file_parents(r, &text);
+			if (first && version == 1 && !hg_oid_is_null(&r->p1))
+				file_text(&r->p1, &base);
+			write_rev(f, version, &r->node, &r->p1, &r->p2,
+				  &r->link, &base_node, base.buf, base.len,
+				  text.buf, text.len);
+		}
 		strbuf_swap(&text, &base);
 		hg_oidcpy(&base_node, &r->node);
+		oidcpy(&base_blob, &blob);
+		base_plain = plain;
 	}
 	if (to > from)
 		write_end(f);
 	strbuf_release(&text);
 	strbuf_release(&base);
+	strbuf_release(&delta);
 }
 
 /*
