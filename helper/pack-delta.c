@@ -36,23 +36,32 @@ static int inflate_entry(struct packed_git *p, struct pack_window **w,
 	return 0;
 }
 
-int pack_delta_of(const struct object_id *blob, const struct object_id *base,
-		  struct strbuf *out)
+int pack_entry_of(const struct object_id *oid, struct packed_git **pack,
+		  off_t *offset)
 {
-	struct pack_entry e, b;
+	struct pack_entry e;
+
+	if (!find_pack_entry(the_repository, oid, &e))
+		return -1;
+	*pack = e.p;
+	*offset = e.offset;
+	return 0;
+}
+
+int pack_delta_at(struct packed_git *pack, off_t offset, struct strbuf *out,
+		  off_t *base_offset)
+{
 	struct pack_window *w = NULL;
-	off_t pos;
+	off_t pos = offset;
 	unsigned long size;
 	int type, ret = -1;
 
-	if (!find_pack_entry(the_repository, blob, &e) ||
-	    !find_pack_entry(the_repository, base, &b) || b.p != e.p)
-		return -1;
-	pos = e.offset;
-	type = unpack_object_header(e.p, &w, &pos, &size);
-	if ((type == OBJ_OFS_DELTA || type == OBJ_REF_DELTA) &&
-	    get_delta_base(e.p, &w, &pos, type, e.offset) == b.offset)
-		ret = inflate_entry(e.p, &w, pos, size, out);
+	type = unpack_object_header(pack, &w, &pos, &size);
+	if (type == OBJ_OFS_DELTA || type == OBJ_REF_DELTA) {
+		*base_offset = get_delta_base(pack, &w, &pos, type, offset);
+		if (*base_offset)
+			ret = inflate_entry(pack, &w, pos, size, out);
+	}
 	unuse_pack(&w);
 	return ret;
 }

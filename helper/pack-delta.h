@@ -17,13 +17,20 @@
 #ifndef CINNABAR_PACK_DELTA_H
 #define CINNABAR_PACK_DELTA_H
 
+struct packed_git;
+
+/* Where object `oid` is in a pack: return 0, or -1 if it is in none. */
+int pack_entry_of(const struct object_id *oid, struct packed_git **pack,
+		  off_t *offset);
+
 /*
- * When `blob` is stored in a pack as a delta against `base` (in the same
- * pack), put the delta, inflated, into `out` and return 0; otherwise
- * (loose objects, another base, a damaged entry) return -1.
+ * When the entry at `offset` of `pack` is a delta against another entry
+ * of the pack, put the delta, inflated, into `out`, the base's offset in
+ * `base_offset`, and return 0; otherwise (a whole object, a damaged
+ * entry) return -1.
  */
-int pack_delta_of(const struct object_id *blob, const struct object_id *base,
-		  struct strbuf *out);
+int pack_delta_at(struct packed_git *pack, off_t offset, struct strbuf *out,
+		  off_t *base_offset);
 
 /*
  * Apply the git delta `delta` to `base`: the result into `text`, and the

@@ -22,7 +22,7 @@
  *     git_commit experiment a "git_commit" extra (the commit's id).
  * Stored manifests are made from the previous one read and the changes
  * between their git trees (manifest-diff.h). A file revision whose blob
- * the pack stores as a delta against the blob of the revision sent just
+ * the pack stores as a delta against the blob of a revision sent just
  * before gets its text and its delta from that (pack-delta.h), without
  * reading its blob whole nor diffing.
  * The changegroup is then imported back, which records the new
@@ -1154,37 +1154,52 @@ static int plain_blob(const struct file_rev *r, struct object_id *blob)
 }
 
 /*
- * The text of `r` and its delta against the previous revision of the
- * group (`base`, whose blob is `base_blob`) from the pack's delta, when
- * the pack has one between the two blobs (see pack-delta.h).
+ * The last revisions written of the current group: a revision whose blob
+ * the pack stores as a delta against the blob of one of them is sent as
+ * that delta, against that revision (version 01 deltas can only be
+ * against the previous one).
  */
-static int text_from_pack_delta(const struct object_id *blob,
-				const struct object_id *base_blob,
-				const struct strbuf *base, struct strbuf *text,
-				struct strbuf *delta)
-{
-	static struct strbuf git_delta = STRBUF_INIT;
+#define RECENT_REVS 16
+struct recent_rev {
+	struct hg_oid node;
+	struct strbuf text;
+	struct packed_git *pack;	/* NULL: not a blob of a pack */
+	off_t offset;
+};
 
-	return pack_delta_of(blob, base_blob, &git_delta) ||
-	       git_delta_to_hg(base->buf, base->len, git_delta.buf,
-			       git_delta.len, text, delta);
+static struct recent_rev *recent_base(struct recent_rev *recent,
+				      size_t last, size_t nr, int version,
+				      struct packed_git *pack, off_t offset)
+{
+	/* Not the oldest: its slot is the one being written. */
+	size_t k, max = version == 1 ? 1 : RECENT_REVS - 1;
+	for (k = 0; k < nr && k < max; k++) {
+		struct recent_rev *c = &recent[(last + RECENT_REVS - k) %
+					       RECENT_REVS];
+		if (c->pack == pack && c->offset == offset)
+			return c;
+	}
+	return NULL;
 }
 
 /* The groups of files [from, to) (whole paths) of the sorted files. */
 static void write_file_groups(FILE *f, int version, struct push_state *st,
 			      size_t from, size_t to)
 {
-	struct strbuf text = STRBUF_INIT, base = STRBUF_INIT;
-	struct strbuf delta = STRBUF_INIT;
-	struct object_id blob, base_blob;
-	int plain, base_plain = 0;
-	struct hg_oid base_node;
-	size_t i;
+	struct recent_rev recent[RECENT_REVS];
+	struct strbuf delta = STRBUF_INIT, git_delta = STRBUF_INIT;
+	struct strbuf p1_text = STRBUF_INIT;
+	size_t i, last = 0, nr = 0;
 
+	for (i = 0; i < RECENT_REVS; i++)
+		strbuf_init(&recent[i].text, 0);
 	for (i = from; i < to; i++) {
 		struct file_rev *r = &st->files[i];
 		struct strbuf name = STRBUF_INIT;
 		int first = i == from || strcmp(st->files[i - 1].path, r->path);
+		struct recent_rev *slot, *base = NULL;
+		struct object_id blob;
+		off_t base_offset;
 
 		if (!first && hg_oideq(&st->files[i - 1].node, &r->node))
 			continue;
@@ -1196,37 +1211,51 @@ static void write_file_groups(FILE *f, int version, struct push_state *st,
 			if (fwrite(name.buf, 1, name.len, f) != name.len)
 				die_errno("cannot write the changegroup");
 			strbuf_release(&name);
-			strbuf_reset(&base);
-			hg_oidcpy(&base_node, &hg_null_oid);
+			nr = 0;
 		}
-		plain = plain_blob(r, &blob);
-		if (!first && plain && base_plain &&
-		    !text_from_pack_delta(&blob, &base_blob, &base, &text,
-					  &delta)) {
+		slot = &recent[(last + 1) % RECENT_REVS];
+		slot->pack = NULL;
+		if (plain_blob(r, &blob))
+			pack_entry_of(&blob, &slot->pack, &slot->offset);
+		if (nr && slot->pack &&
+		    !pack_delta_at(slot->pack, slot->offset, &git_delta,
+				   &base_offset))
+			base = recent_base(recent, last, nr, version,
+					   slot->pack, base_offset);
+		if (base && !git_delta_to_hg(base->text.buf, base->text.len,
+					     git_delta.buf, git_delta.len,
+					     &slot->text, &delta)) {
 			if (r->need_parents)
-				find_file_parents(r, &text);
+				find_file_parents(r, &slot->text);
 			write_rev_delta(f, version, &r->node, &r->p1, &r->p2,
-					&r->link, &base_node, &delta);
+					&r->link, &base->node, &delta);
 		} else {
-			file_rev_text(r, &text);
+			const struct strbuf *prev = nr ? &recent[last].text
+						       : &p1_text;
+			file_rev_text(r, &slot->text);
 			if (r->need_parents)
-				find_file_parents(r, &text);
-			if (first && version == 1 && !hg_oid_is_null(&r->p1))
-				file_text(&r->p1, &base);
+				find_file_parents(r, &slot->text);
+			strbuf_reset(&p1_text);
+			if (!nr && version == 1 && !hg_oid_is_null(&r->p1))
+				file_text(&r->p1, &p1_text);
 			write_rev(f, version, &r->node, &r->p1, &r->p2,
-				  &r->link, &base_node, base.buf, base.len,
-				  text.buf, text.len);
+				  &r->link, nr ? &recent[last].node
+					       : &hg_null_oid,
+				  prev->buf, prev->len,
+				  slot->text.buf, slot->text.len);
 		}
-		strbuf_swap(&text, &base);
-		hg_oidcpy(&base_node, &r->node);
-		oidcpy(&base_blob, &blob);
-		base_plain = plain;
+		hg_oidcpy(&slot->node, &r->node);
+		last = (last + 1) % RECENT_REVS;
+		if (nr < RECENT_REVS)
+			nr++;
 	}
 	if (to > from)
 		write_end(f);
-	strbuf_release(&text);
-	strbuf_release(&base);
+	for (i = 0; i < RECENT_REVS; i++)
+		strbuf_release(&recent[i].text);
 	strbuf_release(&delta);
+	strbuf_release(&git_delta);
+	strbuf_release(&p1_text);
 }
 
 /*
