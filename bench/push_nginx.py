@@ -19,7 +19,9 @@ Memory is sampled as in bench/clone_nginx.py (which this reuses): the
 VmHWM of git and every descendant (git-remote-hg's Python,
 git-cinnabar-helper) every few milliseconds, and the sum of the helper's
 and Python's VmRSS at any one time; the kernel's rusage of the whole tree
-is a cross-check.
+is a cross-check.  CPU time (user + system) is reported for each push:
+the client's process tree (rusage) and, over HTTP, the `hg serve` of the
+target (/proc/<pid>/stat; over SSH the server is in the client's tree).
 
 Each push is repeated (--runs, default 3); the ratio compares medians.
 Targets (reported, not enforced): git push no slower than 1.5 times hg
@@ -78,11 +80,21 @@ class PushBench(Bench):
     """Bench.run's bookkeeping, for commands run in a given directory and
     checked by a function of their own."""
 
-    def run_in(self, label, args, cwd, sample=False, check=None):
+    def __init__(self, workdir, interval):
+        super().__init__(workdir, interval)
+        self.cpu = {}  # label -> [(client, server) CPU seconds]
+
+    def run_in(self, label, args, cwd, sample=False, check=None,
+               server_pid=None):
         """Run `args` in `cwd`; `check()` returns an error message or
-        None.  Records the time of the label's successful runs."""
+        None.  Records the time of the label's successful runs, and the
+        CPU time (user + system) of the command's process tree and of
+        the server (`server_pid`, when given) while it ran."""
+        server_before = process_cpu(server_pid)
         elapsed, code, stderr, sampler, rusage = timed(
             args, cwd, self.interval if sample else None)
+        client = rusage.ru_utime + rusage.ru_stime
+        server = process_cpu(server_pid) - server_before
         problem = None
         if code != 0:
             last = stderr.decode(errors='replace').splitlines()[-6:]
@@ -95,12 +107,40 @@ class PushBench(Bench):
             self.failed = True
             return False
         self.times.setdefault(label, []).append(elapsed)
+        self.cpu.setdefault(label, []).append((client, server))
         if sampler:
             self.samplers.append(sampler)
             self.max_single_rss = max(self.max_single_rss,
                                       rusage.ru_maxrss * 1024)
-        print(f'{label:<28} {elapsed:8.1f} s', flush=True)
+        load = os.getloadavg()[0]
+        print(f'{label:<28} {elapsed:8.1f} s   CPU: client {client:5.1f} s'
+              f', server {server:5.1f} s   load {load:.1f}', flush=True)
         return True
+
+    def cpu_summary(self):
+        """Median CPU times of each label's runs."""
+        print('median CPU (user + system):')
+        for label, runs in self.cpu.items():
+            client = sorted(c for c, _ in runs)[len(runs) // 2]
+            server = sorted(s for _, s in runs)[len(runs) // 2]
+            print(f'  {label:<26} client {client:5.1f} s, server '
+                  f'{server:5.1f} s')
+
+
+def process_cpu(pid):
+    """User + system CPU seconds of process `pid` and its waited-for
+    children so far (/proc/<pid>/stat), 0 without a pid."""
+    if pid is None:
+        return 0.0
+    try:
+        with open(f'/proc/{pid}/stat') as f:
+            fields = f.read().rsplit(')', 1)[1].split()
+    except OSError:
+        return 0.0
+    # Fields 14-17 (utime, stime, cutime, cstime), counted from 1 with
+    # the pid and the command first.
+    ticks = sum(int(v) for v in fields[11:15])
+    return ticks / os.sysconf('SC_CLK_TCK')
 
 
 def sorted_nodes(hg, repo):
@@ -139,7 +179,8 @@ def push_to_empty(bench, hg, transport, label, args, cwd, expected,
                          sample, check)
             return
         with HgServer(hg, target, bench.workdir / 'serve-target') as server:
-            bench.run_in(label, args(server.url), cwd, sample, check)
+            bench.run_in(label, args(server.url), cwd, sample, check,
+                         server.proc.pid)
     finally:
         shutil.rmtree(target, ignore_errors=True)
 
@@ -171,6 +212,7 @@ def benchmark(hg, repo, workdir, interval, runs, processes, transport):
                                    '-e', str(test_env.SSH_WRAPPER), url],
                       workdir, expected, number, sample=False)
     bench.summary()
+    bench.cpu_summary()
     bench.ratio(GIT_PUSH, HG_PUSH)
     bench.memory_report()
     if transport == 'ssh' and bench.samplers:

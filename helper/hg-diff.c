@@ -91,6 +91,13 @@ void hg_diff(const char *base, size_t base_len, const char *text,
 	a.size = base_len - prefix - suffix;
 	b.ptr = (char *)text + prefix;
 	b.size = len - prefix - suffix;
+	if (!a.size || !b.size) {
+		/* Only an insertion or a removal: nothing to diff. */
+		if (a.size || b.size)
+			hg_delta_add_hunk(delta, prefix, base_len - suffix,
+					  b.ptr, b.size);
+		return;
+	}
 	find_lines(&d.base, a.ptr, a.size);
 	find_lines(&d.text, b.ptr, b.size);
 	d.text_buf = b.ptr;

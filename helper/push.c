@@ -20,6 +20,11 @@
  *     its user, date and description from the commit, a "committer"
  *     extra when the committer differs from the author, and with the
  *     git_commit experiment a "git_commit" extra (the commit's id).
+ * Stored manifests are made from the previous one read and the changes
+ * between their git trees (manifest-diff.h). A file revision whose blob
+ * the pack stores as a delta against the blob of a revision sent just
+ * before gets its text and its delta from that (pack-delta.h), without
+ * reading its blob whole nor diffing.
  * The changegroup is then imported back, which records the new
  * changesets like fetched ones and checks that each gives back exactly
  * the commit it was made from.
@@ -41,7 +46,10 @@
 #include "import.h"
 #include "manifest.h"
 #include "manifest-delta.h"
+#include "manifest-diff.h"
 #include "metadata.h"
+#include "notes-map.h"
+#include "pack-delta.h"
 #include "store.h"
 #include "tree-iter.h"
 #include "raw-commit.h"
@@ -61,6 +69,9 @@ struct mmap {
 	struct strbuf text;
 	struct mline *lines;
 	size_t nr, alloc;
+	/* stored manifests: their manifest tree */
+	struct object_id tree;
+	int has_tree;
 };
 
 static void mmap_parse(struct mmap *m)
@@ -133,11 +144,83 @@ static void mmap_remember(struct mmap *m)
 /* Manifests made for this push, not stored yet. */
 static const struct strbuf *(*new_manifest_text)(const struct hg_oid *id);
 
+static void add_line(struct mmap *m, const char *path, size_t len,
+		     const struct hg_oid *node, char flag)
+{
+	struct mline *l;
+	ALLOC_GROW(m->lines, m->nr + 1, m->alloc);
+	l = &m->lines[m->nr++];
+	l->path = m->text.buf + m->text.len;
+	l->len = len;
+	hg_oidcpy(&l->node, node);
+	l->flag = flag;
+	strbuf_add(&m->text, path, len);
+	strbuf_addch(&m->text, '\0');
+	strbuf_add(&m->text, hg_oid_to_hex(node), HG_HEXSZ);
+	if (flag)
+		strbuf_addch(&m->text, flag);
+	strbuf_addch(&m->text, '\n');
+}
+
+/*
+ * The stored manifest `m` (its tree set) from `from`, another stored one,
+ * and the changes between their trees: the unchanged lines are copied,
+ * text and parsed, instead of making the whole text from the tree and
+ * parsing it back.
+ */
+static void mmap_derive(struct mmap *m, const struct mmap *from)
+{
+	struct manifest_changes c = { 0 };
+	size_t i = 0, j, room = from->text.len;
+
+	manifest_tree_diff(&from->tree, &m->tree, &c);
+	for (j = 0; j < c.nr; j++)
+		room += c.items[j].len + HG_HEXSZ + 3;
+	/* No reallocation below: lines point into the text. */
+	strbuf_grow(&m->text, room);
+	ALLOC_GROW(m->lines, from->nr + c.nr, m->alloc);
+	for (j = 0; j <= c.nr; j++) {
+		const struct manifest_change *ch = j < c.nr ? &c.items[j] : NULL;
+		size_t start = i, k;
+		const char *end;
+		int cmp = 1;
+		/* The lines before the change stay. */
+		while (i < from->nr && (!ch || (cmp = path_cmp(
+			from->lines[i].path, from->lines[i].len,
+			ch->path, ch->len)) < 0))
+			i++;
+		end = i < from->nr ? from->lines[i].path
+				   : from->text.buf + from->text.len;
+		if (start < i) {
+			const char *src = from->lines[start].path;
+			const char *dst = m->text.buf + m->text.len;
+			for (k = start; k < i; k++) {
+				m->lines[m->nr] = from->lines[k];
+				m->lines[m->nr++].path = dst +
+					(from->lines[k].path - src);
+			}
+			strbuf_add(&m->text, src, end - src);
+		}
+		if (!ch)
+			break;
+		if (!cmp)
+			i++;
+		else if (ch->removed)
+			die("manifest %s removes '%s', which %s does not have",
+			    hg_oid_to_hex(&m->id), ch->path,
+			    hg_oid_to_hex(&from->id));
+		if (!ch->removed)
+			add_line(m, ch->path, ch->len, &ch->node, ch->flag);
+	}
+	manifest_changes_clear(&c);
+}
+
 /* The manifest `id` (NULL for the null id); valid for a few calls. */
 static const struct mmap *mmap_get_manifest(const struct hg_oid *id)
 {
 	struct mmap *m;
 	const struct strbuf *text;
+	const struct object_id *commit;
 	int i;
 	if (hg_oid_is_null(id))
 		return NULL;
@@ -154,11 +237,26 @@ static const struct mmap *mmap_get_manifest(const struct hg_oid *id)
 	hg_oidcpy(&m->id, id);
 	strbuf_init(&m->text, 0);
 	text = new_manifest_text ? new_manifest_text(id) : NULL;
-	if (text)
+	if (text) {
 		strbuf_addbuf(&m->text, text);
-	else
+		mmap_parse(m);
+		mmap_remember(m);
+		return m;
+	}
+	commit = hg2git(id);
+	if (!commit)
+		die("unknown manifest %s", hg_oid_to_hex(id));
+	commit_tree_oid(commit, &m->tree);
+	m->has_tree = 1;
+	for (i = 0; i < MMAP_CACHE; i++)
+		if (mmap_cache[i] && mmap_cache[i]->has_tree)
+			break;
+	if (i < MMAP_CACHE) {
+		mmap_derive(m, mmap_cache[i]);
+	} else {
 		manifest_text(id, &m->text);
-	mmap_parse(m);
+		mmap_parse(m);
+	}
 	mmap_remember(m);
 	return m;
 }
@@ -389,7 +487,7 @@ static void add_stored(struct push_state *st, struct cs_rev *cs)
 {
 	struct hg_changeset parsed;
 	const struct mmap *m, *m1, *m2;
-	size_t i;
+	size_t i, j;
 
 	changeset_text(&cs->node, &cs->text);
 	if (parse_changeset(&parsed, cs->text.buf, cs->text.len))
@@ -401,13 +499,22 @@ static void add_stored(struct push_state *st, struct cs_rev *cs)
 	m2 = mmap_get_manifest(&cs->mp2);
 	m = mmap_get_manifest(&cs->manifest);
 	cs->send_manifest = !hg_oid_is_null(&cs->manifest);
-	for (i = 0; m && i < m->nr; i++) {
+	/* m and m1 are both sorted: walked together. */
+	for (i = 0, j = 0; m && i < m->nr; i++) {
 		const struct mline *l = &m->lines[i];
-		const struct mline *l1 = mmap_get(m1, l->path, l->len);
-		const struct mline *l2 = mmap_get(m2, l->path, l->len);
+		const struct mline *l1 = NULL, *l2;
 		struct file_rev *f;
-		if ((l1 && hg_oideq(&l1->node, &l->node)) ||
-		    (l2 && hg_oideq(&l2->node, &l->node)))
+		int cmp = -1;
+		while (j < (m1 ? m1->nr : 0) &&
+		       (cmp = path_cmp(m1->lines[j].path, m1->lines[j].len,
+				       l->path, l->len)) < 0)
+			j++;
+		if (!cmp)
+			l1 = &m1->lines[j];
+		if (l1 && hg_oideq(&l1->node, &l->node))
+			continue;
+		l2 = mmap_get(m2, l->path, l->len);
+		if (l2 && hg_oideq(&l2->node, &l->node))
 			continue;
 		f = add_file_rev(st, l->path, l->len, &l->node, &cs->node);
 		hg_oidcpy(&f->cand1, l1 ? &l1->node : &hg_null_oid);
@@ -1022,18 +1129,77 @@ static void file_rev_text(const struct file_rev *r, struct strbuf *out)
 		file_text(&r->node, out);
 }
 
+/* The blob of a revision whose text is exactly the blob's content. */
+static int plain_blob(const struct file_rev *r, struct object_id *blob)
+{
+	struct object_id key;
+	const struct object_id *b;
+
+	if (r->is_new) {
+		if (r->meta)
+			return 0;
+		oidcpy(blob, &r->blob);
+		return 1;
+	}
+	if (hg_oideq(&r->node, &hg_empty_file_oid))
+		return 0;
+	hg_oid_to_git(&key, &r->node);
+	if (notes_map_get(&metadata.files_meta, &key))
+		return 0;
+	b = hg2git(&r->node);
+	if (!b)
+		return 0;
+	oidcpy(blob, b);
+	return 1;
+}
+
+/*
+ * The last revisions written of the current group: a revision whose blob
+ * the pack stores as a delta against the blob of one of them is sent as
+ * that delta, against that revision (version 01 deltas can only be
+ * against the previous one).
+ */
+#define RECENT_REVS 16
+struct recent_rev {
+	struct hg_oid node;
+	struct strbuf text;
+	struct packed_git *pack;	/* NULL: not a blob of a pack */
+	off_t offset;
+};
+
+static struct recent_rev *recent_base(struct recent_rev *recent,
+				      size_t last, size_t nr, int version,
+				      struct packed_git *pack, off_t offset)
+{
+	/* Not the oldest: its slot is the one being written. */
+	size_t k, max = version == 1 ? 1 : RECENT_REVS - 1;
+	for (k = 0; k < nr && k < max; k++) {
+		struct recent_rev *c = &recent[(last + RECENT_REVS - k) %
+					       RECENT_REVS];
+		if (c->pack == pack && c->offset == offset)
+			return c;
+	}
+	return NULL;
+}
+
 /* The groups of files [from, to) (whole paths) of the sorted files. */
 static void write_file_groups(FILE *f, int version, struct push_state *st,
 			      size_t from, size_t to)
 {
-	struct strbuf text = STRBUF_INIT, base = STRBUF_INIT;
-	struct hg_oid base_node;
-	size_t i;
+	struct recent_rev recent[RECENT_REVS];
+	struct strbuf delta = STRBUF_INIT, git_delta = STRBUF_INIT;
+	struct strbuf p1_text = STRBUF_INIT;
+	size_t i, last = 0, nr = 0;
 
+	for (i = 0; i < RECENT_REVS; i++)
+		strbuf_init(&recent[i].text, 0);
 	for (i = from; i < to; i++) {
 		struct file_rev *r = &st->files[i];
 		struct strbuf name = STRBUF_INIT;
 		int first = i == from || strcmp(st->files[i - 1].path, r->path);
+		struct recent_rev *slot, *base = NULL;
+		struct object_id blob;
+		off_t base_offset;
 
 		if (!first && hg_oideq(&st->files[i - 1].node, &r->node))
 			continue;
@@ -1045,23 +1211,51 @@ static void write_file_groups(FILE *f, int version, struct push_state *st,
 			if (fwrite(name.buf, 1, name.len, f) != name.len)
 				die_errno("cannot write the changegroup");
 			strbuf_release(&name);
-			strbuf_reset(&base);
-			hg_oidcpy(&base_node, &hg_null_oid);
+			nr = 0;
 		}
-		file_rev_text(r, &text);
-		if (r->need_parents)
-			find_file_parents(r, &text);
-		if (first && version == 1 && !hg_oid_is_null(&r->p1))
-			file_text(&r->p1, &base);
-		write_rev(f, version, &r->node, &r->p1, &r->p2, &r->link,
-			  &base_node, base.buf, base.len, text.buf, text.len);
-		strbuf_swap(&text, &base);
-		hg_oidcpy(&base_node, &r->node);
+		slot = &recent[(last + 1) % RECENT_REVS];
+		slot->pack = NULL;
+		if (plain_blob(r, &blob))
+			pack_entry_of(&blob, &slot->pack, &slot->offset);
+		if (nr && slot->pack &&
+		    !pack_delta_at(slot->pack, slot->offset, &git_delta,
+				   &base_offset))
+			base = recent_base(recent, last, nr, version,
+					   slot->pack, base_offset);
+		if (base && !git_delta_to_hg(base->text.buf, base->text.len,
+					     git_delta.buf, git_delta.len,
+					     &slot->text, &delta)) {
+			if (r->need_parents)
+				find_file_parents(r, &slot->text);
+			write_rev_delta(f, version, &r->node, &r->p1, &r->p2,
+					&r->link, &base->node, &delta);
+		} else {
+			const struct strbuf *prev = nr ? &recent[last].text
+						       : &p1_text;
+			file_rev_text(r, &slot->text);
+			if (r->need_parents)
+				find_file_parents(r, &slot->text);
+			strbuf_reset(&p1_text);
+			if (!nr && version == 1 && !hg_oid_is_null(&r->p1))
+				file_text(&r->p1, &p1_text);
+			write_rev(f, version, &r->node, &r->p1, &r->p2,
+				  &r->link, nr ? &recent[last].node
+					       : &hg_null_oid,
+				  prev->buf, prev->len,
+				  slot->text.buf, slot->text.len);
+		}
+		hg_oidcpy(&slot->node, &r->node);
+		last = (last + 1) % RECENT_REVS;
+		if (nr < RECENT_REVS)
+			nr++;
 	}
 	if (to > from)
 		write_end(f);
-	strbuf_release(&text);
-	strbuf_release(&base);
+	for (i = 0; i < RECENT_REVS; i++)
+		strbuf_release(&recent[i].text);
+	strbuf_release(&delta);
+	strbuf_release(&git_delta);
+	strbuf_release(&p1_text);
 }
 
 /*
