@@ -175,8 +175,11 @@ static void write_dir(struct note *notes, size_t nr, unsigned depth,
 			       notes[j].fanout > depth)
 				j++;
 			write_dir(notes + i, j - i, depth + 1, mode, &sub);
-			strbuf_addf(&tree, "40000 %.2s%c", hex + 2 * depth,
-				    '\0');
+			/*
+			 * Not from `hex`: oid_to_hex()'s buffers were reused
+			 * meanwhile (a store checkpoint names a pack).
+			 */
+			strbuf_addf(&tree, "40000 %02x%c", byte, '\0');
 			strbuf_add(&tree, sub.hash, GIT_SHA1_RAWSZ);
 			i = j;
 		} else {
