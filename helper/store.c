@@ -36,7 +36,7 @@ static struct tree_entry edit_roots[2];
 static unsigned long checkpoint_objects;
 static const char checkpoint_keep[] = "cinnabar checkpoint";
 
-/* A finished pack of the session, its three files; a signal handler reads it. */
+/* A finished pack of the session, its files (signal handlers read it). */
 struct session_pack {
 	struct session_pack *next;
 	struct packed_git *pack;
@@ -57,6 +57,17 @@ void store_limit_memory(void)
 	 */
 	if (delta_base_cache_limit > 4 * 1024 * 1024)
 		delta_base_cache_limit = 4 * 1024 * 1024;
+	/*
+	 * Packs are read through mmap windows, 1 GiB each by default and up
+	 * to 8 GiB or more in all: every page of a finished pack touched by
+	 * a read (trees read back after a checkpoint) counted in the resident
+	 * size until the end. Unless configured, windows of 4 MiB, 16 MiB in
+	 * all: pages still in the page cache map again at no I/O cost.
+	 */
+	if (packed_git_window_size == DEFAULT_PACKED_GIT_WINDOW_SIZE)
+		packed_git_window_size = 4 * 1024 * 1024;
+	if (packed_git_limit == DEFAULT_PACKED_GIT_LIMIT)
+		packed_git_limit = 16 * 1024 * 1024;
 }
 
 void store_init(void)
@@ -204,7 +215,7 @@ static void store_checkpoint(void)
 	const char *ext[] = { "pack", "idx", "keep" };
 	int saved_limit = unpack_limit, before = pack_id, i;
 
-	/* A small pack would become loose objects, which we could not remove. */
+	/* A small pack would become loose objects, which we cannot remove. */
 	unpack_limit = 0;
 	end_packfile();
 	unpack_limit = saved_limit;
@@ -222,7 +233,7 @@ static void store_checkpoint(void)
 		    (uintmax_t)getpid());
 	write_keep(sp->files[2], name.buf);
 	strbuf_release(&name);
-	/* install_packed_git() leaves it out of the list find_pack_entry reads. */
+	/* install_packed_git() leaves it out of find_pack_entry()'s list. */
 	list_add(&p->mru, &the_repository->objects->packed_git_mru);
 	forget_objects();
 	checkpoints++;
