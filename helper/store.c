@@ -44,6 +44,7 @@ struct session_pack {
 };
 static struct session_pack *volatile session_packs;
 static unsigned long checkpoints;
+static pid_t store_pid;
 
 void store_limit_memory(void)
 {
@@ -114,6 +115,9 @@ static void unlink_session_files(void)
 	struct session_pack *sp;
 	int i;
 
+	/* Not from a forked copy (fsck, push): the packs are its parent's. */
+	if (getpid() != store_pid)
+		return;
 	if (pack_data)
 		unlink(pack_data->pack_name);
 	for (sp = session_packs; sp; sp = sp->next)
@@ -253,6 +257,7 @@ static void ensure_pack(void)
 		start_packfile();
 	}
 	if (!handlers) {
+		store_pid = getpid();
 		sigchain_push_common(remove_pack_on_signal);
 		on_fatal_signal(remove_pack_on_crash);
 		handlers = 1;
