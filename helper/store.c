@@ -142,7 +142,7 @@ static void remove_pack_on_crash(void)
 /* Write the .keep file of a pack with `msg` as its content. */
 static void write_keep(const char *path, const char *msg)
 {
-	int fd = open(path, O_WRONLY | O_TRUNC | O_CREAT, 0444);
+	int fd = open(path, O_WRONLY | O_TRUNC | O_CREAT, 0600);
 	if (fd < 0 || write_in_full(fd, msg, strlen(msg)) < 0 || close(fd))
 		die_errno("cannot write %s", path);
 }
