@@ -17,6 +17,7 @@
 KHASH_INIT(tree_cache, struct object_id, struct object_id, 1,
 	   oidhash_by_value, oideq_by_value)
 static kh_tree_cache_t *tree_cache;
+#define TREE_CACHE_MAX 16384
 
 struct tree_reader {
 	void *buf;
@@ -159,6 +160,14 @@ static void build_git_tree(const struct object_id *manifest_tree,
 	}
 	strbuf_release(&buf);
 	if (!merge_tree) {
+		/*
+		 * Only a cache, filled when building the git tree of a
+		 * manifest of an earlier session: past TREE_CACHE_MAX
+		 * entries (2.4 MB of buckets) it starts afresh instead of
+		 * growing with history.
+		 */
+		if (kh_size(tree_cache) >= TREE_CACHE_MAX)
+			kh_clear_tree_cache(tree_cache);
 		pos = kh_put_tree_cache(tree_cache, *manifest_tree, &ret);
 		kh_value(tree_cache, pos) = *result;
 	}

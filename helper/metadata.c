@@ -9,7 +9,12 @@
 
 struct metadata metadata;
 
-/* Changeset branch heads: every changeset added, in order, with flags. */
+/*
+ * Changeset branch heads: the changesets added, in order, with flags. A
+ * changeset that stops being a head leaves the index at once and the
+ * array at the next compaction, so that both stay the size of the heads,
+ * not of the history (they held ~150 bytes per changeset of a clone).
+ */
 struct cs_node {
 	struct hg_oid node;
 	struct object_id commit;
@@ -21,8 +26,35 @@ KHASH_INIT(cs_index, struct object_id, size_t, 1, oidhash_by_value,
 	   oideq_by_value)
 
 static struct cs_node *cs_nodes;
-static size_t cs_nr, cs_alloc;
+static size_t cs_nr, cs_alloc, cs_dead;
 static kh_cs_index_t *cs_index;
+
+static void index_node(size_t i)
+{
+	struct object_id key;
+	int ret;
+	khiter_t pos;
+
+	hg_oid_to_git(&key, &cs_nodes[i].node);
+	pos = kh_put_cs_index(cs_index, key, &ret);
+	kh_value(cs_index, pos) = i;
+}
+
+/* Drop the changesets that are no longer heads, keeping the order. */
+static void compact_nodes(void)
+{
+	size_t i, j = 0;
+
+	kh_clear_cs_index(cs_index);
+	for (i = 0; i < cs_nr; i++) {
+		if (!cs_nodes[i].is_head)
+			continue;
+		cs_nodes[j] = cs_nodes[i];
+		index_node(j++);
+	}
+	cs_nr = j;
+	cs_dead = 0;
+}
 static struct string_list branches = STRING_LIST_INIT_DUP;
 
 static const char *intern_branch(const char *name, size_t len)
@@ -36,19 +68,14 @@ static const char *intern_branch(const char *name, size_t len)
 static void add_node(const struct hg_oid *node, const char *branch,
 		     const struct object_id *commit)
 {
-	struct object_id key;
-	int ret;
-	khiter_t pos;
-
+	if (cs_dead > 1024 && cs_dead > cs_nr / 2)
+		compact_nodes();
 	ALLOC_GROW(cs_nodes, cs_nr + 1, cs_alloc);
 	hg_oidcpy(&cs_nodes[cs_nr].node, node);
 	oidcpy(&cs_nodes[cs_nr].commit, commit);
 	cs_nodes[cs_nr].branch = branch;
 	cs_nodes[cs_nr].is_head = 1;
-	hg_oid_to_git(&key, node);
-	pos = kh_put_cs_index(cs_index, key, &ret);
-	kh_value(cs_index, pos) = cs_nr;
-	cs_nr++;
+	index_node(cs_nr++);
 }
 
 void add_changeset_head(const struct hg_oid *node,
@@ -65,8 +92,11 @@ void add_changeset_head(const struct hg_oid *node,
 		pos = kh_get_cs_index(cs_index, key);
 		if (pos == kh_end(cs_index))
 			continue;
-		if (cs_nodes[kh_value(cs_index, pos)].branch == b)
+		if (cs_nodes[kh_value(cs_index, pos)].branch == b) {
 			cs_nodes[kh_value(cs_index, pos)].is_head = 0;
+			kh_del_cs_index(cs_index, pos);
+			cs_dead++;
+		}
 	}
 	add_node(node, b, commit);
 }
@@ -173,7 +203,7 @@ void metadata_load(void)
 	if (cs_index)
 		kh_destroy_cs_index(cs_index);
 	cs_index = kh_init_cs_index();
-	cs_nr = 0;
+	cs_nr = cs_dead = 0;
 	if (read_ref(METADATA_REF, &metadata.commit)) {
 		oidclr(&metadata.commit);
 		notes_map_init(&metadata.hg2git, NULL, 0160000);

@@ -109,15 +109,23 @@ void notes_map_for_each(struct notes_map *m, notes_map_fn fn, void *data)
 			fn(&kh_key(MAP(m), pos), &kh_value(MAP(m), pos), data);
 }
 
-struct note {
-	struct object_id key, value;
-	unsigned fanout;
+/*
+ * The notes in key order, for writing the tree: the map's slots sorted
+ * (4 bytes per note, and 1 for its fanout) rather than a sorted copy of
+ * the notes (80 bytes each: on a large history, hundreds of MB at once).
+ */
+struct sorted_notes {
+	kh_cinnabar_notes_t *h;
+	khint_t *slot;
+	unsigned char *fanout;
 };
+#define KEY(s, i) (&kh_key((s)->h, (s)->slot[i]))
+#define VALUE(s, i) (&kh_value((s)->h, (s)->slot[i]))
 
-static int note_cmp(const void *a, const void *b)
+static int slot_cmp(const void *a, const void *b, void *h)
 {
-	return oidcmp(&((const struct note *)a)->key,
-		      &((const struct note *)b)->key);
+	return oidcmp(&kh_key((kh_cinnabar_notes_t *)h, *(const khint_t *)a),
+		      &kh_key((kh_cinnabar_notes_t *)h, *(const khint_t *)b));
 }
 
 static unsigned nibble(const struct object_id *oid, unsigned n)
@@ -132,57 +140,55 @@ static unsigned nibble(const struct object_id *oid, unsigned n)
  * notes makes an inner node; at every inner node of even depth n with
  * n <= 2 * fanout, whose 16 children are all inner nodes, the fanout below
  * it grows by one. A note's fanout is the one in force where it sits.
+ * Notes [first, first + nr) of `s` are those under the node.
  */
-static void assign_fanout(struct note *notes, size_t nr, unsigned n,
-			  unsigned fanout)
+static void assign_fanout(struct sorted_notes *s, size_t first, size_t nr,
+			  unsigned n, unsigned fanout)
 {
-	size_t start[17], i;
+	size_t start[17], i, end = first + nr;
 	unsigned b, full = 1;
 
-	for (b = 0, i = 0; b < 16; b++) {
+	for (b = 0, i = first; b < 16; b++) {
 		start[b] = i;
-		while (i < nr && nibble(&notes[i].key, n) == b)
+		while (i < end && nibble(KEY(s, i), n) == b)
 			i++;
 		if (i - start[b] < 2)
 			full = 0;
 	}
-	start[16] = nr;
+	start[16] = end;
 	if (!(n % 2) && n <= 2 * fanout && full)
 		fanout++;
 	for (b = 0; b < 16; b++) {
 		size_t count = start[b + 1] - start[b];
 		if (count >= 2)
-			assign_fanout(notes + start[b], count, n + 1, fanout);
+			assign_fanout(s, start[b], count, n + 1, fanout);
 		else if (count == 1)
-			notes[start[b]].fanout = fanout;
+			s->fanout[start[b]] = fanout;
 	}
 }
 
-/* Write the tree holding notes[0..nr), which are `depth` bytes deep. */
-static void write_dir(struct note *notes, size_t nr, unsigned depth,
-		      unsigned mode, struct object_id *result)
+/* Write the tree holding notes [i, end) of `s`, `depth` bytes deep. */
+static void write_dir(struct sorted_notes *s, size_t i, size_t end,
+		      unsigned depth, unsigned mode, struct object_id *result)
 {
 	struct strbuf tree = STRBUF_INIT;
-	size_t i = 0;
 
-	while (i < nr) {
-		const char *hex = oid_to_hex(&notes[i].key);
-		if (notes[i].fanout > depth) {
+	while (i < end) {
+		if (s->fanout[i] > depth) {
 			size_t j = i;
 			struct object_id sub;
-			unsigned char byte = notes[i].key.hash[depth];
-			while (j < nr && notes[j].key.hash[depth] == byte &&
-			       notes[j].fanout > depth)
+			unsigned char byte = KEY(s, i)->hash[depth];
+			while (j < end && KEY(s, j)->hash[depth] == byte &&
+			       s->fanout[j] > depth)
 				j++;
-			write_dir(notes + i, j - i, depth + 1, mode, &sub);
-			strbuf_addf(&tree, "40000 %.2s%c", hex + 2 * depth,
-				    '\0');
+			write_dir(s, i, j, depth + 1, mode, &sub);
+			strbuf_addf(&tree, "40000 %02x%c", byte, '\0');
 			strbuf_add(&tree, sub.hash, GIT_SHA1_RAWSZ);
 			i = j;
 		} else {
-			strbuf_addf(&tree, "%o %s%c", mode, hex + 2 * depth,
-				    '\0');
-			strbuf_add(&tree, notes[i].value.hash, GIT_SHA1_RAWSZ);
+			strbuf_addf(&tree, "%o %s%c", mode,
+				    oid_to_hex(KEY(s, i)) + 2 * depth, '\0');
+			strbuf_add(&tree, VALUE(s, i)->hash, GIT_SHA1_RAWSZ);
 			i++;
 		}
 	}
@@ -192,9 +198,10 @@ static void write_dir(struct note *notes, size_t nr, unsigned depth,
 
 void notes_map_store(struct notes_map *m, struct object_id *result)
 {
-	struct note *notes;
+	struct sorted_notes s;
 	size_t nr = 0;
-	struct object_id key, value, tree;
+	khiter_t pos;
+	struct object_id tree;
 	struct strbuf commit = STRBUF_INIT;
 
 	if (!m->dirty && !is_null_oid(&m->commit)) {
@@ -202,16 +209,17 @@ void notes_map_store(struct notes_map *m, struct object_id *result)
 		return;
 	}
 	ensure_loaded(m);
-	ALLOC_ARRAY(notes, kh_size(MAP(m)) + 1);
-	kh_foreach(MAP(m), key, value, {
-		oidcpy(&notes[nr].key, &key);
-		oidcpy(&notes[nr].value, &value);
-		nr++;
-	});
-	QSORT(notes, nr, note_cmp);
-	assign_fanout(notes, nr, 0, 0);
-	write_dir(notes, nr, 0, m->mode, &tree);
-	free(notes);
+	s.h = MAP(m);
+	ALLOC_ARRAY(s.slot, kh_size(s.h) + 1);
+	for (pos = kh_begin(s.h); pos != kh_end(s.h); pos++)
+		if (kh_exist(s.h, pos))
+			s.slot[nr++] = pos;
+	QSORT_S(s.slot, nr, slot_cmp, s.h);
+	s.fanout = xcalloc(nr + 1, 1);
+	assign_fanout(&s, 0, nr, 0, 0);
+	write_dir(&s, 0, nr, 0, m->mode, &tree);
+	free(s.slot);
+	free(s.fanout);
 	strbuf_addf(&commit, "tree %s\n" CINNABAR_AUTHORSHIP "\n",
 		    oid_to_hex(&tree));
 	store_object_buf(OBJ_COMMIT, commit.buf, commit.len, result);

@@ -14,6 +14,38 @@
 static int store_initialized;
 static struct tree_entry edit_roots[2];
 
+/*
+ * Checkpoints. fast-import keeps an entry (~72 bytes, plus its hash table
+ * slot) for every object of the packs it wrote, for the whole session: on
+ * a long history that table was most of the memory growth. Once the table
+ * holds `checkpoint_objects` entries, the pack being written is finished
+ * (indexed, kept with a .keep file, registered in the repository's object
+ * store) and the table is emptied: later reads of its objects, and the
+ * duplicate check of new objects (store_object's find_sha1_pack), go
+ * through the pack index instead. Only deltas do not cross the boundary
+ * (the first version of each file or tree after a checkpoint is stored
+ * whole). 131072 entries are ~12 MB at most (README, "Scale").
+ *
+ * Until store_finish(), the finished packs of the session are not part of
+ * the repository's history: a failure removes them (store_abort, the
+ * signal handlers below). Their .keep files name the process
+ * ("cinnabar checkpoint <pid>"), so that packs left by a killed helper
+ * (SIGKILL, out of memory) are removed by the next session.
+ */
+#define CHECKPOINT_OBJECTS 131072
+static unsigned long checkpoint_objects;
+static const char checkpoint_keep[] = "cinnabar checkpoint";
+
+/* A finished pack of the session, its files (signal handlers read it). */
+struct session_pack {
+	struct session_pack *next;
+	struct packed_git *pack;
+	char *files[3];
+};
+static struct session_pack *volatile session_packs;
+static unsigned long checkpoints;
+static pid_t store_pid;
+
 void store_limit_memory(void)
 {
 	/*
@@ -26,6 +58,17 @@ void store_limit_memory(void)
 	 */
 	if (delta_base_cache_limit > 4 * 1024 * 1024)
 		delta_base_cache_limit = 4 * 1024 * 1024;
+	/*
+	 * Packs are read through mmap windows, 1 GiB each by default and up
+	 * to 8 GiB or more in all: every page of a finished pack touched by
+	 * a read (trees read back after a checkpoint) counted in the resident
+	 * size until the end. Unless configured, windows of 1 MiB, 8 MiB in
+	 * all: pages still in the page cache map again at no I/O cost.
+	 */
+	if (packed_git_window_size == DEFAULT_PACKED_GIT_WINDOW_SIZE)
+		packed_git_window_size = 1024 * 1024;
+	if (packed_git_limit == DEFAULT_PACKED_GIT_LIMIT)
+		packed_git_limit = 8 * 1024 * 1024;
 }
 
 void store_init(void)
@@ -47,6 +90,10 @@ void store_init(void)
 			pack_compression_level = Z_BEST_SPEED;
 	}
 	alloc_objects(object_entry_alloc);
+	checkpoint_objects = git_env_ulong("CINNABAR_TEST_CHECKPOINT",
+					   CHECKPOINT_OBJECTS);
+	if (!checkpoint_objects)
+		checkpoint_objects = 1;
 	CALLOC_ARRAY(atom_table, atom_table_sz);
 	CALLOC_ARRAY(branch_table, branch_table_sz);
 	CALLOC_ARRAY(avail_tree_table, avail_tree_table_sz);
@@ -59,20 +106,141 @@ void store_init(void)
 	store_initialized = 1;
 }
 
-/* Remove the pack being written when a signal ends the helper. */
-static void remove_pack_on_signal(int signo)
+/*
+ * Remove the packs of the session: the one being written and the finished
+ * ones. Called from signal handlers: only async-signal-safe calls.
+ */
+static void unlink_session_files(void)
 {
+	struct session_pack *sp;
+	int i;
+
+	/* Not from a forked copy (fsck, push): the packs are its parent's. */
+	if (getpid() != store_pid)
+		return;
 	if (pack_data)
 		unlink(pack_data->pack_name);
+	for (sp = session_packs; sp; sp = sp->next)
+		for (i = 0; i < 3; i++)
+			unlink(sp->files[i]);
+}
+
+/* Remove the packs of the session when a signal ends the helper. */
+static void remove_pack_on_signal(int signo)
+{
+	unlink_session_files();
 	sigchain_pop(signo);
 	raise(signo);
 }
 
-/* The same on a crash (only async-signal-safe calls here). */
+/* The same on a crash. */
 static void remove_pack_on_crash(void)
 {
-	if (pack_data)
-		unlink(pack_data->pack_name);
+	unlink_session_files();
+}
+
+/* Write the .keep file of a pack with `msg` as its content. */
+static void write_keep(const char *path, const char *msg)
+{
+	int fd = open(path, O_WRONLY | O_TRUNC | O_CREAT, 0600);
+	if (fd < 0 || write_in_full(fd, msg, strlen(msg)) < 0 || close(fd))
+		die_errno("cannot write %s", path);
+}
+
+/*
+ * Remove the packs that a killed helper left: their .keep file says
+ * "cinnabar checkpoint <pid>" and no process <pid> runs any more.
+ */
+static void remove_stale_checkpoints(void)
+{
+	struct strbuf dir = STRBUF_INIT, buf = STRBUF_INIT;
+	DIR *d;
+	struct dirent *de;
+	size_t len;
+
+	strbuf_addf(&dir, "%s/pack/", get_object_directory());
+	len = dir.len;
+	d = opendir(dir.buf);
+	while (d && (de = readdir(d))) {
+		const char *p, *ext[] = { "pack", "idx", "keep" };
+		char *end;
+		long pid;
+		int i;
+
+		if (!ends_with(de->d_name, ".keep"))
+			continue;
+		strbuf_setlen(&dir, len);
+		strbuf_addstr(&dir, de->d_name);
+		strbuf_reset(&buf);
+		if (strbuf_read_file(&buf, dir.buf, 64) < 0 ||
+		    !skip_prefix(buf.buf, checkpoint_keep, &p) ||
+		    *p++ != ' ')
+			continue;
+		pid = strtol(p, &end, 10);
+		if (end == p || pid <= 0 || pid == getpid() ||
+		    !kill(pid, 0) || errno != ESRCH)
+			continue;
+		strbuf_setlen(&dir, dir.len - strlen("keep"));
+		for (i = 0; i < 3; i++) {
+			struct strbuf path = STRBUF_INIT;
+			strbuf_addf(&path, "%s%s", dir.buf, ext[i]);
+			unlink_or_warn(path.buf);
+			strbuf_release(&path);
+		}
+	}
+	if (d)
+		closedir(d);
+	strbuf_release(&dir);
+	strbuf_release(&buf);
+}
+
+/* Forget fast-import's entries for the objects of finished packs. */
+static void forget_objects(void)
+{
+	struct object_entry_pool *b, *next;
+
+	hashmap_clear(&object_table);
+	hashmap_init(&object_table, object_entry_hashcmp, NULL, 0);
+	for (b = blocks; b; b = next) {
+		next = b->next_pool;
+		free(b);
+	}
+	blocks = NULL;
+	alloc_count = 0;
+	alloc_objects(object_entry_alloc);
+}
+
+/* Finish the pack being written, keep it as part of the session. */
+static void store_checkpoint(void)
+{
+	struct session_pack *sp;
+	struct strbuf name = STRBUF_INIT;
+	struct packed_git *p;
+	const char *ext[] = { "pack", "idx", "keep" };
+	int saved_limit = unpack_limit, before = pack_id, i;
+
+	/* A small pack would become loose objects, which we cannot remove. */
+	unpack_limit = 0;
+	end_packfile();
+	unpack_limit = saved_limit;
+	if (pack_id == before)
+		return;		/* no object written */
+	p = all_packs[before];
+	CALLOC_ARRAY(sp, 1);
+	sp->pack = p;
+	for (i = 0; i < 3; i++)
+		sp->files[i] = xstrdup(odb_pack_name(&name, p->hash, ext[i]));
+	strbuf_release(&name);
+	sp->next = session_packs;
+	session_packs = sp;
+	strbuf_addf(&name, "%s %"PRIuMAX"\n", checkpoint_keep,
+		    (uintmax_t)getpid());
+	write_keep(sp->files[2], name.buf);
+	strbuf_release(&name);
+	/* install_packed_git() leaves it out of find_pack_entry()'s list. */
+	list_add(&p->mru, &the_repository->objects->packed_git_mru);
+	forget_objects();
+	checkpoints++;
 }
 
 /* Start a pack when the first object of the session is stored. */
@@ -80,9 +248,16 @@ static void ensure_pack(void)
 {
 	static int handlers;
 	store_init();
-	if (!pack_data)
+	if (pack_data && hashmap_get_size(&object_table) >= checkpoint_objects)
+		store_checkpoint();
+	if (!pack_data) {
+		static int cleaned;
+		if (!cleaned++)
+			remove_stale_checkpoints();
 		start_packfile();
+	}
 	if (!handlers) {
+		store_pid = getpid();
 		sigchain_push_common(remove_pack_on_signal);
 		on_fatal_signal(remove_pack_on_crash);
 		handlers = 1;
@@ -372,11 +547,78 @@ void edit_tree_store(enum edit_tree which, struct object_id *result)
 	oidcpy(result, &root->versions[1].oid);
 }
 
+/* Remove a pack of the session from the repository's object store. */
+static void drop_pack(struct packed_git *p)
+{
+	struct packed_git **pp;
+
+	for (pp = &the_repository->objects->packed_git; *pp; pp = &(*pp)->next)
+		if (*pp == p) {
+			*pp = p->next;
+			break;
+		}
+	if (p->mru.next)
+		list_del_init(&p->mru);
+	hashmap_remove(&the_repository->objects->pack_map, &p->packmap_ent,
+		       p->pack_name);
+	close_pack(p);
+	/* all_packs[] still points to it: unkeep_all_packs() reads its name. */
+}
+
+/*
+ * Take the session's packs out of the list the signal handlers read;
+ * `drop` removes them, otherwise they become ordinary kept packs.
+ */
+static void end_session(int drop)
+{
+	struct session_pack *sp = session_packs, *next;
+	int i;
+
+	session_packs = NULL;
+	for (; sp; sp = next) {
+		next = sp->next;
+		if (drop) {
+			drop_pack(sp->pack);
+			for (i = 0; i < 3; i++)
+				unlink_or_warn(sp->files[i]);
+		} else {
+			write_keep(sp->files[2], "fast-import");
+		}
+		for (i = 0; i < 3; i++)
+			free(sp->files[i]);
+		free(sp);
+	}
+}
+
+static void trace_stats(void)
+{
+	unsigned long dups = 0, objects = 0;
+	int i;
+
+	if (!getenv("GIT_CINNABAR_TRACE"))
+		return;
+	for (i = 0; i < ARRAY_SIZE(duplicate_count_by_type); i++) {
+		dups += duplicate_count_by_type[i];
+		objects += object_count_by_type[i];
+	}
+	fprintf(stderr, "cinnabar-helper: store: %lu objects written, "
+		"%lu duplicates not written, %lu checkpoints\n",
+		objects, dups, checkpoints);
+}
+
 void store_finish(void)
 {
+	int before = pack_id;
+
 	if (!store_initialized)
 		return;
 	end_packfile();
+	if (pack_id != before)
+		list_add(&all_packs[before]->mru,
+			 &the_repository->objects->packed_git_mru);
+	end_session(0);
+	forget_objects();
+	trace_stats();
 }
 
 void store_unkeep(void)
@@ -396,9 +638,9 @@ void store_abort(void)
 		unlink(pack_data->pack_name);
 		FREE_AND_NULL(pack_data);
 	}
-	/* Forget the objects of the dropped pack, and trees built on them. */
-	hashmap_clear(&object_table);
-	hashmap_init(&object_table, object_entry_hashcmp, NULL, 0);
+	end_session(1);
+	/* Forget the objects of the dropped packs, and trees built on them. */
+	forget_objects();
 	for (i = 0; i < 2; i++) {
 		if (edit_roots[i].tree)
 			release_tree_content_recursive(edit_roots[i].tree);

@@ -7,9 +7,10 @@ SIGKILL when it reaches the phase (see helper/PROTOCOL.md).
 
 import pytest
 
+from lib import hgcraft
 from lib.checks import assert_expected_ids, assert_no_traceback
 from lib.corpus import NGINX
-from lib.git import Metadata, fetch, hg_url, init, refs
+from lib.git import Metadata, fetch, git, hg_url, init, refs
 
 PHASES = ('changesets', 'manifests', 'files', 'finish')
 REFSPEC = 'refs/heads/*:refs/remotes/hg/*'
@@ -50,3 +51,104 @@ def test_interrupted_nginx_fetch_changes_nothing(hg_repos, hg_serve, corpus,
                                                  tmp_path):
     url = hg_url(hg_serve(hg_repos.get(NGINX)).url)
     assert_interrupted_then_resumed(NGINX, 'files', url, corpus, tmp_path)
+
+
+# Checkpoints (helper/store.c): with CINNABAR_TEST_CHECKPOINT=<n> the helper
+# finishes its pack every n objects; killed at `finish` (every object stored,
+# the metadata not yet), it has finished some (the SIGKILL test sees them).
+CHECKPOINT = {'CINNABAR_TEST_CHECKPOINT': '8'}
+
+
+def pack_dir(repo):
+    return repo / '.git' / 'objects' / 'pack'
+
+
+def checkpoint_keeps(repo):
+    return sorted(p.name for p in pack_dir(repo).glob('*.keep')
+                  if p.read_text().startswith('cinnabar checkpoint '))
+
+
+def assert_same_as_unbroken_fetch(repo, url, corpus, tmp_path):
+    assert_no_traceback(fetch(repo, url, REFSPEC, timeout=TIMEOUT,
+                              extra_env=CHECKPOINT))
+    assert checkpoint_keeps(repo) == []
+    reference, _ = fetch_into_new_repo(url, tmp_path / 'uninterrupted')
+    assert refs(repo, 'refs/remotes/') == refs(reference, 'refs/remotes/')
+    # The same metadata commit as without checkpoints: same notes, ids.
+    assert (refs(repo, 'refs/cinnabar/metadata') ==
+            refs(reference, 'refs/cinnabar/metadata'))
+    assert_expected_ids(repo, corpus.expected(MEDIUM))
+
+
+@pytest.mark.parametrize('signo', [15, 6])
+def test_fetch_failed_after_checkpoint_leaves_no_pack(signo, hg_repos,
+                                                      hg_serve, corpus,
+                                                      tmp_path):
+    """SIGTERM (git's sigchain handlers) or SIGABRT (fatal-signal.c) after
+    packs were finished: they are removed with the one being written."""
+    url = hg_url(hg_serve(hg_repos.get(MEDIUM)).url)
+    repo, result = fetch_into_new_repo(
+        url, tmp_path / 'interrupted', check=False,
+        extra_env=dict(CHECKPOINT, CINNABAR_TEST_DIE_AT='finish',
+                       CINNABAR_TEST_DIE_SIGNAL=str(signo)))
+    assert result.returncode != 0, result.describe()
+    assert refs(repo) == {}
+    assert sorted(p.name for p in pack_dir(repo).iterdir()) == []
+    assert_same_as_unbroken_fetch(repo, url, corpus, tmp_path)
+
+
+def test_killed_fetch_packs_removed_by_next_fetch(hg_repos, hg_serve, corpus,
+                                                  tmp_path):
+    """SIGKILL cannot be caught: the finished packs stay, named in their
+    .keep file as the dead helper's; the next fetch removes them."""
+    url = hg_url(hg_serve(hg_repos.get(MEDIUM)).url)
+    repo, result = fetch_into_new_repo(
+        url, tmp_path / 'interrupted', check=False,
+        extra_env=dict(CHECKPOINT, CINNABAR_TEST_DIE_AT='finish'))
+    assert result.returncode != 0, result.describe()
+    assert refs(repo) == {}
+    left = checkpoint_keeps(repo)
+    assert len(left) >= 2, 'no checkpoint before the files: test is moot'
+    stems = [name[:-len('.keep')] for name in left]
+    assert_same_as_unbroken_fetch(repo, url, corpus, tmp_path)
+    names = {p.name for p in pack_dir(repo).iterdir()}
+    assert not [n for n in names if n.rsplit('.', 1)[0] in stems]
+
+
+def crafted_bundle(path, damaged):
+    """Six changesets of three files; with `damaged`, the last file
+    revision's text no longer matches its id (found at import, near the
+    end of the files)."""
+    repo = hgcraft.Repo()
+    cs = None
+    for i in range(6):
+        cs = repo.commit({f'f{n}'.encode(): b'%d %d\n' % (n, i)
+                          for n in range(3)},
+                         parents=[cs] if cs else [])
+    if damaged:
+        last = list(repo.files.values())[-1][-1]
+        last.text += b'damaged'
+    hgcraft.write(path, repo.bundle_v2())
+    return path
+
+
+@pytest.mark.parametrize('damaged', [True, False])
+def test_import_failing_after_checkpoints_leaves_no_pack(damaged, tmp_path):
+    """A helper error (a file id that does not match) after packs were
+    finished removes them too: with a checkpoint after every object, the
+    blobs of the other files are in finished packs by then. Killed at
+    `finish` instead, the same import leaves such packs (not moot)."""
+    bundle = crafted_bundle(tmp_path / 'bundle.hg', damaged)
+    repo = init(tmp_path / 'repo')
+    env = {'CINNABAR_TEST_CHECKPOINT': '1'}
+    if not damaged:
+        env['CINNABAR_TEST_DIE_AT'] = 'finish'
+    result = git('cinnabar', 'unbundle', str(bundle), cwd=repo, check=False,
+                 extra_env=env)
+    assert result.returncode != 0, result.describe()
+    assert refs(repo) == {}
+    if damaged:
+        assert 'does not match its contents' in result.err
+        assert sorted(p.name for p in pack_dir(repo).iterdir()) == []
+    else:
+        assert len(checkpoint_keeps(repo)) > 10
