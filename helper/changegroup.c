@@ -47,11 +47,18 @@ static size_t header_size(int version)
 int read_rev_chunk(struct stream *s, int version, const struct hg_oid *prev,
 		   struct rev_chunk *chunk)
 {
+	if (!read_cg_chunk(s, &chunk->raw))
+		return 0;
+	parse_rev_chunk(version, prev, chunk);
+	return 1;
+}
+
+void parse_rev_chunk(int version, const struct hg_oid *prev,
+		     struct rev_chunk *chunk)
+{
 	const unsigned char *p;
 	size_t hdr = header_size(version);
 
-	if (!read_cg_chunk(s, &chunk->raw))
-		return 0;
 	if (chunk->raw.len < hdr)
 		die("changegroup chunk too short (corrupt input)");
 	p = (const unsigned char *)chunk->raw.buf;
@@ -72,7 +79,6 @@ int read_rev_chunk(struct stream *s, int version, const struct hg_oid *prev,
 		    hg_oid_to_hex(&chunk->node), chunk->flags);
 	chunk->delta = chunk->raw.buf + hdr;
 	chunk->delta_len = chunk->raw.len - hdr;
-	return 1;
 }
 
 void rev_chunk_release(struct rev_chunk *chunk)

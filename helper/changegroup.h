@@ -49,6 +49,10 @@ int read_cg_chunk(struct stream *s, struct strbuf *out);
 int read_rev_chunk(struct stream *s, int version, const struct hg_oid *prev,
 		   struct rev_chunk *chunk);
 
+/* Parse the payload in chunk->raw (what read_rev_chunk() does after reading). */
+void parse_rev_chunk(int version, const struct hg_oid *prev,
+		     struct rev_chunk *chunk);
+
 void rev_chunk_release(struct rev_chunk *chunk);
 
 #endif

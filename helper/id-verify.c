@@ -313,6 +313,17 @@ static NORETURN void die_failure(void)
 	    hg_oid_to_hex(&failure.node));
 }
 
+void verify_id_poll(void)
+{
+	int found;
+
+	pthread_mutex_lock(&lock);
+	found = failed;
+	pthread_mutex_unlock(&lock);
+	if (found)
+		die_failure();
+}
+
 void verify_id_async(const char *what, const struct hg_oid *node,
 		     const struct hg_oid *p1, const struct hg_oid *p2,
 		     struct shared_text *text)

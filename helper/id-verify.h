@@ -42,6 +42,9 @@ void verify_id_async(const char *what, const struct hg_oid *node,
 		     const struct hg_oid *p1, const struct hg_oid *p2,
 		     struct shared_text *text);
 
+/* Die if a verification already done failed (without waiting). */
+void verify_id_poll(void);
+
 /* Wait for every pending verification; die if one failed. */
 void verify_id_finish(void);
 

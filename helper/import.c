@@ -16,6 +16,7 @@
 #include "import.h"
 #include "raw-commit.h"
 #include "changeset-spool.h"
+#include "manifest-precheck.h"
 #include "check.h"
 #include "id-verify.h"
 
@@ -129,7 +130,7 @@ static void import_manifests(struct stream *cg, int version,
 	unsigned n = 0;
 
 	while (read_rev_chunk(cg, version, n ? &prev : NULL, &chunk)) {
-		import_manifest(&chunk);
+		import_manifest(&chunk, manifest_prechecked(n));
 		hg_oidcpy(&prev, &chunk.node);
 		display_progress(progress, ++n);
 		if (n == 1)
@@ -299,27 +300,36 @@ static void import_changesets(struct changeset_spool *spool,
 /*
  * Manifests come before the files they list, but storing a manifest with
  * its git tree needs the files' blobs: keep the manifest chunks aside in a
- * temporary file (not in memory) until the files are in.
+ * temporary file (not in memory) until the files are in. Their ids are
+ * checked meanwhile (manifest-precheck.h).
  */
-static int spool_manifests(struct stream *cg)
+static int spool_manifests(struct stream *cg, int version)
 {
 	FILE *f = tmpfile();
-	struct strbuf chunk = STRBUF_INIT;
+	struct rev_chunk rev = REV_CHUNK_INIT;
+	struct strbuf *chunk = &rev.raw;
+	struct hg_oid prev;
 	unsigned char hdr[4];
+	size_t n = 0;
 	int fd;
 
 	if (!f)
 		die_errno("cannot create a temporary file");
-	while (read_cg_chunk(cg, &chunk)) {
-		put_be32(hdr, chunk.len + 4);
+	manifest_precheck_start();
+	while (read_cg_chunk(cg, chunk)) {
+		put_be32(hdr, chunk->len + 4);
 		if (fwrite(hdr, 4, 1, f) != 1 ||
-		    fwrite(chunk.buf, 1, chunk.len, f) != chunk.len)
+		    fwrite(chunk->buf, 1, chunk->len, f) != chunk->len)
 			die_errno("cannot write a temporary file");
+		parse_rev_chunk(version, n ? &prev : NULL, &rev);
+		manifest_precheck(&rev, n++);
+		hg_oidcpy(&prev, &rev.node);
 	}
+	manifest_precheck_stop();
 	put_be32(hdr, 0);
 	if (fwrite(hdr, 4, 1, f) != 1 || fflush(f))
 		die_errno("cannot write a temporary file");
-	strbuf_release(&chunk);
+	rev_chunk_release(&rev);
 	/* The file has no name: the duplicated descriptor keeps it alive. */
 	fd = xdup(fileno(f));
 	fclose(f);
@@ -334,7 +344,7 @@ static void import_changegroup(struct stream *cg, int version,
 	int fd;
 
 	read_changesets(cg, version, &changesets);
-	fd = spool_manifests(cg);
+	fd = spool_manifests(cg, version);
 	import_files(cg, version, stats);
 	file_reset_cache();
 	if (lseek(fd, 0, SEEK_SET) < 0)
@@ -345,6 +355,7 @@ static void import_changegroup(struct stream *cg, int version,
 	close(fd);
 	manifest_reset_cache();
 	verify_id_finish();
+	manifest_precheck_reset();
 	import_changesets(&changesets, stats);
 	changeset_spool_release(&changesets);
 }

@@ -605,7 +605,7 @@ static void rebase_delta(struct rev_chunk *chunk, struct strbuf *rebased)
 	hg_oidcpy(&chunk->delta_base, &last_node);
 }
 
-void import_manifest(struct rev_chunk *chunk)
+void import_manifest(struct rev_chunk *chunk, int id_checked)
 {
 	static const struct block_text empty = BLOCK_TEXT_INIT;
 	const struct block_text *base;
@@ -626,7 +626,9 @@ void import_manifest(struct rev_chunk *chunk)
 			     &text->text))
 		malformed(&chunk->node);
 	check_sorted(chunk, &text->text);
-	if (check_enabled(CHECK_MANIFESTS))
+	if (id_checked)
+		verify_id_poll();
+	else if (check_enabled(CHECK_MANIFESTS))
 		verify_id_async("manifest", &chunk->node, &chunk->p1,
 				&chunk->p2, text);
 	apply_to_trees(chunk, base, rebuild);

@@ -19,7 +19,8 @@ struct rev_chunk;
  * Import one manifest revision of a changegroup (verifying its id), with
  * the git tree of its files: the files must have been imported first.
  */
-void import_manifest(struct rev_chunk *chunk);
+/* id_checked: its id was checked already (manifest-precheck.h). */
+void import_manifest(struct rev_chunk *chunk, int id_checked);
 
 /* The text of a stored manifest (empty for the null id). */
 void manifest_text(const struct hg_oid *node, struct strbuf *out);

@@ -1,0 +1,147 @@
+/* Manifest ids checked as the changegroup arrives: see manifest-precheck.h. */
+#include "cache.h"
+#include "check.h"
+#include "hg-id.h"
+#include "id-verify.h"
+#include "manifest.h"
+#include "manifest-precheck.h"
+#include "metadata.h"
+
+/* Snapshots kept: enough for the chains of a sparse revlog's levels. */
+#define KEPT_SNAPSHOTS 4
+
+struct kept_text {
+	struct hg_oid node;
+	struct block_text text;
+	unsigned long used;	/* for evicting the least recently used */
+};
+
+static int active;
+static struct kept_text previous;	/* the last revision rebuilt */
+static int have_previous;
+static struct kept_text snapshots[KEPT_SNAPSHOTS];
+static unsigned long uses;
+static unsigned char *checked;		/* a bit per manifest of the group */
+static size_t checked_alloc;
+
+void manifest_precheck_start(void)
+{
+	manifest_precheck_reset();
+	active = check_enabled(CHECK_MANIFESTS);
+}
+
+/* A copy of `text` sharing its blocks (an empty delta applied). */
+static void keep(struct kept_text *kept, const struct hg_oid *node,
+		 const struct block_text *text)
+{
+	if (block_text_apply(text, "", 0, &kept->text))
+		BUG("an empty delta does not apply");
+	hg_oidcpy(&kept->node, node);
+	kept->used = ++uses;
+}
+
+static void keep_snapshot(const struct hg_oid *node,
+			  const struct block_text *text)
+{
+	struct kept_text *slot = &snapshots[0];
+	int i;
+
+	for (i = 1; i < KEPT_SNAPSHOTS; i++)
+		if (snapshots[i].used < slot->used)
+			slot = &snapshots[i];
+	keep(slot, node, text);
+}
+
+/* The text of `node` if we have it (or can read it from the repository). */
+static const struct block_text *find_base(const struct hg_oid *node,
+					  struct block_text *stored)
+{
+	static const struct block_text empty = BLOCK_TEXT_INIT;
+	int i;
+
+	if (hg_oid_is_null(node))
+		return &empty;
+	if (have_previous && hg_oideq(node, &previous.node))
+		return &previous.text;
+	for (i = 0; i < KEPT_SNAPSHOTS; i++) {
+		if (snapshots[i].used && hg_oideq(node, &snapshots[i].node)) {
+			snapshots[i].used = ++uses;
+			return &snapshots[i].text;
+		}
+	}
+	if (hg2git(node)) {
+		struct strbuf flat = STRBUF_INIT;
+		manifest_text(node, &flat);
+		block_text_set(stored, flat.buf, flat.len);
+		strbuf_release(&flat);
+		return stored;
+	}
+	return NULL;
+}
+
+void manifest_precheck(const struct rev_chunk *chunk, size_t index)
+{
+	struct block_text stored = BLOCK_TEXT_INIT;
+	const struct block_text *base;
+	struct shared_text *text;
+	int follows = have_previous &&
+		      hg_oideq(&chunk->delta_base, &previous.node);
+
+	if (!active)
+		return;
+	base = find_base(&chunk->delta_base, &stored);
+	if (!base) {
+		have_previous = 0;	/* left to the import */
+		return;
+	}
+	text = shared_text_take();
+	if (block_text_apply(base, chunk->delta, chunk->delta_len,
+			     &text->text)) {
+		/* Malformed: the import says so, with the details. */
+		shared_text_release(text);
+		block_text_release(&stored);
+		have_previous = 0;
+		return;
+	}
+	block_text_release(&stored);
+	verify_id_async("manifest", &chunk->node, &chunk->p1, &chunk->p2,
+			text);
+	keep(&previous, &chunk->node, &text->text);
+	have_previous = 1;
+	if (!follows)
+		keep_snapshot(&chunk->node, &text->text);
+	shared_text_release(text);
+	if (index / 8 >= checked_alloc) {
+		size_t old = checked_alloc;
+		ALLOC_GROW(checked, index / 8 + 1, checked_alloc);
+		memset(checked + old, 0, checked_alloc - old);
+	}
+	checked[index / 8] |= 1 << (index % 8);
+}
+
+void manifest_precheck_stop(void)
+{
+	int i;
+
+	block_text_release(&previous.text);
+	have_previous = 0;
+	for (i = 0; i < KEPT_SNAPSHOTS; i++) {
+		block_text_release(&snapshots[i].text);
+		snapshots[i].used = 0;
+	}
+	uses = 0;
+}
+
+int manifest_prechecked(size_t index)
+{
+	return index / 8 < checked_alloc &&
+	       (checked[index / 8] & (1 << (index % 8)));
+}
+
+void manifest_precheck_reset(void)
+{
+	manifest_precheck_stop();
+	FREE_AND_NULL(checked);
+	checked_alloc = 0;
+	active = 0;
+}
