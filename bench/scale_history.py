@@ -72,15 +72,38 @@ def parse_size(text):
     return Shape(int(files), int(commits))
 
 
-def cpu_seconds(pid):
-    """utime + stime + reaped children's, of `pid` from /proc, or 0."""
+def cpu_seconds(pid, children=True):
+    """utime + stime of `pid` from /proc/<pid>/stat (fields 14-15), with
+    its reaped children's (16-17) when `children`; 0 when it is gone."""
     try:
         with open(f'/proc/{pid}/stat') as f:
             fields = f.read().rsplit(')', 1)[1].split()
     except OSError:
         return 0.0
-    ticks = sum(int(v) for v in fields[11:15])
+    ticks = sum(int(v) for v in fields[11:15 if children else 13])
     return ticks / os.sysconf('SC_CLK_TCK')
+
+
+class Sampler(MemorySampler):
+    """MemorySampler that also keeps the CPU time of each process, as
+    last seen (the last interval of each process is missed)."""
+
+    def __init__(self, root, interval):
+        super().__init__(root, interval)
+        self.cpu = {}  # (pid, kind) -> seconds
+
+    def sample(self):
+        super().sample()
+        for key in list(self.peaks):
+            seconds = cpu_seconds(key[0], children=False)
+            if seconds:
+                self.cpu[key] = max(seconds, self.cpu.get(key, 0))
+
+    def cpu_by_kind(self):
+        kinds = {}
+        for (_, kind), seconds in self.cpu.items():
+            kinds[kind] = kinds.get(kind, 0) + seconds
+        return kinds
 
 
 def load_average():
@@ -91,9 +114,10 @@ def load_average():
 class Measure:
     """One clone: wall and CPU seconds, peak RSS, server CPU."""
 
-    def __init__(self, elapsed, cpu, rss, serve_cpu):
+    def __init__(self, elapsed, cpu, rss, serve_cpu, kinds):
         self.elapsed, self.cpu, self.rss = elapsed, cpu, rss
         self.serve_cpu = serve_cpu
+        self.kinds = kinds  # 'helper', 'python', 'git' -> CPU seconds
 
 
 def timed(args, cwd, env, interval, server_pid):
@@ -105,7 +129,7 @@ def timed(args, cwd, env, interval, server_pid):
                             stdin=subprocess.DEVNULL,
                             stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, start_new_session=True)
-    sampler = MemorySampler(proc.pid, interval).start()
+    sampler = Sampler(proc.pid, interval).start()
     stderr = []
     reader = threading.Thread(target=lambda: stderr.append(
         proc.stderr.read()), daemon=True)
@@ -117,7 +141,8 @@ def timed(args, cwd, env, interval, server_pid):
     sampler.stop()
     rss = max([usage.ru_maxrss * 1024, *sampler.peaks.values()])
     measure = Measure(elapsed, usage.ru_utime + usage.ru_stime, rss,
-                      cpu_seconds(server_pid) - serve_before)
+                      cpu_seconds(server_pid) - serve_before,
+                      sampler.cpu_by_kind())
     return measure, b''.join(stderr), os.waitstatus_to_exitcode(status)
 
 
@@ -211,7 +236,10 @@ class SizeBench:
             print(f'{line}\n  {tool}: FAILED: {problem}', flush=True)
             self.failed.append(tool)
             return
-        print(f'{line}, checked', flush=True)
+        kinds = ', '.join(f'{k} {v:.1f}' for k, v in
+                          sorted(measure.kinds.items()))
+        print(f'{line}, checked\n  {"":<20} CPU seen per process kind: '
+              f'{kinds}', flush=True)
         best = self.results.get(tool)
         if best is None or measure.elapsed < best.elapsed:
             self.results[tool] = measure
