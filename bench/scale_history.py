@@ -7,13 +7,14 @@ id verified, the default) and, when found, the reference git-cinnabar's
 (--reference DIR, default /work/ref-cinnabar/bin, or another git-cinnabar
 on PATH; --no-reference to skip it).  The histories come from the corpus's
 scale/gen-fastimport.py (see bench/scale_repos.py: made like
-manifest100k.hg, kept in build/bench-data/scale/):
+manifest100k.hg with hg convert, or for speed with our `git cinnabar
+bundle`, kept in build/bench-data/scale/):
 
     2500, 5000, 10000, 20000   100k files, that many commits after the
                                first (10000 is manifest100k.hg itself)
     8k, 16k, 33k               3000 files, 8250 / 16500 / 33000 commits:
                                a stand-in for a 33k-changeset project
-    FILES:COMMITS              any other
+    FILES:COMMITS[:bundle]     any other (made with bundle: see below)
 
 For each clone: wall time, CPU (user+sys of the whole process tree, and
 of `hg serve` while it ran), peak RSS of the largest process (VmHWM
@@ -53,8 +54,9 @@ DEFAULT_REFERENCE = Path('/work/ref-cinnabar/bin')
 NAMED_SIZES = {
     '2500': Shape(100000, 2500), '5000': Shape(100000, 5000),
     '10000': Shape(100000, 10000), '20000': Shape(100000, 20000),
-    '8k': Shape(3000, 8250), '16k': Shape(3000, 16500),
-    '33k': Shape(3000, 33000),
+    '8k': Shape(3000, 8250, method='bundle'),
+    '16k': Shape(3000, 16500, method='bundle'),
+    '33k': Shape(3000, 33000, method='bundle'),
 }
 DEFAULT_SIZES = '2500,5000,10000,20000,8k,16k,33k'
 HG, OURS, THEIRS = 'hg clone -U', 'ours', 'git-cinnabar 0.7.5'
@@ -66,10 +68,13 @@ def parse_size(text):
     if text in NAMED_SIZES:
         return NAMED_SIZES[text]
     files, _, commits = text.partition(':')
-    if not (files.isdigit() and commits.isdigit()):
+    commits, _, method = commits.partition(':')
+    if not (files.isdigit() and commits.isdigit()
+            and method in ('', 'bundle')):
         raise ValueError(f"unknown size '{text}' (one of "
-                         f"{', '.join(NAMED_SIZES)}, or FILES:COMMITS)")
-    return Shape(int(files), int(commits))
+                         f"{', '.join(NAMED_SIZES)}, or "
+                         f"FILES:COMMITS[:bundle])")
+    return Shape(int(files), int(commits), method=method or 'convert')
 
 
 def cpu_seconds(pid, children=True):
@@ -254,11 +259,13 @@ def growth_report(benches):
     """Per stream, what each step in size costs per changeset."""
     streams = {}
     for bench in benches:
-        key = (bench.shape.files, bench.shape.seed)
+        key = (bench.shape.files, bench.shape.seed, bench.shape.method)
         streams.setdefault(key, []).append(bench)
-    for (files, seed), group in streams.items():
+    for (files, seed, method), group in streams.items():
+        if len(group) < 2:
+            continue
         group.sort(key=lambda b: b.shape.commits)
-        print(f'\n{files} files (seed {seed}): cost per changeset between '
+        print(f'\n{files} files (seed {seed}, {method}): cost per changeset between '
               f'consecutive sizes (wall ms / CPU ms incl. hg serve / '
               f'RSS bytes of the largest process)')
         for a, b in zip(group, group[1:]):
@@ -331,7 +338,7 @@ def parse_args():
         args.shapes = [parse_size(s) for s in args.sizes.split(',') if s]
     except ValueError as e:
         parser.error(str(e))
-    args.shapes.sort(key=lambda s: (s.files, s.seed, s.commits))
+    args.shapes.sort(key=lambda s: (-s.files, s.seed, s.commits))
     return args
 
 
