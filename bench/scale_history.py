@@ -265,8 +265,8 @@ def growth_report(benches):
         if len(group) < 2:
             continue
         group.sort(key=lambda b: b.shape.commits)
-        print(f'\n{files} files (seed {seed}, {method}): cost per changeset between '
-              f'consecutive sizes (wall ms / CPU ms incl. hg serve / '
+        print(f'\n{files} files (seed {seed}, {method}): cost per '
+              f'changeset between consecutive sizes (wall ms / CPU ms incl. hg serve / '
               f'RSS bytes of the largest process)')
         for a, b in zip(group, group[1:]):
             cells = []
