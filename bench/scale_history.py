@@ -266,8 +266,8 @@ def growth_report(benches):
             continue
         group.sort(key=lambda b: b.shape.commits)
         print(f'\n{files} files (seed {seed}, {method}): cost per '
-              f'changeset between consecutive sizes (wall ms / CPU ms incl. hg serve / '
-              f'RSS bytes of the largest process)')
+              f'changeset between consecutive sizes (wall ms / CPU ms '
+              f'incl. hg serve / RSS bytes of the largest process)')
         for a, b in zip(group, group[1:]):
             cells = []
             for tool in (HG, OURS, THEIRS):
