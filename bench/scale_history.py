@@ -11,10 +11,12 @@ manifest100k.hg with hg convert, or for speed with our `git cinnabar
 bundle`, kept in build/bench-data/scale/):
 
     2500, 5000, 10000, 20000   100k files, that many commits after the
-                               first (10000 is manifest100k.hg itself)
-    8k, 16k, 33k               3000 files, 8250 / 16500 / 33000 commits:
-                               a stand-in for a 33k-changeset project
-    FILES:COMMITS[:bundle]     any other (made with bundle: see below)
+                               first (10000 is manifest100k.hg itself;
+                               20000 takes ~20 min of CPU to convert)
+    8k, 16k, 33k               3000 files, 8250 / 16500 / 33000 commits
+                               (made with `git cinnabar bundle`): a
+                               stand-in for a 33k-changeset project
+    FILES:COMMITS[:bundle]     any other
 
 For each clone: wall time, CPU (user+sys of the whole process tree, and
 of `hg serve` while it ran), peak RSS of the largest process (VmHWM
@@ -30,6 +32,7 @@ the same figure at every step) and ours / hg clone -U.
         [--keep] [--interval MS]
 """
 
+import argparse
 import os
 import shutil
 import subprocess
@@ -322,6 +325,8 @@ def commit_measured():
 def parse_args():
     parser = bench_parser(__doc__, 1, 'repeat each clone; the fastest run '
                           'is kept (default 1)', memory=False)
+    parser.description = __doc__
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument('--sizes', default=DEFAULT_SIZES,
                         help=f'comma-separated sizes (default '
                         f'{DEFAULT_SIZES})')
