@@ -44,6 +44,7 @@ CONVERT_CONFIG = ['--config', 'extensions.convert=',
                   '--config', 'convert.git.saverev=false',
                   '--config', 'convert.git.findcopiesharder=true']
 NICE = ['nice', '-n', '10']
+BUNDLE_CHUNK = 2000
 
 
 class GenerationError(Exception):
@@ -184,12 +185,27 @@ class RepoMaker:
             raise GenerationError('gen-fastimport.py failed')
 
     def _bundle(self, shape, gitdir, path):
+        """Bundle BUNDLE_CHUNK commits at a time (`git cinnabar bundle`
+        holds ~300 kB per changeset at 3000 files until it ends), each
+        chunk unbundled in git too so that the next one's parent is known
+        to come from Mercurial (the commits unbundled are the very
+        commits of the stream: same content, same ids)."""
         bundle = path.parent / 'bundle.hg'
-        self.log(f'{shape.key}: git cinnabar bundle, hg unbundle, hg verify')
-        run(NICE + ['git', '-C', gitdir, 'cinnabar', 'bundle', '-t',
-                    'none-v2', bundle, 'master'])
+        self.log(f'{shape.key}: git cinnabar bundle, hg unbundle by '
+                 f'{BUNDLE_CHUNK} commits, then hg verify')
+        commits = run(['git', '-C', gitdir, 'rev-list', '--reverse',
+                       'master']).split()
         run([self.hg, 'init', path])
-        run(NICE + [self.hg, '-R', path, 'unbundle', '-q', bundle])
+        previous = None
+        for end in range(BUNDLE_CHUNK, len(commits) + BUNDLE_CHUNK,
+                         BUNDLE_CHUNK):
+            last = commits[min(end, len(commits)) - 1]
+            revs = [last] + ([f'^{previous}'] if previous else [])
+            git = NICE + ['git', '-C', gitdir, 'cinnabar']
+            run(git + ['bundle', '-t', 'none-v2', bundle, *revs])
+            run(git + ['unbundle', bundle])
+            run(NICE + [self.hg, '-R', path, 'unbundle', '-q', bundle])
+            previous = last
         bundle.unlink()
         run(NICE + [self.hg, '-R', path, 'verify', '-q'])
 
