@@ -46,7 +46,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / 'tests'))
 
 from clone_nginx import MB, MemorySampler, bench_parser  # noqa: E402
-from clone_nginx import find_reference  # noqa: E402
+from clone_nginx import classify, command_line  # noqa: E402
+from clone_nginx import find_reference, process_tree  # noqa: E402
 from lib import env as test_env  # noqa: E402
 from lib.hg import Hg, HgServer  # noqa: E402
 from lib.proc import kill_group  # noqa: E402
@@ -94,22 +95,24 @@ def cpu_seconds(pid, children=True):
 
 class Sampler(MemorySampler):
     """MemorySampler that also keeps the CPU time of each process, as
-    last seen (the last interval of each process is missed)."""
+    last seen (the last interval of each process is missed), counted for
+    the kind of program it ran last (a pid can exec another)."""
 
     def __init__(self, root, interval):
         super().__init__(root, interval)
-        self.cpu = {}  # (pid, kind) -> seconds
+        self.cpu = {}  # pid -> (seconds, kind)
 
     def sample(self):
         super().sample()
-        for key in list(self.peaks):
-            seconds = cpu_seconds(key[0], children=False)
-            if seconds:
-                self.cpu[key] = max(seconds, self.cpu.get(key, 0))
+        for pid in process_tree(self.root):
+            argv = command_line(pid)
+            seconds = cpu_seconds(pid, children=False)
+            if argv is not None and seconds:
+                self.cpu[pid] = (seconds, classify(argv))
 
     def cpu_by_kind(self):
         kinds = {}
-        for (_, kind), seconds in self.cpu.items():
+        for seconds, kind in self.cpu.values():
             kinds[kind] = kinds.get(kind, 0) + seconds
         return kinds
 
