@@ -21,15 +21,15 @@ The stream of N commits is the beginning of the stream of M > N commits
   continued from one of fewer commits (convert's `.hg/shamap`, git commit
   -> hg changeset, written for the commits that repository already has).
 
-Converting is slow (at 100k files ~115 ms of CPU per commit, most of it
-convert's copy search; 16 ms at 3000 files): shapes of method 'bundle'
+Converting is slow (~115 ms of CPU per commit at 100k files, 16 ms at
+3000 files, measured on this 2-core machine): shapes of method 'bundle'
 are made instead with our `git cinnabar bundle` of the fast-imported
 stream (~1.5 ms per commit at 3000 files) and `hg unbundle`, then checked
 with `hg verify`.  Those have no copy information (it gives convert's ids
 up to the first copy), so they are kept apart from converted ones.
 
 Each repository is kept under build/bench-data/scale/ by its parameters
-(f<files>-c<commits>-s<seed>/hg, with a READY file holding the tip id
+(f<files>-c<commits>-s<seed>[-bundle]/hg, with a READY file holding the tip id
 once complete), so that runs after the first only read them.
 """
 
