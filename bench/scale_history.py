@@ -105,9 +105,9 @@ class Sampler(MemorySampler):
     def sample(self):
         super().sample()
         for pid in process_tree(self.root):
-            argv = command_line(pid)
+            argv = command_line(pid)  # empty for a zombie
             seconds = cpu_seconds(pid, children=False)
-            if argv is not None and seconds:
+            if argv and seconds:
                 self.cpu[pid] = (seconds, classify(argv))
 
     def cpu_by_kind(self):
