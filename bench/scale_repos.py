@@ -186,7 +186,8 @@ class RepoMaker:
 
     def _bundle(self, shape, gitdir, path):
         """Bundle BUNDLE_CHUNK commits at a time (`git cinnabar bundle`
-        holds ~300 kB per changeset at 3000 files until it ends), each
+        holds about a manifest text per changeset until it ends: ~300 kB
+        at 3000 files), each
         chunk unbundled in git too so that the next one's parent is known
         to come from Mercurial (the commits unbundled are the very
         commits of the stream: same content, same ids)."""
