@@ -1,0 +1,261 @@
+"""Mercurial repositories of any size, from the corpus's generator.
+
+`../shared/corpus/scale/gen-fastimport.py N_FILES N_COMMITS [SEED]`
+writes a git fast-import stream: one commit adding N_FILES files, then
+N_COMMITS commits changing 1-3 files each (and adding one in about 10% of
+them).  The corpus's manifest100k.hg is that stream for 100000 files,
+10000 commits, seed 42, converted by Mercurial's convert extension with
+`convert.git.saverev=false` (no `convert_revision` extra) and
+`convert.git.findcopiesharder=true` (a new file with the content of an
+existing one is recorded as a copy of it): converting the stream that way
+gives its changeset ids exactly (checked on its first 200 changesets).
+Repositories made here are made the same way, so that they are
+comparable.
+
+The stream of N commits is the beginning of the stream of M > N commits
+(same seed: the random draws come in the same order), so:
+
+- a repository of N commits is a prefix of any made with more commits
+  (`hg clone -U -r N`, revision N being commit N after the initial one);
+- a repository of M commits is the conversion of the stream of M commits
+  continued from one of fewer commits (convert's `.hg/shamap`, git commit
+  -> hg changeset, written for the commits that repository already has).
+
+Converting is slow (~115 ms of CPU per commit at 100k files, 16 ms at
+3000 files, measured on this 2-core machine): shapes of method 'bundle'
+are made instead with our `git cinnabar bundle` of the fast-imported
+stream (~1.5 ms per commit at 3000 files) and `hg unbundle`, then checked
+with `hg verify`.  Those have no copy information (it gives convert's ids
+up to the first copy), so they are kept apart from converted ones.
+
+Each repository is kept under build/bench-data/scale/ by its parameters
+(f<files>-c<commits>-s<seed>[-bundle]/hg, with a READY file holding the tip id
+once complete), so that runs after the first only read them.
+"""
+
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+CACHE = Path(__file__).resolve().parents[1] / 'build' / 'bench-data' / 'scale'
+CORPUS_SHAPE = (100000, 10000, 42)  # what manifest100k.hg holds
+CONVERT_CONFIG = ['--config', 'extensions.convert=',
+                  '--config', 'convert.git.saverev=false',
+                  '--config', 'convert.git.findcopiesharder=true']
+NICE = ['nice', '-n', '10']
+BUNDLE_CHUNK = 2000
+
+
+class GenerationError(Exception):
+    pass
+
+
+class Shape:
+    """A history from the generator: files, commits after the first,
+    random seed."""
+
+    def __init__(self, files, commits, seed=42, method='convert'):
+        self.files, self.commits, self.seed = files, commits, seed
+        self.method = method
+
+    @property
+    def key(self):
+        suffix = '' if self.method == 'convert' else f'-{self.method}'
+        return f'f{self.files}-c{self.commits}-s{self.seed}{suffix}'
+
+    @property
+    def changesets(self):
+        return self.commits + 1
+
+    def __str__(self):
+        return (f'{self.files} files, {self.changesets} changesets '
+                f'(seed {self.seed}, {self.method})')
+
+
+def run(args, **kwargs):
+    """Run `args`; raise GenerationError with its stderr on failure."""
+    proc = subprocess.run(args, stdin=kwargs.pop('stdin', subprocess.DEVNULL),
+                          stdout=kwargs.pop('stdout', subprocess.PIPE),
+                          stderr=subprocess.PIPE, **kwargs)
+    if proc.returncode:
+        err = proc.stderr.decode(errors='replace')[-2000:]
+        raise GenerationError(f'{" ".join(map(str, args))}: exit code '
+                              f'{proc.returncode}\n{err}')
+    return proc.stdout.decode() if proc.stdout else ''
+
+
+class RepoMaker:
+    """Makes (or finds in the cache) the hg repository of a Shape."""
+
+    def __init__(self, hg, corpus, cache=CACHE, log=print):
+        self.hg = hg
+        self.corpus = corpus
+        self.cache = cache
+        self.log = log
+        self.seconds = {}  # key -> generation wall time, made this run
+
+    def ready(self, shape):
+        return (self.cache / shape.key / 'READY').is_file()
+
+    def repo(self, shape):
+        """The repository of `shape`, made when not cached."""
+        path = self.cache / shape.key / 'hg'
+        if self.ready(shape):
+            return path
+        start = time.monotonic()
+        workdir = self.cache / shape.key
+        shutil.rmtree(workdir, ignore_errors=True)
+        workdir.mkdir(parents=True)
+        self._make(shape, path)
+        self._check(shape, path)
+        self.seconds[shape.key] = time.monotonic() - start
+        self.log(f'{shape.key}: made in {self.seconds[shape.key]:.0f} s')
+        return path
+
+    def _make(self, shape, path):
+        if self._is_corpus(shape):
+            self.log(f'{shape.key}: hg unbundle of the corpus bundle')
+            run([self.hg, 'init', path])
+            run(NICE + [self.hg, '-R', path, 'unbundle', '-q',
+                        self.corpus / 'scale' / 'manifest100k.hg'])
+            return
+        longer = self._longer(shape)
+        if longer:
+            self.log(f'{shape.key}: first {shape.changesets} changesets '
+                     f'of {longer.key}')
+            run([self.hg, 'clone', '-U', '-q', '-r', str(shape.commits),
+                 self.repo(longer), path])
+            return
+        gitdir = path.parent / 'git'
+        self._fast_import(shape, gitdir)
+        if shape.method == 'bundle':
+            self._bundle(shape, gitdir, path)
+        else:
+            self._convert(shape, gitdir, path, self._shorter(shape))
+        shutil.rmtree(gitdir)
+
+    def _is_corpus(self, shape):
+        return (shape.method == 'convert' and
+                (shape.files, shape.commits, shape.seed) == CORPUS_SHAPE)
+
+    def _same_stream(self, shape):
+        """Shapes of the same stream (files, seed) in the cache or the
+        corpus, the corpus's first."""
+        found = []
+        files, _, seed = CORPUS_SHAPE
+        if ((shape.files, shape.seed, shape.method)
+                == (files, seed, 'convert')):
+            found.append(Shape(*CORPUS_SHAPE))
+        prefix = f'f{shape.files}-c'
+        for entry in sorted(self.cache.glob(prefix + '*')):
+            commits = entry.name[len(prefix):].partition('-')[0]
+            if not commits.isdigit():
+                continue
+            other = Shape(shape.files, int(commits), shape.seed,
+                          shape.method)
+            if other.key == entry.name and (entry / 'READY').is_file():
+                found.append(other)
+        return found
+
+    def _longer(self, shape):
+        """The shortest known shape of the same stream with more commits."""
+        longer = [s for s in self._same_stream(shape)
+                  if s.commits > shape.commits]
+        return min(longer, key=lambda s: s.commits, default=None)
+
+    def _shorter(self, shape):
+        """The longest known shape of the same stream with fewer commits."""
+        shorter = [s for s in self._same_stream(shape)
+                   if s.commits < shape.commits]
+        return max(shorter, key=lambda s: s.commits, default=None)
+
+    def _fast_import(self, shape, gitdir):
+        self.log(f'{shape.key}: git fast-import of gen-fastimport.py\'s '
+                 f'stream')
+        run(['git', 'init', '-q', '--bare', gitdir])
+        gen = subprocess.Popen(
+            NICE + ['python3', self.corpus / 'scale' / 'gen-fastimport.py',
+                    str(shape.files), str(shape.commits), str(shape.seed)],
+            stdout=subprocess.PIPE)
+        run(NICE + ['git', '-C', gitdir, 'fast-import', '--quiet'],
+            stdin=gen.stdout)
+        gen.stdout.close()
+        if gen.wait():
+            raise GenerationError('gen-fastimport.py failed')
+
+    def _bundle(self, shape, gitdir, path):
+        """Bundle BUNDLE_CHUNK commits at a time (`git cinnabar bundle`
+        holds about a manifest text per changeset until it ends: ~300 kB
+        at 3000 files), each
+        chunk unbundled in git too so that the next one's parent is known
+        to come from Mercurial (the commits unbundled are the very
+        commits of the stream: same content, same ids)."""
+        bundle = path.parent / 'bundle.hg'
+        self.log(f'{shape.key}: git cinnabar bundle, hg unbundle by '
+                 f'{BUNDLE_CHUNK} commits, then hg verify')
+        commits = run(['git', '-C', gitdir, 'rev-list', '--reverse',
+                       'master']).split()
+        run([self.hg, 'init', path])
+        previous = None
+        for end in range(BUNDLE_CHUNK, len(commits) + BUNDLE_CHUNK,
+                         BUNDLE_CHUNK):
+            last = commits[min(end, len(commits)) - 1]
+            revs = [last] + ([f'^{previous}'] if previous else [])
+            git = NICE + ['git', '-C', gitdir, 'cinnabar']
+            run(git + ['bundle', '-t', 'none-v2', bundle, *revs])
+            run(git + ['unbundle', bundle])
+            run(NICE + [self.hg, '-R', path, 'unbundle', '-q', bundle])
+            previous = last
+        bundle.unlink()
+        run(NICE + [self.hg, '-R', path, 'verify', '-q'])
+
+    def _convert(self, shape, gitdir, path, start):
+        if start:
+            self.log(f'{shape.key}: continuing from {start.key}')
+            run([self.hg, 'clone', '-U', '-q', self.repo(start), path])
+            self._write_shamap(gitdir, path, start)
+        self.log(f'{shape.key}: hg convert (nice)')
+        run(NICE + [self.hg, *CONVERT_CONFIG, 'convert', '-q',
+                    gitdir, path])
+        run([self.hg, '-R', path, 'bookmark', '-d', 'master'])
+
+    def _write_shamap(self, gitdir, path, start):
+        """Tell convert that the first commits of the stream are the
+        changesets `path` already has, after checking that they say the
+        same (message and date of each)."""
+        commits = run(['git', '-C', gitdir, 'log', '--reverse',
+                       '--format=%H %at %s', 'master']).splitlines()
+        nodes = run([self.hg, '-R', path, 'log', '-r', 'all()', '-T',
+                     '{node} {date|hgdate} {desc|firstline}\n']).splitlines()
+        if len(nodes) != start.changesets or len(commits) < len(nodes):
+            raise GenerationError(f'{path}: {len(nodes)} changesets, '
+                                  f'{len(commits)} commits in the stream')
+        lines = []
+        for commit, node in zip(commits, nodes):
+            sha, date, subject = commit.split(' ', 2)
+            hg_id, hg_date, _, hg_subject = node.split(' ', 3)
+            if (date, subject) != (hg_date, hg_subject):
+                raise GenerationError(f'{path}: changeset {hg_id} does not '
+                                      f'match commit {sha} of the stream')
+            lines.append(f'{sha} {hg_id}\n')
+        (path / '.hg' / 'shamap').write_text(''.join(lines))
+
+    def _check(self, shape, path):
+        tip = run([self.hg, '-R', path, 'log', '-r', 'tip', '-T',
+                   '{rev} {node} {desc}']).split(' ', 2)
+        expected = [str(shape.commits), None,
+                    f'change {shape.commits - 1}' if shape.commits
+                    else 'initial import']
+        if tip[0] != expected[0] or tip[2] != expected[2]:
+            raise GenerationError(f'{path}: tip is {" ".join(tip)}, '
+                                  f'expected rev {expected[0]} '
+                                  f'"{expected[2]}"')
+        (path.parent / 'READY').write_text(tip[1] + '\n')
+
+
+def describe_generation():
+    return (f'gen-fastimport.py streams through hg convert '
+            f'({" ".join(CONVERT_CONFIG[1::2])}) or, method bundle, '
+            f'git cinnabar bundle + hg unbundle + hg verify; '
+            f'under {" ".join(NICE)}')
