@@ -279,6 +279,10 @@ struct cs_rev {
 	struct hg_oid node, p1, p2, manifest, mp1, mp2;
 	struct strbuf text;
 	struct strbuf manifest_text;	/* for new manifests */
+	/* Once its delta is made, the text waits in the spill file. */
+	off_t manifest_off;
+	size_t manifest_len;
+	int manifest_spilled;
 	/* When the manifest is sent: its delta and the delta's base. */
 	struct strbuf manifest_delta;
 	struct hg_oid manifest_base;
@@ -360,14 +364,56 @@ static struct cs_rev *batch_changeset(const struct hg_oid *node)
 							: NULL;
 }
 
+/*
+ * New manifest texts go to a temporary file once their delta is made:
+ * kept in memory, they made a push or bundle hold one whole manifest per
+ * changeset until the end (gigabytes for 30k files and a few thousand
+ * changesets). Later changesets read back the few their parents need
+ * (the cache of recent manifests keeps the last ones).
+ */
+static FILE *manifest_spill;
+
+static void spill_manifest_text(struct cs_rev *cs)
+{
+	if (!cs->new_manifest || cs->manifest_spilled)
+		return;
+	if (!manifest_spill && !(manifest_spill = tmpfile()))
+		die_errno("cannot create a temporary file");
+	if (fseeko(manifest_spill, 0, SEEK_END) ||
+	    (cs->manifest_off = ftello(manifest_spill)) < 0 ||
+	    fwrite(cs->manifest_text.buf, 1, cs->manifest_text.len,
+		   manifest_spill) != cs->manifest_text.len)
+		die_errno("cannot write a temporary file");
+	cs->manifest_len = cs->manifest_text.len;
+	cs->manifest_spilled = 1;
+	strbuf_release(&cs->manifest_text);
+}
+
+static const struct strbuf *spilled_text(const struct cs_rev *cs)
+{
+	static struct strbuf text = STRBUF_INIT;
+
+	if (!cs->manifest_spilled)
+		return &cs->manifest_text;
+	strbuf_reset(&text);
+	strbuf_grow(&text, cs->manifest_len);
+	if (fflush(manifest_spill) ||
+	    fseeko(manifest_spill, cs->manifest_off, SEEK_SET) ||
+	    fread(text.buf, 1, cs->manifest_len, manifest_spill) !=
+	    cs->manifest_len)
+		die_errno("cannot read a temporary file");
+	strbuf_setlen(&text, cs->manifest_len);
+	return &text;
+}
+
 static const struct strbuf *batch_manifest_text(const struct hg_oid *id)
 {
 	struct cs_rev *cs = batch_current();
 	size_t i;
 	if (cs && cs->new_manifest && hg_oideq(&cs->manifest, id))
-		return &cs->manifest_text;
+		return spilled_text(cs);
 	return cs && get_pos(current->by_manifest, id, &i)
-		? &current->cs[i].manifest_text : NULL;
+		? spilled_text(&current->cs[i]) : NULL;
 }
 
 /* The raw text of a changeset, pushed in this batch or stored. */
@@ -1453,6 +1499,7 @@ void create_changegroup(int version, const char *path,
 			convert_commit(&st, cs, &c);
 		index_commit(&st, i);
 		make_manifest_delta(&st, cs, version);
+		spill_manifest_text(cs);
 		raw_commit_release(&c);
 	}
 	f = fopen(path, "wb");
@@ -1474,6 +1521,10 @@ void create_changegroup(int version, const char *path,
 		import_back(path, version, &st);
 	current = NULL;
 	new_manifest_text = NULL;
+	if (manifest_spill) {
+		fclose(manifest_spill);
+		manifest_spill = NULL;
+	}
 	for (i = 0; i < MMAP_CACHE; i++) {
 		mmap_free(mmap_cache[i]);
 		mmap_cache[i] = NULL;
