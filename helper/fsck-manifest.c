@@ -6,6 +6,7 @@
 #include "store.h"
 #include "git-tree.h"
 #include "metadata.h"
+#include "manifest.h"
 #include "fsck-manifest.h"
 
 /*
@@ -115,14 +116,9 @@ void manifest_trees_reset(void)
 /* The flag of a manifest line for the mode of its gitlink. */
 static const char *line_flag(unsigned mode, const struct strbuf *path)
 {
-	if (S_ISGITLINK(mode)) {
-		if ((mode & 0755) == 0755)
-			return "x";
-		if ((mode & 0644) == 0644)
-			return "";
-		if (!(mode & 0777))
-			return "l";
-	}
+	const char *flag = manifest_flag_of_mode(mode);
+	if (flag)
+		return flag;
 	die("manifest entry '%s' has unexpected mode %06o", path->buf, mode);
 }
 

@@ -2,20 +2,16 @@
 #include "cache.h"
 #include "store.h"
 #include "tree-iter.h"
+#include "manifest.h"
 #include "manifest-diff.h"
 
 static char flag_of_mode(unsigned mode, const struct object_id *tree)
 {
-	if (!S_ISGITLINK(mode))
+	const char *flag = manifest_flag_of_mode(mode);
+	if (!flag)
 		die("manifest tree %s is damaged (mode %06o)",
 		    oid_to_hex(tree), mode);
-	if ((mode & 0755) == 0755)
-		return 'x';
-	if ((mode & 0644) == 0644)
-		return '\0';
-	if (!(mode & 0777))
-		return 'l';
-	die("manifest tree %s is damaged (mode %06o)", oid_to_hex(tree), mode);
+	return *flag;
 }
 
 static void add(struct manifest_changes *c, struct strbuf *base,

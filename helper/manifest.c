@@ -45,17 +45,25 @@ void commit_tree_oid(const struct object_id *commit, struct object_id *tree)
 	raw_commit_release(&c);
 }
 
-static const char *flag_for_mode(unsigned mode, const char *path)
+const char *manifest_flag_of_mode(unsigned mode)
 {
 	if (!S_ISGITLINK(mode))
-		die("manifest entry '%s' has unexpected mode %06o", path, mode);
+		return NULL;
 	if ((mode & 0755) == 0755)
 		return "x";
 	if ((mode & 0644) == 0644)
 		return "";
 	if (!(mode & 0777))
 		return "l";
-	die("manifest entry '%s' has unexpected mode %06o", path, mode);
+	return NULL;
+}
+
+static const char *flag_for_mode(unsigned mode, const char *path)
+{
+	const char *flag = manifest_flag_of_mode(mode);
+	if (!flag)
+		die("manifest entry '%s' has unexpected mode %06o", path, mode);
+	return flag;
 }
 
 /*

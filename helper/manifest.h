@@ -25,6 +25,13 @@ void import_manifest(struct rev_chunk *chunk, int id_checked);
 /* The text of a stored manifest (empty for the null id). */
 void manifest_text(const struct hg_oid *node, struct strbuf *out);
 
+/*
+ * The flag of a manifest line ("x", "l" or "") for the mode of its entry
+ * in a manifest tree (a gitlink: 0160755, 0160000, 0160644); NULL for a
+ * mode no line has.
+ */
+const char *manifest_flag_of_mode(unsigned mode);
+
 /* The tree of a manifest or changeset commit. */
 void commit_tree_oid(const struct object_id *commit, struct object_id *tree);
 
