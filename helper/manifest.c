@@ -203,6 +203,10 @@ static int next_line(const char **p, const char *end,
 	const char *nul = memchr(*p, '\0', end - *p), *eol;
 	if (!nul || nul == *p || end - nul < HG_HEXSZ + 2)
 		return -1;
+	/* A line break before the NUL: a line without one (an empty
+	 * line, say), which Mercurial does not read either. */
+	if (memchr(*p, '\n', nul - *p))
+		return -1;
 	line->path = *p;
 	line->path_len = nul - *p;
 	if (hg_oid_from_hex(nul + 1, &line->oid))

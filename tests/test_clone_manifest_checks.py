@@ -147,3 +147,17 @@ def test_other_id_checks_on_by_default_and_turned_off(kind, off, tmp_path):
     result = assert_refused(url, tmp_path, 'does not match its contents')
     assert kind in result.err
     clone_ok(url, tmp_path, '-c', f'cinnabar.check={off}', name='off')
+
+
+@pytest.mark.parametrize('manifest', [
+    pytest.param(b'\n' + text(A, B), id='empty-first-line'),
+    pytest.param(text(A) + b'\n' + text(B), id='empty-line'),
+])
+def test_manifest_with_an_empty_line_is_refused(manifest, tmp_path):
+    """A line break before the NUL would make a path of two lines (the
+    fuzzer found one taken, after which fsck could not find the file's
+    parents at that path); Mercurial does not read such a manifest."""
+    history = History()
+    history.add(dict([A, B]), manifest_text=manifest)
+    assert_refused(write(history, tmp_path), tmp_path,
+                   'malformed manifest revision')
