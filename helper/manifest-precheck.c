@@ -70,10 +70,7 @@ static const struct block_text *find_base(const struct hg_oid *node,
 		}
 	}
 	if (hg2git(node)) {
-		struct strbuf flat = STRBUF_INIT;
-		manifest_text(node, &flat);
-		block_text_set(stored, flat.buf, flat.len);
-		strbuf_release(&flat);
+		manifest_block_text(node, stored);
 		return stored;
 	}
 	return NULL;

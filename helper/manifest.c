@@ -188,6 +188,15 @@ void manifest_text(const struct hg_oid *node, struct strbuf *out)
 	strbuf_release(&base);
 }
 
+void manifest_block_text(const struct hg_oid *node, struct block_text *out)
+{
+	struct strbuf flat = STRBUF_INIT;
+
+	manifest_text(node, &flat);
+	block_text_set(out, flat.buf, flat.len);
+	strbuf_release(&flat);
+}
+
 /* One manifest line. */
 struct manifest_line {
 	const char *path;
@@ -599,13 +608,10 @@ static void diff_sorted(const struct rev_chunk *chunk,
 static void rebase_delta(struct rev_chunk *chunk, struct strbuf *rebased)
 {
 	struct block_text base = BLOCK_TEXT_INIT, text = BLOCK_TEXT_INIT;
-	struct strbuf flat = STRBUF_INIT;
 
 	if (!hg_oid_is_null(&chunk->delta_base) && !hg2git(&chunk->delta_base))
 		return;	/* load_base() says what is missing */
-	manifest_text(&chunk->delta_base, &flat);
-	block_text_set(&base, flat.buf, flat.len);
-	strbuf_release(&flat);
+	manifest_block_text(&chunk->delta_base, &base);
 	validate_delta(chunk, &base);
 	if (block_text_apply(&base, chunk->delta, chunk->delta_len, &text))
 		malformed(&chunk->node);

@@ -12,6 +12,7 @@
 #define CINNABAR_MANIFEST_H
 
 #include "hg-id.h"
+#include "block-text.h"
 
 struct rev_chunk;
 
@@ -24,6 +25,8 @@ void import_manifest(struct rev_chunk *chunk, int id_checked);
 
 /* The text of a stored manifest (empty for the null id). */
 void manifest_text(const struct hg_oid *node, struct strbuf *out);
+/* The same, as a block text (block-text.h) into `out`. */
+void manifest_block_text(const struct hg_oid *node, struct block_text *out);
 
 /*
  * The flag of a manifest line ("x", "l" or "") for the mode of its entry
