@@ -1071,10 +1071,12 @@ static void convert_commit(struct push_state *st, struct cs_rev *cs,
 
 /*
  * The delta of a changeset's manifest, made as soon as the changeset is,
- * while its manifest and the previous one sent are in the cache: against
- * the previous manifest sent (for the first one, none, or in version 01
- * its first parent), with no general diff (see manifest-delta.h). A
- * manifest is sent once.
+ * while its manifest and its base are in the cache, with no general diff
+ * (see manifest-delta.h). The base, as for files (write_file_groups): in
+ * version 02 and 03 the first parent's manifest (known to the server:
+ * sent before, or stored there), else the previous manifest sent; in
+ * version 01 the previous manifest sent, for the first one the first
+ * parent's. A manifest is sent once.
  */
 static void make_manifest_delta(struct push_state *st, struct cs_rev *cs,
 				int version)
@@ -1090,13 +1092,15 @@ static void make_manifest_delta(struct push_state *st, struct cs_rev *cs,
 		cs->send_manifest = 0;
 		return;
 	}
-	if (version == 1 && hg_oid_is_null(base_id))
+	if (version == 1 ? hg_oid_is_null(base_id)
+			 : !hg_oid_is_null(&cs->mp1))
 		base_id = &cs->mp1;
 	base = mmap_get_manifest(base_id);
 	m = mmap_get_manifest(&cs->manifest);
 	manifest_delta(base ? base->text.buf : "", base ? base->text.len : 0,
 		       m->text.buf, m->text.len, &cs->manifest_delta);
-	hg_oidcpy(&cs->manifest_base, &st->last_sent_manifest);
+	hg_oidcpy(&cs->manifest_base, version == 1 ? &st->last_sent_manifest
+						   : base_id);
 	hg_oidcpy(&st->last_sent_manifest, &cs->manifest);
 }
 
@@ -1228,13 +1232,51 @@ static struct recent_rev *recent_base(struct recent_rev *recent,
 	return NULL;
 }
 
-/* The groups of files [from, to) (whole paths) of the sorted files. */
+/* The text of file revision `node`: one of this push's, or stored. */
+static void any_file_text(struct push_state *st, const struct hg_oid *node,
+			  struct strbuf *out)
+{
+	size_t i;
+	if (get_pos(st->new_files, node, &i))
+		file_rev_text(&st->files[i], out);
+	else
+		file_text(node, out);
+}
+
+/* The recent revision `node`, or NULL. */
+static struct recent_rev *recent_node(struct recent_rev *recent,
+				      size_t last, size_t nr,
+				      const struct hg_oid *node)
+{
+	size_t k;
+	for (k = 0; k < nr && k < RECENT_REVS - 1; k++) {
+		struct recent_rev *c = &recent[(last + RECENT_REVS - k) %
+					       RECENT_REVS];
+		if (hg_oideq(&c->node, node))
+			return c;
+	}
+	return NULL;
+}
+
+/*
+ * The groups of files [from, to) (whole paths) of the sorted files.
+ *
+ * In version 02 and 03, a revision is sent as a delta against its first
+ * parent, as Mercurial itself sends them from a generaldelta repository
+ * (the receiving server then stores the delta it gets rather than
+ * computing another: measured on nginx, 0.2 s less of the server's CPU
+ * than deltas against the previous revision of the group); a revision
+ * without parent against the previous one of the group, if any. The
+ * first parent is known to the server: sent before in the group (the
+ * revisions of a path are in the order of their changesets), or stored
+ * there. The pack's delta is used when it is against that base.
+ */
 static void write_file_groups(FILE *f, int version, struct push_state *st,
 			      size_t from, size_t to)
 {
 	struct recent_rev recent[RECENT_REVS];
 	struct strbuf delta = STRBUF_INIT, git_delta = STRBUF_INIT;
-	struct strbuf p1_text = STRBUF_INIT;
+	struct strbuf base_text = STRBUF_INIT;
 	size_t i, last = 0, nr = 0;
 
 	for (i = 0; i < RECENT_REVS; i++)
@@ -1243,9 +1285,11 @@ static void write_file_groups(FILE *f, int version, struct push_state *st,
 		struct file_rev *r = &st->files[i];
 		struct strbuf name = STRBUF_INIT;
 		int first = i == from || strcmp(st->files[i - 1].path, r->path);
-		struct recent_rev *slot, *base = NULL;
+		struct recent_rev *slot, *base = NULL, *want;
+		const struct hg_oid *base_node;
 		struct object_id blob;
 		off_t base_offset;
+		int have_delta = 0;
 
 		if (!first && hg_oideq(&st->files[i - 1].node, &r->node))
 			continue;
@@ -1270,24 +1314,35 @@ static void write_file_groups(FILE *f, int version, struct push_state *st,
 					   slot->pack, base_offset);
 		if (base && !git_delta_to_hg(base->text.buf, base->text.len,
 					     git_delta.buf, git_delta.len,
-					     &slot->text, &delta)) {
-			if (r->need_parents)
-				find_file_parents(r, &slot->text);
-			write_rev_delta(f, version, &r->node, &r->p1, &r->p2,
-					&r->link, &base->node, &delta);
-		} else {
-			const struct strbuf *prev = nr ? &recent[last].text
-						       : &p1_text;
+					     &slot->text, &delta))
+			have_delta = 1;
+		else
 			file_rev_text(r, &slot->text);
-			if (r->need_parents)
-				find_file_parents(r, &slot->text);
-			strbuf_reset(&p1_text);
-			if (!nr && version == 1 && !hg_oid_is_null(&r->p1))
-				file_text(&r->p1, &p1_text);
+		if (r->need_parents)
+			find_file_parents(r, &slot->text);
+
+		/* The base: see above. Version 01's is implied: the
+		 * previous revision, for the first one its first parent. */
+		if (version == 1)
+			base_node = nr ? &recent[last].node : &r->p1;
+		else if (hg_oid_is_null(&r->p1))
+			base_node = nr ? &recent[last].node : &hg_null_oid;
+		else
+			base_node = &r->p1;
+		if (have_delta && hg_oideq(&base->node, base_node)) {
+			write_rev_delta(f, version, &r->node, &r->p1, &r->p2,
+					&r->link, base_node, &delta);
+		} else {
+			const struct strbuf *text = &base_text;
+			want = nr ? recent_node(recent, last, nr, base_node)
+				  : NULL;
+			strbuf_reset(&base_text);
+			if (want)
+				text = &want->text;
+			else if (!hg_oid_is_null(base_node))
+				any_file_text(st, base_node, &base_text);
 			write_rev(f, version, &r->node, &r->p1, &r->p2,
-				  &r->link, nr ? &recent[last].node
-					       : &hg_null_oid,
-				  prev->buf, prev->len,
+				  &r->link, base_node, text->buf, text->len,
 				  slot->text.buf, slot->text.len);
 		}
 		hg_oidcpy(&slot->node, &r->node);
@@ -1301,7 +1356,7 @@ static void write_file_groups(FILE *f, int version, struct push_state *st,
 		strbuf_release(&recent[i].text);
 	strbuf_release(&delta);
 	strbuf_release(&git_delta);
-	strbuf_release(&p1_text);
+	strbuf_release(&base_text);
 }
 
 /*
@@ -1376,10 +1431,14 @@ static void append_child_part(FILE *f, pid_t child)
 
 static void write_files(FILE *f, int version, struct push_state *st)
 {
-	size_t mid;
+	size_t mid, i;
 	pid_t child = 0;
 
 	QSORT(st->files, st->files_nr, file_rev_cmp);
+	/* New revisions by id, now at their sorted positions. */
+	for (i = 0; i < st->files_nr; i++)
+		if (st->files[i].is_new)
+			set_pos(st->new_files, &st->files[i].node, i);
 	mid = files_split_point(st);
 	if (mid < st->files_nr) {
 		fflush(f);

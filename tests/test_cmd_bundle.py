@@ -192,6 +192,49 @@ def test_bundle_deltas_of_edits(small, hg, hg_repos, tmp_path):
             assert shown == content, (spec, back)
 
 
+def debugbundle_chunks(hg, path):
+    """{group name: [(node, p1, delta base)]} of a version 2 bundle, as
+    `hg debugbundle --all` lists them ('changelog', 'manifest', paths)."""
+    groups, name = {}, None
+    for line in hg('debugbundle', '--all', path).out.splitlines():
+        words = line.split()
+        if not line.startswith('    ') or words[0] == 'format:':
+            continue
+        if len(words) == 6 and all(len(w) == 40 for w in words[:5]):
+            groups[name].append((words[0], words[1], words[4]))
+        else:
+            name = line.strip()
+            groups[name] = []
+    return groups
+
+
+def test_bundle_deltas_against_first_parent(small, hg, tmp_path):
+    """In version 2, manifests and files are deltas against their first
+    parent (as hg sends them from a generaldelta repository, so that the
+    server keeps them), also where that is not the previous revision of
+    the group (named branches, merges)."""
+    _, dest = small
+    path = tmp_path / 'all.hg'
+    assert_no_traceback(bundle(dest, '-t', 'none-v2', path, '--', '--all'))
+    groups = debugbundle_chunks(hg, path)
+    assert 'changelog' in groups and 'manifest' in groups
+    null = '0' * 40
+    against_p1 = not_previous = 0
+    for name, chunks in groups.items():
+        if name == 'changelog':
+            continue
+        previous = None
+        for node, p1, base in chunks:
+            if p1 != null:
+                assert base == p1, (name, node)
+                against_p1 += 1
+                not_previous += p1 != previous
+            previous = node
+    # The history has revisions whose first parent is not the previous
+    # one of their group: the test tells both ways apart.
+    assert against_p1 and not_previous
+
+
 def test_bundle_parent_outside_range(work_clone, tmp_path):
     _, dest, (first, second) = work_clone
     before = refs(dest)
