@@ -1099,8 +1099,7 @@ static void make_manifest_delta(struct push_state *st, struct cs_rev *cs,
 	m = mmap_get_manifest(&cs->manifest);
 	manifest_delta(base ? base->text.buf : "", base ? base->text.len : 0,
 		       m->text.buf, m->text.len, &cs->manifest_delta);
-	hg_oidcpy(&cs->manifest_base, version == 1 ? &st->last_sent_manifest
-						   : base_id);
+	hg_oidcpy(&cs->manifest_base, base_id);
 	hg_oidcpy(&st->last_sent_manifest, &cs->manifest);
 }
 
@@ -1285,7 +1284,7 @@ static void write_file_groups(FILE *f, int version, struct push_state *st,
 		struct file_rev *r = &st->files[i];
 		struct strbuf name = STRBUF_INIT;
 		int first = i == from || strcmp(st->files[i - 1].path, r->path);
-		struct recent_rev *slot, *base = NULL, *want;
+		struct recent_rev *slot, *base = NULL;
 		const struct hg_oid *base_node;
 		struct object_id blob;
 		off_t base_offset;
@@ -1334,8 +1333,8 @@ static void write_file_groups(FILE *f, int version, struct push_state *st,
 					&r->link, base_node, &delta);
 		} else {
 			const struct strbuf *text = &base_text;
-			want = nr ? recent_node(recent, last, nr, base_node)
-				  : NULL;
+			struct recent_rev *want =
+				recent_node(recent, last, nr, base_node);
 			strbuf_reset(&base_text);
 			if (want)
 				text = &want->text;

@@ -281,9 +281,12 @@ static void ensure_pack(void)
 #define KEEP_OUTPUT (1UL << 20)
 static z_stream pack_z;
 static int pack_z_ready, pack_z_level;
+static struct strbuf pack_z_out = STRBUF_INIT;
 
-static void deflate_object(const void *in, size_t len, struct strbuf *out)
+/* `len` bytes at `in`, deflated into pack_z_out. */
+static void deflate_object(const void *in, size_t len)
 {
+	struct strbuf *out = &pack_z_out;
 	int ret;
 
 	if (pack_z_ready && pack_z_level != pack_compression_level) {
@@ -314,12 +317,12 @@ static void deflate_object(const void *in, size_t len, struct strbuf *out)
 /*
  * The entry of `e` at the end of the pack: its header (the whole object's
  * type and size, or OBJ_OFS_DELTA, the delta's size and the distance back
- * to `base_offset`), then `deflated`. gitformat-pack.txt.
+ * to `base_offset`), then what deflate_object() made. gitformat-pack.txt.
  */
 static void write_pack_entry(struct object_entry *e, enum object_type type,
-			     size_t size, off_t base_offset,
-			     const struct strbuf *deflated)
+			     size_t size, off_t base_offset)
 {
+	const struct strbuf *deflated = &pack_z_out;
 	unsigned char hdr[96];
 	unsigned long hdrlen;
 
@@ -346,6 +349,8 @@ static void write_pack_entry(struct object_entry *e, enum object_type type,
 	hashwrite(pack_file, deflated->buf, deflated->len);
 	pack_size += deflated->len;
 	e->idx.crc32 = crc32_end(pack_file);
+	if (pack_z_out.alloc > KEEP_OUTPUT)
+		strbuf_release(&pack_z_out);
 }
 
 /*
@@ -393,7 +398,6 @@ static void store_object_reusing_zlib(enum object_type type,
 				      struct last_object *last,
 				      struct object_id *oidout)
 {
-	static struct strbuf out = STRBUF_INIT;
 	struct object_id oid;
 	struct object_entry *e;
 	unsigned long deltalen = 0;
@@ -415,25 +419,22 @@ static void store_object_reusing_zlib(enum object_type type,
 				   dat->len, &deltalen,
 				   dat->len - the_hash_algo->rawsz);
 	}
-	deflate_object(delta ? delta : dat->buf, delta ? deltalen : dat->len,
-		       &out);
+	deflate_object(delta ? delta : dat->buf, delta ? deltalen : dat->len);
 	if ((max_packsize &&
-	     pack_size + PACK_SIZE_THRESHOLD + out.len > max_packsize) ||
-	    pack_size + PACK_SIZE_THRESHOLD + out.len < pack_size) {
+	     pack_size + PACK_SIZE_THRESHOLD + pack_z_out.len > max_packsize) ||
+	    pack_size + PACK_SIZE_THRESHOLD + pack_z_out.len < pack_size) {
 		/* The pack is full: a new one, where no delta can go. */
 		e->pack_id = pack_id + 1;
 		cycle_packfile();
 		if (delta) {
 			FREE_AND_NULL(delta);
-			deflate_object(dat->buf, dat->len, &out);
+			deflate_object(dat->buf, dat->len);
 		}
 	}
 	e->depth = delta ? last->depth + 1 : 0;
 	write_pack_entry(e, type, delta ? deltalen : dat->len,
-			 delta ? last->offset : 0, &out);
+			 delta ? last->offset : 0);
 	free(delta);
-	if (out.alloc > KEEP_OUTPUT)
-		strbuf_release(&out);
 	if (last) {
 		if (last->no_swap)
 			last->data = *dat;
@@ -841,7 +842,6 @@ int store_blob_from_delta(const char *buf, size_t len,
 			  const struct object_id *base, const char *delta,
 			  size_t delta_len, struct object_id *result)
 {
-	static struct strbuf out = STRBUF_INIT;
 	struct object_entry *b, *e;
 
 	ensure_pack();
@@ -852,10 +852,8 @@ int store_blob_from_delta(const char *buf, size_t len,
 	e = new_object_entry(OBJ_BLOB, buf, len, result);
 	if (!e)
 		return 0;
-	deflate_object(delta, delta_len, &out);
+	deflate_object(delta, delta_len);
 	e->depth = b->depth + 1;
-	write_pack_entry(e, OBJ_BLOB, delta_len, b->idx.offset, &out);
-	if (out.alloc > KEEP_OUTPUT)
-		strbuf_release(&out);
+	write_pack_entry(e, OBJ_BLOB, delta_len, b->idx.offset);
 	return 0;
 }
