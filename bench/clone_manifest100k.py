@@ -20,9 +20,7 @@ serve, --unbundle also times `git cinnabar unbundle` of the bundle file.
 """
 
 import os
-import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -30,9 +28,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / 'tests'))
 
 from clone_nginx import MB, Bench, bench_parser  # noqa: E402
-from clone_nginx import find_reference  # noqa: E402
+from clone_nginx import bench_workdir, find_reference  # noqa: E402
 from lib import env as test_env  # noqa: E402
-from lib.hg import Hg, HgServer  # noqa: E402
+from lib.hg import HgServer  # noqa: E402
 
 HG_RATIO_TARGET = 1.0
 REFERENCE_RATIO_TARGET = 0.7
@@ -129,24 +127,19 @@ def parse_args():
 def main():
     args = parse_args()
     try:
-        hg = Hg(test_env.hg_executable())
         bundle = args.bundle or (test_env.corpus_dir() / 'scale' /
                                  'manifest100k.hg')
-        workdir = Path(tempfile.mkdtemp(prefix='cinnabar-bench-scale-'))
-        os.environ.update(test_env.isolated_env(workdir / 'home', hg.exe))
+        with bench_workdir('cinnabar-bench-scale-', args.keep) as (
+                hg, workdir):
+            repo = prepare(hg, bundle, workdir)
+            with HgServer(hg, repo, workdir / 'serve') as server:
+                reference = find_reference(args.reference,
+                                           [DEFAULT_REFERENCE])
+                return benchmark(hg, server, bundle, reference, args,
+                                 workdir)
     except test_env.SetupError as e:
         print(f'error: {e}', file=sys.stderr)
         return 1
-    try:
-        repo = prepare(hg, bundle, workdir)
-        with HgServer(hg, repo, workdir / 'serve') as server:
-            reference = find_reference(args.reference, [DEFAULT_REFERENCE])
-            return benchmark(hg, server, bundle, reference, args, workdir)
-    finally:
-        if args.keep:
-            print(f'work directory kept: {workdir}')
-        else:
-            shutil.rmtree(workdir, ignore_errors=True)
 
 
 if __name__ == '__main__':

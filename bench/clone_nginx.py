@@ -160,13 +160,18 @@ class MemorySampler:
                    default=0)
 
 
-def timed(args, cwd, interval=None):
-    """Run `args`; return (seconds, returncode, stderr, sampler, rusage)."""
+def timed(args, cwd, interval=None, env=None, sampler_class=None):
+    """Run `args` (in `env`, default ours) as its own process group;
+    return (seconds, returncode, stderr, sampler, rusage).  With an
+    `interval`, a `sampler_class` (MemorySampler by default) watches the
+    process tree."""
     start = time.monotonic()
-    proc = subprocess.Popen(args, cwd=cwd, stdin=subprocess.DEVNULL,
+    proc = subprocess.Popen(args, cwd=cwd, env=env,
+                            stdin=subprocess.DEVNULL,
                             stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, start_new_session=True)
-    sampler = MemorySampler(proc.pid, interval).start() if interval else None
+    sampler = ((sampler_class or MemorySampler)(proc.pid, interval).start()
+               if interval else None)
     stderr = []
     reader = threading.Thread(target=lambda: stderr.append(
         proc.stderr.read()), daemon=True)
@@ -332,22 +337,30 @@ def parse_args():
 
 
 @contextlib.contextmanager
-def nginx_workdir(prefix, keep):
-    """(hg, work directory, nginx repository made there from the corpus),
-    with the environment isolated as for the tests; the work directory is
-    removed afterwards unless `keep`.  Raises test_env.SetupError when hg
-    or the corpus cannot be found."""
+def bench_workdir(prefix, keep):
+    """(hg, a new work directory), with the environment isolated as for
+    the tests; the work directory is removed afterwards unless `keep`.
+    Raises test_env.SetupError when hg cannot be found."""
     hg = Hg(test_env.hg_executable())
-    corpus = test_env.corpus_dir()
     workdir = Path(tempfile.mkdtemp(prefix=prefix))
     os.environ.update(test_env.isolated_env(workdir / 'home', hg.exe))
     try:
-        yield hg, workdir, prepare(hg, corpus, workdir)
+        yield hg, workdir
     finally:
         if keep:
             print(f'work directory kept: {workdir}')
         else:
             shutil.rmtree(workdir, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def nginx_workdir(prefix, keep):
+    """(hg, work directory, nginx repository made there from the corpus),
+    as bench_workdir.  Raises test_env.SetupError when hg or the corpus
+    cannot be found."""
+    corpus = test_env.corpus_dir()
+    with bench_workdir(prefix, keep) as (hg, workdir):
+        yield hg, workdir, prepare(hg, corpus, workdir)
 
 
 def main():

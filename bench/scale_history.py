@@ -37,9 +37,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
-import threading
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -47,10 +44,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / 'tests'))
 
 from clone_nginx import MB, MemorySampler, bench_parser  # noqa: E402
 from clone_nginx import classify, command_line  # noqa: E402
-from clone_nginx import find_reference, process_tree  # noqa: E402
+from clone_nginx import bench_workdir, find_reference  # noqa: E402
+from clone_nginx import process_tree, timed as clone_timed  # noqa: E402
 from lib import env as test_env  # noqa: E402
-from lib.hg import Hg, HgServer  # noqa: E402
-from lib.proc import kill_group  # noqa: E402
+from lib.hg import HgServer  # noqa: E402
 from scale_repos import GenerationError, RepoMaker, Shape  # noqa: E402
 from scale_repos import describe_generation  # noqa: E402
 
@@ -135,26 +132,13 @@ def timed(args, cwd, env, interval, server_pid):
     """Run `args` as its own process group; return (Measure, stderr,
     exit code)."""
     serve_before = cpu_seconds(server_pid)
-    start = time.monotonic()
-    proc = subprocess.Popen(args, cwd=cwd, env=env,
-                            stdin=subprocess.DEVNULL,
-                            stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, start_new_session=True)
-    sampler = Sampler(proc.pid, interval).start()
-    stderr = []
-    reader = threading.Thread(target=lambda: stderr.append(
-        proc.stderr.read()), daemon=True)
-    reader.start()
-    _, status, usage = os.wait4(proc.pid, 0)
-    elapsed = time.monotonic() - start
-    kill_group(proc.pid)
-    reader.join()
-    sampler.stop()
+    elapsed, code, stderr, sampler, usage = clone_timed(
+        args, cwd, interval, env=env, sampler_class=Sampler)
     rss = max([usage.ru_maxrss * 1024, *sampler.peaks.values()])
     measure = Measure(elapsed, usage.ru_utime + usage.ru_stime, rss,
                       cpu_seconds(server_pid) - serve_before,
                       sampler.cpu_by_kind())
-    return measure, b''.join(stderr), os.waitstatus_to_exitcode(status)
+    return measure, stderr, code
 
 
 class Checker:
@@ -380,27 +364,20 @@ def measure_all(hg, maker, args, workdir):
 def main():
     args = parse_args()
     try:
-        hg = Hg(test_env.hg_executable())
-        maker = RepoMaker(hg.exe, test_env.corpus_dir())
-        workdir = Path(tempfile.mkdtemp(prefix='cinnabar-bench-history-'))
-        os.environ.update(test_env.isolated_env(workdir / 'home', hg.exe))
+        maker = RepoMaker(test_env.hg_executable(), test_env.corpus_dir())
+        with bench_workdir('cinnabar-bench-history-', args.keep) as (
+                hg, workdir):
+            print(f'repositories: {describe_generation()}', flush=True)
+            if args.generate_only:
+                make_all(maker, args.shapes)
+                return 0
+            return measure_all(hg, maker, args, workdir)
     except test_env.SetupError as e:
         print(f'error: {e}', file=sys.stderr)
         return 1
-    try:
-        print(f'repositories: {describe_generation()}', flush=True)
-        if args.generate_only:
-            make_all(maker, args.shapes)
-            return 0
-        return measure_all(hg, maker, args, workdir)
     except GenerationError as e:
         print(f'error: making a repository: {e}', file=sys.stderr)
         return 1
-    finally:
-        if args.keep:
-            print(f'work directory kept: {workdir}')
-        else:
-            shutil.rmtree(workdir, ignore_errors=True)
 
 
 if __name__ == '__main__':
