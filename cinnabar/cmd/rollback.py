@@ -1,6 +1,6 @@
 """Go back to an earlier state of the cinnabar metadata.
 
-usage: git cinnabar rollback [--candidates] [--fsck] [--force]
+usage: git cinnabar rollback [-v] [--candidates] [--fsck] [--force]
                              [<metadata commit>]
 
 Each metadata commit keeps the one before it (its sixth parent): this
@@ -32,30 +32,29 @@ transaction.
                   `git cinnabar fsck` found good
     --force       allow a metadata commit that is not in the chain of the
                   current one
+    -v            say what changed, on standard error (as git-cinnabar,
+                  nothing is printed otherwise)
 """
 
 import os
 
 from cinnabar import git, metadata, snapshots
+from cinnabar.cmd.options import VERBOSE, say, split_options
 from cinnabar.errors import Abort
 from cinnabar.ids import GitId
 
 NULL_ID = '0' * 40
 
-USAGE = ('usage: git cinnabar rollback [--candidates] [--fsck] [--force] '
-         '[<metadata commit>]')
+USAGE = ('usage: git cinnabar rollback [-v] [--candidates] [--fsck] '
+         '[--force] [<metadata commit>]')
 
 
 def parse_args(args):
-    options = {'candidates': False, 'fsck': False, 'force': False}
-    names = []
-    for arg in args:
-        if arg in ('--candidates', '--fsck', '--force'):
-            options[arg[2:]] = True
-        elif arg.startswith('-'):
-            raise Abort('unknown option %s' % arg, hint=USAGE)
-        else:
-            names.append(arg)
+    given, names = split_options(
+        args, ('--candidates', '--fsck', '--force') + VERBOSE, USAGE)
+    options = {name: '--' + name in given
+               for name in ('candidates', 'fsck', 'force')}
+    options['given'] = given
     if len(names) > 1 or (names and options['fsck']):
         raise Abort('give one metadata commit, or --fsck', hint=USAGE)
     return options, names[0] if names else None
@@ -180,7 +179,7 @@ def remote_refs(git_dir, saved, known):
     return changes
 
 
-def roll_back_to_nothing(git_dir):
+def roll_back_to_nothing(git_dir, given):
     """No metadata, as before the first fetch: every ref under
     refs/cinnabar/ and refs/notes/cinnabar deleted, and the remote-tracking
     refs of hg remotes too (their commits are no longer known)."""
@@ -190,8 +189,8 @@ def roll_back_to_nothing(git_dir):
     changes.update(remote_refs(git_dir, None, set()))
     metadata.update_refs(changes)
     snapshots.forget_all(git_dir)
-    print('cinnabar metadata rolled back to nothing, as before the first '
-          'fetch (%d refs deleted)' % len(changes))
+    say(given, 'cinnabar metadata rolled back to nothing, as before the '
+        'first fetch (%d refs deleted)' % len(changes))
     return 0
 
 
@@ -208,7 +207,7 @@ def run(args):
     chain = metadata.chain(current)
     target = choose_target(options, name, current, chain)
     if target is None:
-        return roll_back_to_nothing(git_dir)
+        return roll_back_to_nothing(git_dir, options['given'])
     known = known_commits(target)
     changes = {metadata.METADATA_REF: target}
     changes.update(metadata.notes_for(target))
@@ -217,6 +216,7 @@ def run(args):
     changes.update(fetch_refs(saved, known))
     changes.update(remote_refs(git_dir, saved, known))
     metadata.update_refs(changes)
-    print('cinnabar metadata rolled back to %s (%d other ref%s updated)'
-          % (target, len(changes) - 1, '' if len(changes) == 2 else 's'))
+    say(options['given'], 'cinnabar metadata rolled back to %s (%d other '
+        'ref%s updated)' % (target, len(changes) - 1,
+                            '' if len(changes) == 2 else 's'))
     return 0
