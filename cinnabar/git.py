@@ -81,9 +81,11 @@ def delete_refs(prefixes):
 
 def rev_list_parents(include, exclude):
     """[(commit, [parents])] for the commits reachable from `include` but
-    not from `exclude` (GitIds), parents before children."""
+    not from `exclude` (GitIds), parents before children, in the order
+    `git rev-list --topo-order --reverse` gives for `include` in its
+    order (the order git-cinnabar pushes changesets in)."""
     args = ['rev-list', '--topo-order', '--reverse', '--parents', '--stdin']
-    names = list(include) + ['^%s' % c for c in exclude]
+    names = ['^%s' % c for c in exclude] + list(include)
     result = history(args, input=''.join(n + '\n' for n in names).encode())
     commits = []
     for line in result.stdout.decode('ascii').splitlines():
