@@ -62,3 +62,42 @@ def test_push_to_a_named_head_of_a_branch(hg, hg_serve, tmp_path):
     child = commit_file(work, 'd', 'on top of the new head')
     assert_pushed(push(work, 'origin', 'HEAD:refs/heads/branches/default/x'))
     assert git2hg(work, [child])[child] in hg_heads(hg, server)
+
+
+def hg_bookmarks(hg, repo):
+    out = hg('-R', repo, 'bookmarks', '-T', '{bookmark}\t{node}\n').out
+    return dict(line.split('\t') for line in out.splitlines())
+
+
+def test_names_with_percent_and_spaces(hg, hg_serve, tmp_path):
+    """`%` and spaces are `%25` and `%20` in branch and bookmark refs
+    alike (git-cinnabar cuts a bookmark name at its first space); a push
+    to such a ref reaches that very bookmark or branch."""
+    server = make_hg_repo(hg, tmp_path / 'server', {'a': 'a\n'})
+    hg('-R', server, 'bookmark', '-r', '0', 'esc%ped again')
+    hg_commit(hg, server, {'s': 's\n'}, 'on a spaced branch',
+              branch='my 100% branch')
+    url = hg_url(hg_serve(server).url)
+    work = tmp_path / 'work'
+    clone(url, work, '-q')
+    listed = ls_remote('origin', work)
+    bookmark = 'refs/heads/bookmarks/esc%25ped%20again'
+    branch = 'refs/heads/branches/my%20100%25%20branch/tip'
+    assert bookmark in listed and branch in listed
+
+    git('checkout', '-q', listed[bookmark], cwd=work)
+    moved = commit_file(work, 'b', 'bookmark moves')
+    assert_pushed(push(work, 'origin', 'HEAD:' + bookmark))
+    marks = hg_bookmarks(hg, server)
+    assert marks == {'esc%ped again': git2hg(work, [moved])[moved]}
+
+    assert_pushed(push(work, 'origin', 'HEAD:refs/heads/bookmarks/new%20one'))
+    assert set(hg_bookmarks(hg, server)) == {'esc%ped again', 'new one'}
+
+    git('checkout', '-q', listed[branch], cwd=work)
+    spaced = commit_file(work, 'c', 'on the spaced branch')
+    assert_pushed(push(work, 'origin', 'HEAD:' + branch))
+    node = git2hg(work, [spaced])[spaced]
+    assert hg('-R', server, 'log', '-r', node, '-T', '{branch}').out == \
+        'my 100% branch'
+    assert_hg_verify(hg, server)
