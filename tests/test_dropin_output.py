@@ -60,3 +60,9 @@ def test_commands_print_what_git_cinnabar_prints(hg, hg_serve, tmp_path):
     assert_no_traceback(git('fetch', '-q', 'origin', cwd=work))
     loud = run(work, 'clear', '-v')
     assert loud.out == '' and 'cinnabar refs' in loud.err
+
+    # Rolling back to the null id is `clear` (git-cinnabar's own clear).
+    assert_no_traceback(git('fetch', '-q', 'origin', cwd=work))
+    nothing = run(work, 'rollback', '0' * 40)
+    assert nothing.out == '' and nothing.err == ''
+    assert refs(work, 'refs/cinnabar/') == {}

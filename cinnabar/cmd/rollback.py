@@ -84,12 +84,12 @@ def choose_target(options, name, current, chain):
             raise Abort('there is no checked metadata to go back to',
                         hint='run `git cinnabar fsck`, or give a metadata '
                         'commit (`git cinnabar rollback --candidates`)')
+    elif name == NULL_ID:
+        return None
     elif name is not None:
         target = metadata.read_ref(name)
         if target is None:
             raise Abort('%s is not a commit' % name, hint=USAGE)
-    elif name == NULL_ID:
-        return None
     elif len(chain) < 2:
         return None
     else:
