@@ -15,8 +15,8 @@ from lib.git import git
 from lib.proc import run
 
 COMMANDS = ('bundle', 'clear', 'data', 'download', 'fetch', 'fsck',
-            'git2hg', 'hg2git', 'reclone', 'rollback', 'self-update', 'tag',
-            'unbundle', 'upgrade')
+            'git2hg', 'hg2git', 'reclone', 'rollback', 'self-update', 'strip',
+            'tag', 'unbundle', 'upgrade')
 
 
 def listed(text):

@@ -74,7 +74,9 @@ def apply_changes(root, changes):
             os.rename(root / source, root / dest)
             renames.append((source, dest))
         return renames
-    for path, content in sorted(changes.items(), key=lambda i: i[1] is not None):
+    # Removals first: a file may make way for a directory of its name.
+    for path, content in sorted(changes.items(),
+                                key=lambda i: i[1] is not None):
         target = root / path
         if content is None:
             target.unlink()

@@ -31,6 +31,7 @@ COMMANDS = (
     Command('reclone', 'reclone'),
     Command('rollback', 'rollback'),
     Command('self-update', 'self_update'),
+    Command('strip', 'strip'),
     Command('tag', 'tag'),
     Command('unbundle', 'unbundle'),
     Command('upgrade', 'upgrade'),
