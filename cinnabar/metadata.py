@@ -79,17 +79,21 @@ Commit = collections.namedtuple('Commit', 'tree parents message')
 
 
 def read_commit(oid):
-    """A Commit, or None when `oid` is not a commit."""
+    """A Commit, or None when `oid` is not a commit. As git reads it (and
+    helper/raw-commit.c): `tree` first, the parents are the `parent`
+    lines directly after it."""
     out = git_out('cat-file', 'commit', oid, check=False)
     if out is None:
         return None
     header, _, message = out.partition(b'\n\n')
-    tree, parents = None, []
-    for line in header.split(b'\n'):
-        if line.startswith(b'tree '):
-            tree = GitId(line[5:])
-        elif line.startswith(b'parent '):
-            parents.append(GitId(line[7:]))
+    lines = header.split(b'\n')
+    if not lines[0].startswith(b'tree '):
+        return None
+    tree, parents = GitId(lines[0][5:]), []
+    for line in lines[1:]:
+        if not line.startswith(b'parent '):
+            break
+        parents.append(GitId(line[7:]))
     return Commit(tree, parents, message.decode('utf-8', 'replace'))
 
 
