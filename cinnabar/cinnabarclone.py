@@ -22,8 +22,10 @@ so also `GIT_CINNABAR_CLONE` and `remote.<remote>.cinnabar-clone`):
 - `cinnabar.clone`: a manifest line (or lines) to use instead of what
   the server advertises, even when it advertises nothing; any URL
   scheme, local paths included. An empty value disables cinnabarclone.
-  Without it, the server's manifest is used (only its http, https and
-  git URLs), unless `cinnabar.clonebundle` names a clone bundle.
+  Without it, the server's manifest is used (only its http://, https://
+  and git:// URLs, see server_url_usable, which git then fetches with
+  no other protocol allowed), unless `cinnabar.clonebundle` names a
+  clone bundle.
 - `cinnabar.graft` (see cinnabar.graft): true: only `graft=` lines are
   used; false: they are not; unset: a usable `graft=` line is preferred.
   A `graft=` line is usable when its commits are in the repository and
@@ -35,11 +37,10 @@ import urllib.parse
 
 from cinnabar import config, git, graft, metadata
 from cinnabar.errors import Abort
-from cinnabar.gitsource import Source
+from cinnabar.gitsource import SERVER_PROTOCOLS, Source
 from cinnabar.ids import GitId
 
 CAPABILITY = 'cinnabarclone'
-SERVER_SCHEMES = ('http', 'https', 'git')
 FETCH_REF = 'refs/cinnabar/clone'
 AUTHOR_MARK = '<cinnabar@git>'
 EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904'
@@ -119,6 +120,16 @@ def grafts_usable(commits):
     return True
 
 
+def server_url_usable(url):
+    """Whether a URL the server gives may be handed to git: it must be
+    `<scheme>://...` with an http, https or git scheme (git reads
+    `git:/path`, `http:/x` or `https:x` as an scp-like `host:path` and
+    would open an SSH connection to a host named after the scheme), and
+    hold no `::` (`<transport>::<address>` picks a remote helper)."""
+    scheme, sep, _ = url.partition('://')
+    return bool(sep) and scheme in SERVER_PROTOCOLS and '::' not in url
+
+
 def choose(lines, graft_enabled, limit_schemes, say):
     """The Line to use, or None. `graft_enabled`: True, False or None
     (unset), see the module docstring."""
@@ -127,11 +138,10 @@ def choose(lines, graft_enabled, limit_schemes, say):
         if line is None:
             say('cinnabarclone: skipping %s' % reason)
             continue
-        scheme = urllib.parse.urlsplit(line.url).scheme.lower()
-        if limit_schemes and scheme not in SERVER_SCHEMES:
+        if limit_schemes and not server_url_usable(line.url):
             say('warning: the server advertises cinnabarclone with a URL '
-                'that is not http, https or git (%s); skipping it'
-                % line.url)
+                'that is not an http://, https:// or git:// URL (%s); '
+                'skipping it' % line.url)
             continue
         if graft_enabled is True and not line.graft:
             continue
@@ -189,11 +199,12 @@ def install(commit_id):
                      input=''.join(lines).encode('ascii'))
 
 
-def fetch_metadata(line, hg_url, helper, git_dir, say):
+def fetch_metadata(line, hg_url, helper, git_dir, from_server, say):
     """Bring the metadata of `line` and install it; returns the Source
-    (to discard once the clone is done)."""
+    (to discard once the clone is done). `from_server`: the line is the
+    server's (see gitsource.Source)."""
     say('Fetching cinnabar metadata from %s' % line.url)
-    source = Source(line.url, helper, git_dir, say)
+    source = Source(line.url, helper, git_dir, say, from_server)
     try:
         source.open()
         ref, commit_id = pick_ref(source.refs, line, hg_url)
@@ -223,4 +234,5 @@ def seed_clone(peer, helper, git_dir, remote, hg_url, say):
     if line is None:
         raise Abort('cinnabarclone gives no git repository or bundle URL '
                     'this clone can use')
-    return fetch_metadata(line, hg_url, helper, git_dir, say)
+    return fetch_metadata(line, hg_url, helper, git_dir, limit_schemes,
+                          say)

@@ -74,10 +74,36 @@ def local_path(url):
     return None
 
 
-def remote_refs(url):
+# What git may do with a URL a server gave, as git itself does for the
+# URLs of submodules: only these protocols (whatever the user's
+# protocol.allow), and none of those allowed only "from the user"
+# (GIT_PROTOCOL_FROM_USER=0). The `file` protocol is added for the
+# bundle a Source downloaded itself.
+SERVER_PROTOCOLS = ('https', 'http', 'git')
+
+
+def restricted_git(args, protocols):
+    """The git command line and environment (for git.run) running `args`
+    with only `protocols` allowed."""
+    options = ['-c', 'protocol.allow=never']
+    for name in protocols:
+        options += ['-c', 'protocol.%s.allow=always' % name]
+    env = dict(os.environ, GIT_PROTOCOL_FROM_USER='0')
+    return options + list(args), env
+
+
+def run_git(args, protocols=None):
+    """git.run(args), restricted to `protocols` unless None."""
+    if protocols is None:
+        return git.run(args, check=False)
+    args, env = restricted_git(args, protocols)
+    return git.run(args, check=False, env=env)
+
+
+def remote_refs(url, protocols=None):
     """{ref name: GitId} of `git ls-remote <url>`; empty when it is not a
     repository git can read (then, maybe a bundle)."""
-    result = git.run(['ls-remote', url], check=False)
+    result = run_git(['ls-remote', url], protocols)
     if result.returncode:
         return {}
     refs = {}
@@ -90,10 +116,12 @@ def remote_refs(url):
 
 class Source:
     """The git repository or bundle at `url`. `open()` finds which, and
-    the refs it has; `fetch(ref, into)` brings one ref's objects."""
+    the refs it has; `fetch(ref, into)` brings one ref's objects. With
+    `from_server`, git may only use SERVER_PROTOCOLS for it."""
 
-    def __init__(self, url, helper, git_dir, say):
+    def __init__(self, url, helper, git_dir, say, from_server=False):
         self.url = url
+        self._protocols = SERVER_PROTOCOLS if from_server else None
         self._helper = helper
         self._git_dir = git_dir
         self._say = say
@@ -102,7 +130,7 @@ class Source:
         self.refs = {}
 
     def open(self):
-        self.refs = remote_refs(self.url)
+        self.refs = remote_refs(self.url, self._protocols)
         if self.refs:
             return self
         path = local_path(self.url)
@@ -120,9 +148,12 @@ class Source:
 
     def fetch(self, ref, into):
         """Fetch `ref` of the source into the local ref `into`."""
-        result = git.run(['fetch', '--no-tags', '--no-write-fetch-head',
+        protocols = self._protocols
+        if protocols is not None and self._download is not None:
+            protocols += ('file',)      # the bundle downloaded here
+        result = run_git(['fetch', '--no-tags', '--no-write-fetch-head',
                           '--no-recurse-submodules', '-q', self.location,
-                          '+%s:%s' % (ref, into)], check=False)
+                          '+%s:%s' % (ref, into)], protocols)
         if result.returncode:
             message = result.stderr.decode('utf-8', 'replace').strip()
             raise Abort('fetching %s from %s failed: %s'

@@ -276,3 +276,49 @@ def test_settings_override_the_server(site, corpus, tmp_path):
     assert 'Fetching cinnabar metadata from' in result.err
     assert 'getbundle' not in commands and gets == []
     assert_expected_ids(dest, corpus.expected(BUNDLE))
+
+
+SSH_RECORDER = '''#!/bin/sh
+echo "$@" >> "$0.log"
+exit 1
+'''
+
+
+def test_server_urls_without_scheme_slashes_are_skipped(site, tmp_path):
+    """URLs git would read as an scp-like `host:path` (an SSH connection
+    to a host named `git`, `http` or `https`) or as `<helper>::<address>`
+    are skipped with a warning; the next line is used; ssh never runs."""
+    ssh = tmp_path / 'ssh'
+    ssh.write_text(SSH_RECORDER)
+    ssh.chmod(0o755)
+    bad = ['git:/srv/meta.git', 'http:/x', 'https:x',
+           'https::ext::false']
+    site.set_manifest(bad + ['{www}full.bundle'])
+    result, commands, gets = site.clone(
+        tmp_path / 'clone', extra_env={'GIT_SSH_COMMAND': str(ssh)})
+    assert not (tmp_path / 'ssh.log').exists(), \
+        (tmp_path / 'ssh.log').read_text()
+    for url in bad:
+        assert f'({url}); skipping it' in result.err, result.describe()
+    assert gets == ['/full.bundle']
+    assert 'getbundle' not in commands
+
+
+def test_server_urls_get_only_http_https_git(site, tmp_path):
+    """git runs for the server's URLs with only http, https and git
+    allowed (as for submodule URLs): a URL that the user's configuration
+    turns into a local path is not fetched (a normal clone follows),
+    while `cinnabar.clone`, the user's own line, may name one."""
+    mirror = site.www / 'meta.git'
+    rewrite = f'url.{mirror}.insteadOf=https://mirror.invalid/meta.git'
+    site.set_manifest(['https://mirror.invalid/meta.git#mirror'])
+    result, commands, _ = site.clone(tmp_path / 'server', '-c', rewrite)
+    assert 'falling back to a normal clone' in result.err, result.describe()
+    assert 'getbundle' in commands
+    assert branch_refs(tmp_path / 'server') == branch_refs(site.plain)
+
+    mine = 'cinnabar.clone=https://mirror.invalid/meta.git#mirror'
+    result, commands, _ = site.clone(tmp_path / 'user', '-c', rewrite,
+                                     '-c', mine)
+    assert 'falling back' not in result.err, result.describe()
+    assert 'getbundle' not in commands
