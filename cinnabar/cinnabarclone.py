@@ -33,15 +33,17 @@ so also `GIT_CINNABAR_CLONE` and `remote.<remote>.cinnabar-clone`):
 """
 
 import collections
+import re
 import urllib.parse
 
 from cinnabar import config, git, graft, metadata
 from cinnabar.errors import Abort
 from cinnabar.gitsource import SERVER_PROTOCOLS, Source
-from cinnabar.ids import GitId
+from cinnabar.helper import Helper, HelperError
+from cinnabar.ids import GitId, HgId
+from cinnabar.quarantine import Quarantine
 
 CAPABILITY = 'cinnabarclone'
-FETCH_REF = 'refs/cinnabar/clone'
 AUTHOR_MARK = '<cinnabar@git>'
 EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904'
 
@@ -170,10 +172,11 @@ def configured_manifest(peer, remote):
     return answer.decode('utf-8', 'replace'), True
 
 
-def check_metadata(commit_id):
+def check_metadata(commit_id, env):
     """Raise an Abort unless `commit_id` is git-cinnabar metadata this
-    version reads."""
-    out = metadata.git_out('cat-file', 'commit', commit_id, check=False)
+    version reads (git running in `env`)."""
+    out = metadata.git_out('cat-file', 'commit', commit_id, check=False,
+                           env=env)
     if out is None:
         raise Abort('%s is not a commit' % commit_id)
     header = out.partition(b'\n\n')[0].decode('utf-8', 'replace')
@@ -183,9 +186,63 @@ def check_metadata(commit_id):
     if 'tree %s' % EMPTY_TREE not in header.split('\n'):
         raise Abort('the metadata %s holds replaced (grafted) commits, '
                     'which this version does not read' % commit_id)
-    problem = metadata.format_problem(commit_id)
+    problem = metadata.format_problem(commit_id, env)
     if problem is not None:
         raise Abort('unusable metadata: %s' % problem.message)
+
+
+def named_ids(problems, kind):
+    """The hg ids of `kind` ('changeset', 'manifest') the problem lines
+    name (file problems name their manifest)."""
+    found = set()
+    for line in problems:
+        for match in re.finditer(r'\b%s ([0-9a-f]{40})\b' % kind, line):
+            found.add(HgId(match.group(1)))
+    return found
+
+
+def first_bad_changeset(checker, commit_id, problems, env):
+    """The first changeset (parents first) the problems are about, or
+    whose manifest they are about; None if none is."""
+    changesets = named_ids(problems, 'changeset')
+    manifests = named_ids(problems, 'manifest')
+    heads = metadata.changeset_heads(commit_id, env)
+    if not heads or not checker.alive:
+        return None
+    out = metadata.git_out('rev-list', '--topo-order', '--reverse',
+                           *heads, '--', env=env)
+    commits = out.decode('ascii').split()
+    for node in checker.git2hg_many(commits):
+        if node in changesets:
+            return node
+        if manifests:
+            text = checker.data('changeset', str(node)).text
+            if text[:40].decode('ascii', 'replace') in manifests:
+                return node
+    return None
+
+
+def verify_ids(commit_id, url, git_dir, env, say):
+    """Check the metadata `commit_id` (git running in `env`) as an import
+    checks what it receives: every changeset, manifest and file id that
+    cinnabar.check asks for, and the tree of each changeset's commit
+    (`git cinnabar fsck --full`'s walk, helper/fsck.h). Raise an Abort
+    naming the first changeset it gets wrong."""
+    say('Checking the cinnabar metadata from %s' % url)
+    with Helper.start(git_dir, env) as checker:
+        try:
+            checker.use_metadata(commit_id)
+            problems, _ = checker.fsck(received=True)
+        except HelperError as error:
+            problems = [error.message]
+        if not problems:
+            return
+        node = first_bad_changeset(checker, commit_id, problems, env)
+    what = 'changeset %s' % node if node else 'its Mercurial ids'
+    raise Abort('the metadata from %s does not match %s (%d problem%s, '
+                'the first: %s)' % (url, what, len(problems),
+                                    's' if len(problems) > 1 else '',
+                                    problems[0]))
 
 
 def install(commit_id):
@@ -206,17 +263,18 @@ def fetch_metadata(line, hg_url, helper, git_dir, from_server, say):
     say('Fetching cinnabar metadata from %s' % line.url)
     source = Source(line.url, helper, git_dir, say, from_server)
     try:
-        source.open()
-        ref, commit_id = pick_ref(source.refs, line, hg_url)
-        git.delete_refs([FETCH_REF])
-        source.fetch(ref, FETCH_REF)
-        check_metadata(commit_id)
+        with Quarantine(git_dir) as incoming:
+            source.open()
+            ref, commit_id = pick_ref(source.refs, line, hg_url)
+            source.fetch(ref, incoming.writer_env())
+            check_metadata(commit_id, incoming.reader_env())
+            verify_ids(commit_id, line.url, git_dir, incoming.reader_env(),
+                       say)
+            incoming.accept()
         install(commit_id)
     except Abort:
         source.discard()
         raise
-    finally:
-        git.delete_refs([FETCH_REF])
     return source
 
 

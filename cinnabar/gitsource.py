@@ -82,21 +82,22 @@ def local_path(url):
 SERVER_PROTOCOLS = ('https', 'http', 'git')
 
 
-def restricted_git(args, protocols):
+def restricted_git(args, protocols, env):
     """The git command line and environment (for git.run) running `args`
-    with only `protocols` allowed."""
+    in `env` with only `protocols` allowed."""
     options = ['-c', 'protocol.allow=never']
     for name in protocols:
         options += ['-c', 'protocol.%s.allow=always' % name]
-    env = dict(os.environ, GIT_PROTOCOL_FROM_USER='0')
+    env = dict(env, GIT_PROTOCOL_FROM_USER='0')
     return options + list(args), env
 
 
-def run_git(args, protocols=None):
-    """git.run(args), restricted to `protocols` unless None."""
-    if protocols is None:
-        return git.run(args, check=False)
-    args, env = restricted_git(args, protocols)
+def run_git(args, protocols=None, env=None):
+    """git.run(args) in `env` (default: ours), restricted to `protocols`
+    unless None."""
+    if protocols is not None:
+        args, env = restricted_git(args, protocols,
+                                   os.environ if env is None else env)
     return git.run(args, check=False, env=env)
 
 
@@ -146,14 +147,19 @@ class Source:
         self.location = path
         return self
 
-    def fetch(self, ref, into):
-        """Fetch `ref` of the source into the local ref `into`."""
+    def fetch(self, ref, env):
+        """Fetch the objects of `ref` of the source (and update no ref),
+        git running in `env` (see cinnabar.quarantine)."""
         protocols = self._protocols
         if protocols is not None and self._download is not None:
             protocols += ('file',)      # the bundle downloaded here
-        result = run_git(['fetch', '--no-tags', '--no-write-fetch-head',
-                          '--no-recurse-submodules', '-q', self.location,
-                          '+%s:%s' % (ref, into)], protocols)
+        # Whatever fetch brings stays a pack; no gc in the quarantine.
+        options = ['-c', 'fetch.unpackLimit=1', '-c', 'gc.auto=0',
+                   '-c', 'maintenance.auto=false']
+        result = run_git(options + [
+            'fetch', '--no-tags', '--no-write-fetch-head',
+            '--no-recurse-submodules', '-q', self.location, ref],
+            protocols, env)
         if result.returncode:
             message = result.stderr.decode('utf-8', 'replace').strip()
             raise Abort('fetching %s from %s failed: %s'
