@@ -390,18 +390,21 @@ class Trojan:
         return self.bundles.url(f'{kind}.bundle'), trojan
 
 
-@pytest.mark.parametrize('kind', ['file', 'tree'])
+@pytest.mark.parametrize('kind,check', [('file', 'all'), ('tree', 'all'),
+                                        ('tree', 'none')])
 def test_trojan_metadata_is_refused(hg, hg_serve, bundle_server, tmp_path,
-                                    kind):
+                                    kind, check):
     """Metadata in which a real changeset id maps to a commit with other
     contents is checked before it is used (as a normal clone checks what
-    it receives): refused with one line naming the changeset, a normal
-    clone follows, and nothing of it stays (objects, refs, files)."""
+    it receives, per cinnabar.check; each commit's tree against its
+    manifest whatever it says): refused with one line naming the
+    changeset, a normal clone follows, and nothing of it stays (objects,
+    refs, files)."""
     trojan = Trojan(hg, hg_serve, bundle_server, tmp_path)
     url, blob = trojan.metadata(tmp_path, kind)
     (trojan.repo / '.hg' / 'cinnabar.manifest').write_text(url + '\n')
     dest = tmp_path / 'clone'
-    result = clone(trojan.url, dest)
+    result = clone(trojan.url, dest, '-c', f'cinnabar.check={check}')
     assert_no_traceback(result)
     assert result.returncode == 0, result.describe()
     warnings = [line for line in result.err.splitlines()
