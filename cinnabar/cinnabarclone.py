@@ -9,12 +9,14 @@ in that extension): one source a line,
 
 A clone (a fetch into empty metadata) gets the git-cinnabar metadata
 (`refs/cinnabar/metadata` and all it reaches) from the first usable
-source, makes it the repository's metadata, then fetches from the
-Mercurial server only the changesets it lacks. When that fails (the
-source is unreachable, not a git repository or bundle, has no such ref,
-or holds no git-cinnabar metadata of our format), a warning is shown and
-the clone goes on as if there were no cinnabarclone: clone bundles, then
-the server.
+source into a quarantine (cinnabar.quarantine), checks it as an import
+checks what it receives (verify_ids), makes it the repository's
+metadata, then fetches from the Mercurial server only the changesets it
+lacks. When that fails (the source is unreachable, not a git repository
+or bundle, has no such ref, holds no git-cinnabar metadata of our
+format, or metadata that does not match its ids), a warning is shown,
+nothing of it is kept, and the clone goes on as if there were no
+cinnabarclone: clone bundles, then the server.
 
 Settings, as git-cinnabar 0.7 reads them (looked up by cinnabar.config,
 so also `GIT_CINNABAR_CLONE` and `remote.<remote>.cinnabar-clone`):
