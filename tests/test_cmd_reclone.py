@@ -210,12 +210,14 @@ def test_failed_reclone_changes_nothing(hg, tmp_path):
     git('remote', 'add', 'gone', hg_url(tmp_path / 'nothing-here'),
         cwd=work)
     result = git('cinnabar', 'reclone', cwd=work, check=False)
-    assert_failed_for_people(result)
+    assert_failed_for_people(
+        result, f"no Mercurial repository at {tmp_path / 'nothing-here'}")
     assert refs(work) == before
     git('remote', 'remove', 'gone', cwd=work)
     git('update-ref', '-d', METADATA_REF, cwd=work)
     git('remote', 'set-url', 'origin', hg_url(tmp_path / 'gone'), cwd=work)
     before = refs(work)
     result = git('cinnabar', 'reclone', cwd=work, check=False)
-    assert_failed_for_people(result)
+    assert_failed_for_people(
+        result, f"no Mercurial repository at {tmp_path / 'gone'}")
     assert refs(work) == before
