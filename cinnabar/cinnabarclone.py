@@ -9,12 +9,14 @@ in that extension): one source a line,
 
 A clone (a fetch into empty metadata) gets the git-cinnabar metadata
 (`refs/cinnabar/metadata` and all it reaches) from the first usable
-source, makes it the repository's metadata, then fetches from the
-Mercurial server only the changesets it lacks. When that fails (the
-source is unreachable, not a git repository or bundle, has no such ref,
-or holds no git-cinnabar metadata of our format), a warning is shown and
-the clone goes on as if there were no cinnabarclone: clone bundles, then
-the server.
+source into a quarantine (cinnabar.quarantine), checks it as an import
+checks what it receives (verify_ids), makes it the repository's
+metadata, then fetches from the Mercurial server only the changesets it
+lacks. When that fails (the source is unreachable, not a git repository
+or bundle, has no such ref, holds no git-cinnabar metadata of our
+format, or metadata that does not match its ids), a warning is shown,
+nothing of it is kept, and the clone goes on as if there were no
+cinnabarclone: clone bundles, then the server.
 
 Settings, as git-cinnabar 0.7 reads them (looked up by cinnabar.config,
 so also `GIT_CINNABAR_CLONE` and `remote.<remote>.cinnabar-clone`):
@@ -22,8 +24,10 @@ so also `GIT_CINNABAR_CLONE` and `remote.<remote>.cinnabar-clone`):
 - `cinnabar.clone`: a manifest line (or lines) to use instead of what
   the server advertises, even when it advertises nothing; any URL
   scheme, local paths included. An empty value disables cinnabarclone.
-  Without it, the server's manifest is used (only its http, https and
-  git URLs), unless `cinnabar.clonebundle` names a clone bundle.
+  Without it, the server's manifest is used (only its http://, https://
+  and git:// URLs, see server_url_usable, which git then fetches with
+  no other protocol allowed), unless `cinnabar.clonebundle` names a
+  clone bundle.
 - `cinnabar.graft` (see cinnabar.graft): true: only `graft=` lines are
   used; false: they are not; unset: a usable `graft=` line is preferred.
   A `graft=` line is usable when its commits are in the repository and
@@ -31,16 +35,17 @@ so also `GIT_CINNABAR_CLONE` and `remote.<remote>.cinnabar-clone`):
 """
 
 import collections
+import re
 import urllib.parse
 
 from cinnabar import config, git, graft, metadata
 from cinnabar.errors import Abort
-from cinnabar.gitsource import Source
-from cinnabar.ids import GitId
+from cinnabar.gitsource import SERVER_PROTOCOLS, Source
+from cinnabar.helper import Helper, HelperError
+from cinnabar.ids import GitId, HgId
+from cinnabar.quarantine import Quarantine
 
 CAPABILITY = 'cinnabarclone'
-SERVER_SCHEMES = ('http', 'https', 'git')
-FETCH_REF = 'refs/cinnabar/clone'
 AUTHOR_MARK = '<cinnabar@git>'
 EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904'
 
@@ -119,6 +124,16 @@ def grafts_usable(commits):
     return True
 
 
+def server_url_usable(url):
+    """Whether a URL the server gives may be handed to git: it must be
+    `<scheme>://...` with an http, https or git scheme (git reads
+    `git:/path`, `http:/x` or `https:x` as an scp-like `host:path` and
+    would open an SSH connection to a host named after the scheme), and
+    hold no `::` (`<transport>::<address>` picks a remote helper)."""
+    scheme, sep, _ = url.partition('://')
+    return bool(sep) and scheme in SERVER_PROTOCOLS and '::' not in url
+
+
 def choose(lines, graft_enabled, limit_schemes, say):
     """The Line to use, or None. `graft_enabled`: True, False or None
     (unset), see the module docstring."""
@@ -127,11 +142,10 @@ def choose(lines, graft_enabled, limit_schemes, say):
         if line is None:
             say('cinnabarclone: skipping %s' % reason)
             continue
-        scheme = urllib.parse.urlsplit(line.url).scheme.lower()
-        if limit_schemes and scheme not in SERVER_SCHEMES:
+        if limit_schemes and not server_url_usable(line.url):
             say('warning: the server advertises cinnabarclone with a URL '
-                'that is not http, https or git (%s); skipping it'
-                % line.url)
+                'that is not an http://, https:// or git:// URL (%s); '
+                'skipping it' % line.url)
             continue
         if graft_enabled is True and not line.graft:
             continue
@@ -159,10 +173,11 @@ def configured_manifest(peer, remote):
     return answer.decode('utf-8', 'replace'), True
 
 
-def check_metadata(commit_id):
+def check_metadata(commit_id, env):
     """Raise an Abort unless `commit_id` is git-cinnabar metadata this
-    version reads."""
-    out = metadata.git_out('cat-file', 'commit', commit_id, check=False)
+    version reads (git running in `env`)."""
+    out = metadata.git_out('cat-file', 'commit', commit_id, check=False,
+                           env=env)
     if out is None:
         raise Abort('%s is not a commit' % commit_id)
     header = out.partition(b'\n\n')[0].decode('utf-8', 'replace')
@@ -172,9 +187,63 @@ def check_metadata(commit_id):
     if 'tree %s' % EMPTY_TREE not in header.split('\n'):
         raise Abort('the metadata %s holds replaced (grafted) commits, '
                     'which this version does not read' % commit_id)
-    problem = metadata.format_problem(commit_id)
+    problem = metadata.format_problem(commit_id, env)
     if problem is not None:
         raise Abort('unusable metadata: %s' % problem.message)
+
+
+def named_ids(problems, kind):
+    """The hg ids of `kind` ('changeset', 'manifest') the problem lines
+    name (file problems name their manifest)."""
+    found = set()
+    for line in problems:
+        for match in re.finditer(r'\b%s ([0-9a-f]{40})\b' % kind, line):
+            found.add(HgId(match.group(1)))
+    return found
+
+
+def first_bad_changeset(checker, commit_id, problems, env):
+    """The first changeset (parents first) the problems are about, or
+    whose manifest they are about; None if none is."""
+    changesets = named_ids(problems, 'changeset')
+    manifests = named_ids(problems, 'manifest')
+    heads = metadata.changeset_heads(commit_id, env)
+    if not heads or not checker.alive:
+        return None
+    out = metadata.git_out('rev-list', '--topo-order', '--reverse',
+                           *heads, '--', env=env)
+    commits = out.decode('ascii').split()
+    for node in checker.git2hg_many(commits):
+        if node in changesets:
+            return node
+        if manifests:
+            text = checker.data('changeset', str(node)).text
+            if text[:40].decode('ascii', 'replace') in manifests:
+                return node
+    return None
+
+
+def verify_ids(commit_id, url, git_dir, env, say):
+    """Check the metadata `commit_id` (git running in `env`) as an import
+    checks what it receives: every changeset, manifest and file id that
+    cinnabar.check asks for, and the tree of each changeset's commit
+    (`git cinnabar fsck --full`'s walk, helper/fsck.h). Raise an Abort
+    naming the first changeset it gets wrong."""
+    say('Checking the cinnabar metadata from %s' % url)
+    with Helper.start(git_dir, env) as checker:
+        try:
+            checker.use_metadata(commit_id)
+            problems, _ = checker.fsck(received=True)
+        except HelperError as error:
+            problems = [error.message]
+        if not problems:
+            return
+        node = first_bad_changeset(checker, commit_id, problems, env)
+    what = 'changeset %s' % node if node else 'its Mercurial ids'
+    raise Abort('the metadata from %s does not match %s (%d problem%s, '
+                'the first: %s)' % (url, what, len(problems),
+                                    's' if len(problems) > 1 else '',
+                                    problems[0]))
 
 
 def install(commit_id):
@@ -188,23 +257,25 @@ def install(commit_id):
                      input=''.join(lines).encode('ascii'))
 
 
-def fetch_metadata(line, hg_url, helper, git_dir, say):
+def fetch_metadata(line, hg_url, helper, git_dir, from_server, say):
     """Bring the metadata of `line` and install it; returns the Source
-    (to discard once the clone is done)."""
+    (to discard once the clone is done). `from_server`: the line is the
+    server's (see gitsource.Source)."""
     say('Fetching cinnabar metadata from %s' % line.url)
-    source = Source(line.url, helper, git_dir, say)
+    source = Source(line.url, helper, git_dir, say, from_server)
     try:
-        source.open()
-        ref, commit_id = pick_ref(source.refs, line, hg_url)
-        git.delete_refs([FETCH_REF])
-        source.fetch(ref, FETCH_REF)
-        check_metadata(commit_id)
+        with Quarantine(git_dir) as incoming:
+            source.open()
+            ref, commit_id = pick_ref(source.refs, line, hg_url)
+            source.fetch(ref, incoming.writer_env())
+            check_metadata(commit_id, incoming.reader_env())
+            verify_ids(commit_id, line.url, git_dir, incoming.reader_env(),
+                       say)
+            incoming.accept()
         install(commit_id)
     except Abort:
         source.discard()
         raise
-    finally:
-        git.delete_refs([FETCH_REF])
     return source
 
 
@@ -222,4 +293,5 @@ def seed_clone(peer, helper, git_dir, remote, hg_url, say):
     if line is None:
         raise Abort('cinnabarclone gives no git repository or bundle URL '
                     'this clone can use')
-    return fetch_metadata(line, hg_url, helper, git_dir, say)
+    return fetch_metadata(line, hg_url, helper, git_dir, limit_schemes,
+                          say)

@@ -12,10 +12,10 @@ from cinnabar.errors import Abort
 from cinnabar.ids import GitId
 
 
-def run(args, check=True, input=None):
-    """The CompletedProcess of `git args`; with `check`, a failure is an
-    Abort quoting git's message."""
-    result = subprocess.run(['git'] + args, input=input,
+def run(args, check=True, input=None, env=None):
+    """The CompletedProcess of `git args` (`env`: the environment, default
+    ours); with `check`, a failure is an Abort quoting git's message."""
+    result = subprocess.run(['git'] + args, input=input, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     if check and result.returncode:
         message = result.stderr.decode('utf-8', 'replace').strip()

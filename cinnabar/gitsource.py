@@ -74,10 +74,37 @@ def local_path(url):
     return None
 
 
-def remote_refs(url):
+# What git may do with a URL a server gave, as git itself does for the
+# URLs of submodules: only these protocols (whatever the user's
+# protocol.allow), and none of those allowed only "from the user"
+# (GIT_PROTOCOL_FROM_USER=0). The `file` protocol is added for the
+# bundle a Source downloaded itself.
+SERVER_PROTOCOLS = ('https', 'http', 'git')
+
+
+def restricted_git(args, protocols, env):
+    """The git command line and environment (for git.run) running `args`
+    in `env` with only `protocols` allowed."""
+    options = ['-c', 'protocol.allow=never']
+    for name in protocols:
+        options += ['-c', 'protocol.%s.allow=always' % name]
+    env = dict(env, GIT_PROTOCOL_FROM_USER='0')
+    return options + list(args), env
+
+
+def run_git(args, protocols=None, env=None):
+    """git.run(args) in `env` (default: ours), restricted to `protocols`
+    unless None."""
+    if protocols is not None:
+        args, env = restricted_git(args, protocols,
+                                   os.environ if env is None else env)
+    return git.run(args, check=False, env=env)
+
+
+def remote_refs(url, protocols=None):
     """{ref name: GitId} of `git ls-remote <url>`; empty when it is not a
     repository git can read (then, maybe a bundle)."""
-    result = git.run(['ls-remote', url], check=False)
+    result = run_git(['ls-remote', url], protocols)
     if result.returncode:
         return {}
     refs = {}
@@ -90,10 +117,12 @@ def remote_refs(url):
 
 class Source:
     """The git repository or bundle at `url`. `open()` finds which, and
-    the refs it has; `fetch(ref, into)` brings one ref's objects."""
+    the refs it has; `fetch(ref, into)` brings one ref's objects. With
+    `from_server`, git may only use SERVER_PROTOCOLS for it."""
 
-    def __init__(self, url, helper, git_dir, say):
+    def __init__(self, url, helper, git_dir, say, from_server=False):
         self.url = url
+        self._protocols = SERVER_PROTOCOLS if from_server else None
         self._helper = helper
         self._git_dir = git_dir
         self._say = say
@@ -102,7 +131,7 @@ class Source:
         self.refs = {}
 
     def open(self):
-        self.refs = remote_refs(self.url)
+        self.refs = remote_refs(self.url, self._protocols)
         if self.refs:
             return self
         path = local_path(self.url)
@@ -118,11 +147,19 @@ class Source:
         self.location = path
         return self
 
-    def fetch(self, ref, into):
-        """Fetch `ref` of the source into the local ref `into`."""
-        result = git.run(['fetch', '--no-tags', '--no-write-fetch-head',
-                          '--no-recurse-submodules', '-q', self.location,
-                          '+%s:%s' % (ref, into)], check=False)
+    def fetch(self, ref, env):
+        """Fetch the objects of `ref` of the source (and update no ref),
+        git running in `env` (see cinnabar.quarantine)."""
+        protocols = self._protocols
+        if protocols is not None and self._download is not None:
+            protocols += ('file',)      # the bundle downloaded here
+        # Whatever fetch brings stays a pack; no gc in the quarantine.
+        options = ['-c', 'fetch.unpackLimit=1', '-c', 'gc.auto=0',
+                   '-c', 'maintenance.auto=false']
+        result = run_git(options + [
+            'fetch', '--no-tags', '--no-write-fetch-head',
+            '--no-recurse-submodules', '-q', self.location, ref],
+            protocols, env)
         if result.returncode:
             message = result.stderr.decode('utf-8', 'replace').strip()
             raise Abort('fetching %s from %s failed: %s'

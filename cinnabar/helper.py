@@ -137,13 +137,14 @@ class Helper:
         self.alive = True
 
     @classmethod
-    def start(cls, git_dir):
+    def start(cls, git_dir, env=None):
         """Start the helper for the repository at `git_dir` (None outside a
-        repository: then only `http` is of use)."""
+        repository: then only `http` is of use), in the environment `env`
+        (default: ours)."""
         path = find_helper()
         if path is None:
             raise Abort('cannot find %s' % HELPER_NAME, hint=REBUILD_HINT)
-        env = dict(os.environ)
+        env = dict(os.environ if env is None else env)
         if git_dir is not None:
             env['GIT_DIR'] = git_dir
         try:
@@ -489,10 +490,21 @@ class Helper:
 
     # Checking the metadata (git cinnabar fsck).
 
-    def fsck(self, commits=None):
+    def use_metadata(self, commit):
+        """Read the metadata of the metadata commit `commit` from now on,
+        not the ref's (until `abort`)."""
+        self._command('metadata', GitId(commit))
+        answer = self._answer_after_exit()
+        if answer != 'ok':
+            raise HelperError('unexpected answer to metadata: %r' % answer)
+
+    def fsck(self, commits=None, received=False):
         """Check all the metadata, or only the given changeset commits.
+        `received`: all of it, with the id checks of cinnabar.check.
         Returns ([problem message], FsckCounts)."""
-        if commits is None:
+        if received:
+            self._command('fsck', 'received')
+        elif commits is None:
             self._command('fsck', 'full')
         else:
             commits = [GitId(c) for c in commits]

@@ -52,10 +52,10 @@ RECLONE_HINT = ('run `git cinnabar clear` and fetch again, or '
                 '`git cinnabar reclone`')
 
 
-def git_out(*args, input=None, check=True):
-    """Standard output of `git args` (bytes), or None when it failed and
-    `check` is false."""
-    result = git.run(list(args), check=check, input=input)
+def git_out(*args, input=None, check=True, env=None):
+    """Standard output of `git args` (bytes) in `env` (default: ours), or
+    None when it failed and `check` is false."""
+    result = git.run(list(args), check=check, input=input, env=env)
     return None if result.returncode else result.stdout
 
 
@@ -80,18 +80,22 @@ def refs_under(*prefixes):
 Commit = collections.namedtuple('Commit', 'tree parents message')
 
 
-def read_commit(oid):
-    """A Commit, or None when `oid` is not a commit."""
-    out = git_out('cat-file', 'commit', oid, check=False)
+def read_commit(oid, env=None):
+    """A Commit, or None when `oid` is not a commit. As git reads it (and
+    helper/raw-commit.c): `tree` first, the parents are the `parent`
+    lines directly after it. `env`: as for git_out."""
+    out = git_out('cat-file', 'commit', oid, check=False, env=env)
     if out is None:
         return None
     header, _, message = out.partition(b'\n\n')
-    tree, parents = None, []
-    for line in header.split(b'\n'):
-        if line.startswith(b'tree '):
-            tree = GitId(line[5:])
-        elif line.startswith(b'parent '):
-            parents.append(GitId(line[7:]))
+    lines = header.split(b'\n')
+    if not lines[0].startswith(b'tree '):
+        return None
+    tree, parents = GitId(lines[0][5:]), []
+    for line in lines[1:]:
+        if not line.startswith(b'parent '):
+            break
+        parents.append(GitId(line[7:]))
     return Commit(tree, parents, message.decode('utf-8', 'replace'))
 
 
@@ -115,19 +119,19 @@ def chain(start):
     return result
 
 
-def changeset_heads(metadata_commit):
+def changeset_heads(metadata_commit, env=None):
     """[GitId] of the changeset head commits a metadata commit records."""
-    commit = read_commit(metadata_commit)
+    commit = read_commit(metadata_commit, env)
     if commit is None or not commit.parents:
         return []
-    changesets = read_commit(commit.parents[0])
+    changesets = read_commit(commit.parents[0], env)
     return changesets.parents if changesets else []
 
 
-def format_problem(metadata_commit):
+def format_problem(metadata_commit, env=None):
     """None when this version reads the metadata commit, else an Abort
     saying what it is and what to run."""
-    commit = read_commit(metadata_commit)
+    commit = read_commit(metadata_commit, env)
     if commit is None:
         return Abort('%s is not a commit' % METADATA_REF, hint=RECLONE_HINT)
     unknown = [f for f in commit.message.split()

@@ -12,10 +12,12 @@
 #include "store.h"
 #include "file-check.h"
 #include "fsck-manifest.h"
+#include "check.h"
 #include "fsck.h"
 
 static FILE *out;
 static struct fsck_counts *counts;
+static unsigned checks;		/* CHECK_* flags: which ids to hash */
 
 __attribute__((format (printf, 1, 2)))
 static void problem(const char *fmt, ...)
@@ -174,7 +176,9 @@ static int queue_file(const char *path, size_t len, const struct hg_oid *node,
 		return -1;
 	}
 	counts->files++;
-	file_checks_add(&queued, node, a, b, path, len, manifest, blob);
+	if (checks & CHECK_FILES)
+		file_checks_add(&queued, node, a, b, path, len, manifest,
+				blob);
 	return 0;
 }
 
@@ -411,6 +415,15 @@ static void check_changeset_tree(const struct hg_oid *node,
 			hg_oid_to_hex(&cs->manifest), oid_to_hex(&tree));
 }
 
+/* Whether `node` is the id of `text` with parents p1, p2 (in `check`). */
+static int hg_hash_is(const struct hg_oid *p1, const struct hg_oid *p2,
+		      const char *text, size_t len, const struct hg_oid *node,
+		      struct hg_oid *check)
+{
+	hg_hash(p1, p2, text, len, check);
+	return hg_oideq(check, node);
+}
+
 static void check_changeset(const struct hg_oid *node,
 			    const struct object_id *commit)
 {
@@ -452,8 +465,8 @@ static void check_changeset(const struct hg_oid *node,
 			oid_to_hex(commit));
 		goto out;
 	}
-	hg_hash(&p[0], &p[1], text.buf, text.len, &check);
-	if (!hg_oideq(&check, node)) {
+	if (checks & CHECK_NODEID &&
+	    !hg_hash_is(&p[0], &p[1], text.buf, text.len, node, &check)) {
 		problem("changeset %s: its commit %s and git2hg note %s give "
 			"changeset %s instead (the commit or the note was "
 			"changed)", hg_oid_to_hex(node), oid_to_hex(commit),
@@ -804,13 +817,14 @@ static void check_commits(const struct oid_array *commits)
 	counts->problems += file_checks_finish(&queued, out);
 }
 
-void fsck_metadata(const struct oid_array *commits, FILE *o,
-		   struct fsck_counts *c)
+void fsck_metadata(const struct oid_array *commits, unsigned flags,
+		   FILE *o, struct fsck_counts *c)
 {
 	size_t i;
 
 	out = o;
 	counts = c;
+	checks = flags;
 	memset(counts, 0, sizeof(*counts));
 	manifest_state = kh_init_manifest_state();
 	files_checked = kh_init_oid_set();

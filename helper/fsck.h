@@ -28,9 +28,13 @@ struct fsck_counts {
 /*
  * Check everything (commits == NULL) or only the given changeset commits
  * with their manifests and the file revisions those introduce. Problems
- * are written to `out` as "problem <message>" lines.
+ * are written to `out` as "problem <message>" lines. `checks` (CHECK_*
+ * flags, check.h) says which ids are computed again: without
+ * CHECK_NODEID, changeset ids are not, without CHECK_FILES, file ids are
+ * not; manifest ids always are (the git tree each changeset's commit
+ * must have comes out of the same walk).
  */
-void fsck_metadata(const struct oid_array *commits, FILE *out,
-		   struct fsck_counts *counts);
+void fsck_metadata(const struct oid_array *commits, unsigned checks,
+		   FILE *out, struct fsck_counts *counts);
 
 #endif

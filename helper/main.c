@@ -13,6 +13,7 @@
 #include "metadata.h"
 #include "file.h"
 #include "fsck.h"
+#include "check.h"
 #include "git-tree.h"
 #include "graft.h"
 #include "manifest.h"
@@ -321,16 +322,50 @@ static void cmd_finish(const char **argv)
 	answer("ok %s\n", oid_to_hex(&result));
 }
 
-static void cmd_abort(const char **argv)
+/* Drop the work not finished, and the caches that may refer to it. */
+static void drop_work(void)
 {
 	store_abort();
-	/* Back to the state at start: nothing refers to dropped objects. */
 	git_tree_reset_caches();
 	manifest_reset_cache();
 	file_reset_cache();
+}
+
+static void cmd_abort(const char **argv)
+{
+	/* Back to the state at start: nothing refers to dropped objects. */
+	drop_work();
 	if (in_repository)
 		metadata_load();
 	answer("ok\n");
+}
+
+static void cmd_metadata(const char **argv)
+{
+	struct object_id commit;
+
+	need_repository();
+	if (!argv[0] || get_oid_hex(argv[0], &commit) || argv[0][40] ||
+	    argv[1])
+		die("metadata needs a metadata commit id");
+	drop_work();
+	metadata_load_commit(&commit);
+	answer("ok\n");
+}
+
+/* The CHECK_* flags cinnabar.check turns on. */
+static unsigned configured_checks(void)
+{
+	static const unsigned each[] = {
+		CHECK_NODEID, CHECK_MANIFESTS, CHECK_FILES
+	};
+	unsigned flags = 0;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(each); i++)
+		if (check_enabled(each[i]))
+			flags |= each[i];
+	return flags;
 }
 
 static void cmd_fsck(const char **argv)
@@ -339,13 +374,14 @@ static void cmd_fsck(const char **argv)
 	struct strbuf line = STRBUF_INIT;
 	struct fsck_counts counts;
 	unsigned long count, i;
-	int full;
+	int full, received;
 
 	need_repository();
-	full = argv[0] && !strcmp(argv[0], "full") && !argv[1];
+	received = argv[0] && !strcmp(argv[0], "received") && !argv[1];
+	full = received || (argv[0] && !strcmp(argv[0], "full") && !argv[1]);
 	if (!full && (!argv[0] || strcmp(argv[0], "commits") || !argv[1] ||
 		      argv[2]))
-		die("fsck needs 'full' or 'commits <count>'");
+		die("fsck needs 'full', 'received' or 'commits <count>'");
 	count = full ? 0 : strtoul(argv[1], NULL, 10);
 	for (i = 0; i < count; i++) {
 		struct object_id oid;
@@ -355,7 +391,8 @@ static void cmd_fsck(const char **argv)
 		oid_array_append(&commits, &oid);
 	}
 	strbuf_release(&line);
-	fsck_metadata(full ? NULL : &commits, out, &counts);
+	fsck_metadata(full ? NULL : &commits,
+		      received ? configured_checks() : CHECK_ALL, out, &counts);
 	answer("ok %u %u %u %u\n", counts.changesets, counts.manifests,
 	       counts.files, counts.problems);
 	oid_array_clear(&commits);
@@ -416,6 +453,7 @@ static const struct command commands[] = {
 	{ "finish", cmd_finish },
 	{ "abort", cmd_abort },
 	{ "fsck", cmd_fsck },
+	{ "metadata", cmd_metadata },
 	{ "data", cmd_data },
 	{ "compress", cmd_compress },
 	{ "test-sha1", cmd_test_sha1 },

@@ -193,19 +193,26 @@ static void check_flags(const char *body)
 
 void metadata_load(void)
 {
+	struct object_id commit;
+
+	if (read_ref(METADATA_REF, &commit))
+		oidclr(&commit);
+	metadata_load_commit(&commit);
+}
+
+void metadata_load_commit(const struct object_id *commit)
+{
 	struct oid_array parents = OID_ARRAY_INIT;
-	struct object_id none;
 	const char *body;
 	char *buf;
 
-	oidclr(&none);
 	memset(&metadata, 0, sizeof(metadata));
 	if (cs_index)
 		kh_destroy_cs_index(cs_index);
 	cs_index = kh_init_cs_index();
 	cs_nr = cs_dead = 0;
-	if (read_ref(METADATA_REF, &metadata.commit)) {
-		oidclr(&metadata.commit);
+	oidcpy(&metadata.commit, commit);
+	if (is_null_oid(commit)) {
 		notes_map_init(&metadata.hg2git, NULL, 0160000);
 		notes_map_init(&metadata.git2hg, NULL, 0100644);
 		notes_map_init(&metadata.files_meta, NULL, 0100644);

@@ -44,6 +44,11 @@ extern struct metadata metadata;
 
 /* Load the metadata; dies with a hint when its format is unsupported. */
 void metadata_load(void);
+/*
+ * The same from a metadata commit that refs/cinnabar/metadata does not
+ * (yet) point to, e.g. to check it before it does (the null id: none).
+ */
+void metadata_load_commit(const struct object_id *commit);
 
 /* Git id for an hg id, or NULL when unknown. */
 const struct object_id *hg2git(const struct hg_oid *oid);

@@ -15,37 +15,59 @@ static int header(const char *line, const char *eol, const char *name,
 	return 1;
 }
 
+/*
+ * The header block as git's parse_commit_buffer() reads it: the first
+ * line must be `tree`, and the parents are the `parent` lines directly
+ * after it, each well formed. A `parent` (or `tree`) line anywhere else
+ * is not a parent for git (`git fsck` accepts such a commit and git sees
+ * one parent fewer): here it is an other header, as any unknown one.
+ */
+static int parse_tree_and_parents(struct raw_commit *c, const char **pos,
+				  const char *end)
+{
+	const char *line = *pos, *eol;
+	struct slice v;
+
+	eol = memchr(line, '\n', end - line);
+	if (!eol || !header(line, eol, "tree", &v) ||
+	    v.len != GIT_SHA1_HEXSZ || get_oid_hex(v.buf, &c->tree))
+		return -1;
+	for (line = eol + 1; line < end; line = eol + 1) {
+		struct object_id parent;
+
+		eol = memchr(line, '\n', end - line);
+		if (!eol || !header(line, eol, "parent", &v))
+			break;
+		if (v.len != GIT_SHA1_HEXSZ || get_oid_hex(v.buf, &parent))
+			return -1;
+		oid_array_append(&c->parents, &parent);
+	}
+	*pos = line;
+	return 0;
+}
+
 int raw_commit_parse(struct raw_commit *c, const char *buf, size_t len)
 {
 	const char *end = buf + len, *line = buf, *eol;
 	struct slice v;
-	int seen_tree = 0;
 
 	memset(c, 0, sizeof(*c));
+	if (parse_tree_and_parents(c, &line, end))
+		goto bad;
 	while (line < end && *line != '\n') {
 		eol = memchr(line, '\n', end - line);
 		if (!eol)
 			goto bad;
-		if (header(line, eol, "tree", &v) && !seen_tree) {
-			if (v.len != GIT_SHA1_HEXSZ || get_oid_hex(v.buf, &c->tree))
-				goto bad;
-			seen_tree = 1;
-		} else if (header(line, eol, "parent", &v)) {
-			struct object_id parent;
-			if (v.len != GIT_SHA1_HEXSZ || get_oid_hex(v.buf, &parent))
-				goto bad;
-			oid_array_append(&c->parents, &parent);
-		} else if (!c->author.buf && header(line, eol, "author", &v)) {
+		if (!c->author.buf && header(line, eol, "author", &v))
 			c->author = v;
-		} else if (!c->committer.buf &&
-			   header(line, eol, "committer", &v)) {
+		else if (!c->committer.buf &&
+			 header(line, eol, "committer", &v))
 			c->committer = v;
-		} else if (!c->other_header) {
+		else if (!c->other_header)
 			c->other_header = line;
-		}
 		line = eol + 1;
 	}
-	if (!seen_tree || line >= end)
+	if (line >= end)
 		goto bad;
 	c->body = line + 1;
 	c->body_len = end - c->body;

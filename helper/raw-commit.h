@@ -2,14 +2,17 @@
  * Git commits as they are stored, for everything in the helper that reads
  * one (metadata commits, manifest commits, changeset commits):
  *
- *   tree <hex>\n
- *   parent <hex>\n          (zero or more)
+ *   tree <hex>\n            (the first line)
+ *   parent <hex>\n          (zero or more, directly after `tree`)
  *   author <ident>\n
  *   committer <ident>\n
  *   <other headers>          (encoding, gpgsig and its continuation lines
  *                             starting with a space, mergetag, ...)
  *   \n
  *   <message>
+ *
+ * Read as git reads it (parse_commit_buffer in git's commit.c): a `parent`
+ * line after any other header is not a parent, but an other header.
  */
 #ifndef CINNABAR_RAW_COMMIT_H
 #define CINNABAR_RAW_COMMIT_H
@@ -31,8 +34,8 @@ struct raw_commit {
 
 /*
  * Parse the `len` bytes at `buf` (not copied: `c` points into them);
- * return -1 when they are not a commit (no tree line, a bad parent line,
- * no empty line ending the headers).
+ * return -1 when they are not a commit (no tree line first, a bad parent
+ * line among those after it, no empty line ending the headers).
  */
 int raw_commit_parse(struct raw_commit *c, const char *buf, size_t len);
 

@@ -8,13 +8,18 @@ commands were answered), the bytes of `getbundle` answers counted by the
 proxy (lib.proxy), and the bundle server's access log.
 """
 
+import shutil
+
 import pytest
 
 from lib.checks import assert_expected_ids, assert_no_traceback
 from lib.env import ROOT
 from lib.bundleserver import BundleServer
 from lib.git import METADATA_REF, clone, git, hg_url, refs
+from lib.plumbing import MetadataParts, cat, commit_tree, edit_tree
+from lib.plumbing import hash_blob, ls_tree, message, parents, tree_of
 from lib.proxy import HgProxy
+from lib.push import hg_commit, make_hg_repo
 
 BUNDLE = 'issue4438-r1.hg'   # 111 changesets
 EXTENSION = ROOT / 'hg' / 'cinnabarclone.py'
@@ -276,3 +281,142 @@ def test_settings_override_the_server(site, corpus, tmp_path):
     assert 'Fetching cinnabar metadata from' in result.err
     assert 'getbundle' not in commands and gets == []
     assert_expected_ids(dest, corpus.expected(BUNDLE))
+
+
+SSH_RECORDER = '''#!/bin/sh
+echo "$@" >> "$0.log"
+exit 1
+'''
+
+
+def test_server_urls_without_scheme_slashes_are_skipped(site, tmp_path):
+    """URLs git would read as an scp-like `host:path` (an SSH connection
+    to a host named `git`, `http` or `https`) or as `<helper>::<address>`
+    are skipped with a warning; the next line is used; ssh never runs."""
+    ssh = tmp_path / 'ssh'
+    ssh.write_text(SSH_RECORDER)
+    ssh.chmod(0o755)
+    bad = ['git:/srv/meta.git', 'http:/x', 'https:x',
+           'https::ext::false']
+    site.set_manifest(bad + ['{www}full.bundle'])
+    result, commands, gets = site.clone(
+        tmp_path / 'clone', extra_env={'GIT_SSH_COMMAND': str(ssh)})
+    assert not (tmp_path / 'ssh.log').exists(), \
+        (tmp_path / 'ssh.log').read_text()
+    for url in bad:
+        assert f'({url}); skipping it' in result.err, result.describe()
+    assert gets == ['/full.bundle']
+    assert 'getbundle' not in commands
+
+
+def test_server_urls_get_only_http_https_git(site, tmp_path):
+    """git runs for the server's URLs with only http, https and git
+    allowed (as for submodule URLs): a URL that the user's configuration
+    turns into a local path is not fetched (a normal clone follows),
+    while `cinnabar.clone`, the user's own line, may name one."""
+    mirror = site.www / 'meta.git'
+    rewrite = f'url.{mirror}.insteadOf=https://mirror.invalid/meta.git'
+    site.set_manifest(['https://mirror.invalid/meta.git#mirror'])
+    result, commands, _ = site.clone(tmp_path / 'server', '-c', rewrite)
+    assert 'falling back to a normal clone' in result.err, result.describe()
+    assert 'getbundle' in commands
+    assert branch_refs(tmp_path / 'server') == branch_refs(site.plain)
+
+    mine = 'cinnabar.clone=https://mirror.invalid/meta.git#mirror'
+    result, commands, _ = site.clone(tmp_path / 'user', '-c', rewrite,
+                                     '-c', mine)
+    assert 'falling back' not in result.err, result.describe()
+    assert 'getbundle' not in commands
+
+
+class Trojan:
+    """A small hg repository served with the extension (`a`, `b`, then
+    `a` changed in the tip), its plain clone, and a bundle server for
+    crafted metadata bundles."""
+
+    def __init__(self, hg, hg_serve, bundle_server, tmp_path):
+        self.hg = hg
+        self.repo = make_hg_repo(hg, tmp_path / 'hg', {'a': 'a\n'})
+        hg_commit(hg, self.repo, {'b': 'b\n'}, 'second')
+        self.node = hg_commit(hg, self.repo, {'a': 'a\nchanged\n'}, 'tip')
+        with open(self.repo / '.hg' / 'hgrc', 'a') as f:
+            f.write(f'[extensions]\ncinnabarclone = {EXTENSION}\n')
+        self.url = hg_url(hg_serve(self.repo).url)
+        self.plain = tmp_path / 'plain'
+        assert clone(self.url, self.plain, '-q').returncode == 0
+        self.www = tmp_path / 'www'
+        self.www.mkdir()
+        self.bundles = bundle_server(self.www)
+
+    def metadata(self, tmp_path, kind):
+        """A git bundle of metadata where the tip's commit has `a` changed
+        (`trojan` appended), its hg id kept (hg2git, git2hg and the
+        changeset heads moved to the new commit). `kind`: 'file', the
+        file revision's hg2git entry moved to the changed blob too (only
+        its id then tells), or 'tree', only the commit changed (its tree
+        then differs from what its manifest gives). Returns the bundle's
+        URL and the changed blob."""
+        src = tmp_path / 'src'
+        shutil.copytree(self.plain, src, symlinks=True)
+        parts = MetadataParts(src)
+        old = git('cinnabar', 'hg2git', self.node, cwd=src).out.strip()
+        mode, _, blob, _ = [e for e in ls_tree(src, tree_of(src, old))
+                            if e[3] == 'a'][0]
+        trojan = hash_blob(src, cat(src, blob) + b'trojan\n')
+        tree = edit_tree(src, tree_of(src, old), 'a', (mode, 'blob', trojan))
+        raw = git('cat-file', 'commit', old, cwd=src).stdout
+        raw = raw.replace(tree_of(src, old).encode(), tree.encode(), 1)
+        new = git('hash-object', '-t', 'commit', '-w', '--stdin', cwd=src,
+                  input=raw).out.strip()
+        if kind == 'file':
+            manifest = self.hg('-R', self.repo, 'manifest', '--debug',
+                               '-r', self.node).out
+            file_node = [line.split()[0] for line in manifest.splitlines()
+                         if line.endswith(' a')][0]
+            assert parts.notes('hg2git')[file_node][1] == blob
+            parts.edit_note('hg2git', file_node, trojan)
+        note = parts.notes('git2hg')[old][1]
+        parts.edit_note('hg2git', self.node, new)
+        parts.edit_note('git2hg', old, None)
+        parts.add_note('git2hg', new, note)
+        heads = parts.parts['changesets']
+        parts.parts['changesets'] = commit_tree(
+            src, tree_of(src, heads),
+            [new if p == old else p for p in parents(src, heads)],
+            message(src, heads))
+        parts.store()
+        git('bundle', 'create', self.www / f'{kind}.bundle', METADATA_REF,
+            cwd=src)
+        return self.bundles.url(f'{kind}.bundle'), trojan
+
+
+@pytest.mark.parametrize('kind,check', [('file', 'all'), ('tree', 'all'),
+                                        ('tree', 'none')])
+def test_trojan_metadata_is_refused(hg, hg_serve, bundle_server, tmp_path,
+                                    kind, check):
+    """Metadata in which a real changeset id maps to a commit with other
+    contents is checked before it is used (as a normal clone checks what
+    it receives, per cinnabar.check; each commit's tree against its
+    manifest whatever it says): refused with one line naming the
+    changeset, a normal clone follows, and nothing of it stays (objects,
+    refs, files)."""
+    trojan = Trojan(hg, hg_serve, bundle_server, tmp_path)
+    url, blob = trojan.metadata(tmp_path, kind)
+    (trojan.repo / '.hg' / 'cinnabar.manifest').write_text(url + '\n')
+    dest = tmp_path / 'clone'
+    result = clone(trojan.url, dest, '-c', f'cinnabar.check={check}')
+    assert_no_traceback(result)
+    assert result.returncode == 0, result.describe()
+    warnings = [line for line in result.err.splitlines()
+                if 'does not match' in line]
+    assert len(warnings) == 1, result.describe()
+    assert f'changeset {trojan.node}' in warnings[0], result.describe()
+    assert 'falling back to a normal clone' in result.err
+    assert (dest / 'a').read_text() == 'a\nchanged\n'
+    assert refs(dest) == refs(trojan.plain)
+    assert git('cat-file', '-e', blob, cwd=dest,
+               check=False).returncode != 0
+    assert not (dest / '.git' / 'cinnabar' / 'incoming').exists()
+    assert not list((dest / '.git' / 'cinnabar' / 'downloads').iterdir())
+    result = git('cinnabar', 'fsck', '--full', cwd=dest)
+    assert 'no problem' in result.err, result.describe()

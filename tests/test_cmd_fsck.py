@@ -345,3 +345,43 @@ def test_other_writers_refused_and_reclone_recovers(corpus, tmp_path):
     assert fsck(repo, '--full').returncode == 0
     for node, commit in expected.items():
         assert git('cinnabar', 'hg2git', node, cwd=repo).out.strip() == commit
+
+
+def misplace_parents(raw):
+    """A commit's text with its `parent` lines moved after `committer`:
+    `git fsck` accepts it, and git reads it as a root commit."""
+    header, _, body = raw.partition(b'\n\n')
+    lines = header.split(b'\n')
+    moved = [line for line in lines if line.startswith(b'parent ')]
+    kept = [line for line in lines if not line.startswith(b'parent ')]
+    return b'\n'.join(kept + moved) + b'\n\n' + body
+
+
+def test_parent_after_committer_is_no_parent(corpus, tmp_path):
+    """The head changeset's commit replaced by one with its `parent` line
+    after `committer`, every mapping (and the changeset heads) moved to
+    it: git sees a root commit, so the changeset id does not come out
+    right; read as the commit's parent, it would, and fsck pass."""
+    repo = make_clone(corpus, tmp_path)
+    parts = MetadataParts(repo)
+    old = rev_parse(repo, 'refs/remotes/origin/HEAD')
+    assert len(parents(repo, old)) == 1
+    _, note, _ = parts.notes('git2hg')[old]
+    hg_id = cat(repo, note).split(b'\n')[0].split()[1].decode()
+    raw = misplace_parents(git('cat-file', 'commit', old, cwd=repo).stdout)
+    new = git('hash-object', '-t', 'commit', '-w', '--stdin', cwd=repo,
+              input=raw).out.strip()
+    assert git('fsck', '--strict', '--no-dangling', cwd=repo).returncode == 0
+    assert parents(repo, new) == []
+    parts.edit_note('hg2git', hg_id, new)
+    parts.edit_note('git2hg', old, None)
+    parts.add_note('git2hg', new, note)
+    heads = parts.parts['changesets']
+    parts.parts['changesets'] = commit_tree(
+        repo, tree_of(repo, heads),
+        [new if p == old else p for p in parents(repo, heads)],
+        message(repo, heads))
+    parts.store()
+    result = fsck(repo, '--full')
+    assert_reports(result, repo, hg_id, new)
+    assert 'instead' in result.err, result.describe()

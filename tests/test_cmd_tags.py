@@ -15,8 +15,8 @@ message.
 
 import pytest
 
-from lib.checks import assert_no_traceback
-from lib.git import clone, git, hg2git, hg_url, ls_remote, refs
+from lib.checks import assert_failed_for_people, assert_no_traceback
+from lib.git import clone, git, hg2git, hg_url, ls_remote, refs, rev_parse
 
 GHOST = '1234567890abcdef1234567890abcdef12345678'
 BAD_NAME = 'bad name'
@@ -139,3 +139,37 @@ def test_moved_tag_updates_and_push_refused(hg, tagged):
     assert 'pushing tags is not supported' in result.err
     assert refs(work) == before
     assert 'moved' in hg_tags(hg, repo)
+
+
+@pytest.mark.parametrize('kind', ['directory', 'symlink'])
+def test_tag_refused_unless_hgtags_is_a_file(hg, tmp_path, kind):
+    """`git cinnabar tag` with `.hgtags` a directory or a symbolic link in
+    HEAD: refused, nothing changed (it used to replace it with a file made
+    of `git cat-file -p` output). Mercurial makes no tag commit there
+    either: `hg tag` aborts on the directory, and commits nothing with
+    the symlink."""
+    repo = tmp_path / 'repo'
+    hg('init', repo)
+    (repo / 'a').write_text('a\n')
+    if kind == 'directory':
+        (repo / '.hgtags').mkdir()
+        (repo / '.hgtags' / 'x').write_text('x\n')
+    else:
+        (repo / '.hgtags').symlink_to('a')
+    hg('-R', repo, 'add', '-q')
+    hg('-R', repo, 'commit', '-q', '-m', 'odd .hgtags', '-u', 'tagger',
+       '-d', '0 0')
+    work = tmp_path / 'work'
+    assert_no_traceback(clone(hg_url(repo), work, '-q'))
+    git('config', 'cinnabar.experiments', 'tag', cwd=work)
+    before = git('for-each-ref', cwd=work).out, rev_parse(work, 'HEAD')
+    result = git('cinnabar', 'tag', 'v1', cwd=work, check=False)
+    assert_failed_for_people(result)
+    assert '.hgtags' in result.err and kind[:3] in result.err, \
+        result.describe()
+    assert (git('for-each-ref', cwd=work).out,
+            rev_parse(work, 'HEAD')) == before
+    assert git('status', '--porcelain', cwd=work).out == ''
+
+    hg('-R', repo, 'tag', '-u', 'tagger', 'v1', check=False)
+    assert hg('-R', repo, 'log', '-T', '{rev}\n').out.split() == ['0']

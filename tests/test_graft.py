@@ -289,3 +289,39 @@ def test_cinnabarclone_graft_line(project, bundle_server):
     result = git('-c', 'cinnabar.graft=false', 'fetch', 'hg', cwd=other)
     assert 'falling back to a normal clone' in result.err
     assert 'graft.bundle' not in result.err
+
+
+def test_parent_after_committer_is_no_parent(project):
+    """A mirror whose commit for `second` has its `parent` line after
+    `committer` (`git fsck` accepts it; git reads a root commit): as git,
+    the graft sees no parent there, so `second` is not recorded onto it
+    but gets a commit of its own, whose parent git sees."""
+    merge = project.mapping[refs(project.reference)[TIP]]
+    second = git('rev-parse', merge + '^2', cwd=project.mirror).out.strip()
+    first = git('rev-parse', second + '^', cwd=project.mirror).out.strip()
+    raw = git('cat-file', 'commit', second, cwd=project.mirror).stdout
+    header, _, body = raw.partition(b'\n\n')
+    lines = header.split(b'\n')
+    parent = b'parent %s' % first.encode()
+    assert lines[1] == parent
+    moved = b'\n'.join(lines[:1] + lines[2:] + [parent]) + b'\n\n' + body
+    crafted = git('hash-object', '-t', 'commit', '-w', '--stdin',
+                  cwd=project.mirror, input=moved).out.strip()
+    assert git('rev-list', '--parents', crafted,
+               cwd=project.mirror).out.split() == [crafted]
+    git('update-ref', 'refs/heads/main', crafted, cwd=project.mirror)
+    git('update-ref', 'refs/heads/first', first, cwd=project.mirror)
+    repo = project.mirror_clone('misplaced')
+    assert git('fsck', '--strict', '--no-dangling', cwd=repo).returncode == 0
+    result = git('-c', 'cinnabar.graft=true', 'fetch', 'hg', cwd=repo)
+    assert_no_traceback(result)
+    assert 'graft: 1 changesets recorded onto existing commits, 3 new' \
+        in result.err, result.describe()
+    second_id = project.expected[second]
+    assert git2hg(repo, [first, crafted]) == {
+        first: project.expected[first], crafted: '0' * 40}
+    made = git('cinnabar', 'hg2git', second_id, cwd=repo).out.strip()
+    assert made != crafted
+    assert git('rev-list', '--parents', '-n1', made,
+               cwd=repo).out.split() == [made, first]
+    assert_fsck_clean(repo)

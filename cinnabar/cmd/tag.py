@@ -122,12 +122,34 @@ def resolve_rev(helper, rev):
     return commit, node
 
 
-def new_hgtags(head, lines):
-    """The blob id of HEAD's .hgtags (or none) with `lines` appended."""
+REGULAR_MODES = (b'100644', b'100755')
+KINDS = {b'040000': 'a directory', b'120000': 'a symbolic link',
+         b'160000': 'a submodule'}
+
+
+def hgtags_entry(head):
+    """(mode, blob id) of .hgtags in `head`, or None when it has none.
+    As `hg tag`, refuses unless it is a regular file."""
+    if head is None:
+        return None
+    out = git.run(['ls-tree', '-z', str(head), '--', '.hgtags']).stdout
+    if not out:
+        return None
+    mode, _, oid = out.split(b'\t', 1)[0].split()
+    if mode not in REGULAR_MODES:
+        raise Abort('.hgtags is %s in %s, not a regular file; cannot tag'
+                    % (KINDS.get(mode, 'not a file'), head),
+                    hint='make .hgtags a regular file, or tag on another '
+                         'branch (--onto)')
+    return mode, oid.decode('ascii')
+
+
+def new_hgtags(entry, lines):
+    """The blob id of .hgtags (`entry`, from hgtags_entry) with `lines`
+    appended."""
     old = b''
-    if head is not None:
-        found = git.run(['cat-file', '-p', '%s:.hgtags' % head], check=False)
-        old = found.stdout if found.returncode == 0 else b''
+    if entry is not None:
+        old = git.run(['cat-file', 'blob', entry[1]]).stdout
     if old and not old.endswith(b'\n'):
         old += b'\n'
     data = old + ''.join(lines).encode('utf-8', 'surrogateescape')
@@ -135,14 +157,15 @@ def new_hgtags(head, lines):
     return out.decode('ascii').strip()
 
 
-def tag_commit(head, blob, message):
-    """A commit of HEAD's tree with .hgtags set to `blob`, on HEAD."""
+def tag_commit(head, mode, blob, message):
+    """A commit of HEAD's tree with .hgtags set to `blob` (of `mode`), on
+    HEAD."""
     entries = b''
     if head is not None:
         entries = git.run(['ls-tree', '-z', head]).stdout
     kept = [e for e in entries.split(b'\0')
             if e and e.split(b'\t', 1)[1] != b'.hgtags']
-    kept.append(b'100644 blob %s\t.hgtags' % blob.encode('ascii'))
+    kept.append(b'%s blob %s\t.hgtags' % (mode, blob.encode('ascii')))
     tree = git.run(['mktree', '-z'],
                    input=b''.join(e + b'\0' for e in kept)).stdout
     # Written whole: the message without a final newline, as
@@ -177,6 +200,7 @@ def make_tag(helper, options, words):
     name = words[0]
     onto = options.get('onto')
     head = metadata.read_ref(onto if onto else 'HEAD')
+    entry = hgtags_entry(head)
     known = all_tags(helper, head)
     current = known.get(name)
     if options.get('delete'):
@@ -195,7 +219,8 @@ def make_tag(helper, options, words):
     message = options.get('message') or (
         'Removed tag %s' % name if options.get('delete') else
         'Added tag %s for changeset %s' % (name, str(node)[:12]))
-    commit = tag_commit(head, new_hgtags(head, lines), message)
+    mode = entry[0] if entry else REGULAR_MODES[0]
+    commit = tag_commit(head, mode, new_hgtags(entry, lines), message)
     if onto:
         git.run(['update-ref', onto if onto.startswith('refs/') else
                  'refs/heads/' + onto, commit, str(head or '0' * 40)])
