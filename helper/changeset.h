@@ -33,11 +33,7 @@
 #define CINNABAR_CHANGESET_H
 
 #include "hg-id.h"
-
-struct slice {
-	const char *buf;
-	size_t len;
-};
+#include "slice.h"
 
 struct hg_changeset {
 	struct hg_oid manifest;

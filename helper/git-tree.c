@@ -9,8 +9,8 @@
 #include "khash.h"
 #include "tree-iter.h"
 #include "metadata.h"
+#include "raw-commit.h"
 #include "store.h"
-#include "manifest.h"
 #include "git-tree.h"
 
 /* Git trees for manifest trees, cached by manifest (sub)tree id. */

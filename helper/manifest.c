@@ -36,15 +36,6 @@ void manifest_reset_cache(void)
 	last_loaded = 0;
 }
 
-void commit_tree_oid(const struct object_id *commit, struct object_id *tree)
-{
-	struct raw_commit c;
-	if (raw_commit_read(&c, commit))
-		die("commit %s is damaged", oid_to_hex(commit));
-	oidcpy(tree, &c.tree);
-	raw_commit_release(&c);
-}
-
 const char *manifest_flag_of_mode(unsigned mode)
 {
 	if (!S_ISGITLINK(mode))

@@ -62,9 +62,6 @@ void manifest_line_add(struct strbuf *out, const char *path, size_t len,
 int manifest_path_cmp(const char *a, size_t a_len, const char *b,
 		      size_t b_len);
 
-/* The tree of a manifest or changeset commit. */
-void commit_tree_oid(const struct object_id *commit, struct object_id *tree);
-
 /* Drop the manifest text kept in memory between revisions. */
 void manifest_reset_cache(void);
 

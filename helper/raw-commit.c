@@ -103,3 +103,12 @@ void raw_commit_release(struct raw_commit *c)
 	c->buf = NULL;
 	oid_array_clear(&c->parents);
 }
+
+void commit_tree_oid(const struct object_id *commit, struct object_id *tree)
+{
+	struct raw_commit c;
+	if (raw_commit_read(&c, commit))
+		die("commit %s is damaged", oid_to_hex(commit));
+	oidcpy(tree, &c.tree);
+	raw_commit_release(&c);
+}

@@ -19,7 +19,7 @@
 
 #include "hash.h"
 #include "oid-array.h"
-#include "changeset.h"
+#include "slice.h"
 
 struct raw_commit {
 	char *buf;			/* owned after raw_commit_read */
@@ -46,5 +46,8 @@ int raw_commit_parse(struct raw_commit *c, const char *buf, size_t len);
 int raw_commit_read(struct raw_commit *c, const struct object_id *oid);
 
 void raw_commit_release(struct raw_commit *c);
+
+/* The tree of `commit`; dies when it is not a readable commit. */
+void commit_tree_oid(const struct object_id *commit, struct object_id *tree);
 
 #endif
