@@ -2,11 +2,12 @@
 anything is sent, as the README says: a merge of more than two parents, a
 commit with a header other than tree, parent, author and committer (a
 `gpgsig` signature), a submodule (a gitlink in the tree), an author
-git-cinnabar cannot parse.  Each is pushed to a real `hg serve`: the push
-fails with git's one rejection line, whose message names the commit (or
-the submodule's path) and what Mercurial cannot hold, the server is unchanged (same changesets,
-phases, heads and bookmarks as `hg log` shows them, `hg verify` clean),
-and so are the clone's refs under refs/cinnabar and refs/remotes.
+git-cinnabar cannot parse.  Each is pushed to a real `hg serve`: the
+push fails with git's one rejection line, whose message names the commit
+(or the submodule's path) and what Mercurial cannot hold; the server is
+unchanged (same changesets, phases, heads and bookmarks as `hg log` shows
+them, `hg verify` clean), and so are the clone's refs under refs/cinnabar
+and refs/remotes.
 
 The odd commits are made with git's plumbing: `git commit-tree` for the
 octopus merge, `git mktree` for the gitlink, `git hash-object -t commit`
