@@ -90,12 +90,14 @@ static int merge_lists(const struct manifest_change **by)
 		return m && m2 && m2->flag != m->flag ? -1 : m ? 0 : -1;
 	}
 	if (m) {
-		/* A new revision is listed; M2's revision or flag may be. */
 		const struct manifest_change *m1 = line_of(by[R1]);
 		const struct manifest_change *m2 = line_of(by[R2]);
-		int in_m1 = m1 && hg_oideq(&m1->node, &m->node);
-		int in_m2 = !by[D2] || (m2 && hg_oideq(&m2->node, &m->node));
-		return in_m1 || in_m2 ? -1 : 1;
+		if (!by[D2])	/* M2's line: listed if M1 had another flag */
+			return m1 && m1->flag != m->flag;
+		if (m1 && hg_oideq(&m1->node, &m->node))
+			return 1;	/* M1's revision with another flag */
+		/* M2's revision with another flag: commit's two ways differ. */
+		return m2 && hg_oideq(&m2->node, &m->node) ? -1 : 1;
 	}
 	/* Removed from M1: listed when M2 had it too. */
 	return by[D2] ? 1 : -1;
@@ -130,15 +132,17 @@ static void describe(struct strbuf *out, struct strbuf *extra,
 	end_names(extra, nr_extra);
 	end_names(missing, nr_missing);
 	if (nr_extra)
-		strbuf_addf(out, "its files list has %s, which its commit "
-			    "does not change", extra->buf);
+		strbuf_addf(out, "its files list has %s, which Mercurial "
+			    "would not list", extra->buf);
 	if (nr_extra && nr_missing)
 		strbuf_addstr(out, ", and ");
 	if (nr_missing)
-		strbuf_addf(out, "its files list lacks %s, which its commit "
-			    "changes", missing->buf);
-	strbuf_addstr(out, " (Mercurial lists exactly the files a commit "
-		      "adds, modifies, removes or changes the flags of)");
+		strbuf_addf(out, "its files list lacks %s, which Mercurial "
+			    "would list", missing->buf);
+	strbuf_addstr(out, " (Mercurial lists the files a commit adds, "
+		      "modifies, removes or changes the flags of, relative to "
+		      "its first parent, less what a merge takes unchanged "
+		      "from its second)");
 }
 
 /* Walk the entries grouped by path, noting what differs. */

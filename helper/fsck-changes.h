@@ -14,13 +14,17 @@
  *   - files list: every path whose line (revision or flag) differs from
  *     M1's, and every path of M1 that M lacks. For one parent (or none:
  *     M1 empty), exactly those. A merge lists the paths whose revision is
- *     new (in neither parent) and those both parents have and M lacks,
- *     never a path whose line is M1's (unless M2 has it with another flag:
- *     commit's shortcut for reused revisions compares flags with both
- *     parents) nor a path none of the three has; whether it lists a path
- *     taken whole from M2 or removed by one side depends on the merge
- *     state, the commit path taken and the merge ancestor (the "removal
- *     filter"), so either is accepted.
+ *     new (in neither parent), those both parents have and M lacks, those
+ *     with M1's revision and another flag, and those whose line is M2's
+ *     only when M1 has them with another flag (commit keeps M2's revision
+ *     then, and compares flags with M1's); never a path whose line is
+ *     M1's (unless M2 has it with another flag: commit's shortcut for
+ *     reused revisions compares flags with both parents) nor one none of
+ *     the three has. Whether it lists a path with M2's revision and
+ *     another flag depends on which of commit's two ways it took, and
+ *     whether it lists a path only one parent has and M lacks on the
+ *     merge ancestor (the "removal filter", which needs the changelog's
+ *     common ancestors): either is accepted.
  *   - parents of a new file revision at path f, with a = M1[f] and
  *     b = M2[f] (null when absent): without copy metadata, (a, null) for
  *     one parent; for a merge (a, b), or (a, null) / (b, null) when one is
