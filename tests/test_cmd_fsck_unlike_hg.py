@@ -46,15 +46,17 @@ class History:
         return self.repo.add_file(path, hgcraft.file_text(data, meta),
                                   p1, p2).node
 
-    def changeset(self, tree, files, parent=None, desc=b'crafted'):
+    def changeset(self, tree, files, parent=None, desc=b'crafted',
+                  parent2=None):
         """`tree`: {path: file node}; `files`: the files list."""
         pnode = parent.node if parent else NULL
+        p2node = parent2.node if parent2 else NULL
         manifest = self.repo.add_manifest(
             hgcraft.manifest_text({p: (n, b'') for p, n in tree.items()}),
-            self.manifests.get(pnode, NULL))
+            self.manifests.get(pnode, NULL), self.manifests.get(p2node, NULL))
         text = hgcraft.changeset_text(manifest.node, b'C <c@example.com>',
                                       b'0 0', files, desc)
-        cs = self.repo.add_changeset(text, pnode)
+        cs = self.repo.add_changeset(text, pnode, p2node)
         manifest.link = cs.node
         for revs in self.repo.files.values():
             for rev in revs:
@@ -156,6 +158,31 @@ def test_files_list(hg, tmp_path):
     assert two.node.hex() in found[0] and commit in found[0], found
     assert "has 'a/y'" in found[0] and "lacks 'a.b'" in found[0], found
     assert warnings(fsck(repo, commit)) == found
+
+
+def test_merge_listing_what_it_takes_from_its_second_parent(hg, tmp_path):
+    """A merge listing `renamed`, whose revision it takes unchanged from
+    its second parent (where `ren` was renamed): `hg merge` + `hg commit`
+    lists nothing there (the history test below has the same shape)."""
+    history = History()
+    tree, one = first_changeset(history)
+    renamed = history.file(b'renamed', b'b\n', meta={
+        b'copy': b'a.b', b'copyrev': tree[b'a.b'].hex().encode()})
+    left_tree = {**tree, b'renamed': renamed}
+    del left_tree[b'a.b']
+    left = history.changeset(left_tree, [b'a.b', b'renamed'], one, b'left')
+    newf = history.file(b'newf', b'new\n')
+    right = history.changeset({**tree, b'newf': newf}, [b'newf'], one,
+                              b'right')
+    merge_tree = {**left_tree, b'newf': newf}
+    merge = history.changeset(merge_tree, [b'renamed'], right, b'merge',
+                              left)
+    server, repo = history.clone(hg, tmp_path)
+    assert debug_field(hg, server, '3', 'files') == ['renamed']
+    found = warnings(fsck(repo, '--full'))
+    assert len(found) == 1, found
+    assert merge.node.hex() in found[0], found
+    assert "has 'renamed', which Mercurial would not list" in found[0]
 
 
 def test_history_made_by_hg_gives_no_warning(hg, tmp_path):
