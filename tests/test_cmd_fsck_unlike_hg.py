@@ -95,9 +95,10 @@ def file_parents(hg, server, path, rev):
     return index[-1].split()[-2:]
 
 
-def test_self_copies_of_issue15(hg, tmp_path):
+def test_self_copies_of_issue15(hg, tmp_path, monkeypatch):
     """The bad push of issue 15: `a.b` removed, `a/x` and `a/y` given new
-    revisions that are copies of themselves."""
+    revisions that are copies of themselves.  The same warnings when a
+    second process checks file revisions (CINNABAR_TEST_FSCK_SPLIT)."""
     history = History()
     tree, one = first_changeset(history)
     two_tree = {}
@@ -118,6 +119,8 @@ def test_self_copies_of_issue15(hg, tmp_path):
     assert rev_parse(repo, BROKEN) == ''
     assert rev_parse(repo, 'refs/cinnabar/checked') == \
         rev_parse(repo, METADATA_REF)
+    monkeypatch.setenv('CINNABAR_TEST_FSCK_SPLIT', '1')
+    assert sorted(warnings(fsck(repo, '--full'))) == sorted(found)
 
 
 def test_new_revision_without_parents(hg, tmp_path):
