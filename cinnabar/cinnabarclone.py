@@ -233,7 +233,7 @@ def verify_ids(commit_id, url, git_dir, env, say):
     with Helper.start(git_dir, env) as checker:
         try:
             checker.use_metadata(commit_id)
-            problems, _ = checker.fsck(received=True)
+            problems, _, _ = checker.fsck(received=True)
         except HelperError as error:
             problems = [error.message]
         if not problems:

@@ -501,7 +501,10 @@ class Helper:
     def fsck(self, commits=None, received=False):
         """Check all the metadata, or only the given changeset commits.
         `received`: all of it, with the id checks of cinnabar.check.
-        Returns ([problem message], FsckCounts)."""
+        Returns ([problem message], [unlike-hg message], FsckCounts):
+        problems are damage; unlike-hg messages name changesets and file
+        revisions that are not what Mercurial's commit makes of the same
+        change (the metadata holds them faithfully)."""
         if received:
             self._command('fsck', 'received')
         elif commits is None:
@@ -511,16 +514,19 @@ class Helper:
             self._command('fsck', 'commits', str(len(commits)))
             for commit in commits:
                 self._send(commit.encode('ascii') + b'\n')
-        problems = []
+        problems, unlike = [], []
         while True:
             line = self._answer_after_exit()
             if line.startswith('problem '):
                 problems.append(line[len('problem '):])
                 continue
+            if line.startswith('unlike-hg '):
+                unlike.append(line[len('unlike-hg '):])
+                continue
             fields = line.split()
             if len(fields) != 5 or fields[0] != 'ok':
                 raise HelperError('unexpected answer to fsck: %r' % line)
-            return problems, FsckCounts(*(int(f) for f in fields[1:]))
+            return problems, unlike, FsckCounts(*(int(f) for f in fields[1:]))
 
     # For `git cinnabar data` and `git cinnabar bundle`.
 

@@ -290,6 +290,15 @@ int note_changeset_id(const char *note, size_t len, struct hg_oid *node)
 	return hg_oid_from_hex(note + 10, node);
 }
 
+int note_manifest_id(const char *note, size_t len, struct hg_oid *manifest)
+{
+	struct note_fields n;
+	if (parse_note(&n, note, len))
+		return -1;
+	hg_oidcpy(manifest, &n.manifest);
+	return 0;
+}
+
 static int hex_digit(char c)
 {
 	int v = hexval_table[(unsigned char)c];

@@ -71,4 +71,7 @@ const char *changeset_extra_branch(const struct hg_changeset *cs,
 /* Read "changeset <hex>" from the start of a note; -1 if malformed. */
 int note_changeset_id(const char *note, size_t len, struct hg_oid *node);
 
+/* The manifest a note names (the null id when none); -1 if malformed. */
+int note_manifest_id(const char *note, size_t len, struct hg_oid *manifest);
+
 #endif

@@ -5,6 +5,7 @@
 #include "import.h"
 #include "metadata.h"
 #include "store.h"
+#include "fsck-changes.h"
 #include "file-check.h"
 
 struct file_check {
@@ -12,6 +13,7 @@ struct file_check {
 	struct object_id blob;
 	char *path;
 	size_t order;
+	int merge;		/* its manifest has two parents */
 };
 
 /*
@@ -34,7 +36,7 @@ void file_checks_add(struct file_checks *fc, const struct hg_oid *node,
 		     const struct hg_oid *a, const struct hg_oid *b,
 		     const char *path, size_t len,
 		     const struct hg_oid *manifest,
-		     const struct object_id *blob)
+		     const struct object_id *blob, int merge)
 {
 	struct file_check *c;
 	size_t i;
@@ -48,17 +50,20 @@ void file_checks_add(struct file_checks *fc, const struct hg_oid *node,
 	oidcpy(&c->blob, blob);
 	c->path = xmemdupz(path, len);
 	c->order = fc->nr - 1;
+	c->merge = merge;
 	for (i = 0; i < len; i++)
 		if (c->path[i] == '\n')
 			c->path[i] = ' ';	/* one line per problem */
 }
 
 /*
- * Whether some pair of candidate parents gives the revision's id from its
- * text: "\1\n<files-meta entry>\1\n" when it has one, then its blob.
+ * The pair of candidate parents that gives the revision's id from its
+ * text ("\1\n<files-meta entry>\1\n" when it has one, then its blob),
+ * in p[0], p[1]; -1 when none does.
  */
-static int id_matches(const struct file_check *c, const char *meta,
-		      size_t meta_len, const char *blob, size_t blob_len)
+static int matching_parents(const struct file_check *c, const char *meta,
+			    size_t meta_len, const char *blob,
+			    size_t blob_len, const struct hg_oid **p)
 {
 	const struct hg_oid *tries[][2] = {
 		{ &c->a, &c->b }, { &c->a, &hg_null_oid },
@@ -80,19 +85,62 @@ static int id_matches(const struct file_check *c, const char *meta,
 		}
 		hg_hasher_update(&h, blob, blob_len);
 		hg_hasher_final(&h, &id);
-		if (hg_oideq(&id, &c->node))
-			return 1;
+		if (hg_oideq(&id, &c->node)) {
+			p[0] = tries[i][0];
+			p[1] = tries[i][1];
+			return 0;
+		}
 	}
-	return 0;
+	return -1;
 }
 
-/* Check one revision; return 1 and write a problem line if it is bad. */
+/* The parents of a revision, for people: "a and b", "a", "none". */
+static const char *parents_text(struct strbuf *buf, const struct hg_oid *x,
+				const struct hg_oid *y)
+{
+	strbuf_reset(buf);
+	if (!hg_oid_is_null(x))
+		strbuf_addstr(buf, hg_oid_to_hex(x));
+	if (!hg_oid_is_null(x) && !hg_oid_is_null(y))
+		strbuf_addstr(buf, " and ");
+	if (!hg_oid_is_null(y))
+		strbuf_addstr(buf, hg_oid_to_hex(y));
+	if (!buf->len)
+		strbuf_addstr(buf, "none");
+	return buf->buf;
+}
+
+/* A revision whose parents Mercurial's commit would not give it. */
+static void report_parents(const struct file_check *c, int copy,
+			   const struct hg_oid **p, FILE *out)
+{
+	struct strbuf has = STRBUF_INIT, there = STRBUF_INIT;
+
+	fprintf(out, "unlike-hg file revision %s ('%s', in manifest %s) has "
+		"parents %s%s, where the parent manifests have %s: Mercurial "
+		"gives a new revision %s\n", hg_oid_to_hex(&c->node), c->path,
+		hg_oid_to_hex(&c->manifest), parents_text(&has, p[0], p[1]),
+		copy ? " and copy metadata" : "",
+		parents_text(&there, &c->a, &c->b),
+		copy ? "with copy metadata no parent outside merges"
+		     : "the path's revisions in the parent manifests");
+	strbuf_release(&has);
+	strbuf_release(&there);
+}
+
+/*
+ * Check one revision; return 1 and write a problem line if it is bad (an
+ * unlike-hg line about its parents is not a problem).
+ */
 static unsigned check_one(const struct file_check *c, FILE *out)
 {
 	struct object_id key;
 	const struct object_id *meta_oid;
+	const struct hg_oid *p[2];
 	char *meta = NULL, *blob;
+	const char *src;
 	unsigned long meta_len = 0, blob_len;
+	size_t src_len;
 	int good;
 
 	hg_oid_to_git(&key, &c->node);
@@ -100,7 +148,18 @@ static unsigned check_one(const struct file_check *c, FILE *out)
 	if (meta_oid)
 		meta = store_read_object_typed(meta_oid, OBJ_BLOB, &meta_len);
 	blob = store_read_object_typed(&c->blob, OBJ_BLOB, &blob_len);
-	good = id_matches(c, meta, meta_len, blob, blob_len);
+	good = !matching_parents(c, meta, meta_len, blob, blob_len, p);
+	src = meta ? file_meta_copy(meta, meta_len, &src_len) : NULL;
+	if (good && src && src_len == strlen(c->path) &&
+	    !memcmp(src, c->path, src_len))
+		fprintf(out, "unlike-hg file revision %s ('%s', in manifest "
+			"%s) is recorded as a copy of its own path: Mercurial "
+			"records copies from other paths only\n",
+			hg_oid_to_hex(&c->node), c->path,
+			hg_oid_to_hex(&c->manifest));
+	else if (good && !file_parents_like_hg(c->merge, !!src, &c->a, &c->b,
+					       p[0], p[1]))
+		report_parents(c, !!src, p, out);
 	free(meta);
 	free(blob);
 	if (good)
@@ -239,6 +298,8 @@ static unsigned collect_child(struct file_checks *fc, FILE *out)
 		if (skip_prefix(line.buf, "problem ", &rest)) {
 			fprintf(out, "%s\n", line.buf);
 			problems++;
+		} else if (starts_with(line.buf, "unlike-hg ")) {
+			fprintf(out, "%s\n", line.buf);
 		} else if (skip_prefix(line.buf, "fatal ", &rest)) {
 			die("%s", rest);
 		} else if (!strcmp(line.buf, "done")) {

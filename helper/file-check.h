@@ -2,7 +2,9 @@
  * The ids of file revisions, checked by `fsck` (see fsck.h) after the
  * checks that need no file content: each id must be the hash of the
  * revision's text (blob and files-meta entry) with parents among the
- * path's revisions in the parent manifests.
+ * path's revisions in the parent manifests; and those parents must be
+ * the ones Mercurial's commit gives (fsck-changes.h), else an
+ * "unlike-hg <message>" line says how they differ.
  *
  * Reading every text is most of fsck's work. When there are many
  * (CINNABAR_TEST_FSCK_SPLIT, default 4096, sets how many), a forked copy
@@ -31,12 +33,16 @@ struct file_checks {
 	void (*also)(FILE *out);
 };
 
-/* Queue the check of file revision `node` at `path` in `manifest`. */
+/*
+ * Queue the check of file revision `node` at `path` in `manifest` (a
+ * merge when `merge`), whose parent manifests have revisions a and b of
+ * that path.
+ */
 void file_checks_add(struct file_checks *fc, const struct hg_oid *node,
 		     const struct hg_oid *a, const struct hg_oid *b,
 		     const char *path, size_t len,
 		     const struct hg_oid *manifest,
-		     const struct object_id *blob);
+		     const struct object_id *blob, int merge);
 
 /*
  * Sort the queued revisions, and start the process checking them with

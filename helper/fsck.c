@@ -13,6 +13,7 @@
 #include "file-check.h"
 #include "fsck-manifest.h"
 #include "check.h"
+#include "fsck-changes.h"
 #include "fsck.h"
 
 static FILE *out;
@@ -35,6 +36,17 @@ static void problem(const char *fmt, ...)
 	fprintf(out, "problem %s\n", msg.buf);
 	counts->problems++;
 	strbuf_release(&msg);
+}
+
+/* A change Mercurial would not record so (fsck-changes.h): not damage. */
+static void unlike_hg(const struct strbuf *msg)
+{
+	size_t i;
+
+	fputs("unlike-hg ", out);
+	for (i = 0; i < msg->len; i++)
+		fputc(msg->buf[i] == '\n' ? ' ' : msg->buf[i], out);
+	fputc('\n', out);
 }
 
 static struct progress *progress_begin(const char *title, uint64_t total)
@@ -147,11 +159,17 @@ static void set_manifest_state(const struct hg_oid *node, int good,
  */
 static struct file_checks queued;
 
+struct queue_context {
+	const struct hg_oid *manifest;
+	int merge;		/* the manifest has two parents */
+};
+
 static int queue_file(const char *path, size_t len, const struct hg_oid *node,
 		      const struct hg_oid *a, const struct hg_oid *b,
 		      void *data)
 {
-	const struct hg_oid *manifest = data;
+	const struct queue_context *ctx = data;
+	const struct hg_oid *manifest = ctx->manifest;
 	const struct object_id *blob;
 	struct object_id key;
 	int ret;
@@ -178,7 +196,7 @@ static int queue_file(const char *path, size_t len, const struct hg_oid *node,
 	counts->files++;
 	if (checks & CHECK_FILES)
 		file_checks_add(&queued, node, a, b, path, len, manifest,
-				blob);
+				blob, ctx->merge);
 	return 0;
 }
 
@@ -298,6 +316,7 @@ static int check_manifest(const struct hg_oid *node)
 	struct mcommit c;
 	struct hg_oid p[2], check;
 	struct object_id ptree[2], git_tree;
+	struct queue_context ctx = { node, 0 };
 	int bad = 0;
 	size_t i;
 
@@ -325,11 +344,12 @@ static int check_manifest(const struct hg_oid *node)
 			bad = 1;
 		}
 	}
+	ctx.merge = c.nparents > 1;
 	if (!bad)
 		bad = manifest_tree_changes(&c.tree,
 					    c.nparents > 0 ? &ptree[0] : NULL,
 					    c.nparents > 1 ? &ptree[1] : NULL,
-					    queue_file, (void *)node) != 0;
+					    queue_file, &ctx) != 0;
 	set_manifest_state(node, !bad, bad ? NULL : &git_tree);
 	return bad ? -1 : 0;
 }
@@ -386,6 +406,62 @@ static int changeset_parents(const struct hg_oid *node,
 	return 0;
 }
 
+/* The manifest tree of changeset commit `commit`'s manifest, or NULL. */
+static const struct object_id *manifest_tree_of(const struct hg_oid *manifest,
+						struct object_id *tree)
+{
+	struct mcommit m;
+
+	if (hg_oid_is_null(manifest) || get_mcommit(hg2git(manifest), &m))
+		return NULL;
+	oidcpy(tree, &m.tree);
+	return tree;
+}
+
+/* The manifest a parent changeset commit's note names (null if none). */
+static int parent_manifest(const struct object_id *commit,
+			   struct hg_oid *manifest)
+{
+	const struct object_id *note = notes_map_get(&metadata.git2hg, commit);
+	unsigned long len;
+	enum object_type type;
+	char *buf = note ? store_read_object(note, &type, &len) : NULL;
+	int ret = !buf || type != OBJ_BLOB ||
+		  note_manifest_id(buf, len, manifest);
+	free(buf);
+	return ret ? -1 : 0;
+}
+
+/*
+ * The files list must be what Mercurial's commit lists for the change
+ * from the parents' manifests (fsck-changes.h); the changeset and its
+ * manifest were found good.
+ */
+static void check_changeset_files(const struct hg_oid *node,
+				  const struct object_id *commit,
+				  const struct raw_commit *c,
+				  const struct hg_changeset *cs)
+{
+	struct object_id trees[3];
+	const struct object_id *tree, *parents[2] = { NULL, NULL };
+	struct strbuf msg = STRBUF_INIT;
+	struct hg_oid pm;
+	size_t i;
+
+	tree = manifest_tree_of(&cs->manifest, &trees[2]);
+	for (i = 0; i < c->parents.nr && i < 2; i++) {
+		if (parent_manifest(&c->parents.oid[i], &pm))
+			return;	/* reported with that parent */
+		parents[i] = manifest_tree_of(&pm, &trees[i]);
+	}
+	strbuf_addf(&msg, "changeset %s (commit %s): ", hg_oid_to_hex(node),
+		    oid_to_hex(commit));
+	if (files_list_unlike_hg(&msg, cs->files, tree, parents,
+				 c->parents.nr))
+		unlike_hg(&msg);
+	strbuf_release(&msg);
+}
+
 /* The changeset's manifest must be good, and give the commit's tree. */
 static void check_changeset_tree(const struct hg_oid *node,
 				 const struct object_id *commit,
@@ -413,6 +489,8 @@ static void check_changeset_tree(const struct hg_oid *node,
 			"manifest %s gives tree %s", hg_oid_to_hex(node),
 			oid_to_hex(commit), oid_to_hex(&c->tree),
 			hg_oid_to_hex(&cs->manifest), oid_to_hex(&tree));
+	else
+		check_changeset_files(node, commit, c, cs);
 }
 
 /* Whether `node` is the id of `text` with parents p1, p2 (in `check`). */

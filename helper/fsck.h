@@ -15,6 +15,11 @@
  * be of a file revision hg2git maps to a blob), and recomputes the
  * changeset and manifest heads. Each problem found is one line for people naming the
  * hg id and the git object concerned.
+ *
+ * Each changeset checked is also compared with what Mercurial's commit
+ * makes of the same change (fsck-changes.h): its files list, and the
+ * parents and copy metadata of the file revisions its manifest
+ * introduces. A difference is an "unlike-hg" line, not a problem.
  */
 #ifndef CINNABAR_FSCK_H
 #define CINNABAR_FSCK_H
@@ -28,7 +33,8 @@ struct fsck_counts {
 /*
  * Check everything (commits == NULL) or only the given changeset commits
  * with their manifests and the file revisions those introduce. Problems
- * are written to `out` as "problem <message>" lines. `checks` (CHECK_*
+ * are written to `out` as "problem <message>" lines, differences from
+ * what Mercurial records as "unlike-hg <message>" lines. `checks` (CHECK_*
  * flags, check.h) says which ids are computed again: without
  * CHECK_NODEID, changeset ids are not, without CHECK_FILES, file ids are
  * not; manifest ids always are (the git tree each changeset's commit

@@ -56,6 +56,9 @@ def test_full_check_passes_on_corpus_clones(bundle, corpus, tmp_path):
         return
     assert result.returncode == 0, result.describe()
     assert 'no problem' in result.err
+    # Nor any changeset unlike what Mercurial's commit makes (the
+    # check of test_cmd_fsck_unlike_hg): these are Mercurial's own.
+    assert 'warning' not in result.err, result.err
     assert rev_parse(repo, CHECKED) == metadata
     assert rev_parse(repo, BROKEN) == ''
 
@@ -86,6 +89,7 @@ def test_nginx_full_and_incremental(hg, hg_repos, tmp_path):
     assert f'{new_count} changesets' in new.err, new.err
     whole, whole_time = timed_fsck(repo, '--full')
     assert f'all the metadata: {total} changesets' in whole.err
+    assert 'warning' not in whole.err, whole.err
     nothing, nothing_time = timed_fsck(repo)
     assert 'nothing new to check' in nothing.err
     print(f'\nnginx fsck: --full {whole_time:.1f}s; default after fetching '

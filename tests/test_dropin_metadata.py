@@ -4,9 +4,10 @@
   author, date and message, differing only by their branch, which git does
   not hold): git-cinnabar 0.7 appends newlines to the later ones' messages
   until the commit is unique (their git2hg notes carry a patch removing
-  them), and NUL bytes with `cinnabar.compat=0.6`. The ids below are those
-  git-cinnabar 0.7.5 gives for the repository the test makes with hg (same
-  users and dates, so the same changesets with every hg version); `git
+  them), and NUL bytes with `cinnabar.compat=0.6`. The ids expected are
+  those git-cinnabar 0.7.5 gives for the repository the test makes with hg
+  (same users and dates, so the same changesets with every hg version),
+  kept in tests/vectors/colliding.tsv with the script that made them; `git
   fsck` finds no NUL in commits (without compat), `git cinnabar fsck
   --full` is clean and `git cinnabar data -c` gives back hg's bytes.
 - The metadata history: after a clone and a fetch, rollback goes back to
@@ -19,24 +20,26 @@ import shutil
 
 import pytest
 
+from lib import vectors
 from lib.checks import assert_no_traceback
 from lib.git import clone, git, hg_url, refs, rev_parse
 from lib.push import hg_commit, push
 
 USER = 'U <u@x>'
-# git-cinnabar 0.7.5's ids for the repository of `colliding_repo`.
-EXPECTED = {
-    None: {
-        'metadata': '16585f3ed9d4e29f0bab02aa134617145b2eb367',
-        'b2': '9df9f5c79d9cb40dc5606b92c9c63c11aeb48848',
-        'b3': 'f2fa4cc98075c835ec619060bcd06c0ba8e1c974',
-    },
-    '0.6': {
-        'metadata': '210dd0f501a987d7d1d2a9c8667c6c2ce77a34ca',
-        'b2': '31f60aef4782ee238b9e690a426cb5352d819bcd',
-        'b3': '44705ac5cb1a91f97951fab29c26f3fe5d8a2991',
-    },
-}
+
+
+def git_cinnabar_ids():
+    """git-cinnabar 0.7.5's ids for the repository of `colliding_repo`
+    (tests/vectors/colliding.tsv, made by tests/vectors/make_vectors.py):
+    {compat: {'metadata' or branch name: id}}."""
+    ids = {}
+    for key, value in vectors.read_tsv('colliding.tsv').items():
+        compat, name = key.split(':')
+        ids.setdefault(None if compat == 'none' else compat, {})[name] = value
+    return ids
+
+
+# Mercurial's ids of the three children (the test checks them with hg).
 HG_NODES = {
     'b1': '4c5560a5d3b63e1e45a333857ca3b96a60696bb5',
     'b2': 'dc50cd3c3544933e1aa825ecf0514ffe1abf5f2d',
@@ -44,12 +47,10 @@ HG_NODES = {
 }
 
 
-@pytest.fixture(scope='module')
-def pristine_repo(hg, tmp_path_factory):
+def make_colliding_repo(hg, repo):
     """A base changeset and three children on branches b1, b2, b3 with
     the same user, date and message and no file change: one git commit
     for the three, but for what is appended to the message."""
-    repo = tmp_path_factory.mktemp('colliding') / 'hg'
     hg('init', repo)
     hg_commit(hg, repo, {'a': 'a\n'}, 'base', user=USER, date='0 0')
     for branch in ('b1', 'b2', 'b3'):
@@ -58,6 +59,12 @@ def pristine_repo(hg, tmp_path_factory):
         hg('-R', repo, 'commit', '-q', '-m', 'same', '-u', USER,
            '-d', '0 0')
     return repo
+
+
+@pytest.fixture(scope='module')
+def pristine_repo(hg, tmp_path_factory):
+    return make_colliding_repo(hg, tmp_path_factory.mktemp('colliding')
+                               / 'hg')
 
 
 @pytest.fixture
@@ -80,13 +87,13 @@ def test_colliding_changesets(compat, colliding_repo, hg, hg_serve,
                             str(repo)))
     assert hg.nodes(colliding_repo, 'branch(b1)+branch(b2)+branch(b3)') == [
         HG_NODES['b1'], HG_NODES['b2'], HG_NODES['b3']]
-    expected = EXPECTED[compat]
+    expected = git_cinnabar_ids()[compat]
     assert rev_parse(repo, 'refs/cinnabar/metadata') == expected['metadata']
     filler = b'\0' if compat else b'\n'
     added = []
     for branch in ('b1', 'b2', 'b3'):
         commit = rev_parse(repo, f'origin/branches/{branch}/tip')
-        assert commit == expected.get(branch, commit)
+        assert commit == expected[branch]
         body = raw_commit(repo, commit).partition(b'\n\n')[2]
         assert body.startswith(b'same')
         assert body[4:] == filler * len(body[4:])

@@ -89,10 +89,15 @@ class Template:
         self.mapping = rewrite(self.mirror, self.mirror)
         git('update-ref', '-d', TIP, cwd=self.mirror)
         git('symbolic-ref', 'HEAD', 'refs/heads/main', cwd=self.mirror)
-        reference_ids = git2hg(self.reference, self.mapping)
-        # {mirror commit: hg id}
-        self.expected = {new: reference_ids[old]
-                         for old, new in self.mapping.items()}
+        # {mirror commit: hg id}: the ids Mercurial gives (`hg log`), not
+        # ours; each changeset has its own time, which its commits keep.
+        hg_ids = dict(line.split()[::2] for line in hg(
+            '-R', self.hg_repo, 'log', '-T', '{date|hgdate} {node}\n'
+        ).out.splitlines())
+        assert len(hg_ids) == len(self.mapping)
+        self.expected = {new: hg_ids[git('show', '-s', '--format=%at', new,
+                                         cwd=self.mirror).out.strip()]
+                         for new in self.mapping.values()}
 
 
 class Project:

@@ -23,6 +23,14 @@ to it until `git cinnabar rollback` (e.g. `rollback --fsck`, back to the
 last checked metadata) or `git cinnabar reclone`, or until `fsck --full`
 passes. When the check passes (without <commit>), refs/cinnabar/checked
 is set to the metadata commit checked.
+
+It also compares each changeset checked with what Mercurial's commit makes
+of the same change: the files list (the files added, modified, removed or
+whose flags changed) and the parents of the file revisions it introduces.
+A difference (a changeset made by a faulty push or another tool) is a
+warning, not damage: the metadata holds the server's history as it is,
+`hg verify` accepts it, and neither rollback nor reclone would change it.
+As with `git fsck`'s warnings, the exit status stays 0.
 """
 
 import sys
@@ -88,10 +96,21 @@ def refuse_unknown(helper, names, commits):
                         % name, hint=USAGE)
 
 
-def report(problems):
+def report(problems, unlike):
     for line in problems:
         sys.stderr.write('error: %s\n' % line)
+    for line in unlike:
+        sys.stderr.write('warning: not what Mercurial records: %s\n' % line)
     sys.stderr.flush()
+
+
+def unlike_summary(unlike):
+    if not unlike:
+        return ''
+    return ('; %d warning%s: changesets or file revisions Mercurial would '
+            'have recorded otherwise (see above; the history on the server '
+            'is so, nothing to repair here)'
+            % (len(unlike), 's' if len(unlike) > 1 else ''))
 
 
 def recovery_hint(broken):
@@ -124,10 +143,11 @@ def run(args):
         if names:
             refuse_unknown(helper, names, commits)
         try:
-            problems, counts = helper.fsck(commits)
+            problems, unlike, counts = helper.fsck(commits)
         except HelperError as error:
-            problems, counts = ['the check stopped: %s' % error.message], None
-    report(problems)
+            problems, unlike, counts = (
+                ['the check stopped: %s' % error.message], [], None)
+    report(problems, unlike)
     if problems:
         metadata.update_refs({metadata.BROKEN_REF: current})
         raise Abort('the cinnabar metadata %s is damaged (%d problem%s '
@@ -135,9 +155,9 @@ def run(args):
                     % (current, len(problems), 's' if len(problems) > 1
                        else ''), hint=recovery_hint(current))
     sys.stderr.write('checked %s: %d changesets, %d manifests, %d file '
-                     'revisions, no problem\n'
+                     'revisions, no problem%s\n'
                      % (what, counts.changesets, counts.manifests,
-                        counts.files))
+                        counts.files, unlike_summary(unlike)))
     if marks:
         changes = {metadata.CHECKED_REF: current}
         if commits is None and \

@@ -1,0 +1,121 @@
+"""Make the vectors of tests/vectors/ with git-cinnabar 0.7.5.
+
+usage: build/venv/bin/python tests/vectors/make_vectors.py <git-cinnabar>
+           [<hg>]
+
+<git-cinnabar> is git-cinnabar 0.7.5's executable (e.g. from `cargo
+install --locked --root /work/tools/gc075 git-cinnabar`:
+/work/tools/gc075/bin/git-cinnabar); <hg> defaults to build/venv/bin/hg.
+The repositories are the tests' own (same builders, fixed users and
+dates, so the same changesets with every hg version); each is cloned with
+git-cinnabar 0.7.5 alone (its git-remote-hg first on PATH, a HOME and
+git config of its own), and what it made is written:
+
+- odd-changesets.tsv: `<hg changeset>\\t<git commit>` for each crafted
+  changeset of test_hostile_repos.ODD_CHANGESETS alone
+  (write_single_odd_bundle), `failed` instead of the commit when
+  git-cinnabar 0.7.5 fails to clone it;
+- colliding.tsv: `<compat>:<name>\\t<id>` for
+  test_dropin_metadata.make_colliding_repo, cloned without and with
+  `cinnabar.compat=0.6` (`none`, `0.6`): the metadata commit and the
+  commits of the heads of branches b1, b2, b3.
+
+The tests never run git-cinnabar 0.7.5: they read these files.
+"""
+
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+TESTS = HERE.parent
+sys.path.insert(0, str(TESTS))
+
+from lib.hg import Hg  # noqa: E402
+import test_dropin_metadata  # noqa: E402
+import test_hostile_repos  # noqa: E402
+
+
+class Reference:
+    """git with git-cinnabar 0.7.5 as its only hg:: remote helper."""
+
+    def __init__(self, executable, work):
+        self.bin = work / 'bin'
+        self.bin.mkdir()
+        for name in ('git-cinnabar', 'git-remote-hg'):
+            (self.bin / name).symlink_to(executable)
+        home = work / 'home'
+        home.mkdir()
+        self.env = dict(os.environ, HOME=str(home),
+                        PATH=f'{self.bin}:{os.environ["PATH"]}',
+                        GIT_CONFIG_NOSYSTEM='1', HGPLAIN='1',
+                        HGRCPATH='')
+        version = self.git('cinnabar', '--version')
+        if '0.7.5' not in version:
+            sys.exit(f'{executable} is not git-cinnabar 0.7.5: {version}')
+
+    def git(self, *args, cwd=None):
+        return subprocess.run(['git', *args], cwd=cwd, env=self.env,
+                              check=True, capture_output=True,
+                              text=True).stdout.strip()
+
+    def clone(self, url, dest, *config):
+        options = [a for c in config for a in ('-c', c)]
+        self.git(*options, 'clone', '-q', '--no-checkout', f'hg::{url}',
+                 str(dest))
+        return dest
+
+
+def odd_changesets(ref, work):
+    lines = []
+    for index in range(len(test_hostile_repos.ODD_CHANGESETS)):
+        bundle = work / f'odd-{index}.hg'
+        node = test_hostile_repos.write_single_odd_bundle(bundle,
+                                                          index).node.hex()
+        try:
+            repo = ref.clone(bundle, work / f'odd-{index}')
+            commit = ref.git('cinnabar', 'hg2git', node, cwd=repo)
+        except subprocess.CalledProcessError:
+            commit = 'failed'
+        lines.append(f'{node}\t{commit}')
+    return lines
+
+
+def colliding(ref, hg, work):
+    source = test_dropin_metadata.make_colliding_repo(hg, work / 'hg')
+    lines = []
+    for compat in ('none', '0.6'):
+        config = [] if compat == 'none' else ['cinnabar.compat=0.6']
+        repo = ref.clone(source, work / f'colliding-{compat}', *config)
+        lines.append(f'{compat}:metadata\t'
+                     + ref.git('rev-parse', 'refs/cinnabar/metadata',
+                               cwd=repo))
+        for branch in ('b1', 'b2', 'b3'):
+            lines.append(f'{compat}:{branch}\t' + ref.git(
+                'rev-parse', f'origin/branches/{branch}/tip', cwd=repo))
+    return lines
+
+
+def write(name, lines, ref):
+    header = (f'# made by tests/vectors/make_vectors.py with '
+              f'{ref.git("cinnabar", "--version")}\n')
+    (HERE / name).write_text(header + ''.join(line + '\n' for line in lines))
+
+
+def main(args):
+    if not 1 <= len(args) <= 2:
+        sys.exit(__doc__)
+    os.environ.update(HGRCPATH='', HGPLAIN='1')
+    default_hg = TESTS.parent / 'build' / 'venv' / 'bin' / 'hg'
+    hg = Hg(args[1] if len(args) > 1 else str(default_hg))
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        ref = Reference(Path(args[0]).resolve(), work)
+        write('odd-changesets.tsv', odd_changesets(ref, work), ref)
+        write('colliding.tsv', colliding(ref, hg, work), ref)
+
+
+if __name__ == '__main__':
+    main(sys.argv[1:])
