@@ -475,4 +475,3 @@ def write_git(history, repo):
         ids[int(mark[1:]) - 1] = oid
     marks.unlink()
     return [ids[c.index] for c in history.commits]
-
