@@ -164,10 +164,15 @@ class Outcome:
 def run(hg, seed, commits, steps, workdir):
     """Generate, push, replay and compare one history in `workdir` (new);
     return an Outcome."""
+    return check_history(hg, generate(seed, commits, steps), workdir)
+
+
+def check_history(hg, history, workdir):
+    """Push, replay and compare `history` (a randhist.History) in `workdir`
+    (new); return an Outcome."""
     start = time.monotonic()
     workdir = Path(workdir)
     workdir.mkdir(parents=True)
-    history = generate(seed, commits, steps)
     work = workdir / 'git'
     git('init', '-q', work)
     ids = write_git(history, work)
