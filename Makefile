@@ -180,15 +180,18 @@ fuzz-short: asan
 # The push oracle of tests/test_push_oracle.py (tests/lib/push_oracle.py), longer:
 # random histories of COMMITS commits for each of SEEDS (`1-20,42`), pushed in
 # STEPS pushes, compared with what hg commit makes of them (TEST_HG).  Prints one
-# report per seed; fails when one differs.  KEEP=1 keeps the failing repositories.
+# report per seed; fails when one differs.  KEEP=1 keeps the failing repositories;
+# PUSH_HELPER=<path> pushes with another build of the helper.
 SEEDS = 1-20
 COMMITS = 300
 STEPS = 4
 KEEP =
+PUSH_HELPER =
 fuzz-push: helper venv
 	cd tests && PATH='$(CURDIR)':"$$PATH" CINNABAR_TEST_HG='$(TEST_HG)' \
 		'$(CURDIR)/$(VENV)/bin/python' -m lib.push_oracle --seeds $(SEEDS) \
-		--commits $(COMMITS) --steps $(STEPS) $(if $(KEEP),--keep)
+		--commits $(COMMITS) --steps $(STEPS) $(if $(KEEP),--keep) \
+		$(if $(PUSH_HELPER),--helper '$(abspath $(PUSH_HELPER))')
 
 venv: $(VENV_STAMP)
 

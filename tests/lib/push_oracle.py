@@ -214,10 +214,14 @@ def main(argv=None):
     parser.add_argument('--steps', type=int, default=4)
     parser.add_argument('--keep', action='store_true',
                         help='keep the repositories of failing seeds')
+    parser.add_argument('--helper', help='the git-cinnabar-helper to push '
+                        'with (GIT_CINNABAR_HELPER), e.g. another build')
     args = parser.parse_args(argv)
     tmp = Path(tempfile.mkdtemp(prefix='push-oracle-'))
     hg = Hg(env.hg_executable())
     isolated = env.isolated_env(tmp / 'home', hg.exe)
+    if args.helper:
+        isolated['GIT_CINNABAR_HELPER'] = os.path.abspath(args.helper)
     os.environ.clear()
     os.environ.update(isolated)
     failed = []
