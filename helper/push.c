@@ -637,37 +637,13 @@ static void diff_entry(struct changes *c, struct strbuf *base,
 static void diff_trees(struct changes *c, const struct object_id *a,
 		       const struct object_id *b, struct strbuf *base)
 {
-	struct tree_iter ia, ib;
-	unsigned long size;
-	void *bufa = NULL, *bufb = NULL;
-	int has_a = 0, has_b = 0;
+	struct tree_pair p;
+	const struct tree_iter *old, *new;
 
-	if (a) {
-		bufa = store_read_object_typed(a, OBJ_TREE, &size);
-		tree_iter_init(&ia, bufa, size);
-		has_a = tree_iter_next(&ia);
-	}
-	if (b) {
-		bufb = store_read_object_typed(b, OBJ_TREE, &size);
-		tree_iter_init(&ib, bufb, size);
-		has_b = tree_iter_next(&ib);
-	}
-	while (has_a || has_b) {
-		int cmp;
-		if (!has_a)
-			cmp = 1;
-		else if (!has_b)
-			cmp = -1;
-		else
-			cmp = path_cmp(ia.path, ia.pathlen, ib.path, ib.pathlen);
-		diff_entry(c, base, cmp <= 0 ? &ia : NULL, cmp >= 0 ? &ib : NULL);
-		if (cmp <= 0)
-			has_a = tree_iter_next(&ia);
-		if (cmp >= 0)
-			has_b = tree_iter_next(&ib);
-	}
-	free(bufa);
-	free(bufb);
+	tree_pair_open(&p, a, b);
+	while (tree_pair_next(&p, &old, &new))
+		diff_entry(c, base, old, new);
+	tree_pair_release(&p);
 }
 
 static char flag_of(unsigned mode, const char *path)
