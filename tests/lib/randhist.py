@@ -354,7 +354,8 @@ class Generator:
                 del files[p], nodes[p]
                 ops.append(f'merge leaves out {p}')
         if self.rng.random() < 0.3:
-            path = 'merged/%d' % self.counter
+            path = ('merged.%d' if 'merged' in files else 'merged/%d') % \
+                self.counter
             files[path] = (REG, self.fresh('text'))
             nodes[path] = self.revs.make(NULL, NULL, files[path][1])
             ops.append(f'merge adds {path}')
