@@ -41,5 +41,7 @@ is mocked.  The modules are:
 - `hgdump`: an hg extension printing changesets, manifests and filelogs as
   JSON, as Mercurial reads them;
 - `push_oracle`: a random history pushed in steps and compared with its
-  replay; also `make fuzz-push` (`python -m lib.push_oracle`).
+  replay; also `make fuzz-push` (`python -m lib.push_oracle`);
+- `push_oracle_cases`: small hand-made histories through the same
+  comparison, reproducing what it found.
 """
