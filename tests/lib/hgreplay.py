@@ -19,7 +19,6 @@ All of it through one `hg serve --cmdserver pipe` (lib.hgcmdserver).
 """
 
 import os
-import shutil
 
 from .hgcmdserver import HgCommandServer
 from .push import hg_date
@@ -86,10 +85,8 @@ def record_copies(hg, copies):
 def replay(hg_exe, history, repo):
     """Make the hg repository `repo` (new) from `history`."""
     repo.mkdir()
-    hgdir = repo / '.hg'
     with HgCommandServer(hg_exe, repo.parent) as hg:
         hg('init', repo.name)
-    assert hgdir.is_dir()
     work = WorkingDirectory(repo)
     message = repo.parent / (repo.name + '-message')
     parent = None
@@ -112,5 +109,4 @@ def replay(hg_exe, history, repo):
                '-u', hg_user(c.author), '-d', hg_date(c.date))
             parent = c.index
     message.unlink()
-    shutil.rmtree(repo / '.hg' / 'cache', ignore_errors=True)
     return repo
