@@ -1,6 +1,8 @@
 # git-cinnabar: build, test, demo and install.
 #
 #   make                  build ./git-cinnabar-helper against the pinned git release
+#   make DEVELOPER=1      the same, the helper's sources compiled with git's DEVELOPER=1
+#                         warnings as errors (git's own objects keep their flags)
 #   make deps             install the Debian packages needed here (as root; a no-op
 #                         when they are all there)
 #   make venv             build/venv with Mercurial, pytest and flake8 (requirements-test.txt)
@@ -35,6 +37,10 @@ GIT_TARBALL = $(BUILD)/git-$(GIT_VERSION).tar.xz
 GIT_TREE = $(BUILD)/git-$(GIT_VERSION)
 HELPER = git-cinnabar-helper
 JOBS = 2
+# 1: compile the helper's sources with git's developer warnings, as errors (see
+# helper/helper.mk).  It is passed down as HELPER_DEVELOPER, and DEVELOPER emptied,
+# so that the shared git tree's objects and libgit.a are not rebuilt.
+DEVELOPER =
 
 # How git's libraries, and so the helper, are built.  prefix=/usr makes libgit read
 # the system configuration from /etc/gitconfig, as a distribution's git does.
@@ -70,7 +76,8 @@ helper: check-deps $(GIT_TREE)/.cinnabar-extracted
 	+@GIT_CEILING_DIRECTORIES='$(CURDIR)/$(BUILD)' \
 	$(MAKE) $(if $(filter -j%,$(MAKEFLAGS)),,-j$(JOBS)) --no-print-directory \
 		-C $(GIT_TREE) -f '$(CURDIR)/helper/helper.mk' \
-		CINNABAR_TOP='$(CURDIR)' $(GIT_MAKE_FLAGS) helper
+		CINNABAR_TOP='$(CURDIR)' $(GIT_MAKE_FLAGS) \
+		DEVELOPER= HELPER_DEVELOPER='$(DEVELOPER)' helper
 
 # Every missing build dependency is reported at once, with its Debian package.
 check-deps:
@@ -138,7 +145,7 @@ asan: check-deps $(ASAN_GIT_TREE)/.cinnabar-extracted
 	$(MAKE) $(if $(filter -j%,$(MAKEFLAGS)),,-j$(JOBS)) --no-print-directory \
 		-C $(ASAN_GIT_TREE) -f '$(CURDIR)/helper/helper.mk' \
 		CINNABAR_TOP='$(CURDIR)' $(GIT_MAKE_FLAGS) \
-		CFLAGS='$(ASAN_CFLAGS)' LDFLAGS='$(SANITIZE)' \
+		CFLAGS='$(ASAN_CFLAGS)' LDFLAGS='$(SANITIZE)' DEVELOPER= \
 		HELPER_OBJDIR='$(CURDIR)/$(ASAN_DIR)/helper' \
 		HELPER_PROGRAM='$(CURDIR)/$(ASAN_HELPER)' helper
 
@@ -150,6 +157,10 @@ FUZZ_SECONDS = 3600
 FUZZ_SEED = $(shell date +%s)
 FUZZ_OUT = $(BUILD)/fuzz
 FUZZ_JOBS = 2
+# 1: compile the helper's sources with git's developer warnings, as errors (see
+# helper/helper.mk).  It is passed down as HELPER_DEVELOPER, and DEVELOPER emptied,
+# so that the shared git tree's objects and libgit.a are not rebuilt.
+DEVELOPER =
 FUZZ_ARGS =
 given = $(filter command line environment,$(origin $(1)))
 

@@ -151,12 +151,11 @@ def configured_manifest(peer, remote):
     text = config.lookup('clone', remote)
     if text is not None:
         return (text, False) if text.strip() else None
-    if getattr(peer, 'transport', None) is None or \
-            peer.capable(CAPABILITY) is None:
+    if peer.capable(CAPABILITY) is None:
         return None
     if (config.lookup('clonebundle', remote) or '').strip():
         return None
-    answer = peer.transport.call(CAPABILITY, {})
+    answer = peer.cinnabarclone_manifest()
     return answer.decode('utf-8', 'replace'), True
 
 

@@ -170,15 +170,14 @@ def configured_url(remote, explicit=False):
 
 def manifest(peer):
     """The server's manifest (bytes)."""
-    if peer.capable('clonebundles_manifest') is not None:
-        return peer.transport.call('clonebundles_manifest', {})
-    return peer.transport.call('clonebundles', {})
+    return peer.clonebundles_manifest()
 
 
 def advertised(peer):
-    return getattr(peer, 'transport', None) is not None and (
-        peer.capable('clonebundles') is not None
-        or peer.capable('clonebundles_manifest') is not None)
+    """Whether the server has clone bundles (a bundle file has no
+    capabilities)."""
+    return (peer.capable('clonebundles') is not None
+            or peer.capable('clonebundles_manifest') is not None)
 
 
 def bundle_url(peer, helper, remote, say, explicit=False):

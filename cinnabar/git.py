@@ -23,6 +23,37 @@ def run(args, check=True, input=None):
     return result
 
 
+# Pushes walk the whole history: in a shallow clone (`git clone --depth`),
+# git takes the commits at the cut for roots unless told to read no
+# shallow file, and a push would send changesets whose parents the server
+# lacks. Once the history is complete (e.g. `git cinnabar fetch` of the
+# missing changesets), the objects are all there; until then, the walk
+# fails on a missing object (see `history`).
+WHOLE_HISTORY = ['--shallow-file', '']
+
+
+def history(args, input=None, check=True):
+    """`git args` (a history walk) ignoring .git/shallow; a failure in a
+    shallow clone, whose history is then incomplete, is an Abort saying
+    what to fetch."""
+    result = run(WHOLE_HISTORY + args, input=input, check=False)
+    if result.returncode and check:
+        if is_shallow():
+            raise Abort('this is a shallow clone and the history of what '
+                        'is pushed is incomplete here',
+                        hint='fetch the missing history first (`git fetch '
+                        '--unshallow`, or `git cinnabar fetch <remote> '
+                        '<hg id>` of the changesets missing)')
+        message = result.stderr.decode('utf-8', 'replace').strip()
+        raise Abort('git %s failed: %s' % (args[0], message))
+    return result
+
+
+def is_shallow():
+    result = run(['rev-parse', '--is-shallow-repository'], check=False)
+    return result.stdout.strip() == b'true'
+
+
 def git_dir():
     """The absolute path of the current repository's git dir, or None."""
     result = run(['rev-parse', '--absolute-git-dir'], check=False)
@@ -50,10 +81,12 @@ def delete_refs(prefixes):
 
 def rev_list_parents(include, exclude):
     """[(commit, [parents])] for the commits reachable from `include` but
-    not from `exclude` (GitIds), parents before children."""
+    not from `exclude` (GitIds), parents before children, in the order
+    `git rev-list --topo-order --reverse` gives for `include` in its
+    order (the order git-cinnabar pushes changesets in)."""
     args = ['rev-list', '--topo-order', '--reverse', '--parents', '--stdin']
-    names = list(include) + ['^%s' % c for c in exclude]
-    result = run(args, input=''.join(n + '\n' for n in names).encode())
+    names = ['^%s' % c for c in exclude] + list(include)
+    result = history(args, input=''.join(n + '\n' for n in names).encode())
     commits = []
     for line in result.stdout.decode('ascii').splitlines():
         commit, *parents = line.split()
@@ -67,17 +100,16 @@ def root_commits(rev):
     if run(['rev-parse', '-q', '--verify', rev + '^{commit}'],
            check=False).returncode:
         return []
-    out = run(['rev-list', '--max-parents=0', rev, '--']).stdout
+    out = history(['rev-list', '--max-parents=0', rev, '--']).stdout
     return [GitId(c) for c in out.decode('ascii').split()]
 
 
 def is_ancestor(ancestor, descendant):
     """Whether commit `ancestor` is `descendant` or one of its ancestors."""
-    result = run(['merge-base', '--is-ancestor', ancestor, descendant],
-                 check=False)
+    result = history(['merge-base', '--is-ancestor', ancestor, descendant],
+                     check=False)
     if result.returncode not in (0, 1):
-        message = result.stderr.decode('utf-8', 'replace').strip()
-        raise Abort('git merge-base failed: %s' % message)
+        history(['merge-base', '--is-ancestor', ancestor, descendant])
     return result.returncode == 0
 
 

@@ -7,7 +7,9 @@ the metadata commit itself):
     refs/cinnabar/metadata   the current metadata commit
     refs/cinnabar/checked    the last metadata commit `fsck` found good
     refs/cinnabar/broken     the metadata commit `fsck` found damaged;
-                             while it is set, nothing writes metadata
+                             while it is the current one, nothing
+                             writes metadata (it stays through
+                             rollbacks, as with git-cinnabar)
     refs/cinnabar/refs/*, refs/cinnabar/hg/*, refs/cinnabar/HEAD
                              what the last fetch imported, read by git
     refs/notes/cinnabar      the git2hg part of the current metadata
@@ -176,7 +178,7 @@ def check_usable(writing=True):
     if problem:
         raise problem
     broken = read_ref(BROKEN_REF)
-    if writing and broken:
+    if writing and broken == metadata:
         raise Abort('the cinnabar metadata is damaged (`git cinnabar fsck` '
                     'found problems in %s); not writing to it' % broken,
                     hint=RECOVERY_HINT)

@@ -93,30 +93,6 @@ def data_policy(remote):
     return policy
 
 
-def in_push_order(tips, walk):
-    """The `walk` [(commit, parents)], parents first, reordered so that
-    the commits of each tip, in the order of `tips`, come after those of
-    the tips before it: what a push of each ref in turn would send. The
-    server numbers its revisions in that order, so that the head of the
-    ref pushed last (e.g. a branch's `tip` after its other heads) stays
-    the newest, as `hg push` of each head in turn would make it."""
-    parents_of = dict(walk)
-    sent = set()
-    order = []
-    for tip in tips:
-        mine = set()
-        todo = [tip]
-        while todo:
-            commit = todo.pop()
-            if commit in mine or commit in sent or commit not in parents_of:
-                continue
-            mine.add(commit)
-            todo.extend(parents_of[commit])
-        order += [(c, p) for c, p in walk if c in mine]
-        sent |= mine
-    return order
-
-
 class RefPush:
     """What happens to one ref: the request, its Target, the commit and
     whether there is something to send; `error` once it is refused."""
@@ -260,7 +236,9 @@ class Pusher:
         """([commits], [roots]): what the server lacks of the history of
         the `tips`, parents first, from one `git rev-list`, and those of
         them without parents."""
-        walk = in_push_order(tips, git.rev_list_parents(tips, self._exclude))
+        # The order git-cinnabar sends them in: `git rev-list --topo-order
+        # --reverse` of the pushed commits in the order git gave them.
+        walk = git.rev_list_parents(tips, self._exclude)
         roots = [c for c, parents in walk if not parents]
         commits = [c for c, _ in walk]
         hg_ids = self.helper.git2hg_many(commits)

@@ -168,7 +168,9 @@ def plan_rewrites(old_helper, new_helper, tips):
 def import_remotes(helper, remotes):
     """Import all the heads of every remote into `helper`'s metadata."""
     for name, url in remotes:
-        sys.stderr.write('Fetching %s (%s)\n' % (name, url))
+        # As git-cinnabar: the remote's name, on standard output.
+        sys.stdout.write('Fetching %s\n' % name)
+        sys.stdout.flush()
         with contextlib.ExitStack() as resources:
             peer = hg.connect(url, helper)
             resources.callback(peer.close)

@@ -29,7 +29,10 @@ A name that still is not a valid ref name, or that clashes with another
 ref (`a/tip` and `a/tip/tip`), is left out with a warning.
 
 For a push, `push_target` reads a ref name of the layout back: a branch
-(its tip or one of its heads) or a bookmark.
+(its tip or one of its heads) or a bookmark. Where a layout names heads
+(`.../<branch>/<hg id>`), any last component stands for a head of that
+branch, as with git-cinnabar: `branches/default/new-head` pushes a new
+head of `default` (refused unless forced, as any new head).
 """
 
 import collections
@@ -69,7 +72,7 @@ Target.__doc__ = """What a ref stands for on the Mercurial side: `kind` is
 a branch head other than the tip, `node` is the HgId in its name (else
 None)."""
 
-_FIELDS = {'branch': '(?P<branch>.+)', 'node': '(?P<node>[0-9a-f]{40})',
+_FIELDS = {'branch': '(?P<branch>.+)', 'node': '(?P<node>[^/]+)',
            'name': '(?P<name>.+)'}
 
 
@@ -226,6 +229,8 @@ def push_target(ref, styles):
         fields = match.groupdict()
         name = fields.get('branch') or fields.get('name')
         node = fields.get('node')
+        if node is not None and not re.fullmatch('[0-9a-f]{40}', node):
+            node = None
         return Target(kind, unquote_name(name),
                       HgId(node) if node else None)
     return None

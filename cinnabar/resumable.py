@@ -21,6 +21,11 @@ bytes */<total>` where <total> is what we have means we have it all. This
 happens within a run (a cut transfer is retried, MAX_ATTEMPTS times in
 all) and across runs: the partial file stays until `discard()`. Without
 a validator, a cut download starts again from the beginning.
+
+Only a transfer that was cut (an answer whose body ended early) is tried
+again: a request that got no answer at all (host not found, connection
+refused, TLS failure: the helper's `status 0`) is one error at once, no
+retry fixing those.
 """
 
 import hashlib
@@ -71,6 +76,13 @@ def validator(headers):
 
 def _display(url):
     return redact_url(url)
+
+
+def _no_answer(headers):
+    """Why a request got no answer, from the helper's
+    X-Cinnabar-Transfer (`cut <curl's reason>`)."""
+    reason = headers.get('x-cinnabar-transfer') or 'no answer'
+    return reason[len('cut '):] if reason.startswith('cut ') else reason
 
 
 class Download:
@@ -173,9 +185,8 @@ class Download:
         status, answer = response.status, response.headers
         cut = answer.get('x-cinnabar-transfer', 'complete') != 'complete'
         if status == 0:
-            self._say('warning: %s: %s' % (_display(self.url),
-                      answer.get('x-cinnabar-transfer', 'no answer')))
-            return info, False
+            raise DownloadError('cannot download %s: %s'
+                                % (_display(self.url), _no_answer(answer)))
         if status == 416 and have:
             return self._unsatisfiable(info, have, answer)
         if status not in (200, 206):

@@ -85,3 +85,52 @@ void rev_chunk_release(struct rev_chunk *chunk)
 {
 	strbuf_release(&chunk->raw);
 }
+
+static void write_or_die(FILE *f, const void *buf, size_t len)
+{
+	if (fwrite(buf, 1, len, f) != len)
+		die_errno("cannot write the changegroup");
+}
+
+static void write_cg_length(FILE *f, size_t payload)
+{
+	unsigned char hdr[4];
+	if (payload > (1U << 31) - 4)
+		die("a changegroup chunk of %"PRIuMAX" bytes is too big",
+		    (uintmax_t)payload);
+	put_be32(hdr, payload + 4);
+	write_or_die(f, hdr, 4);
+}
+
+void write_rev_chunk(FILE *f, int version, const struct rev_chunk *chunk)
+{
+	unsigned char hdr[102];
+	size_t len = header_size(version);
+
+	memcpy(hdr, chunk->node.hash, HG_RAWSZ);
+	memcpy(hdr + 20, chunk->p1.hash, HG_RAWSZ);
+	memcpy(hdr + 40, chunk->p2.hash, HG_RAWSZ);
+	if (version == 1) {
+		memcpy(hdr + 60, chunk->changeset.hash, HG_RAWSZ);
+	} else {
+		memcpy(hdr + 60, chunk->delta_base.hash, HG_RAWSZ);
+		memcpy(hdr + 80, chunk->changeset.hash, HG_RAWSZ);
+		if (version == 3)
+			hdr[100] = hdr[101] = 0;	/* no flags */
+	}
+	write_cg_length(f, len + chunk->delta_len);
+	write_or_die(f, hdr, len);
+	write_or_die(f, chunk->delta, chunk->delta_len);
+}
+
+void write_cg_path(FILE *f, const char *path)
+{
+	size_t len = strlen(path);
+	write_cg_length(f, len);
+	write_or_die(f, path, len);
+}
+
+void write_cg_end(FILE *f)
+{
+	write_or_die(f, "\0\0\0\0", 4);
+}

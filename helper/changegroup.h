@@ -17,6 +17,9 @@
  *   02: node, p1, p2, delta base, linked changeset (5 x 20 bytes);
  *   03: as 02, then 2 bytes of big-endian flags.
  * A null delta base means the delta applies to the empty text.
+ *
+ * The reader (read_*) is for what servers and bundles send, the writer
+ * (write_*) for what a push sends: both in this one file.
  */
 #ifndef CINNABAR_CHANGEGROUP_H
 #define CINNABAR_CHANGEGROUP_H
@@ -54,5 +57,18 @@ void parse_rev_chunk(int version, const struct hg_oid *prev,
 		     struct rev_chunk *chunk);
 
 void rev_chunk_release(struct rev_chunk *chunk);
+
+/*
+ * Writing a changegroup to `f`; each dies on a write error.
+ * write_rev_chunk writes the header of `version` from chunk's ids (the
+ * delta base only where the version names it: the caller of version 01
+ * must give deltas against the base it implies; flags 0) and the delta at
+ * chunk->delta.
+ */
+void write_rev_chunk(FILE *f, int version, const struct rev_chunk *chunk);
+/* A file group's first chunk: its path. */
+void write_cg_path(FILE *f, const char *path);
+/* The empty chunk that ends a group. */
+void write_cg_end(FILE *f);
 
 #endif

@@ -125,12 +125,10 @@ static const char *line_flag(unsigned mode, const struct strbuf *path)
 static void add_line(struct strbuf *text, const struct strbuf *path,
 		     const struct tree_iter *e)
 {
-	/* Not strbuf_addf: this runs for every line of new subtrees. */
-	strbuf_addbuf(text, path);
-	strbuf_addch(text, '\0');
-	strbuf_add(text, oid_to_hex(&e->oid), GIT_SHA1_HEXSZ);
-	strbuf_addstr(text, line_flag(e->mode, path));
-	strbuf_addch(text, '\n');
+	struct hg_oid file;
+	git_oid_to_hg(&file, &e->oid);
+	manifest_line_add(text, path->buf, path->len, &file,
+			  *line_flag(e->mode, path));
 }
 
 static void keep_or_drop(struct mnode *n, const struct strbuf *base,
@@ -314,17 +312,7 @@ static void side_open(struct side *s, const struct object_id *oid,
 /* Move `s` to the entry named as `e`; return whether it has one. */
 static int side_seek(struct side *s, const struct tree_iter *e)
 {
-	while (s->has) {
-		int cmp = base_name_compare(s->it.path, s->it.pathlen,
-					    s->it.mode, e->path, e->pathlen,
-					    e->mode);
-		if (cmp > 0)
-			return 0;
-		if (!cmp)
-			return 1;
-		s->has = tree_iter_next(&s->it);
-	}
-	return 0;
+	return tree_iter_seek(&s->it, &s->has, e);
 }
 
 static int changes_in(const struct object_id *tree, const struct object_id *a,

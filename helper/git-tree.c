@@ -19,28 +19,6 @@ KHASH_INIT(tree_cache, struct object_id, struct object_id, 1,
 static kh_tree_cache_t *tree_cache;
 #define TREE_CACHE_MAX 16384
 
-struct tree_reader {
-	void *buf;
-	struct tree_iter entry;
-	int has_entry;
-};
-
-static void tree_reader_init(struct tree_reader *r, const struct object_id *t)
-{
-	unsigned long size;
-	memset(r, 0, sizeof(*r));
-	if (!t)
-		return;
-	r->buf = store_read_object_typed(t, OBJ_TREE, &size);
-	tree_iter_init(&r->entry, r->buf, size);
-	r->has_entry = tree_iter_next(&r->entry);
-}
-
-static void tree_reader_next(struct tree_reader *r)
-{
-	r->has_entry = r->buf && tree_iter_next(&r->entry);
-}
-
 const struct object_id *git_blob_for_file(const struct hg_oid *file)
 {
 	static struct object_id empty;
@@ -85,23 +63,13 @@ static int walk_entries(struct strbuf *out, const struct object_id *tree,
 			const struct object_id *merge,
 			struct object_id *underscore)
 {
-	struct tree_reader a, b;
+	struct tree_pair p;
+	const struct tree_iter *a, *b;
 	int ret = 0;
 
-	tree_reader_init(&a, tree);
-	tree_reader_init(&b, merge);
-	while (a.has_entry || b.has_entry) {
-		int cmp;
-		struct tree_iter *e;
-		if (!a.has_entry)
-			cmp = 1;
-		else if (!b.has_entry)
-			cmp = -1;
-		else
-			cmp = base_name_compare(a.entry.path, a.entry.pathlen,
-						a.entry.mode, b.entry.path,
-						b.entry.pathlen, b.entry.mode);
-		e = cmp <= 0 ? &a.entry : &b.entry;
+	tree_pair_open(&p, tree, merge);
+	while (tree_pair_next(&p, &a, &b)) {
+		const struct tree_iter *e = a ? a : b;
 		if (!e->pathlen || e->path[0] != '_')
 			die("manifest tree %s is damaged", oid_to_hex(tree));
 		if (e->pathlen == 1) {
@@ -115,9 +83,8 @@ static int walk_entries(struct strbuf *out, const struct object_id *tree,
 			}
 		} else if (S_ISDIR(e->mode)) {
 			struct object_id sub;
-			int both = cmp == 0 && S_ISDIR(b.entry.mode);
-			build_git_tree(&e->oid, both ? &b.entry.oid : NULL,
-				       &sub);
+			/* Same name, same kind: both directories. */
+			build_git_tree(&e->oid, a && b ? &b->oid : NULL, &sub);
 			strbuf_addstr(out, "40000 ");
 			strbuf_add(out, e->path + 1, e->pathlen - 1);
 			strbuf_addch(out, '\0');
@@ -125,13 +92,8 @@ static int walk_entries(struct strbuf *out, const struct object_id *tree,
 		} else {
 			add_file_entry(out, e);
 		}
-		if (cmp <= 0)
-			tree_reader_next(&a);
-		if (cmp >= 0)
-			tree_reader_next(&b);
 	}
-	free(a.buf);
-	free(b.buf);
+	tree_pair_release(&p);
 	return ret;
 }
 

@@ -32,6 +32,23 @@ HELPER_PROGRAM ?= $(CINNABAR_TOP)/git-cinnabar-helper
 
 include Makefile
 
+# HELPER_DEVELOPER=1 (the top-level `make DEVELOPER=1`): the helper's own sources
+# are compiled with git's DEVELOPER=1 warnings, -Werror included (DEVOPTS applies as
+# in git), taken from the pinned tree's config.mak.dev.  git's own objects keep their
+# flags: its $(DEVELOPER_CFLAGS) is put back as it was, so GIT-CFLAGS, and with it
+# libgit.a, do not change.
+ifneq ($(HELPER_DEVELOPER),)
+HELPER_SAVED_DEVELOPER_CFLAGS := $(DEVELOPER_CFLAGS)
+HELPER_SAVED_SPARSE_FLAGS := $(SPARSE_FLAGS)
+HELPER_SAVED_PERL_FATAL := $(GIT_TEST_PERL_FATAL_WARNINGS)
+DEVELOPER_CFLAGS :=
+include config.mak.dev
+HELPER_DEV_CFLAGS := $(DEVELOPER_CFLAGS)
+DEVELOPER_CFLAGS := $(HELPER_SAVED_DEVELOPER_CFLAGS)
+SPARSE_FLAGS := $(HELPER_SAVED_SPARSE_FLAGS)
+GIT_TEST_PERL_FATAL_WARNINGS := $(HELPER_SAVED_PERL_FATAL)
+endif
+
 HELPER_VERSION = 0.1.0
 
 HELPER_SOURCES := $(sort $(wildcard $(HELPER_SRCDIR)/*.c))
@@ -60,22 +77,24 @@ $(HELPER_PROGRAM): $(HELPER_OBJS) http.o GIT-LDFLAGS $(GITLIBS)
 		$(CURL_LIBCURL) $(LIBS) $(HELPER_LIBS) && mv $@+ $@
 endif
 
-# Rewritten only when the version or the build id changes, so that objects are
-# recompiled then and only then (git's GIT-CFLAGS does the same for its flags).
+# Rewritten only when the version, the build id or the developer flags change, so
+# that objects are recompiled then and only then (git's GIT-CFLAGS does the same for
+# its flags).
 $(HELPER_OBJDIR)/HELPER-CFLAGS: FORCE
 	@mkdir -p $(HELPER_OBJDIR)
-	@flags='$(HELPER_VERSION) $(HELPER_BUILD_ID)'; \
+	@flags='$(strip $(HELPER_VERSION) $(HELPER_BUILD_ID) $(HELPER_DEV_CFLAGS))'; \
 	if test x"$$flags" != x"`cat $@ 2>/dev/null`"; then \
 		echo "$$flags" >$@; \
 	fi
 
 $(HELPER_OBJDIR)/%.o: $(HELPER_SRCDIR)/%.c $(HELPER_OBJDIR)/HELPER-CFLAGS GIT-CFLAGS \
 		| $(GENERATED_H)
-	$(QUIET_CC)$(CC) -o $@ -c -MMD -MP -MF $(@:.o=.d) $(ALL_CFLAGS) $(HELPER_DEFINES) $<
+	$(QUIET_CC)$(CC) -o $@ -c -MMD -MP -MF $(@:.o=.d) $(ALL_CFLAGS) $(HELPER_DEV_CFLAGS) \
+		$(HELPER_DEFINES) $<
 
 -include $(HELPER_OBJS:.o=.d)
 
 # For editors and tools: the exact flags a helper source is compiled with.
 helper-print-flags:
-	@echo $(CC) $(ALL_CFLAGS) $(HELPER_DEFINES)
+	@echo $(CC) $(ALL_CFLAGS) $(HELPER_DEV_CFLAGS) $(HELPER_DEFINES)
 	@echo $(ALL_LDFLAGS) $(CURL_LIBCURL) $(LIBS) $(HELPER_LIBS)

@@ -3,6 +3,7 @@
 #include "cache.h"
 #include "hg-id.h"
 #include <openssl/evp.h>
+#include <pthread.h>
 
 const struct hg_oid hg_null_oid;
 const struct hg_oid hg_empty_file_oid = { {
@@ -61,16 +62,42 @@ const char *hg_oid_to_hex(const struct hg_oid *oid)
  * Mercurial ids are computed with OpenSSL's SHA-1, several times faster
  * than git's collision-detecting one: every revision's full text goes
  * through it, and Mercurial itself does no collision detection. Each
- * thread has its own context: manifests are verified on worker threads
- * (id-verify.h).
+ * thread has its own context (a pthread key, freed when the thread ends):
+ * manifests are verified on worker threads (id-verify.h).
  */
+static pthread_key_t hash_ctx_key;
+static pthread_once_t hash_ctx_once = PTHREAD_ONCE_INIT;
+
+static void free_hash_ctx(void *ctx)
+{
+	EVP_MD_CTX_free(ctx);
+}
+
+static void make_hash_ctx_key(void)
+{
+	if (pthread_key_create(&hash_ctx_key, free_hash_ctx))
+		die("cannot create a thread key for SHA-1");
+}
+
+static EVP_MD_CTX *thread_hash_ctx(void)
+{
+	EVP_MD_CTX *ctx;
+
+	pthread_once(&hash_ctx_once, make_hash_ctx_key);
+	ctx = pthread_getspecific(hash_ctx_key);
+	if (ctx)
+		return ctx;
+	ctx = EVP_MD_CTX_new();
+	if (!ctx || pthread_setspecific(hash_ctx_key, ctx))
+		die("cannot initialize SHA-1");
+	return ctx;
+}
+
 void hg_hash(const struct hg_oid *p1, const struct hg_oid *p2,
 	     const char *data, size_t len, struct hg_oid *result)
 {
-	static _Thread_local EVP_MD_CTX *ctx;
+	EVP_MD_CTX *ctx = thread_hash_ctx();
 
-	if (!ctx && !(ctx = EVP_MD_CTX_new()))
-		die("cannot initialize SHA-1");
 	if (!p1)
 		p1 = &hg_null_oid;
 	if (!p2)

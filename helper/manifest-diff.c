@@ -53,83 +53,49 @@ static void one_side(struct manifest_changes *c, struct strbuf *base,
 	strbuf_setlen(base, len);
 }
 
-static int read_entry(struct tree_iter *it, const struct object_id *tree)
+/* Every entry of a manifest tree is named "_" + a path component. */
+static void check_entry(const struct tree_iter *e, const struct object_id *tree)
 {
-	int more = tree_iter_next(it);
-	if (more && (!it->pathlen || it->path[0] != '_'))
+	if (e && (!e->pathlen || e->path[0] != '_'))
 		die("manifest tree %s is damaged", oid_to_hex(tree));
-	return more;
-}
-
-/* git orders a directory's name as if it ended with '/'. */
-static int entry_cmp(const struct tree_iter *a, const struct tree_iter *b)
-{
-	size_t len = a->pathlen < b->pathlen ? a->pathlen : b->pathlen;
-	int cmp = memcmp(a->path, b->path, len);
-	unsigned char ca, cb;
-
-	if (cmp)
-		return cmp;
-	ca = a->pathlen > len ? a->path[len] : S_ISDIR(a->mode) ? '/' : 0;
-	cb = b->pathlen > len ? b->path[len] : S_ISDIR(b->mode) ? '/' : 0;
-	return ca < cb ? -1 : ca > cb;
 }
 
 static void diff(struct manifest_changes *c, const struct object_id *a,
 		 const struct object_id *b, struct strbuf *base)
 {
-	struct tree_iter ia, ib;
-	unsigned long size;
-	void *bufa = NULL, *bufb = NULL;
-	int has_a = 0, has_b = 0;
+	struct tree_pair p;
+	const struct tree_iter *ea, *eb;
 
-	if (a) {
-		bufa = store_read_object_typed(a, OBJ_TREE, &size);
-		tree_iter_init(&ia, bufa, size);
-		has_a = read_entry(&ia, a);
-	}
-	if (b) {
-		bufb = store_read_object_typed(b, OBJ_TREE, &size);
-		tree_iter_init(&ib, bufb, size);
-		has_b = read_entry(&ib, b);
-	}
-	while (has_a || has_b) {
-		int cmp = !has_a ? 1 : !has_b ? -1 : entry_cmp(&ia, &ib);
-		if (cmp < 0) {
-			one_side(c, base, &ia, a, 1);
-		} else if (cmp > 0) {
-			one_side(c, base, &ib, b, 0);
-		} else if (ia.mode != ib.mode || !oideq(&ia.oid, &ib.oid)) {
-			if (S_ISDIR(ia.mode) && S_ISDIR(ib.mode)) {
-				size_t len = base->len;
-				strbuf_add(base, ia.path + 1, ia.pathlen - 1);
-				strbuf_addch(base, '/');
-				diff(c, &ia.oid, &ib.oid, base);
-				strbuf_setlen(base, len);
-			} else if (!S_ISDIR(ia.mode) && !S_ISDIR(ib.mode)) {
-				add(c, base, &ib, b, 0);
-			} else {
-				one_side(c, base, &ia, a, 1);
-				one_side(c, base, &ib, b, 0);
-			}
+	tree_pair_open(&p, a, b);
+	while (tree_pair_next(&p, &ea, &eb)) {
+		check_entry(ea, a);
+		check_entry(eb, b);
+		if (!eb) {
+			one_side(c, base, ea, a, 1);
+		} else if (!ea) {
+			one_side(c, base, eb, b, 0);
+		} else if (ea->mode == eb->mode && oideq(&ea->oid, &eb->oid)) {
+			continue;
+		} else if (S_ISDIR(ea->mode)) {
+			/* Same name, same kind: both directories. */
+			size_t len = base->len;
+			strbuf_add(base, ea->path + 1, ea->pathlen - 1);
+			strbuf_addch(base, '/');
+			diff(c, &ea->oid, &eb->oid, base);
+			strbuf_setlen(base, len);
+		} else {
+			add(c, base, eb, b, 0);
 		}
-		if (cmp <= 0)
-			has_a = read_entry(&ia, a);
-		if (cmp >= 0)
-			has_b = read_entry(&ib, b);
 	}
-	free(bufa);
-	free(bufb);
+	tree_pair_release(&p);
 }
 
 static int change_cmp(const void *x, const void *y)
 {
 	const struct manifest_change *a = x, *b = y;
-	int cmp = memcmp(a->path, b->path, a->len < b->len ? a->len : b->len);
+	int cmp = manifest_path_cmp(a->path, a->len, b->path, b->len);
 	if (cmp)
 		return cmp;
-	if (a->len != b->len)
-		return a->len < b->len ? -1 : 1;
 	/* A removal and an addition of the same path: the addition last. */
 	return b->removed - a->removed;
 }

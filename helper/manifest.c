@@ -136,12 +136,10 @@ static void generate_lines(struct strbuf *out, const struct object_id *tree,
 			strbuf_addch(base, '/');
 			generate_lines(out, &entry.oid, base);
 		} else {
-			strbuf_addbuf(out, base);
-			/* Not strbuf_addf: this runs for every line. */
-			strbuf_addch(out, '\0');
-			strbuf_add(out, oid_to_hex(&entry.oid), GIT_SHA1_HEXSZ);
-			strbuf_addstr(out, flag_for_mode(entry.mode, base->buf));
-			strbuf_addch(out, '\n');
+			struct hg_oid file;
+			git_oid_to_hg(&file, &entry.oid);
+			manifest_line_add(out, base->buf, base->len, &file,
+					  *flag_for_mode(entry.mode, base->buf));
 		}
 		strbuf_setlen(base, base_len);
 	}
@@ -197,17 +195,8 @@ void manifest_block_text(const struct hg_oid *node, struct block_text *out)
 	strbuf_release(&flat);
 }
 
-/* One manifest line. */
-struct manifest_line {
-	const char *path;
-	size_t path_len;
-	struct hg_oid oid;
-	char flag;
-};
-
-/* Parse the line at *p (before end); advance *p. Return -1 if malformed. */
-static int next_line(const char **p, const char *end,
-		     struct manifest_line *line)
+int manifest_line_parse(const char **p, const char *end,
+			struct manifest_line *line)
 {
 	const char *nul = memchr(*p, '\0', end - *p), *eol;
 	if (!nul || nul == *p || end - nul < HG_HEXSZ + 2)
@@ -232,6 +221,25 @@ static int next_line(const char **p, const char *end,
 		return -1;
 	*p = eol + 1;
 	return 0;
+}
+
+void manifest_line_add(struct strbuf *out, const char *path, size_t len,
+		       const struct hg_oid *oid, char flag)
+{
+	/* Not strbuf_addf: this runs for every line. */
+	strbuf_add(out, path, len);
+	strbuf_addch(out, '\0');
+	strbuf_add(out, hg_oid_to_hex(oid), HG_HEXSZ);
+	if (flag)
+		strbuf_addch(out, flag);
+	strbuf_addch(out, '\n');
+}
+
+int manifest_path_cmp(const char *a, size_t a_len, const char *b,
+		      size_t b_len)
+{
+	int cmp = memcmp(a, b, a_len < b_len ? a_len : b_len);
+	return cmp ? cmp : a_len < b_len ? -1 : a_len > b_len;
 }
 
 /* "a/b" -> "_a/_b": the path of a manifest entry in its git tree. */
@@ -282,7 +290,7 @@ static int validate_lines(const struct rev_chunk *chunk, const char *p,
 	int rebuild = 0;
 
 	while (p < end) {
-		if (next_line(&p, end, &line))
+		if (manifest_line_parse(&p, end, &line))
 			malformed(&chunk->node);
 		if (has_empty_component(line.path, line.path_len))
 			rebuild = 1;
@@ -320,34 +328,24 @@ static int validate_delta(const struct rev_chunk *chunk,
 	return rebuild;
 }
 
-static int path_cmp(const char *a, size_t a_len, const char *b, size_t b_len)
-{
-	int cmp = memcmp(a, b, a_len < b_len ? a_len : b_len);
-	return cmp ? cmp : a_len < b_len ? -1 : a_len > b_len;
-}
-
 /* Check that the paths of the lines in `buf` strictly increase. */
 static void check_sorted_lines(const struct rev_chunk *chunk,
 			       const struct strbuf *buf)
 {
 	const char *p = buf->buf, *end = buf->buf + buf->len;
-	const char *prev = NULL;
-	size_t prev_len = 0;
+	struct manifest_line line, prev = { 0 };
 
 	while (p < end) {
-		const char *nul = memchr(p, '\0', end - p);
-		const char *eol = nul ? memchr(nul, '\n', end - nul) : NULL;
-		if (!eol)
+		if (manifest_line_parse(&p, end, &line))
 			malformed(&chunk->node);
-		if (prev && path_cmp(prev, prev_len, p, nul - p) >= 0)
+		if (prev.path && manifest_path_cmp(prev.path, prev.path_len,
+						   line.path, line.path_len) >= 0)
 			die("malformed manifest revision %s in the changegroup: "
 			    "'%.*s' comes after '%.*s' (paths must be sorted and "
 			    "listed once; corrupt data)",
-			    hg_oid_to_hex(&chunk->node), (int)(nul - p), p,
-			    (int)prev_len, prev);
-		prev = p;
-		prev_len = nul - p;
-		p = eol + 1;
+			    hg_oid_to_hex(&chunk->node), (int)line.path_len,
+			    line.path, (int)prev.path_len, prev.path);
+		prev = line;
 	}
 }
 
@@ -389,7 +387,7 @@ static void remove_lines(const struct block_text *base,
 	p = removed.buf;
 	end = removed.buf + removed.len;
 	while (p < end) {
-		next_line(&p, end, &line);
+		manifest_line_parse(&p, end, &line);
 		tree_path(&path, line.path, line.path_len);
 		edit_tree_remove(EDIT_MANIFEST, path.buf);
 		if (rebuild)
@@ -411,7 +409,7 @@ static void add_lines(const struct rev_chunk *chunk, const struct hg_hunk *h,
 
 	while (p < end) {
 		struct object_id oid;
-		next_line(&p, end, &line);
+		manifest_line_parse(&p, end, &line);
 		hg_oid_to_git(&oid, &line.oid);
 		tree_path(&path, line.path, line.path_len);
 		/*
@@ -558,7 +556,7 @@ static void diff_sorted(const struct rev_chunk *chunk,
 		else if (!have_a)
 			cmp = 1;
 		else
-			cmp = path_cmp(a.buf, line_path_len(chunk, &a),
+			cmp = manifest_path_cmp(a.buf, line_path_len(chunk, &a),
 				       b.buf, line_path_len(chunk, &b));
 		if (same && hunk != SIZE_MAX) {
 			hg_delta_add_hunk(delta, hunk, a_start, added.buf,
@@ -570,7 +568,7 @@ static void diff_sorted(const struct rev_chunk *chunk,
 		}
 		if (same || cmp >= 0) {
 			size_t len = line_path_len(chunk, &b);
-			if (prev.len && path_cmp(prev.buf, prev.len,
+			if (prev.len && manifest_path_cmp(prev.buf, prev.len,
 						 b.buf, len) >= 0)
 				die("malformed manifest revision %s in the "
 				    "changegroup: '%.*s' comes after '%s' "

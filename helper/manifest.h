@@ -35,6 +35,33 @@ void manifest_block_text(const struct hg_oid *node, struct block_text *out);
  */
 const char *manifest_flag_of_mode(unsigned mode);
 
+/*
+ * One manifest line, read strictly, as Mercurial reads it: a path that is
+ * not empty and has no line break, a NUL, 40 hex digits, a flag "x", "l"
+ * or none, and the line break.
+ */
+struct manifest_line {
+	const char *path;
+	size_t path_len;
+	struct hg_oid oid;
+	char flag;	/* 'x', 'l' or '\0' */
+};
+
+/* Parse the line at *p (before end) and advance *p; -1 if malformed. */
+int manifest_line_parse(const char **p, const char *end,
+			struct manifest_line *line);
+
+/* Append the line of `path` (`len` bytes) to `out`. */
+void manifest_line_add(struct strbuf *out, const char *path, size_t len,
+		       const struct hg_oid *oid, char flag);
+
+/*
+ * Mercurial's order of manifest paths: byte by byte, a path before the
+ * longer ones it starts. (Not git's order of tree entries: tree-iter.h.)
+ */
+int manifest_path_cmp(const char *a, size_t a_len, const char *b,
+		      size_t b_len);
+
 /* The tree of a manifest or changeset commit. */
 void commit_tree_oid(const struct object_id *commit, struct object_id *tree);
 

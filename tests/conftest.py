@@ -22,9 +22,45 @@ from lib.proxy import HgProxy  # noqa: E402
 from lib.sources import make_source  # noqa: E402
 
 
+# Read before the isolated environment replaces os.environ.
+IN_CI = os.environ.get('CI') == 'true'
+NOTES = pytest.StashKey[dict]()
+SESSION_SKIPPED = []
+# Printed after the summary unless a test noted otherwise (session_note).
+DEFAULT_NOTES = {
+    'SHA-1 16-lane (AVX-512) path': 'not tested in this run '
+                                    '(tests/test_sha1_lanes.py)',
+}
+
+
 def pytest_configure(config):
     config.addinivalue_line(
         'markers', 'slow: works on nginx.hg (about 10,000 changesets)')
+    config.stash[NOTES] = dict(DEFAULT_NOTES)
+
+
+def pytest_runtest_logreport(report):
+    """Skipped tests (not expected failures), for the CI check below."""
+    if report.skipped and not hasattr(report, 'wasxfail'):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) \
+            else str(report.longrepr)
+        SESSION_SKIPPED.append(f'{report.nodeid}: {reason}')
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Under CI (CI=true), a skipped test fails the run: a green run
+    means every collected test ran."""
+    if IN_CI and SESSION_SKIPPED and exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.fixture
+def session_note(request):
+    """session_note(key, value): a line printed after the summary (e.g.
+    which SHA-1 code a test ran); one value per key, the last wins."""
+    def note(key, value):
+        request.config.stash[NOTES][key] = value
+    return note
 
 
 def _hg_version_line():
@@ -42,8 +78,17 @@ def pytest_report_header(config):
     return [_hg_version_line()]
 
 
-def pytest_terminal_summary(terminalreporter):
+def pytest_terminal_summary(terminalreporter, config):
     terminalreporter.write_line(_hg_version_line())
+    notes = config.stash.get(NOTES, {})
+    for key in sorted(notes):
+        terminalreporter.write_line(f'{key}: {notes[key]}')
+    if IN_CI and SESSION_SKIPPED:
+        terminalreporter.write_line(
+            f'CI=true: {len(SESSION_SKIPPED)} test(s) skipped, which fails '
+            'the run:', red=True)
+        for line in SESSION_SKIPPED:
+            terminalreporter.write_line(f'  {line}', red=True)
 
 
 @pytest.fixture(scope='session', autouse=True)

@@ -13,7 +13,7 @@ import pytest
 from lib.checks import assert_expected_ids, assert_failed_for_people
 from lib.corpus import NGINX
 from lib.git import clone, fetch, hg_url, init, refs
-from lib.hg import free_port
+from lib.hg import closed_port
 
 REFSPEC = 'refs/heads/*:refs/remotes/hg/*'
 MEDIUM = 'hgweb+obs.hg'
@@ -37,58 +37,79 @@ def replace_once(marker, offset, new):
     return damage
 
 
-# name: (corpus bundle, damage)
+# name: (corpus bundle, damage, what the error line says)
 DAMAGES = {
-    'truncated-bzip2-v1': (MEDIUM, truncate),
-    'truncated-bzip2-v2': ('issue6528.hg-v2', truncate),
-    'truncated-none-v2': ('nullrev-diff.from-tar.hg', truncate),
-    'truncated-zstd-v2': (NGINX, truncate),
-    'flipped-bzip2-v1': (MEDIUM, flip_middle),
-    'flipped-zstd-v2': (NGINX, flip_middle),
-    'changed-changeset-text': ('nullrev-diff.from-tar.hg',
-                               replace_once(b'root-B', 5, b'C')),
-    'changed-manifest-text': ('nullrev-diff.from-tar.hg',
-                              replace_once(b'a\x00215d5d', 2, b'3')),
-    'changed-file-text': ('inlined-changelog.from-tar.hg',
-                          replace_once(b'\x00\x00\x00\x02a\n', 4, b'b')),
+    'truncated-bzip2-v1': (MEDIUM, truncate,
+                           'the bzip2-compressed data ends early'),
+    'truncated-bzip2-v2': ('issue6528.hg-v2', truncate,
+                           'the bzip2-compressed data ends early'),
+    'truncated-none-v2': ('nullrev-diff.from-tar.hg', truncate,
+                          'unexpected end of data in a bundle2 part'),
+    'truncated-zstd-v2': (NGINX, truncate,
+                          'the zstd-compressed data ends early'),
+    'flipped-bzip2-v1': (MEDIUM, flip_middle,
+                         'corrupt bzip2-compressed data'),
+    'flipped-zstd-v2': (NGINX, flip_middle, 'corrupt zstd-compressed data'),
+    'changed-changeset-text': (
+        'nullrev-diff.from-tar.hg', replace_once(b'root-B', 5, b'C'),
+        'changeset ebf347563c69005436e212eb3253f0e7a6534bee does not match '
+        'its contents'),
+    # The damage changes a file id in the manifest: the import misses that
+    # file revision before the manifest's id check reports.
+    'changed-manifest-text': (
+        'nullrev-diff.from-tar.hg', replace_once(b'a\x00215d5d', 2, b'3'),
+        ('missing file revision 315d5d', 'does not match its contents')),
+    'changed-file-text': (
+        'inlined-changelog.from-tar.hg',
+        replace_once(b'\x00\x00\x00\x02a\n', 4, b'b'),
+        'file revision b789fdd96dc2f3bd229c1dd8eedf0fc60e2b68e3 does not '
+        'match its contents'),
+}
+# What a cut transfer says, by the proxy's kind of cut (see lib.proxy).
+CUTS = {
+    'with-length': 'the connection to the server failed during the transfer',
+    'without-length': 'ends early',
 }
 
 
-def assert_fails_and_leaves_nothing(url, tmp_path):
+def assert_fails_and_leaves_nothing(url, tmp_path, expected=None):
     result = clone(url, tmp_path / 'clone', '--no-checkout', check=False)
-    assert_failed_for_people(result)
+    assert_failed_for_people(result, expected)
     repo = init(tmp_path / 'fetched')
     result = fetch(repo, url, REFSPEC, check=False)
-    assert_failed_for_people(result)
+    assert_failed_for_people(result, expected)
     assert refs(repo) == {}, 'the failed fetch left refs'
 
 
 @pytest.mark.parametrize('damage', sorted(DAMAGES))
 def test_damaged_bundle_fails_cleanly(damage, corpus, tmp_path):
-    name, spoil = DAMAGES[damage]
+    name, spoil, expected = DAMAGES[damage]
     data = corpus.bundle(name).read_bytes()
     bad = tmp_path / f'{damage}.hg'
     bad.write_bytes(spoil(data))
     assert bad.read_bytes() != data
-    assert_fails_and_leaves_nothing(hg_url(str(bad)), tmp_path)
+    assert_fails_and_leaves_nothing(hg_url(str(bad)), tmp_path, expected)
 
 
 def test_file_that_is_not_a_bundle_fails_cleanly(tmp_path):
     bad = tmp_path / 'not-a-bundle.hg'
     bad.write_bytes(b'this is not a Mercurial bundle\n')
-    assert_fails_and_leaves_nothing(hg_url(str(bad)), tmp_path)
+    assert_fails_and_leaves_nothing(hg_url(str(bad)), tmp_path,
+                                    "not a Mercurial bundle (unknown header")
 
 
 def test_unreachable_server_fails_cleanly(tmp_path):
-    url = hg_url(f'http://127.0.0.1:{free_port()}/')
-    assert_fails_and_leaves_nothing(url, tmp_path)
+    with closed_port() as port:
+        url = hg_url(f'http://127.0.0.1:{port}/')
+        assert_fails_and_leaves_nothing(url, tmp_path,
+                                        "Couldn't connect to server")
 
 
 @pytest.mark.parametrize('cut', ['with-length', 'without-length'])
 def test_transfer_cut_half_way_fails_cleanly(cut, hg_repos, hg_serve,
                                              hg_proxy, tmp_path):
     proxy = hg_proxy(hg_serve(hg_repos.get(MEDIUM)), cut=cut)
-    assert_fails_and_leaves_nothing(hg_url(proxy.url), tmp_path)
+    assert_fails_and_leaves_nothing(hg_url(proxy.url), tmp_path, CUTS[cut])
     assert proxy.calls_by_command['getbundle'] >= 1, \
         'the transfer was not cut: getbundle was never asked for'
 
@@ -105,5 +126,6 @@ def test_same_proxy_without_cut_clones(hg_repos, hg_serve, hg_proxy, corpus,
 def test_nginx_transfer_cut_half_way_fails_cleanly(hg_repos, hg_serve,
                                                    hg_proxy, tmp_path):
     proxy = hg_proxy(hg_serve(hg_repos.get(NGINX)), cut='with-length')
-    assert_fails_and_leaves_nothing(hg_url(proxy.url), tmp_path)
+    assert_fails_and_leaves_nothing(hg_url(proxy.url), tmp_path,
+                                    CUTS['with-length'])
     assert proxy.calls_by_command['getbundle'] >= 1

@@ -40,5 +40,5 @@ def test_clear_refuses_arguments(corpus, tmp_path):
     clone(hg_url(corpus.bundle('renames.hg')), repo, '--no-checkout')
     before = refs(repo)
     assert_failed_for_people(git('cinnabar', 'clear', 'x', cwd=repo,
-                                 check=False))
+                                 check=False), 'clear takes no argument')
     assert refs(repo) == before

@@ -207,7 +207,7 @@ def test_download_hides_credentials(www, target, tmp_path, https_server,
     assert 's3cret' not in result.err + result.out
     missing = download(tmp_path, '--url', url + 'nothere/', '--output',
                        target, check=False)
-    assert_failed_for_people(missing)
+    assert_failed_for_people(missing, 'HTTP error 404 from https://127.0.0.1:')
     assert 's3cret' not in missing.err + missing.out
 
 

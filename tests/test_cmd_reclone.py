@@ -127,8 +127,10 @@ def test_reclone_of_clean_clone_changes_nothing(hg, tmp_path):
     repo, work = make_clone(hg, tmp_path)
     nodes = hg.nodes(repo)
     before, mapping = user_refs(work), hg2git(work, nodes)
-    result = reclone(work)
-    assert '0 refs moved' in result.out
+    result = reclone(work, '-v')
+    # As git-cinnabar: `Fetching <remote>` on stdout, nothing else here.
+    assert result.out == 'Fetching origin\n'
+    assert '0 refs moved' in result.err
     assert user_refs(work) == before
     assert hg2git(work, nodes) == mapping
 
@@ -190,8 +192,8 @@ def test_reclone_moves_branches_and_rewrites_local_commits(hg, tmp_path):
     assert rev_parse(plain, 'refs/heads/feature') == local
     assert rev_parse(plain, 'refs/heads/stay') == stay
 
-    result = reclone(work, '--rebase')
-    assert '1 local commits written again' in result.out
+    result = reclone(work, '--rebase', '-v')
+    assert '1 local commits written again' in result.err
     assert hg2git(work, nodes)[nodes[-1]] == true
     assert rev_parse(work, ORIGIN_TIP) == true
     assert rev_parse(work, 'refs/remotes/origin/HEAD') == true
@@ -210,12 +212,14 @@ def test_failed_reclone_changes_nothing(hg, tmp_path):
     git('remote', 'add', 'gone', hg_url(tmp_path / 'nothing-here'),
         cwd=work)
     result = git('cinnabar', 'reclone', cwd=work, check=False)
-    assert_failed_for_people(result)
+    assert_failed_for_people(
+        result, f"no Mercurial repository at {tmp_path / 'nothing-here'}")
     assert refs(work) == before
     git('remote', 'remove', 'gone', cwd=work)
     git('update-ref', '-d', METADATA_REF, cwd=work)
     git('remote', 'set-url', 'origin', hg_url(tmp_path / 'gone'), cwd=work)
     before = refs(work)
     result = git('cinnabar', 'reclone', cwd=work, check=False)
-    assert_failed_for_people(result)
+    assert_failed_for_people(
+        result, f"no Mercurial repository at {tmp_path / 'gone'}")
     assert refs(work) == before

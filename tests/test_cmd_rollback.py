@@ -77,15 +77,18 @@ def test_rollback_refusals(hg, hg_repos, tmp_path):
     before = for_each_ref(repo)
     # (Only one metadata commit: rollback goes back to no metadata, see
     # test_dropin_metadata.py.) No checked metadata yet.
-    assert_failed_for_people(rollback(repo, '--fsck'))
+    assert_failed_for_people(rollback(repo, '--fsck'),
+                             'there is no checked metadata to go back to')
     # A commit outside the chain, without --force.
     head = rev_parse(repo, 'refs/remotes/origin/HEAD')
     result = rollback(repo, head)
-    assert_failed_for_people(result)
-    assert 'not in the chain' in result.err
+    assert_failed_for_people(result, f'{head} is not in the chain of the '
+                             'current metadata')
     # With --force, still not metadata.
-    assert_failed_for_people(rollback(repo, '--force', head))
-    assert_failed_for_people(rollback(repo, '--bogus'))
+    assert_failed_for_people(rollback(repo, '--force', head),
+                             f'{head} is not a cinnabar metadata commit')
+    assert_failed_for_people(rollback(repo, '--bogus'),
+                             'unknown option --bogus')
     assert for_each_ref(repo) == before
 
 

@@ -207,11 +207,13 @@ def test_self_update_branch_and_exact(install, tmp_path, https_server,
     before = snapshot(install)
     result = self_update(install, '--url', url, '--exact', '0.2.0',
                          check=False)
-    assert_failed_for_people(result)
+    assert_failed_for_people(result, 'HTTP error 404 from https://127.0.0.1:')
+    assert '/versions/0.2.0/release' in result.err
     assert snapshot(install) == before
     result = self_update(install, f'--url={url}', '--exact=0.0.9')
     assert_no_traceback(result)
     assert "VERSION = '0.0.9'" in (
         install / 'cinnabar' / '__init__.py').read_text()
     assert_failed_for_people(self_update(install, '--branch', 'a',
-                                         '--exact', '0.1.0', check=False))
+                                         '--exact', '0.1.0', check=False),
+                             '--branch and --exact do not go together')

@@ -84,4 +84,5 @@ def test_fetch_bundle(served, hg, tmp_path):
     # Not with --tags.
     assert_failed_for_people(git('cinnabar', 'fetch', '--bundle', '--tags',
                                  hg_url(server.url), closed, cwd=work,
-                                 check=False))
+                                 check=False),
+                             '--bundle and --tags do not go together')

@@ -128,8 +128,8 @@ def test_rollback_walks_back_to_the_clone_then_nothing(
     assert refs(repo) == cloned
     # The clone's metadata has no previous one: back to none, as before
     # the clone (git-cinnabar 0.7 does the same); your branches stay.
-    result = git('cinnabar', 'rollback', cwd=repo)
-    assert 'nothing' in result.out
+    result = git('cinnabar', 'rollback', '-v', cwd=repo)
+    assert result.out == '' and 'nothing' in result.err
     assert refs(repo) == {'refs/heads/branches/default/tip':
                           cloned['refs/heads/branches/default/tip']}
     assert_no_traceback(git('fetch', '-q', 'origin', cwd=repo))

@@ -45,7 +45,9 @@ def test_delete_bookmark(served, hg, tmp_path):
     assert 'refs/remotes/origin/bookmarks/x' in refs(work)
     with nothing_changes(hg, repo, work):
         # git itself refuses a ref the list of the remote does not have.
-        assert_failed_for_people(push(work, 'origin', ':bookmarks/nope'))
+        assert_failed_for_people(push(work, 'origin', ':bookmarks/nope'),
+                                 "unable to delete 'bookmarks/nope': remote "
+                                 'ref does not exist')
         assert_refused(push(work, 'origin', ':branches/default/tip'),
                        'branches/default/tip', 'delete')
     assert_pushed(push(work, 'origin', ':bookmarks/x'))
@@ -137,16 +139,20 @@ def test_tag_experiment(hg, hg_serve, tmp_path):
     work = tmp_path / 'work'
     clone(hg_url(server.url), work, '-q')
     assert_failed_for_people(git('cinnabar', 'tag', 'v1', cwd=work,
-                                 check=False))
+                                 check=False),
+                             'git cinnabar tag is an experiment')
     git('config', 'cinnabar.experiments', 'tag', cwd=work)
-    for bad in ('tip', '12', 'a:b', ' x'):
+    for bad, says in (('tip', "'tip' is reserved"),
+                      ('12', 'cannot be an integer'),
+                      ('a:b', "cannot contain ':'"),
+                      (' x', 'cannot start or end with white space')):
         assert_failed_for_people(git('cinnabar', 'tag', bad, cwd=work,
-                                     check=False))
+                                     check=False), says)
     assert_no_traceback(git('cinnabar', 'tag', 'v1', cwd=work))
     assert git('log', '-1', '--format=%s', cwd=work).out.strip() == \
         f'Added tag v1 for changeset {first[:12]}'
     assert_failed_for_people(git('cinnabar', 'tag', 'v1', cwd=work,
-                                 check=False))
+                                 check=False), "tag 'v1' already exists")
     assert_pushed(push(work, 'origin', 'HEAD:refs/heads/branches/default/tip'))
     assert f'v1 0:{first[:12]}' in ' '.join(
         hg('-R', repo, 'tags').out.split())

@@ -48,6 +48,35 @@ def test_hg_serve_answers_and_stops(hg, hg_repos, hg_serve):
         http_get(server.url + '?cmd=capabilities', timeout=2)
 
 
+def listening_ports(pid):
+    """The TCP ports the process `pid` listens on (its sockets' inodes
+    looked up in /proc/net/tcp, state 0A: LISTEN)."""
+    inodes = set()
+    for fd in os.listdir(f'/proc/{pid}/fd'):
+        try:
+            target = os.readlink(f'/proc/{pid}/fd/{fd}')
+        except OSError:
+            continue
+        if target.startswith('socket:['):
+            inodes.add(target[8:-1])
+    ports = set()
+    with open('/proc/net/tcp') as f:
+        for line in f.readlines()[1:]:
+            fields = line.split()
+            if fields[3] == '0A' and fields[9] in inodes:
+                ports.add(int(fields[1].split(':')[1], 16))
+    return ports
+
+
+def test_hg_serve_port_is_its_own(hg, hg_repos, hg_serve):
+    """The port a server is reached on is the one its own process bound
+    (port 0, read back), not one another server may hold."""
+    servers = [hg_serve(hg_repos.get('rebase.hg')) for _ in range(2)]
+    assert servers[0].port != servers[1].port
+    for server in servers:
+        assert listening_ports(server.proc.pid) == {server.port}
+
+
 def _ssh(*args, **kwargs):
     return run([test_env.SSH_WRAPPER, *args], **kwargs)
 

@@ -233,7 +233,7 @@ def test_fetch_with_a_cut_answer_changes_nothing(upstream, hostile,
     before = refs(tmp_path / 'work')
     server.cut['batch'] = 'with-length'
     result = git('fetch', 'origin', cwd=tmp_path / 'work', check=False)
-    assert_failed_for_people(result)
+    assert_failed_for_people(result, 'to batch was cut short')
     assert refs(tmp_path / 'work') == before
 
 

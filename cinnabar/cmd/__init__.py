@@ -1,42 +1,57 @@
-"""`git cinnabar <command>`: finding the commands and dispatching to them.
+"""`git cinnabar <command>`: the command table and the dispatch.
 
-Each command is a module of this package named after it (`-` in a
-command's name is `_` in its module's): its docstring is its `--help` (the
-first line is the summary in the command list) and its `run(args)` does
-the work and returns the exit status. Modules without `run` (shared code,
-such as `conversion`) are not commands. Adding a command means adding its
-module; nothing else lists them.
+`COMMANDS` lists every command, as git's `commands[]` does: its name and
+the module of this package that implements it. The module's docstring is
+the command's `--help` (its first line is the summary in the command
+list) and its `run(args)` does the work and returns the exit status.
+Modules not in the table (shared code: `options`, `conversion`) are not
+commands. Adding a command means adding its module and its line here.
 """
 
+import collections
 import importlib
-import pkgutil
 import sys
 
 from cinnabar import VERSION
 from cinnabar.errors import Abort, run_guarded
 
+Command = collections.namedtuple('Command', 'name module')
+Command.__doc__ = """A command: `name` as typed after `git cinnabar`, and
+`module`, the name of its module in this package."""
+
+COMMANDS = (
+    Command('bundle', 'bundle'),
+    Command('clear', 'clear'),
+    Command('data', 'data'),
+    Command('download', 'download'),
+    Command('fetch', 'fetch'),
+    Command('fsck', 'fsck'),
+    Command('git2hg', 'git2hg'),
+    Command('hg2git', 'hg2git'),
+    Command('reclone', 'reclone'),
+    Command('rollback', 'rollback'),
+    Command('self-update', 'self_update'),
+    Command('tag', 'tag'),
+    Command('unbundle', 'unbundle'),
+    Command('upgrade', 'upgrade'),
+)
+_BY_NAME = {c.name: c for c in COMMANDS}
+
+
+def _load(entry):
+    return importlib.import_module('%s.%s' % (__name__, entry.module))
+
 
 def commands():
-    """{command name: module} for every command module of this package."""
-    found = {}
-    for info in pkgutil.iter_modules(__path__):
-        module = importlib.import_module('%s.%s' % (__name__, info.name))
-        if callable(getattr(module, 'run', None)) and module.__doc__:
-            found[info.name.replace('_', '-')] = module
-    return found
+    """{command name: module} for every command of the table."""
+    return {entry.name: _load(entry) for entry in COMMANDS}
 
 
 def command(name):
     """The module of command `name`, or None; imports only that module
     (importing them all is most of a short command's start-up)."""
-    module_name = name.replace('-', '_')
-    if name != module_name.replace('_', '-') or module_name not in {
-            info.name for info in pkgutil.iter_modules(__path__)}:
-        return None
-    module = importlib.import_module('%s.%s' % (__name__, module_name))
-    if callable(getattr(module, 'run', None)) and module.__doc__:
-        return module
-    return None
+    entry = _BY_NAME.get(name)
+    return _load(entry) if entry else None
 
 
 def usage(table):

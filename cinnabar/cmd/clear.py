@@ -1,6 +1,6 @@
 """Remove all the cinnabar metadata from this repository.
 
-usage: git cinnabar clear
+usage: git cinnabar clear [-v]
 
 Deletes every ref under refs/cinnabar/ (the metadata, the fetch refs,
 refs/cinnabar/checked and broken, and refs of older git-cinnabar
@@ -8,18 +8,21 @@ versions), refs/notes/cinnabar, and the fetch refs saved for rollback.
 Your own branches and tags, and remote-tracking refs, are left alone;
 the git objects stay until `git gc` finds nothing refers to them. The
 next fetch from a Mercurial repository imports everything again (the
-same commits for the same changesets).
+same commits for the same changesets). As with git-cinnabar, nothing is
+printed; `-v` says how many refs were removed, on standard error.
 """
 
 from cinnabar import git, metadata, snapshots
+from cinnabar.cmd.options import VERBOSE, say, split_options
 from cinnabar.errors import Abort
 
-USAGE = 'usage: git cinnabar clear'
+USAGE = 'usage: git cinnabar clear [-v]'
 PREFIXES = ('refs/cinnabar/', 'refs/notes/cinnabar')
 
 
 def run(args):
-    if args:
+    given, words = split_options(args, VERBOSE, USAGE)
+    if words:
         raise Abort('clear takes no argument', hint=USAGE)
     git_dir = git.git_dir()
     if git_dir is None:
@@ -29,6 +32,6 @@ def run(args):
               or name == 'refs/notes/cinnabar']
     metadata.update_refs({name: None for name in doomed})
     snapshots.forget_all(git_dir)
-    print('removed %d cinnabar ref%s' % (len(doomed),
-                                         '' if len(doomed) == 1 else 's'))
+    say(given, 'removed %d cinnabar ref%s'
+        % (len(doomed), '' if len(doomed) == 1 else 's'))
     return 0

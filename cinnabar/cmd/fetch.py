@@ -1,6 +1,6 @@
 """Fetch Mercurial changesets by id, and the Mercurial tags.
 
-usage: git cinnabar fetch [--tags] <remote-or-url> <hg id>...
+usage: git cinnabar fetch [-v] [--tags] <remote-or-url> <hg id>...
        git cinnabar fetch --bundle <remote-or-url> <hg id>... > <file>
        git cinnabar fetch --tags [<remote-or-url>]
 
@@ -8,10 +8,11 @@ With changeset ids (full, abbreviated, or any name the server resolves,
 such as a tag or a branch name): asks the server for those changesets,
 even when no branch head or bookmark leads to them (an old release, a
 changeset left out of a limited clone), imports them with their
-ancestors, and prints `<hg id> <git commit id>` for each. As with
-git-cinnabar, FETCH_HEAD names them (`<commit>\t\t'hg/revs/<hg id>' of
-<url>`, one line each), so `git checkout FETCH_HEAD` or `git log
-FETCH_HEAD` work; no other ref is changed besides the metadata.
+ancestors. As with git-cinnabar, FETCH_HEAD names them
+(`<commit>\t\t'hg/revs/<hg id>' of <url>`, one line each), so `git
+checkout FETCH_HEAD` or `git log FETCH_HEAD` work, standard error shows
+git's `From <url>` lines, and nothing is printed on standard output; no
+other ref is changed besides the metadata.
 
 `<remote-or-url>` is the name of a git remote whose URL is hg::... or a
 Mercurial URL (with or without `hg::`). Ids the server does not know
@@ -23,6 +24,8 @@ are an error, and then nothing is imported.
               unbundle` and `git cinnabar unbundle` read (uncompressed
               bundle2, or HG10UN from a server without bundle2), as
               git-cinnabar's `fetch --bundle` does; no ref changes
+    -v        also print `<hg id> <git commit id>` for each, on standard
+              error
     --tags    then make the Mercurial tags (from the .hgtags files of all
               the heads the metadata knows) git tags, under refs/tags/,
               as `git fetch --tags hg::tags: tag '*'` does. With a
@@ -37,10 +40,11 @@ import sys
 from cinnabar import discovery, git, hg, metadata
 from cinnabar.errors import Abort
 from cinnabar.helper import Helper
-from cinnabar.cmd.options import split_options
+from cinnabar.cmd.options import VERBOSE, say, split_options
 from cinnabar.hg.url import strip_prefix
 
-USAGE = ('usage: git cinnabar fetch [--tags] <remote-or-url> <hg id>...\n'
+USAGE = ('usage: git cinnabar fetch [-v] [--tags] <remote-or-url> '
+         '<hg id>...\n'
          '       git cinnabar fetch --bundle <remote-or-url> <hg id>... '
          '> <file>\n'
          '       git cinnabar fetch --tags [<remote-or-url>]')
@@ -48,8 +52,9 @@ TAGS_REFSPEC = '+refs/tags/*:refs/tags/*'
 
 
 def parse_args(args):
-    """(tags, bundle, remote or None, [ids])."""
-    given, words = split_options(args, ('--tags', '--bundle'), USAGE)
+    """(tags, bundle, remote or None, [ids], options given)."""
+    given, words = split_options(args, ('--tags', '--bundle') + VERBOSE,
+                                 USAGE)
     tags, bundle = '--tags' in given, '--bundle' in given
     if tags and bundle:
         raise Abort('--bundle and --tags do not go together', hint=USAGE)
@@ -58,7 +63,7 @@ def parse_args(args):
     if len(words) == 1 and not tags:
         raise Abort('which changesets? give their ids after %s' % words[0],
                     hint=USAGE)
-    return tags, bundle, (words[0] if words else None), words[1:]
+    return tags, bundle, (words[0] if words else None), words[1:], given
 
 
 def remote_url(name):
@@ -155,7 +160,7 @@ def fetch_head_url(remote):
 
 
 def run(args):
-    tags, bundle, remote, ids = parse_args(args)
+    tags, bundle, remote, ids, given = parse_args(args)
     git_dir = git.git_dir()
     if git_dir is None:
         raise Abort('not in a git repository')
@@ -178,8 +183,7 @@ def run(args):
                     if git_id.is_null:
                         raise Abort('the server did not send changeset %s'
                                     % hg_id)
-                    print('%s %s' % (hg_id, git_id))
-                sys.stdout.flush()
+                    say(given, '%s %s' % (hg_id, git_id))
                 write_fetch_head(git_dir, fetch_head_url(remote), pairs)
     if tags:
         return update_tags()

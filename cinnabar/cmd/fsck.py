@@ -140,7 +140,8 @@ def run(args):
                         counts.files))
     if marks:
         changes = {metadata.CHECKED_REF: current}
-        if commits is None and metadata.read_ref(metadata.BROKEN_REF):
+        if commits is None and \
+                metadata.read_ref(metadata.BROKEN_REF) == current:
             changes[metadata.BROKEN_REF] = None
         metadata.update_refs(changes)
     return 0

@@ -10,9 +10,26 @@ from its other words:
 - `--` ends the options: every word after it is a word, even `-x`;
 - `-` alone is a word (standard input, for some commands);
 - any other word starting with `-` is an error, with `usage` as hint.
+
+Commands print on standard output only what git-cinnabar 0.7 prints
+there (scripts read it); a summary of what they did goes to standard
+error, and only with `-v` (`VERBOSE`, given to `split_options`; `say`
+prints it).
 """
 
+import sys
+
 from cinnabar.errors import Abort
+
+VERBOSE = ('-v', '--verbose')
+
+
+def say(given, text):
+    """Write `text` and a newline to standard error when `given` (from
+    split_options) has -v or --verbose."""
+    if any(name in given for name in VERBOSE):
+        sys.stderr.write(text + '\n')
+        sys.stderr.flush()
 
 
 def split_options(args, names, usage):

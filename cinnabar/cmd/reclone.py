@@ -1,6 +1,6 @@
 """Rebuild the metadata and the Mercurial history from the remotes.
 
-usage: git cinnabar reclone [--rebase]
+usage: git cinnabar reclone [-v] [--rebase]
 
 Imports again, into new metadata, all the heads of every remote whose URL
 is hg::..., as a fresh clone would, and keeps your refs: a ref outside
@@ -15,6 +15,11 @@ As with git-cinnabar, your local branches and tags (refs/heads/,
 refs/tags/) move only with --rebase; without it, only the other refs
 (remote-tracking refs, ...) do, and reclone says how to move the others.
 
+As git-cinnabar, it prints `Fetching <remote>` for each remote and, when
+local branches were left alone, how to move them, on standard output;
+the refs it moved on standard error; `-v` adds a summary (refs moved,
+commits written again, the new metadata) on standard error.
+
 The new metadata is made visible and the refs are moved only at the
 end; when anything fails before, the metadata and every ref are left as
 they were.
@@ -23,15 +28,15 @@ they were.
 import sys
 
 from cinnabar import git
-from cinnabar.cmd.options import split_options
+from cinnabar.cmd.options import VERBOSE, say, split_options
 from cinnabar.errors import Abort
 from cinnabar.reclone import reclone
 
-USAGE = 'usage: git cinnabar reclone [--rebase]'
+USAGE = 'usage: git cinnabar reclone [-v] [--rebase]'
 
 
 def run(args):
-    given, words = split_options(args, ('--rebase',), USAGE)
+    given, words = split_options(args, ('--rebase',) + VERBOSE, USAGE)
     if words:
         raise Abort('unexpected argument %s' % words[0], hint=USAGE)
     git_dir = git.git_dir()
@@ -43,15 +48,16 @@ def run(args):
         sys.stderr.write('warning: no remote has the changeset of %s any '
                          'more; kept as it is\n' % commit)
     for ref, (old, new) in sorted(result.moved.items()):
-        print('%s: %s -> %s' % (ref, old, new))
-    print('%d refs moved, %d local commits written again; metadata %s'
-          % (len(result.moved), result.rewritten, result.new_metadata))
-    if result.old_metadata and result.old_metadata != result.new_metadata:
-        print('the previous metadata was %s' % result.old_metadata)
-        if not rebase:
-            print('your local branches and tags were left as they were: '
-                  'they may be based on commits of the previous metadata; '
-                  'to move them too, run\n'
-                  '  git cinnabar rollback --force %s\n'
-                  '  git cinnabar reclone --rebase' % result.old_metadata)
+        sys.stderr.write('%s: %s -> %s\n' % (ref, old, new))
+    say(given, '%d refs moved, %d local commits written again; metadata %s'
+        % (len(result.moved), result.rewritten, result.new_metadata))
+    changed = result.old_metadata not in (None, result.new_metadata)
+    if changed:
+        say(given, 'the previous metadata was %s' % result.old_metadata)
+    if changed and not rebase:
+        print('your local branches and tags were left as they were: '
+              'they may be based on commits of the previous metadata; '
+              'to move them too, run\n'
+              '  git cinnabar rollback --force %s\n'
+              '  git cinnabar reclone --rebase' % result.old_metadata)
     return 0

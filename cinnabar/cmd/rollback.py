@@ -1,6 +1,6 @@
 """Go back to an earlier state of the cinnabar metadata.
 
-usage: git cinnabar rollback [--candidates] [--fsck] [--force]
+usage: git cinnabar rollback [-v] [--candidates] [--fsck] [--force]
                              [<metadata commit>]
 
 Each metadata commit keeps the one before it (its sixth parent): this
@@ -20,8 +20,14 @@ fetch (as git-cinnabar 0.7 does; `git cinnabar clear` does the same):
   metadata does not know are deleted, and so are the remote-tracking refs
   of hg remotes, unless their reflog has an older value it knows: they
   are set back to the newest such value;
-- refs/cinnabar/checked is kept when it is that metadata commit or an
-  older one, deleted otherwise; refs/cinnabar/broken likewise.
+- refs/cinnabar/checked and refs/cinnabar/broken stay where they are,
+  as with git-cinnabar; going back (without --force) past the checked
+  metadata, or from it, moves refs/cinnabar/checked to the metadata
+  commit gone back to (what a checked commit builds on was checked too);
+  going back to the broken one leaves it broken.
+  `rollback --candidates` then shows `(current, checked)`. Damage only
+  stops fetches and pushes while refs/cinnabar/broken is the current
+  metadata.
 
 Your own branches and tags are left alone. All refs change in one
 transaction.
@@ -32,30 +38,29 @@ transaction.
                   `git cinnabar fsck` found good
     --force       allow a metadata commit that is not in the chain of the
                   current one
+    -v            say what changed, on standard error (as git-cinnabar,
+                  nothing is printed otherwise)
 """
 
 import os
 
 from cinnabar import git, metadata, snapshots
+from cinnabar.cmd.options import VERBOSE, say, split_options
 from cinnabar.errors import Abort
 from cinnabar.ids import GitId
 
 NULL_ID = '0' * 40
 
-USAGE = ('usage: git cinnabar rollback [--candidates] [--fsck] [--force] '
-         '[<metadata commit>]')
+USAGE = ('usage: git cinnabar rollback [-v] [--candidates] [--fsck] '
+         '[--force] [<metadata commit>]')
 
 
 def parse_args(args):
-    options = {'candidates': False, 'fsck': False, 'force': False}
-    names = []
-    for arg in args:
-        if arg in ('--candidates', '--fsck', '--force'):
-            options[arg[2:]] = True
-        elif arg.startswith('-'):
-            raise Abort('unknown option %s' % arg, hint=USAGE)
-        else:
-            names.append(arg)
+    given, names = split_options(
+        args, ('--candidates', '--fsck', '--force') + VERBOSE, USAGE)
+    options = {name: '--' + name in given
+               for name in ('candidates', 'fsck', 'force')}
+    options['given'] = given
     if len(names) > 1 or (names and options['fsck']):
         raise Abort('give one metadata commit, or --fsck', hint=USAGE)
     return options, names[0] if names else None
@@ -79,12 +84,12 @@ def choose_target(options, name, current, chain):
             raise Abort('there is no checked metadata to go back to',
                         hint='run `git cinnabar fsck`, or give a metadata '
                         'commit (`git cinnabar rollback --candidates`)')
+    elif name == NULL_ID:
+        return None
     elif name is not None:
         target = metadata.read_ref(name)
         if target is None:
             raise Abort('%s is not a commit' % name, hint=USAGE)
-    elif name == NULL_ID:
-        return None
     elif len(chain) < 2:
         return None
     else:
@@ -113,14 +118,26 @@ def known_commits(target):
     return {name.replace('/', '') for name in out.decode('ascii').split()}
 
 
-def state_refs(target, target_chain):
-    """refs/cinnabar/checked and broken: kept when in the target's chain."""
-    changes = {}
-    for ref in (metadata.CHECKED_REF, metadata.BROKEN_REF):
-        oid = metadata.read_ref(ref)
-        if oid is not None and oid not in target_chain:
-            changes[ref] = None
-    return changes
+def state_refs(chain, target, force):
+    """refs/cinnabar/checked or broken moved to `target`, going back along
+    `chain` (the current metadata first): the state of the last marked
+    commit passed (checked stays true of older commits, broken does not);
+    nothing moves with `force`."""
+    checked = metadata.read_ref(metadata.CHECKED_REF)
+    broken = metadata.read_ref(metadata.BROKEN_REF)
+    if force or target == chain[0]:
+        return {}
+    marks = {checked: metadata.CHECKED_REF, broken: metadata.BROKEN_REF}
+    marks.pop(None, None)
+    state = marks.get(chain[0])
+    for oid in chain[1:]:
+        if oid in marks:
+            state = marks[oid]
+        elif state == metadata.BROKEN_REF:
+            state = None
+        if oid == target:
+            break
+    return {state: target} if state else {}
 
 
 def restore(saved, current):
@@ -180,7 +197,7 @@ def remote_refs(git_dir, saved, known):
     return changes
 
 
-def roll_back_to_nothing(git_dir):
+def roll_back_to_nothing(git_dir, given):
     """No metadata, as before the first fetch: every ref under
     refs/cinnabar/ and refs/notes/cinnabar deleted, and the remote-tracking
     refs of hg remotes too (their commits are no longer known)."""
@@ -190,8 +207,8 @@ def roll_back_to_nothing(git_dir):
     changes.update(remote_refs(git_dir, None, set()))
     metadata.update_refs(changes)
     snapshots.forget_all(git_dir)
-    print('cinnabar metadata rolled back to nothing, as before the first '
-          'fetch (%d refs deleted)' % len(changes))
+    say(given, 'cinnabar metadata rolled back to nothing, as before the '
+        'first fetch (%d refs deleted)' % len(changes))
     return 0
 
 
@@ -208,15 +225,16 @@ def run(args):
     chain = metadata.chain(current)
     target = choose_target(options, name, current, chain)
     if target is None:
-        return roll_back_to_nothing(git_dir)
+        return roll_back_to_nothing(git_dir, options['given'])
     known = known_commits(target)
     changes = {metadata.METADATA_REF: target}
     changes.update(metadata.notes_for(target))
-    changes.update(state_refs(target, metadata.chain(target)))
+    changes.update(state_refs(chain, target, options['force']))
     saved = saved_refs(git_dir, target)
     changes.update(fetch_refs(saved, known))
     changes.update(remote_refs(git_dir, saved, known))
     metadata.update_refs(changes)
-    print('cinnabar metadata rolled back to %s (%d other ref%s updated)'
-          % (target, len(changes) - 1, '' if len(changes) == 2 else 's'))
+    say(options['given'], 'cinnabar metadata rolled back to %s (%d other '
+        'ref%s updated)' % (target, len(changes) - 1,
+                            '' if len(changes) == 2 else 's'))
     return 0

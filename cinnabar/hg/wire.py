@@ -184,6 +184,21 @@ class Peer:
             out.write(b'HG10UN')
         self.transport.save_stream('getbundle', args, out)
 
+    # Clone seeds (cinnabar.clonebundles, cinnabar.cinnabarclone).
+
+    def clonebundles_manifest(self):
+        """The server's clone bundles manifest (bytes): the
+        `clonebundles_manifest` command when the server has it (Mercurial
+        6.6 and newer), else `clonebundles`."""
+        if self.capable('clonebundles_manifest') is not None:
+            return self._call('clonebundles_manifest')
+        return self._call('clonebundles')
+
+    def cinnabarclone_manifest(self):
+        """The answer (bytes) of the `cinnabarclone` command of our
+        server extension (hg/cinnabarclone.py)."""
+        return self._call('cinnabarclone')
+
     # Pushing.
 
     def push_format(self):

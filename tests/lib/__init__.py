@@ -8,13 +8,15 @@ is mocked.  The modules are:
 - `proc`: running a program in its own process group, with a timeout that
   kills the whole group;
 - `corpus`: the shared corpus of Mercurial bundles and their expected ids;
-- `hg`: Mercurial repositories and `hg serve` over HTTP;
+- `hg`: Mercurial repositories and `hg serve` over HTTP (on port 0, the
+  port read back from the server), and `closed_port` (connections refused);
 - `git`: git repositories, clones through git-cinnabar, and reading the
   metadata git-cinnabar keeps;
 - `proxy`: an HTTP proxy in front of `hg serve` that can cut a response;
 - `sources`: a corpus repository over one transport (http, ssh, local
   path, bundle file), as a git URL;
-- `checks`: the assertions the tests share (expected ids, clean failures);
+- `checks`: the assertions the tests share (expected ids, clean failures
+  saying the expected error);
 - `tree`: file trees of a changeset per `hg archive` and `git archive`;
 - `push`: pushing through git-cinnabar to an hg repository the test owns,
   and the checks around it (what hg shows of a changeset, the server's

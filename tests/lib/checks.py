@@ -68,10 +68,28 @@ def assert_no_traceback(result):
     assert 'Traceback' not in result.err, result.describe()
 
 
-def assert_failed_for_people(result):
-    """A failure: non-zero exit and a one-line error, no traceback."""
+def error_lines(result):
+    """The `fatal: ...` and `error: ...` lines of stderr, in order."""
+    return [line for line in result.err.splitlines()
+            if line.startswith(('fatal: ', 'error: ')) and line[7:].strip()]
+
+
+def assert_failed_for_people(result, expected=None):
+    """A failure: non-zero exit and a one-line error, no traceback.
+
+    With `expected` (a string, or a tuple of strings any of which will
+    do), one of the `fatal:`/`error:` lines must contain it: the failure
+    is the one the test meant, not any failure. Returns that line (the
+    first error line without `expected`).
+    """
     assert result.returncode != 0, 'expected a failure\n' + result.describe()
     assert_no_traceback(result)
-    lines = result.err.splitlines()
-    assert any(line.startswith(('fatal: ', 'error: ')) and line[7:].strip()
-               for line in lines), result.describe()
+    lines = error_lines(result)
+    assert lines, 'no fatal:/error: line\n' + result.describe()
+    if expected is None:
+        return lines[0]
+    wanted = (expected,) if isinstance(expected, str) else tuple(expected)
+    said = [line for line in lines if any(w in line for w in wanted)]
+    assert said, (f'no error line says {" or ".join(map(repr, wanted))}\n'
+                  + result.describe())
+    return said[0]

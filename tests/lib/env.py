@@ -22,6 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 TESTS = ROOT / 'tests'
 SSH_WRAPPER = TESTS / 'bin' / 'ssh-wrapper'
+HG_WRAPPER = TESTS / 'bin' / 'hg-wrapper'
 
 GIT_USER = ('Cinnabar Tests', 'tests@cinnabar.invalid')
 HG_USER = 'Cinnabar Tests <tests@cinnabar.invalid>'

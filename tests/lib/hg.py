@@ -1,9 +1,12 @@
 """Mercurial repositories and `hg serve`, driven through the real `hg`."""
 
+import contextlib
+import re
 import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -12,6 +15,8 @@ from pathlib import Path
 from .proc import kill_group, run
 
 SERVE_READY_TIMEOUT = 60
+# What `hg serve` prints once it listens (Mercurial 6.3 and 7.2 alike).
+BOUND = re.compile(r'\(bound to 127\.0\.0\.1:(\d+)\)')
 
 
 class Hg:
@@ -52,10 +57,22 @@ class Hg:
 
 
 def free_port():
-    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    """A TCP port on 127.0.0.1 that was free a moment ago (someone else
+    may take it since: servers here bind port 0 instead, and a port
+    nothing answers on is `closed_port`)."""
     with socket.socket() as sock:
         sock.bind(('127.0.0.1', 0))
         return sock.getsockname()[1]
+
+
+@contextlib.contextmanager
+def closed_port():
+    """A port on 127.0.0.1 where connections are refused: bound by us and
+    not listening, for as long as the context lasts (so no other server,
+    such as the other CI run's, can take it meanwhile)."""
+    with socket.socket() as sock:
+        sock.bind(('127.0.0.1', 0))
+        yield sock.getsockname()[1]
 
 
 def http_get(url, timeout=10):
@@ -75,15 +92,18 @@ class ServeError(Exception):
 class HgServer:
     """`hg serve` of one repository on 127.0.0.1.
 
-    The server runs in the foreground as the leader of its own process
-    group; `stop` kills that group.  Pushes are allowed over plain HTTP.
+    The server binds port 0 (the system picks a free port) and the port is
+    read from the line hg prints once it listens ("listening at ... (bound
+    to 127.0.0.1:PORT)"), so a test never reaches another process's server.
+    It runs in the foreground as the leader of its own process group;
+    `stop` kills that group.  Pushes are allowed over plain HTTP.
     """
 
-    def __init__(self, hg, repo, logdir, attempts=5):
+    def __init__(self, hg, repo, logdir, attempts=1):
         self.hg = hg
         self.repo = Path(repo)
         self.logdir = Path(logdir)
-        self.attempts = attempts
+        self.attempts = attempts  # kept for callers; one start suffices
         self.proc = None
         self.port = None
 
@@ -92,45 +112,37 @@ class HgServer:
         return f'http://127.0.0.1:{self.port}/'
 
     def start(self):
-        for attempt in range(self.attempts):
-            self.port = free_port()
-            if self._spawn(attempt):
-                return self
-        raise ServeError(f'hg serve did not start after {self.attempts} '
-                         f'attempts:\n{self.log()}')
-
-    def _spawn(self, attempt):
         self.logdir.mkdir(parents=True, exist_ok=True)
-        self.logfile = self.logdir / f'hg-serve-{self.port}.log'
-        with open(self.logfile, 'wb') as log:
+        # A log of its own: the port is read from it.
+        with tempfile.NamedTemporaryFile(dir=self.logdir, prefix='hg-serve-',
+                                         suffix='.log', delete=False) as log:
+            self.logfile = Path(log.name)
             self.proc = subprocess.Popen(
                 [self.hg.exe, 'serve', '-R', str(self.repo),
-                 '-a', '127.0.0.1', '-p', str(self.port),
+                 '-a', '127.0.0.1', '-p', '0',
                  '--accesslog', str(self.logdir / 'access.log'),
                  '--config', 'web.push_ssl=False',
                  '--config', 'web.allow_push=*'],
                 stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                 start_new_session=True)
-        if self._wait_ready():
-            return True
-        self.stop()
-        if 'in use' not in self.log():
-            raise ServeError(f'hg serve failed:\n{self.log()}')
-        return False
+        self.port = self._bound_port()
+        if self.port is None:
+            self.stop()
+            raise ServeError(f'hg serve did not start:\n{self.log()}')
+        return self
 
-    def _wait_ready(self):
+    def _bound_port(self):
+        """The port hg says it bound, once it listens; None if it exits
+        or says nothing within SERVE_READY_TIMEOUT."""
         deadline = time.monotonic() + SERVE_READY_TIMEOUT
         while time.monotonic() < deadline:
+            found = BOUND.search(self.log())
+            if found:
+                return int(found.group(1))
             if self.proc.poll() is not None:
-                return False
-            try:
-                status, _ = http_get(self.url + '?cmd=capabilities', 2)
-                if status == 200:
-                    return True
-            except OSError:
-                pass
-            time.sleep(0.05)
-        return False
+                return None
+            time.sleep(0.02)
+        return None
 
     def log(self):
         try:

@@ -1,0 +1,562 @@
+/*
+ * A git commit to push as a changeset (push-state.h), with its manifest
+ * and file revisions:
+ *   - a commit that came from Mercurial (it has a git2hg note) gives its
+ *     stored changeset and manifest; its file revisions are those of its
+ *     manifest that neither parent manifest has (their parents are found
+ *     when they are written: push-files.c);
+ *   - another commit is converted, as `hg commit` would make the same
+ *     change: its manifest is its first parent's with the files that
+ *     differ in the git trees (compared in git's order: tree-iter.h); a
+ *     file whose content and mode did not change keeps its revision, a
+ *     mode change keeps the revision with a new flag, a new content makes
+ *     a new revision whose parents are the path's revisions in the parent
+ *     manifests (in a merge, a content equal to one side's keeps that
+ *     side's revision); a file added with the exact content of a file
+ *     removed in the same commit is recorded as renamed from it
+ *     ("copy"/"copyrev" metadata, no parents); the changeset takes its
+ *     branch from its first parent, its user, date and description from
+ *     the commit, a "committer" extra when the committer differs from the
+ *     author, and with the git_commit experiment a "git_commit" extra
+ *     (the commit's id).
+ */
+#include "cache.h"
+#include "diff.h"
+#include "diffcore.h"
+#include "authorship.h"
+#include "changeset.h"
+#include "experiments.h"
+#include "hg-path.h"
+#include "import.h"
+#include "manifest.h"
+#include "metadata.h"
+#include "raw-commit.h"
+#include "store.h"
+#include "tree-iter.h"
+#include "push-manifests.h"
+#include "push-convert.h"
+
+/* The manifests of a changeset's parents, into mp1 and mp2. */
+static void parent_manifests(struct push_state *st, struct cs_rev *cs)
+{
+	struct strbuf text = STRBUF_INIT;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		const struct hg_oid *p = i ? &cs->p2 : &cs->p1;
+		struct hg_oid *mp = i ? &cs->mp2 : &cs->mp1;
+		struct hg_changeset pc;
+		hg_oidcpy(mp, &hg_null_oid);
+		if (hg_oid_is_null(p))
+			continue;
+		push_changeset_text(st, p, &text);
+		if (parse_changeset(&pc, text.buf, text.len))
+			die("changeset %s is damaged", hg_oid_to_hex(p));
+		hg_oidcpy(mp, &pc.manifest);
+	}
+	strbuf_release(&text);
+}
+
+void push_add_stored(struct push_state *st, struct cs_rev *cs)
+{
+	struct hg_changeset parsed;
+	const struct push_manifest *m, *m1, *m2;
+	size_t i, j;
+
+	changeset_text(&cs->node, &cs->text);
+	if (parse_changeset(&parsed, cs->text.buf, cs->text.len))
+		die("changeset %s is damaged", hg_oid_to_hex(&cs->node));
+	hg_oidcpy(&cs->manifest, &parsed.manifest);
+	parent_manifests(st, cs);
+	/* Three manifests: all stay in the cache of four. */
+	m1 = push_manifest_get(st, &cs->mp1);
+	m2 = push_manifest_get(st, &cs->mp2);
+	m = push_manifest_get(st, &cs->manifest);
+	cs->send_manifest = !hg_oid_is_null(&cs->manifest);
+	/* m and m1 are both sorted: walked together. */
+	for (i = 0, j = 0; m && i < m->nr; i++) {
+		const struct manifest_line *l = &m->lines[i];
+		const struct manifest_line *l1 = NULL, *l2;
+		struct file_rev *f;
+		int cmp = -1;
+		while (j < (m1 ? m1->nr : 0) &&
+		       (cmp = manifest_path_cmp(m1->lines[j].path, m1->lines[j].path_len,
+				       l->path, l->path_len)) < 0)
+			j++;
+		if (!cmp)
+			l1 = &m1->lines[j];
+		if (l1 && hg_oideq(&l1->oid, &l->oid))
+			continue;
+		l2 = push_manifest_line(m2, l->path, l->path_len);
+		if (l2 && hg_oideq(&l2->oid, &l->oid))
+			continue;
+		f = push_add_file_rev(st, l->path, l->path_len, &l->oid, &cs->node);
+		hg_oidcpy(&f->cand1, l1 ? &l1->oid : &hg_null_oid);
+		hg_oidcpy(&f->cand2, l2 ? &l2->oid : &hg_null_oid);
+		f->need_parents = 1;
+	}
+}
+
+/* Differences between two git trees. */
+struct tree_change {
+	char *path;
+	unsigned old_mode, new_mode;	/* 0 when absent */
+	struct object_id old_oid, new_oid;
+};
+
+struct changes {
+	struct tree_change *items;
+	size_t nr, alloc;
+	size_t depth;	/* directories above the current one */
+};
+
+static void add_change(struct changes *c, struct strbuf *base,
+		       const struct tree_iter *old, const struct tree_iter *new)
+{
+	struct tree_change *ch;
+	const struct tree_iter *e = new ? new : old;
+	ALLOC_GROW(c->items, c->nr + 1, c->alloc);
+	ch = &c->items[c->nr++];
+	memset(ch, 0, sizeof(*ch));
+	ch->path = xstrfmt("%.*s%.*s", (int)base->len, base->buf,
+			   (int)e->pathlen, e->path);
+	if (old) {
+		ch->old_mode = old->mode;
+		oidcpy(&ch->old_oid, &old->oid);
+	}
+	if (new) {
+		ch->new_mode = new->mode;
+		oidcpy(&ch->new_oid, &new->oid);
+	}
+}
+
+static void diff_trees(struct changes *c, const struct object_id *a,
+		       const struct object_id *b, struct strbuf *base);
+
+/* One side of a tree entry, as a whole subtree or a file. */
+static void diff_entry(struct changes *c, struct strbuf *base,
+		       const struct tree_iter *old, const struct tree_iter *new)
+{
+	int old_dir = old && S_ISDIR(old->mode);
+	int new_dir = new && S_ISDIR(new->mode);
+	size_t len = base->len;
+
+	if (old && new && old->mode == new->mode && oideq(&old->oid, &new->oid))
+		return;
+	if (old_dir || new_dir) {
+		const struct tree_iter *e = new_dir ? new : old;
+		strbuf_add(base, e->path, e->pathlen);
+		strbuf_addch(base, '/');
+		/* Deeper than Mercurial paths may be: refused before recursing. */
+		if (new_dir && ++c->depth >= HG_PATH_MAX_DEPTH)
+			hg_path_die(base->buf, base->len, "push",
+				    hg_path_too_deep);
+		diff_trees(c, old_dir ? &old->oid : NULL,
+			   new_dir ? &new->oid : NULL, base);
+		if (new_dir)
+			c->depth--;
+		strbuf_setlen(base, len);
+	}
+	if ((old && !old_dir) || (new && !new_dir))
+		add_change(c, base, old && !old_dir ? old : NULL,
+			   new && !new_dir ? new : NULL);
+}
+
+static void diff_trees(struct changes *c, const struct object_id *a,
+		       const struct object_id *b, struct strbuf *base)
+{
+	struct tree_pair p;
+	const struct tree_iter *old, *new;
+
+	tree_pair_open(&p, a, b);
+	while (tree_pair_next(&p, &old, &new))
+		diff_entry(c, base, old, new);
+	tree_pair_release(&p);
+}
+
+static char flag_of(unsigned mode, const char *path)
+{
+	if (S_ISGITLINK(mode))
+		die("'%s' is a submodule, which Mercurial cannot hold; it "
+		    "cannot be pushed", path);
+	return S_ISLNK(mode) ? 'l' : (mode & 0100) ? 'x' : '\0';
+}
+
+/* The blob of a file revision: stored, or made for this push. */
+static const struct object_id *blob_of(struct push_state *st,
+				       const struct manifest_line *l)
+{
+	static struct object_id empty;
+	const struct object_id *blob;
+	size_t i;
+	if (hg_oideq(&l->oid, &hg_empty_file_oid)) {
+		store_object_buf(OBJ_BLOB, "", 0, &empty);
+		return &empty;
+	}
+	blob = hg2git(&l->oid);
+	if (!blob && push_get_pos(st->new_files, &l->oid, &i))
+		blob = &st->files[i].blob;
+	return blob;
+}
+
+/* A new manifest line, kept until the manifest text is written. */
+struct new_line {
+	const char *path;
+	size_t len;
+	struct hg_oid node;
+	char flag;
+	int removed;
+	int new_rev;
+};
+
+static int new_line_cmp(const void *a, const void *b)
+{
+	const struct new_line *x = a, *y = b;
+	return manifest_path_cmp(x->path, x->len, y->path, y->len);
+}
+
+/*
+ * The text of a new file revision: the blob's content, framed by "\1\n"
+ * with the metadata `meta` before it when there is some, or when the
+ * content itself starts with "\1\n" (then with empty metadata). Return
+ * whether it is framed.
+ */
+int push_new_file_text(struct strbuf *out, const struct object_id *blob,
+			 const char *meta)
+{
+	enum object_type type;
+	unsigned long size;
+	char *content = store_read_object(blob, &type, &size);
+	int framed;
+
+	if (!content || type != OBJ_BLOB)
+		die("missing blob %s", oid_to_hex(blob));
+	framed = meta || (size >= 2 && !memcmp(content, "\1\n", 2));
+	strbuf_reset(out);
+	if (framed) {
+		strbuf_addstr(out, "\1\n");
+		strbuf_addstr(out, meta ? meta : "");
+		strbuf_addstr(out, "\1\n");
+	}
+	strbuf_add(out, content, size);
+	free(content);
+	return framed;
+}
+
+/*
+ * The revision for a changed file of a converted commit; return 1 when it
+ * is a new revision, 0 when an existing one is reused.
+ */
+static int file_revision(struct push_state *st, struct cs_rev *cs,
+			  struct tree_change *ch, const struct push_manifest *m1,
+			  const struct push_manifest *m2, const char *copy_from,
+			  struct hg_oid *node)
+{
+	size_t len = strlen(ch->path);
+	const struct manifest_line *l1 = push_manifest_line(m1, ch->path, len);
+	const struct manifest_line *l2 = push_manifest_line(m2, ch->path, len);
+	const struct object_id *b1 = l1 ? blob_of(st, l1) : NULL;
+	const struct object_id *b2 = l2 ? blob_of(st, l2) : NULL;
+	struct hg_oid fp1, fp2;
+	struct strbuf text = STRBUF_INIT, meta = STRBUF_INIT;
+	struct file_rev *f;
+	int framed;
+
+	if (!copy_from) {
+		if (l1 && b1 && oideq(b1, &ch->new_oid) &&
+		    (!l2 || hg_oideq(&l2->oid, &l1->oid) ||
+		     (b2 && oideq(b2, b1)))) {
+			hg_oidcpy(node, &l1->oid);
+			return 0;
+		}
+		if (l2 && b2 && oideq(b2, &ch->new_oid)) {
+			hg_oidcpy(node, &l2->oid);
+			return 0;
+		}
+	}
+	hg_oidcpy(&fp1, l1 ? &l1->oid : &hg_null_oid);
+	hg_oidcpy(&fp2, l2 ? &l2->oid : &hg_null_oid);
+	if (hg_oideq(&fp1, &fp2))
+		hg_oidcpy(&fp2, &hg_null_oid);
+	if (hg_oid_is_null(&fp1)) {
+		hg_oidcpy(&fp1, &fp2);
+		hg_oidcpy(&fp2, &hg_null_oid);
+	}
+	if (copy_from) {
+		const struct manifest_line *src = push_manifest_line(m1, copy_from,
+						   strlen(copy_from));
+		strbuf_addf(&meta, "copy: %s\ncopyrev: %s\n", copy_from,
+			    hg_oid_to_hex(&src->oid));
+		hg_oidcpy(&fp1, &hg_null_oid);
+		hg_oidcpy(&fp2, &hg_null_oid);
+	}
+	framed = push_new_file_text(&text, &ch->new_oid, meta.len ? meta.buf : NULL);
+	hg_hash(&fp1, &fp2, text.buf, text.len, node);
+	f = push_add_file_rev(st, ch->path, len, node, &cs->node);
+	hg_oidcpy(&f->p1, &fp1);
+	hg_oidcpy(&f->p2, &fp2);
+	oidcpy(&f->blob, &ch->new_oid);
+	f->meta = framed ? strbuf_detach(&meta, NULL) : NULL;
+	f->is_new = 1;
+	push_set_pos(st->new_files, node, f->order);
+	strbuf_release(&meta);
+	strbuf_release(&text);
+	return 1;
+}
+
+/*
+ * Renames and copies by similarity, when `cinnabar.similarity` (a
+ * percentage) is set, or the similarity=<n> experiment (experiments.h): git's own detection between the two trees, as
+ * `git diff -M<n>% -C<n>% --find-copies-harder`. Fills `renames` with
+ * "new path" -> util: "source path".
+ */
+static void similar_renames(const struct object_id *old_tree,
+			    const struct object_id *new_tree,
+			    struct string_list *renames)
+{
+	struct diff_options opts;
+	int percent, i;
+
+	if (push_similarity(&percent) || !old_tree)
+		return;
+	repo_diff_setup(the_repository, &opts);
+	opts.flags.recursive = 1;
+	opts.detect_rename = DIFF_DETECT_COPY;
+	opts.flags.find_copies_harder = 1;
+	opts.rename_score = (int)(percent * MAX_SCORE / 100);
+	opts.output_format = DIFF_FORMAT_NO_OUTPUT;
+	diff_setup_done(&opts);
+	diff_tree_oid(old_tree, new_tree, "", &opts);
+	diffcore_std(&opts);
+	for (i = 0; i < diff_queued_diff.nr; i++) {
+		struct diff_filepair *p = diff_queued_diff.queue[i];
+		if (p->status == DIFF_STATUS_RENAMED ||
+		    p->status == DIFF_STATUS_COPIED)
+			string_list_insert(renames, p->two->path)->util =
+				xstrdup(p->one->path);
+	}
+	diff_flush(&opts);
+}
+
+/*
+ * Renames: a removed path whose exact content a new path has, or one git
+ * pairs with it by similarity (see similar_renames).
+ */
+static const char *rename_source(struct changes *c, size_t i,
+				 const struct push_manifest *m1,
+				 struct string_list *similar)
+{
+	struct tree_change *add = &c->items[i];
+	struct string_list_item *item;
+	size_t j;
+	if (add->old_mode || S_ISLNK(add->new_mode))
+		return NULL;
+	item = string_list_lookup(similar, add->path);
+	if (item && push_manifest_line(m1, item->util, strlen(item->util))) {
+		for (j = 0; j < c->nr; j++)
+			if (!c->items[j].new_mode &&
+			    !strcmp(c->items[j].path, item->util))
+				c->items[j].old_mode = 0;
+		return item->util;
+	}
+	for (j = 0; j < c->nr; j++) {
+		struct tree_change *del = &c->items[j];
+		if (!del->new_mode && del->old_mode &&
+		    !S_ISLNK(del->old_mode) && !S_ISGITLINK(del->old_mode) &&
+		    oideq(&del->old_oid, &add->new_oid) &&
+		    push_manifest_line(m1, del->path, strlen(del->path))) {
+			/* One source per rename. */
+			del->old_mode = 0;
+			return del->path;
+		}
+	}
+	return NULL;
+}
+
+static const char *branch_of(struct push_state *st, const struct hg_oid *node,
+			     struct strbuf *out)
+{
+	struct strbuf text = STRBUF_INIT;
+	struct hg_changeset cs;
+	const char *branch;
+	size_t len;
+
+	strbuf_reset(out);
+	if (hg_oid_is_null(node))
+		return NULL;
+	push_changeset_text(st, node, &text);
+	if (parse_changeset(&cs, text.buf, text.len))
+		die("changeset %s is damaged", hg_oid_to_hex(node));
+	branch = changeset_extra_branch(&cs, &len);
+	if (branch)
+		strbuf_add(out, branch, len);
+	strbuf_release(&text);
+	return out->len ? out->buf : NULL;
+}
+
+/* The changeset's branch: the one set for its commit, or p1's. */
+static void branch_for(struct push_state *st, struct cs_rev *cs,
+		       struct strbuf *out)
+{
+	struct string_list_item *set = st->branches ?
+		string_list_lookup((struct string_list *)st->branches,
+				   oid_to_hex(&cs->commit)) : NULL;
+
+	if (!set) {
+		branch_of(st, &cs->p1, out);
+		return;
+	}
+	strbuf_reset(out);
+	if (strcmp(set->util, "default"))
+		strbuf_addstr(out, set->util);
+}
+
+static void write_changeset_text(struct push_state *st, struct cs_rev *cs,
+				 struct raw_commit *c,
+				 struct string_list *files)
+{
+	struct hg_authorship a = HG_AUTHORSHIP_INIT;
+	struct strbuf branch = STRBUF_INIT, committer = STRBUF_INIT;
+	int extra = 0;
+	size_t i;
+
+	if (hg_authorship_from_git(&a, c->author.buf, c->author.len))
+		die("commit %s has an author git cannot parse",
+		    oid_to_hex(&cs->commit));
+	branch_for(st, cs, &branch);
+	strbuf_addf(&cs->text, "%s\n%s\n%s %s", hg_oid_to_hex(&cs->manifest),
+		    a.user.buf, a.timestamp.buf, a.utcoffset.buf);
+	if (branch.len) {
+		strbuf_addf(&cs->text, " branch:%s", branch.buf);
+		extra = 1;
+	}
+	if (c->author.len != c->committer.len ||
+	    memcmp(c->author.buf, c->committer.buf, c->author.len)) {
+		if (hg_committer_from_git(&committer, c->committer.buf,
+					  c->committer.len))
+			die("commit %s has a committer git cannot parse",
+			    oid_to_hex(&cs->commit));
+		/* extras are sorted: "branch" < "committer" */
+		strbuf_addch(&cs->text, extra ? '\0' : ' ');
+		strbuf_addf(&cs->text, "committer:%s", committer.buf);
+		extra = 1;
+	}
+	if (experiment("git_commit")) {
+		/* ... < "git_commit" (git-cinnabar's experiment) */
+		strbuf_addch(&cs->text, extra ? '\0' : ' ');
+		strbuf_addf(&cs->text, "git_commit:%s",
+			    oid_to_hex(&cs->commit));
+	}
+	for (i = 0; i < files->nr; i++)
+		strbuf_addf(&cs->text, "\n%s", files->items[i].string);
+	strbuf_addstr(&cs->text, "\n\n");
+	strbuf_add(&cs->text, c->body, c->body_len);
+	hg_hash(&cs->p1, &cs->p2, cs->text.buf, cs->text.len, &cs->node);
+	hg_authorship_release(&a);
+	strbuf_release(&branch);
+	strbuf_release(&committer);
+}
+
+void push_convert_commit(struct push_state *st, struct cs_rev *cs,
+			   struct raw_commit *c)
+{
+	const struct push_manifest *m1, *m2;
+	struct changes changes = { 0 };
+	struct object_id p1_tree;
+	struct strbuf base = STRBUF_INIT;
+	struct string_list files = STRING_LIST_INIT_DUP;
+	struct string_list similar = STRING_LIST_INIT_DUP;
+	struct new_line *lines = NULL;
+	size_t nr = 0, alloc = 0, i, j, first_file = st->files_nr;
+
+	parent_manifests(st, cs);
+	m2 = push_manifest_get(st, &cs->mp2);
+	m1 = push_manifest_get(st, &cs->mp1);
+	if (c->parents.nr)
+		commit_tree_oid(&c->parents.oid[0], &p1_tree);
+	diff_trees(&changes, c->parents.nr ? &p1_tree : NULL, &c->tree, &base);
+	strbuf_release(&base);
+	similar_renames(c->parents.nr ? &p1_tree : NULL, &c->tree, &similar);
+
+	for (i = 0; i < changes.nr; i++) {
+		struct tree_change *ch = &changes.items[i];
+		struct new_line *l;
+		const char *copy;
+		if (!ch->new_mode)
+			continue;
+		hg_path_audit(ch->path, strlen(ch->path), "push");
+		copy = rename_source(&changes, i, m1, &similar);
+		ALLOC_GROW(lines, nr + 1, alloc);
+		l = &lines[nr++];
+		l->path = ch->path;
+		l->len = strlen(ch->path);
+		l->flag = flag_of(ch->new_mode, ch->path);
+		l->removed = 0;
+		l->new_rev = file_revision(st, cs, ch, m1, m2, copy, &l->node);
+	}
+	for (i = 0; i < changes.nr; i++) {
+		struct tree_change *ch = &changes.items[i];
+		struct new_line *l;
+		if (ch->new_mode)
+			continue;
+		ALLOC_GROW(lines, nr + 1, alloc);
+		l = &lines[nr++];
+		l->path = ch->path;
+		l->len = strlen(ch->path);
+		l->removed = 1;
+		l->new_rev = 0;
+	}
+	QSORT(lines, nr, new_line_cmp);
+
+	/* The new manifest: m1's lines merged with the changed ones. */
+	for (i = 0, j = 0; i < (m1 ? m1->nr : 0) || j < nr;) {
+		int cmp = i == (m1 ? m1->nr : 0) ? 1 : j == nr ? -1 :
+			  manifest_path_cmp(m1->lines[i].path,
+					    m1->lines[i].path_len,
+					    lines[j].path, lines[j].len);
+		const struct manifest_line *old = cmp <= 0 ? &m1->lines[i] : NULL;
+		if (cmp < 0) {
+			manifest_line_add(&cs->manifest_text, old->path,
+					  old->path_len, &old->oid, old->flag);
+			i++;
+			continue;
+		}
+		if (!lines[j].removed) {
+			manifest_line_add(&cs->manifest_text, lines[j].path,
+					  lines[j].len, &lines[j].node,
+					  lines[j].flag);
+		}
+		/*
+		 * As Mercurial lists them: new revisions, flag changes and
+		 * removals (a merge reusing the other side's revision is not
+		 * a change).
+		 */
+		if (lines[j].removed ? !!old : lines[j].new_rev ||
+		    (old && old->flag != lines[j].flag) ||
+		    (!old && hg_oid_is_null(&cs->p2)))
+			string_list_append(&files, lines[j].path);
+		if (cmp == 0)
+			i++;
+		j++;
+	}
+	string_list_sort(&files);
+	string_list_remove_duplicates(&files, 0);
+
+	if (!files.nr && hg_oid_is_null(&cs->p2) && !hg_oid_is_null(&cs->mp1)) {
+		hg_oidcpy(&cs->manifest, &cs->mp1);
+	} else {
+		hg_hash(&cs->mp1, &cs->mp2, cs->manifest_text.buf,
+			cs->manifest_text.len, &cs->manifest);
+		cs->send_manifest = cs->new_manifest = 1;
+	}
+	write_changeset_text(st, cs, c, &files);
+	for (i = first_file; i < st->files_nr; i++)
+		hg_oidcpy(&st->files[i].link, &cs->node);
+
+	string_list_clear(&files, 0);
+	string_list_clear(&similar, 1);
+	free(lines);
+	for (i = 0; i < changes.nr; i++)
+		free(changes.items[i].path);
+	free(changes.items);
+}

@@ -1,0 +1,79 @@
+"""`git cinnabar` itself: `help`, `-h`, `--help`, no argument, an unknown
+command, and each command's `--help`, through git as a user runs it.
+
+The list printed is the command table (cinnabar/cmd/__init__.py): every
+command of the table, with the first line of its module's docstring, and
+nothing else (the shared modules `options` and `conversion` are not
+commands). No argument prints the same list on stderr and fails; an
+unknown name fails with one `fatal:` line naming it and a hint.
+"""
+
+import pytest
+
+from lib.checks import assert_failed_for_people
+from lib.git import git
+from lib.proc import run
+
+COMMANDS = ('bundle', 'clear', 'data', 'download', 'fetch', 'fsck',
+            'git2hg', 'hg2git', 'reclone', 'rollback', 'self-update', 'tag',
+            'unbundle', 'upgrade')
+
+
+def listed(text):
+    """The command names of the `commands:` list of a usage text."""
+    lines = text.splitlines()
+    start = lines.index('commands:') + 1
+    names = []
+    for line in lines[start:]:
+        if not line.startswith('   '):
+            break
+        names.append(line.split()[0])
+    return names
+
+
+@pytest.mark.parametrize('args', [
+    ('git', 'cinnabar', 'help'),
+    ('git', 'cinnabar', '-h'),
+    # git turns `git cinnabar --help` into `git help cinnabar` (a manual
+    # page): the launcher itself gets --help when run directly.
+    ('git-cinnabar', '--help'),
+])
+def test_help_lists_every_command(args, tmp_path):
+    result = run(args, cwd=tmp_path)
+    assert result.out.startswith('usage: git cinnabar'), result.describe()
+    assert listed(result.out) == list(COMMANDS)
+    assert 'Run `git cinnabar <command> --help`' in result.out
+    summary = {line.split()[0]: line.split(None, 1)[1]
+               for line in result.out.splitlines()
+               if line.startswith('   ')}
+    assert summary['data'] == ('Print the raw Mercurial data of a '
+                               'changeset, manifest or file revision.')
+    assert summary['self-update'] == ('Update this git-cinnabar '
+                                      'installation to the latest release.')
+
+
+def test_no_argument_prints_usage_and_fails(tmp_path):
+    result = git('cinnabar', cwd=tmp_path, check=False)
+    assert result.returncode == 1, result.describe()
+    assert result.out == ''
+    assert listed(result.err) == list(COMMANDS)
+
+
+@pytest.mark.parametrize('name', ['nope', 'conversion', 'options',
+                                  'self_update', '__init__', 'cmd'])
+def test_unknown_command(name, tmp_path):
+    result = git('cinnabar', name, cwd=tmp_path, check=False)
+    assert_failed_for_people(result)
+    assert result.returncode == 1
+    assert result.err.splitlines() == [
+        f"fatal: {name!r} is not a git cinnabar command",
+        'hint: run `git cinnabar --help` for the list']
+
+
+@pytest.mark.parametrize('name', COMMANDS)
+def test_command_help(name, tmp_path):
+    """`<command> --help` prints its usage, outside any repository (no
+    command runs)."""
+    result = git('cinnabar', name, '--help', cwd=tmp_path)
+    assert f'usage: git cinnabar {name}' in result.out, result.describe()
+    assert result.err == ''

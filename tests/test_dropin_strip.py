@@ -1,0 +1,68 @@
+"""Drop-in for git-cinnabar 0.7 users: `git cinnabar strip` (the `strip`
+experiment), against a real `hg serve`.
+
+Stripping a changeset forgets it and its descendants (hg2git, git2hg),
+keeps the rest (other branch, ancestors), leaves clean metadata (`fsck
+--full`) chained to the previous one (`rollback` undoes it); the next
+fetch imports them again as the same commits. Refusals (no experiment,
+unknown name, a commit of no changeset, broken metadata) change nothing.
+"""
+
+from lib.checks import assert_failed_for_people, assert_no_traceback
+from lib.git import METADATA_REF, NULL_ID, clone, git, hg2git, hg_url, refs
+from lib.git import rev_parse
+from lib.push import Author, git_commit, hg_commit, make_hg_repo
+
+STRIP = ('-c', 'cinnabar.experiments=strip', 'cinnabar', 'strip')
+
+
+def strip(work, *names, check=True):
+    result = git(*STRIP, *names, cwd=work, check=check)
+    assert_no_traceback(result)
+    return result
+
+
+def assert_refused(work, *names, config=STRIP):
+    before = refs(work)
+    result = git(*config, *names, cwd=work, check=False)
+    assert_failed_for_people(result)
+    assert refs(work) == before
+
+
+def test_strip(hg, hg_serve, tmp_path):
+    repo = make_hg_repo(hg, tmp_path / 'hg', {'a': 'a\n'})
+    a = hg('-R', repo, 'log', '-r', '.', '-T', '{node}').out
+    b = hg_commit(hg, repo, {'b': 'b\n'}, 'b')
+    c = hg_commit(hg, repo, {'c': 'c\n'}, 'c')
+    hg('-R', repo, 'update', '-q', '0')
+    d = hg_commit(hg, repo, {'d': 'd\n'}, 'd', branch='foo')
+    work = tmp_path / 'work'
+    clone(hg_url(hg_serve(repo).url), work, '-q')
+    mapping = hg2git(work, [a, b, c, d])
+    first = rev_parse(work, METADATA_REF)
+
+    assert_refused(work, b, config=('cinnabar', 'strip'))
+    assert_refused(work, 'nosuchthing')
+    (work / 'local').write_text('local\n')
+    git('add', 'local', cwd=work)
+    local = git_commit(work, 'local', Author('L', 'l@x'), '1700000000 +0000')
+    assert_refused(work, local)
+
+    assert strip(work, b[:12]).out == ''
+    after = hg2git(work, [a, b, c, d])
+    assert after == {a: mapping[a], b: NULL_ID, c: NULL_ID, d: mapping[d]}
+    candidates = git('cinnabar', 'rollback', '--candidates', cwd=work).out
+    assert candidates.split()[1:] == ['(current)', first]
+    assert git('cinnabar', 'fsck', '--full', cwd=work).returncode == 0
+    assert_no_traceback(git('fetch', '-q', 'origin', cwd=work))
+    assert hg2git(work, [a, b, c, d]) == mapping
+
+    # By git commit, then undone by rollback.
+    before = rev_parse(work, METADATA_REF)
+    strip(work, mapping[c])
+    assert hg2git(work, [b, c]) == {b: mapping[b], c: NULL_ID}
+    git('update-ref', 'refs/cinnabar/broken', METADATA_REF, cwd=work)
+    assert_refused(work, mapping[b])
+    git('cinnabar', 'rollback', cwd=work)
+    assert rev_parse(work, METADATA_REF) == before
+    assert hg2git(work, [a, b, c, d]) == mapping

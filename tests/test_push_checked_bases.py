@@ -1,0 +1,115 @@
+"""A push only sends deltas against texts it has checked against their
+ids (issue #22).
+
+A changegroup revision is a delta against a base the server has; the
+server applies it to its own text of that base.  If our stored text of
+the base is not what its id says (metadata crafted by a cinnabarclone
+source, or damaged), the server ends up with a revision whose text does
+not match its id: `hg verify` fails there and every later clone of the
+server aborts.  Here the metadata of a clone is edited with git plumbing
+(lib/plumbing.py) so that ids still resolve and the git trees still
+match, but a stored manifest, or a stored file revision, has another
+text than its id says: the push must stop before sending anything,
+saying to run `git cinnabar fsck --full`, and the server must stay as it
+was, `hg verify` clean.
+"""
+
+import pytest
+
+from lib.git import clone, git
+from lib.plumbing import MetadataParts, commit_tree, edit_tree, ls_tree
+from lib.plumbing import message, parents, tree_of
+from lib.push import BRANCH_TIP, Author, assert_hg_verify, assert_pushed
+from lib.push import git_commit, hg_commit, make_hg_repo, nothing_changes
+from lib.push import push
+
+PUSHER = Author('Pat Pusher', 'pat@example.com')
+TIP = BRANCH_TIP.format('default')
+
+
+@pytest.fixture
+def server_and_clone(hg, tmp_path):
+    server = make_hg_repo(hg, tmp_path / 'server',
+                          {'a': 'one\n', 'b': 'bee\n'})
+    hg_commit(hg, server, {'a': 'one\ntwo\n'}, 'second line of a')
+    hg_commit(hg, server, {'c': 'sea\n'}, 'add c')
+    work = tmp_path / 'work'
+    clone(f'hg::{server}', work)
+    return server, work
+
+
+def hg_ids(hg, repo, template):
+    return hg('-R', repo, 'log', '-r', 'tip', '--debug', '-T',
+              template).out.strip()
+
+
+def manifest_entry(hg, repo, path):
+    """The file revision of `path` in the tip's manifest."""
+    for line in hg('-R', repo, 'manifest', '--debug', '-r', 'tip').out \
+            .splitlines():
+        fields = line.split()  # node, mode, [*,] path (no spaces here)
+        if fields[-1] == path:
+            return fields[0]
+    raise KeyError(path)
+
+
+def commit_change(work, path, text):
+    (work / path).write_text(text)
+    git('add', path, cwd=work)
+    git_commit(work, f'change {path}', PUSHER, '1700000000 +0000')
+
+
+def assert_refused_unchanged(hg, server, work):
+    with nothing_changes(hg, server, work):
+        result = push(work, 'origin', f'HEAD:{TIP}')
+    assert result.returncode != 0, result.describe()
+    assert 'fsck --full' in result.err, result.describe()
+    assert 'does not match its id' in result.err, result.describe()
+    assert_hg_verify(hg, server)
+
+
+def test_stored_manifest_with_another_text(hg, server_and_clone):
+    """The tip's manifest lists `b` under another id, which hg2git maps
+    to b's blob: trees and ids resolve, the text is not the manifest's."""
+    server, work = server_and_clone
+    manifest = hg_ids(hg, server, '{manifest.node}')
+    parts = MetadataParts(work)
+    commit = parts.notes('hg2git')[manifest][1]
+    assert message(work, commit) == manifest.encode()
+    entry = [e for e in ls_tree(work, commit) if e[3] == '_b'][0]
+    forged = 'e' * 40
+    tree = edit_tree(work, tree_of(work, commit), '_b',
+                     (entry[0], entry[1], forged))
+    edited = commit_tree(work, tree, parents(work, commit),
+                         manifest.encode())
+    blob_of_b = parts.notes('hg2git')[entry[2]][1]
+    parts.edit_note('hg2git', manifest, edited)
+    parts.add_note('hg2git', forged, blob_of_b)
+    parts.store()
+    commit_change(work, 'a', 'one\ntwo\nthree\n')
+    assert_refused_unchanged(hg, server, work)
+
+
+def test_stored_file_with_another_text(hg, server_and_clone):
+    """hg2git maps a's tip revision to another blob: the base of the new
+    revision of `a` is not what the server has under that id."""
+    server, work = server_and_clone
+    node = manifest_entry(hg, server, 'a')
+    parts = MetadataParts(work)
+    other = git('hash-object', '-w', '--stdin', cwd=work,
+                input=b'one\nTWO\n').out.strip()
+    parts.edit_note('hg2git', node, other)
+    parts.store()
+    commit_change(work, 'a', 'one\ntwo\nthree\n')
+    assert_refused_unchanged(hg, server, work)
+
+
+def test_checked_bases_push(hg, server_and_clone):
+    """Without damage, the same pushes go through, as deltas."""
+    server, work = server_and_clone
+    commit_change(work, 'a', 'one\ntwo\nthree\n')
+    commit_change(work, 'b', 'bee\nbuzz\n')
+    assert_pushed(push(work, 'origin', f'HEAD:{TIP}'))
+    assert_hg_verify(hg, server)
+    assert hg('-R', server, 'cat', '-r', 'tip', f'{server}/a').out == \
+        'one\ntwo\nthree\n'
