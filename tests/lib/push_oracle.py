@@ -244,7 +244,7 @@ def main(argv=None):
     print(f'{len(failed)} of {len(_parse_seeds(args.seeds))} seeds differ'
           + (f': {failed}' if failed else ''))
     if not args.keep:
-        shutil.rmtree(tmp / 'home', ignore_errors=True)
+        shutil.rmtree(tmp)
     else:
         print(f'repositories kept in {tmp}')
     return 1 if failed else 0
