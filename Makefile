@@ -14,6 +14,8 @@
 #   make fuzz             fuzz the bundle reader of the ASan helper for FUZZ_SECONDS
 #                         (default 3600); `make fuzz-short`: 120 s with a fixed seed,
 #                         as CI runs it.  See tests/fuzz/README.md
+#   make fuzz-push        push random histories and compare them with hg commit's
+#                         (SEEDS=1-20 COMMITS=300 STEPS=4 KEEP=1; TEST_HG=/usr/bin/hg)
 #   make install          install under $(prefix) (default /usr/local); DESTDIR works
 #   make uninstall        remove what install put there
 #   make clean            remove the helper and its objects
@@ -64,7 +66,7 @@ cinnabardir = $(prefix)/lib/git-cinnabar
 LAUNCHERS = git-remote-hg git-cinnabar
 
 .PHONY: all deps helper check-deps git-source venv test test-hg63 lint demo \
-	install uninstall clean distclean asan fuzz fuzz-short
+	install uninstall clean distclean asan fuzz fuzz-short fuzz-push
 .DELETE_ON_ERROR:
 
 all: helper
@@ -185,6 +187,22 @@ fuzz-short: asan
 	$(replay-regressions)
 	$(call run-fuzz,$(if $(call given,FUZZ_SECONDS),$(FUZZ_SECONDS),120),$(if \
 		$(call given,FUZZ_SEED),$(FUZZ_SEED),1)) --minimize 15
+
+# The push oracle of tests/test_push_oracle.py (tests/lib/push_oracle.py), longer:
+# random histories of COMMITS commits for each of SEEDS (`1-20,42`), pushed in
+# STEPS pushes, compared with what hg commit makes of them (TEST_HG).  Prints one
+# report per seed; fails when one differs.  KEEP=1 keeps the failing repositories;
+# PUSH_HELPER=<path> pushes with another build of the helper.
+SEEDS = 1-20
+COMMITS = 300
+STEPS = 4
+KEEP =
+PUSH_HELPER =
+fuzz-push: helper venv
+	cd tests && PATH='$(CURDIR)':"$$PATH" CINNABAR_TEST_HG='$(TEST_HG)' \
+		'$(CURDIR)/$(VENV)/bin/python' -m lib.push_oracle --seeds $(SEEDS) \
+		--commits $(COMMITS) --steps $(STEPS) $(if $(KEEP),--keep) \
+		$(if $(PUSH_HELPER),--helper '$(abspath $(PUSH_HELPER))')
 
 venv: $(VENV_STAMP)
 

@@ -33,5 +33,17 @@ is mocked.  The modules are:
   credentials (401 with a body), redirect, cut answers or never end them,
   recording which origin got which Authorization header;
 - `tls`: a self-signed certificate for 127.0.0.1 (openssl);
-- `signing`: a release key made for the test session (Ed25519).
+- `signing`: a release key made for the test session (Ed25519);
+- `randhist`: random git histories made to hurt a conversion (names
+  sorting next to directories, swaps, modes, renames, merges), written with
+  `git fast-import`;
+- `hgreplay`: the same history made with hg's own commands (`hg commit`);
+- `hgcmdserver`: a client of hg's command server, to run many hg commands
+  in one process;
+- `hgdump`: an hg extension printing changesets, manifests and filelogs as
+  JSON, as Mercurial reads them;
+- `push_oracle`: a random history pushed in steps and compared with its
+  replay; also `make fuzz-push` (`python -m lib.push_oracle`);
+- `push_oracle_cases`: small hand-made histories through the same
+  comparison, reproducing what it found.
 """

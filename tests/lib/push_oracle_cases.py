@@ -1,0 +1,115 @@
+"""Small histories made by hand, through the push oracle
+(lib.push_oracle.check_history): what it found, kept as reproductions.
+
+    cd tests && PATH=..:$PATH python -m lib.push_oracle_cases [name...]
+
+prints, for each case, the differences between what we push and what `hg
+commit` makes of the same change.  `base`, `ours`, `theirs`, `new` are
+file contents; each case is a list of (parents, {path: content}).
+
+Differences with `hg commit` where git-cinnabar 0.7 does as hg does (ours
+is the odd one out), on today's tree:
+- `merge-new-over-p2-change`: p2 changed f (p1's revision is an ancestor of
+  p2's), the merge has new content: hg and 0.7 make a revision whose only
+  parent is p2's, we give it both;
+- `merge-new-over-p1-change`: the same with p1 the side that changed;
+- `merge-reverts-p1-change`: p1 changed f, the merge goes back to the base
+  content (p2's revision): hg and 0.7 make a new revision (parent p1's)
+  and list f; we reuse p2's and do not list it;
+- `merge-both-changed-takes-p2`: both changed f, the merge takes p2's
+  content: hg (after debugsetparents) and 0.7 make a new revision with
+  both parents and list f; we reuse p2's revision (as `hg merge` with
+  the `:other` tool would);
+- `merge-keeps-p1-manifest`: a merge whose files are all p1's: hg and 0.7
+  reuse p1's manifest; we make a new manifest with both parents (same
+  lines, another id);
+- `merge-takes-p2-rename`: p2 renamed a to b, the merge takes it: we
+  record the rename again in the merge and list b (0.7 records no copy in
+  merges and, as hg, does not list b).
+Cases with no difference with hg commit, where 0.7 does otherwise (read
+in its source, src/main.rs create_simple_manifest: renames are git's
+`diff-tree -C -C100%`):
+- `rename-empty`: 0.7 pushes a renamed empty file as a plain addition;
+- `rename-two-targets`: 0.7 records both targets as copies, we the first;
+- `copy-of-modified`: 0.7 records a copy of a file modified in the same
+  commit (git's -C), we a plain addition.
+"""
+
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from . import env
+from .hg import Hg
+from .push_oracle import check_history
+from .randhist import REG, Commit, History, copies
+
+PERSON = ('Case Maker', 'cases@example.com')
+BASE, OURS, THEIRS, NEW = b'base\n', b'ours\n', b'theirs\n', b'new\n'
+G1, G2 = {'g': b'g\n'}, {'g': b'g2\n'}
+
+
+def history(*specs):
+    """A History of (parents, {path: content}) commits, pushed at once."""
+    commits = []
+    for i, (parents, files) in enumerate(specs):
+        files = {p: (REG, data) for p, data in files.items()}
+        date = '%d +0000' % (1500000000 + i)
+        commit = Commit(i, list(parents), files, PERSON, PERSON, date, date,
+                        f'case commit {i}\n', [])
+        if len(parents) < 2:
+            commit.copies = copies(
+                commits[parents[0]].files if parents else {}, files)
+        commits.append(commit)
+    return History('hand-made', commits, [len(commits)])
+
+
+def merge_case(base, p1, p2, merged):
+    """f is `base`, then `p1` on one side (with g changed on the other),
+    `p2` on the other, merged as `merged`."""
+    return history(((), {'f': base, **G1}), ((0,), {'f': p1, **G1}),
+                   ((0,), {'f': p2, **G2}), ((1, 2), {'f': merged, **G2}))
+
+
+CASES = {
+    'merge-new-over-p2-change': merge_case(BASE, BASE, THEIRS, NEW),
+    'merge-new-over-p1-change': merge_case(BASE, OURS, BASE, NEW),
+    'merge-reverts-p1-change': merge_case(BASE, OURS, BASE, BASE),
+    'merge-both-changed-takes-p2': merge_case(BASE, OURS, THEIRS, THEIRS),
+    'merge-keeps-p1-manifest': history(
+        ((), {'f': BASE}), ((0,), {'f': OURS}), ((0,), {'f': THEIRS}),
+        ((1, 2), {'f': OURS})),
+    'merge-takes-p2-rename': history(
+        ((), {'a': BASE, **G1}), ((0,), {'a': BASE, **G2}),
+        ((0,), {'b': BASE, **G1}), ((1, 2), {'b': BASE, **G2})),
+    'rename-empty': history(((), {'a': b''}), ((0,), {'b': b''})),
+    'rename-two-targets': history(((), {'a': BASE}),
+                                  ((0,), {'b': BASE, 'c': BASE})),
+    'copy-of-modified': history(((), {'a': BASE}),
+                                ((0,), {'a': OURS, 'b': BASE})),
+    'remove-beside-directory': history(
+        ((), {'a.b': BASE, 'a/x': b'x\n', 'a/y': b'y\n'}),
+        ((0,), {'a/x': b'x\n', 'a/y': b'y\n'})),
+    'modify-to-metadata-like-content': history(
+        ((), {'f': BASE}), ((0,), {'f': b'\1\nnot metadata\n\1\nbody\n'})),
+}
+
+
+def main(names):
+    tmp = Path(tempfile.mkdtemp(prefix='push-oracle-cases-'))
+    hg = Hg(env.hg_executable())
+    isolated = env.isolated_env(tmp / 'home', hg.exe)
+    os.environ.clear()
+    os.environ.update(isolated)
+    for name in names or CASES:
+        outcome = check_history(hg, CASES[name], tmp / name)
+        print(f'== {name}: {len(outcome.problems)} differences')
+        for problem in outcome.problems:
+            print('  ' + problem)
+    shutil.rmtree(tmp)
+
+
+if __name__ == '__main__':
+    main(sys.argv[1:])
