@@ -150,8 +150,8 @@ static struct progress *start_compress_progress(off_t size)
 	       start_delayed_progress(_("Compressing"), size) : NULL;
 }
 
-void compress_file(const char *engine, const char *source, const char *dest,
-		   FILE *out)
+uintmax_t compress_file(const char *engine, const char *source,
+			const char *dest)
 {
 	struct encoder e;
 	struct strbuf buf = STRBUF_INIT, packed = STRBUF_INIT;
@@ -197,6 +197,5 @@ void compress_file(const char *engine, const char *source, const char *dest,
 	encoder_release(&e);
 	strbuf_release(&buf);
 	strbuf_release(&packed);
-	fprintf(out, "ok %"PRIuMAX"\n", written);
-	fflush(out);
+	return written;
 }

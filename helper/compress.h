@@ -14,10 +14,10 @@
 
 /*
  * Append the contents of the file `source`, compressed with `engine`, to
- * the file `dest` (created if missing). Answer `ok <bytes appended>` on
- * `out`; die on an unknown engine or an I/O error.
+ * the file `dest` (created if missing); return how many bytes were
+ * appended. Dies on an unknown engine or an I/O error.
  */
-void compress_file(const char *engine, const char *source, const char *dest,
-		   FILE *out);
+uintmax_t compress_file(const char *engine, const char *source,
+			const char *dest);
 
 #endif

@@ -427,8 +427,9 @@ static void cmd_test_sha1(const char **argv)
 
 static void cmd_compress(const char **argv)
 {
-	compress_file(argv[0], argv[0] ? argv[1] : NULL,
-		      argv[0] && argv[1] ? argv[2] : NULL, out);
+	uintmax_t n = compress_file(argv[0], argv[0] ? argv[1] : NULL,
+				    argv[0] && argv[1] ? argv[2] : NULL);
+	answer("ok %"PRIuMAX"\n", n);
 }
 
 struct command {

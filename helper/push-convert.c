@@ -21,6 +21,8 @@
  *     (the commit's id).
  */
 #include "cache.h"
+#include "commit.h"
+#include "commit-reach.h"
 #include "diff.h"
 #include "diffcore.h"
 #include "authorship.h"
@@ -102,6 +104,11 @@ struct tree_change {
 	char *path;
 	unsigned old_mode, new_mode;	/* 0 when absent */
 	struct object_id old_oid, new_oid;
+	/* In a merge (see merge_bases): the path's line in every merge
+	 * base, when they all have the same (has_base), and whether it is
+	 * a removal Mercurial does not list. */
+	struct manifest_line base;
+	int has_base, unlisted;
 };
 
 struct changes {
@@ -205,7 +212,7 @@ struct new_line {
 	size_t len;
 	struct hg_oid node;
 	char flag;
-	int removed;
+	int removed, unlisted;
 	int new_rev;
 };
 
@@ -262,25 +269,32 @@ static int file_revision(struct push_state *st, struct cs_rev *cs,
 	struct file_rev *f;
 	int framed;
 
-	if (!copy_from) {
-		if (l1 && b1 && oideq(b1, &ch->new_oid) &&
-		    (!l2 || hg_oideq(&l2->oid, &l1->oid) ||
-		     (b2 && oideq(b2, b1)))) {
-			hg_oidcpy(node, &l1->oid);
-			return 0;
-		}
-		if (l2 && b2 && oideq(b2, &ch->new_oid)) {
-			hg_oidcpy(node, &l2->oid);
-			return 0;
-		}
-	}
+	/*
+	 * As Mercurial's commit: the path's revisions in the parent
+	 * manifests, one of them only when they are the same or when one is
+	 * an ancestor of the other (in a merge: the merge bases' revision,
+	 * the side that did not change it). A content equal to the one
+	 * parent's keeps that revision.
+	 */
 	hg_oidcpy(&fp1, l1 ? &l1->oid : &hg_null_oid);
 	hg_oidcpy(&fp2, l2 ? &l2->oid : &hg_null_oid);
-	if (hg_oideq(&fp1, &fp2))
+	if (hg_oideq(&fp1, &fp2)) {
 		hg_oidcpy(&fp2, &hg_null_oid);
-	if (hg_oid_is_null(&fp1)) {
+	} else if (hg_oid_is_null(&fp1) ||
+		   (ch->has_base && hg_oideq(&ch->base.oid, &fp1))) {
 		hg_oidcpy(&fp1, &fp2);
 		hg_oidcpy(&fp2, &hg_null_oid);
+	} else if (hg_oid_is_null(&fp2) ||
+		   (ch->has_base && hg_oideq(&ch->base.oid, &fp2))) {
+		hg_oidcpy(&fp2, &hg_null_oid);
+	}
+	if (!copy_from && !hg_oid_is_null(&fp1) && hg_oid_is_null(&fp2)) {
+		const struct object_id *b =
+			l1 && hg_oideq(&fp1, &l1->oid) ? b1 : b2;
+		if (b && oideq(b, &ch->new_oid)) {
+			hg_oidcpy(node, &fp1);
+			return 0;
+		}
 	}
 	if (copy_from) {
 		const struct manifest_line *src = push_manifest_line(m1, copy_from,
@@ -457,6 +471,124 @@ static void write_changeset_text(struct push_state *st, struct cs_rev *cs,
 	strbuf_release(&committer);
 }
 
+/* The manifest of changeset `node`, of the batch or stored. */
+static void manifest_of(struct push_state *st, const struct hg_oid *node,
+			struct hg_oid *out)
+{
+	struct strbuf text = STRBUF_INIT;
+	struct hg_changeset parsed;
+
+	push_changeset_text(st, node, &text);
+	if (parse_changeset(&parsed, text.buf, text.len))
+		die("changeset %s is damaged", hg_oid_to_hex(node));
+	hg_oidcpy(out, &parsed.manifest);
+	strbuf_release(&text);
+}
+
+/*
+ * The manifests of the heads of the common ancestors of a merge's parents
+ * (Mercurial's commonancestorsheads; git's merge bases of the same graph).
+ */
+static size_t merge_base_manifests(struct push_state *st,
+				   const struct raw_commit *c,
+				   struct hg_oid **out)
+{
+	struct commit *a = lookup_commit_reference(the_repository,
+						   &c->parents.oid[0]);
+	struct commit *b = lookup_commit_reference(the_repository,
+						   &c->parents.oid[1]);
+	struct commit_list *bases, *p;
+	size_t nr = 0, alloc = 0;
+
+	*out = NULL;
+	if (!a || !b)
+		die("cannot read the parents of commit %s",
+		    oid_to_hex(&c->parents.oid[0]));
+	bases = repo_get_merge_bases(the_repository, a, b);
+	for (p = bases; p; p = p->next) {
+		struct hg_oid node;
+		khiter_t it = kh_get_oid_pos(st->by_commit, p->item->object.oid);
+		if (it != kh_end(st->by_commit))
+			hg_oidcpy(&node, &st->cs[kh_value(st->by_commit, it)].node);
+		else if (git2hg(&p->item->object.oid, &node))
+			die("commit %s, a merge base, is not known to come "
+			    "from Mercurial", oid_to_hex(&p->item->object.oid));
+		ALLOC_GROW(*out, nr + 1, alloc);
+		manifest_of(st, &node, &(*out)[nr++]);
+	}
+	free_commit_list(bases);
+	return nr;
+}
+
+static int same_line(const struct manifest_line *a,
+		     const struct manifest_line *b)
+{
+	return a && b && hg_oideq(&a->oid, &b->oid) && a->flag == b->flag;
+}
+
+/*
+ * What a merge's changes need of its merge bases: the line of each
+ * changed path in them when they all have the same (ch->base), and which
+ * removals (paths its first parent has) Mercurial does not list in the
+ * changeset: those its second parent lacks while the bases have them as
+ * the first parent does (the second side removed the file, the first left
+ * it alone: the merge itself removes nothing).
+ */
+static void merge_bases(struct push_state *st, const struct cs_rev *cs,
+			const struct raw_commit *c, struct changes *changes)
+{
+	struct hg_oid *bases;
+	size_t nr_bases, i, k;
+	const struct push_manifest *m;
+
+	/* No merge base: as one with the null manifest, which has nothing. */
+	nr_bases = merge_base_manifests(st, c, &bases);
+	for (k = 0; k < nr_bases; k++) {
+		m = push_manifest_get(st, &bases[k]);
+		for (i = 0; i < changes->nr; i++) {
+			struct tree_change *ch = &changes->items[i];
+			const struct manifest_line *l = push_manifest_line(
+				m, ch->path, strlen(ch->path));
+			if (!k && l) {
+				ch->base = *l;
+				ch->base.path = NULL;
+				ch->has_base = 1;
+			} else if (ch->has_base && !same_line(&ch->base, l)) {
+				ch->has_base = 0;
+			}
+		}
+	}
+	free(bases);
+	m = push_manifest_get(st, &cs->mp2);
+	for (i = 0; i < changes->nr; i++) {
+		struct tree_change *ch = &changes->items[i];
+		ch->unlisted = !ch->new_mode && ch->has_base &&
+			!push_manifest_line(m, ch->path, strlen(ch->path));
+	}
+	m = push_manifest_get(st, &cs->mp1);
+	for (i = 0; i < changes->nr; i++) {
+		struct tree_change *ch = &changes->items[i];
+		if (ch->unlisted && !same_line(&ch->base, push_manifest_line(
+				m, ch->path, strlen(ch->path))))
+			ch->unlisted = 0;
+	}
+}
+
+/*
+ * Whether the file a merge adds against its first parent is the second
+ * parent's, as it is: then it is that revision, never a rename.
+ */
+static int from_second_parent(struct push_state *st,
+			      const struct push_manifest *m2,
+			      const struct tree_change *ch)
+{
+	const struct manifest_line *l2 =
+		push_manifest_line(m2, ch->path, strlen(ch->path));
+	const struct object_id *b2 = l2 ? blob_of(st, l2) : NULL;
+	return b2 && oideq(b2, &ch->new_oid) &&
+	       l2->flag == flag_of(ch->new_mode, ch->path);
+}
+
 void push_convert_commit(struct push_state *st, struct cs_rev *cs,
 			   struct raw_commit *c)
 {
@@ -470,12 +602,15 @@ void push_convert_commit(struct push_state *st, struct cs_rev *cs,
 	size_t nr = 0, alloc = 0, i, j, first_file = st->files_nr;
 
 	parent_manifests(st, cs);
-	m2 = push_manifest_get(st, &cs->mp2);
-	m1 = push_manifest_get(st, &cs->mp1);
 	if (c->parents.nr)
 		commit_tree_oid(&c->parents.oid[0], &p1_tree);
 	diff_trees(&changes, c->parents.nr ? &p1_tree : NULL, &c->tree, &base);
 	strbuf_release(&base);
+	if (c->parents.nr == 2)
+		merge_bases(st, cs, c, &changes);
+	/* After the merge bases: both stay in the cache. */
+	m2 = push_manifest_get(st, &cs->mp2);
+	m1 = push_manifest_get(st, &cs->mp1);
 	similar_renames(c->parents.nr ? &p1_tree : NULL, &c->tree, &similar);
 
 	for (i = 0; i < changes.nr; i++) {
@@ -485,13 +620,14 @@ void push_convert_commit(struct push_state *st, struct cs_rev *cs,
 		if (!ch->new_mode)
 			continue;
 		hg_path_audit(ch->path, strlen(ch->path), "push");
-		copy = rename_source(&changes, i, m1, &similar);
+		copy = m2 && from_second_parent(st, m2, ch) ? NULL :
+			rename_source(&changes, i, m1, &similar);
 		ALLOC_GROW(lines, nr + 1, alloc);
 		l = &lines[nr++];
 		l->path = ch->path;
 		l->len = strlen(ch->path);
 		l->flag = flag_of(ch->new_mode, ch->path);
-		l->removed = 0;
+		l->removed = l->unlisted = 0;
 		l->new_rev = file_revision(st, cs, ch, m1, m2, copy, &l->node);
 	}
 	for (i = 0; i < changes.nr; i++) {
@@ -504,6 +640,7 @@ void push_convert_commit(struct push_state *st, struct cs_rev *cs,
 		l->path = ch->path;
 		l->len = strlen(ch->path);
 		l->removed = 1;
+		l->unlisted = ch->unlisted;
 		l->new_rev = 0;
 	}
 	QSORT(lines, nr, new_line_cmp);
@@ -531,7 +668,8 @@ void push_convert_commit(struct push_state *st, struct cs_rev *cs,
 		 * removals (a merge reusing the other side's revision is not
 		 * a change).
 		 */
-		if (lines[j].removed ? !!old : lines[j].new_rev ||
+		if (lines[j].removed ? old && !lines[j].unlisted :
+		    lines[j].new_rev ||
 		    (old && old->flag != lines[j].flag) ||
 		    (!old && hg_oid_is_null(&cs->p2)))
 			string_list_append(&files, lines[j].path);
@@ -542,7 +680,11 @@ void push_convert_commit(struct push_state *st, struct cs_rev *cs,
 	string_list_sort(&files);
 	string_list_remove_duplicates(&files, 0);
 
-	if (!files.nr && hg_oid_is_null(&cs->p2) && !hg_oid_is_null(&cs->mp1)) {
+	/* Nothing listed and, for a merge, p1's lines: p1's manifest. */
+	if (!files.nr && m1 && (hg_oid_is_null(&cs->p2) ||
+				(cs->manifest_text.len == m1->text.len &&
+				 !memcmp(cs->manifest_text.buf, m1->text.buf,
+					 m1->text.len)))) {
 		hg_oidcpy(&cs->manifest, &cs->mp1);
 	} else {
 		hg_hash(&cs->mp1, &cs->mp2, cs->manifest_text.buf,

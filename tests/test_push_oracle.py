@@ -10,7 +10,8 @@ parents and copies.  `make fuzz-push` runs more seeds, longer.
 
 import pytest
 
-from lib.push_oracle import run
+from lib.push_oracle import check_history, run
+from lib.push_oracle_cases import CASES
 
 SEEDS = (1, 2, 3, 4)
 COMMITS = 60
@@ -20,4 +21,12 @@ STEPS = 3
 @pytest.mark.parametrize('seed', SEEDS)
 def test_random_history_pushes_as_hg_commits(seed, hg, tmp_path):
     outcome = run(hg, seed, COMMITS, STEPS, tmp_path / 'oracle')
+    assert not outcome.problems, outcome.report(limit=10)
+
+
+@pytest.mark.parametrize('name', sorted(CASES))
+def test_hand_made_history_pushes_as_hg_commits(name, hg, tmp_path):
+    """The cases of lib.push_oracle_cases: merges, renames, names beside
+    directories, each a difference the oracle once found."""
+    outcome = check_history(hg, CASES[name], tmp_path / name)
     assert not outcome.problems, outcome.report(limit=10)

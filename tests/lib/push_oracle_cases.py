@@ -7,25 +7,23 @@ prints, for each case, the differences between what we push and what `hg
 commit` makes of the same change.  `base`, `ours`, `theirs`, `new` are
 file contents; each case is a list of (parents, {path: content}).
 
-Differences with `hg commit` where git-cinnabar 0.7 does as hg does (ours
-is the odd one out), on today's tree:
+Each is also a test (tests/test_push_oracle.py). Merges as `hg commit`
+makes them, where our push once differed (git-cinnabar 0.7 does as hg):
 - `merge-new-over-p2-change`: p2 changed f (p1's revision is an ancestor of
-  p2's), the merge has new content: hg and 0.7 make a revision whose only
-  parent is p2's, we give it both;
+  p2's), the merge has new content: a revision whose only parent is p2's;
 - `merge-new-over-p1-change`: the same with p1 the side that changed;
 - `merge-reverts-p1-change`: p1 changed f, the merge goes back to the base
-  content (p2's revision): hg and 0.7 make a new revision (parent p1's)
-  and list f; we reuse p2's and do not list it;
+  content (p2's revision): a new revision (parent p1's), f listed;
 - `merge-both-changed-takes-p2`: both changed f, the merge takes p2's
-  content: hg (after debugsetparents) and 0.7 make a new revision with
-  both parents and list f; we reuse p2's revision (as `hg merge` with
-  the `:other` tool would);
-- `merge-keeps-p1-manifest`: a merge whose files are all p1's: hg and 0.7
-  reuse p1's manifest; we make a new manifest with both parents (same
-  lines, another id);
-- `merge-takes-p2-rename`: p2 renamed a to b, the merge takes it: we
-  record the rename again in the merge and list b (0.7 records no copy in
-  merges and, as hg, does not list b).
+  content: a new revision with both parents, f listed (as hg commit after
+  debugsetparents; `hg merge` with the `:other` tool would reuse p2's);
+- `merge-keeps-p1-manifest`: a merge whose files are all p1's: p1's
+  manifest;
+- `merge-takes-p2-rename`: p2 renamed a to b, the merge takes it: no copy
+  recorded again, b not listed;
+- `merge-takes-p2-removal`: p2 removed g, which p1 left as the merge base
+  has it: g not listed (Mercurial's removal filter; git-cinnabar 0.7
+  lists it).
 Cases with no difference with hg commit, where 0.7 does otherwise (read
 in its source, src/main.rs create_simple_manifest: renames are git's
 `diff-tree -C -C100%`):
@@ -84,6 +82,9 @@ CASES = {
     'merge-takes-p2-rename': history(
         ((), {'a': BASE, **G1}), ((0,), {'a': BASE, **G2}),
         ((0,), {'b': BASE, **G1}), ((1, 2), {'b': BASE, **G2})),
+    'merge-takes-p2-removal': history(
+        ((), {'f': BASE, **G1}), ((0,), {'f': OURS, **G1}),
+        ((0,), {'f': BASE}), ((1, 2), {'f': OURS})),
     'rename-empty': history(((), {'a': b''}), ((0,), {'b': b''})),
     'rename-two-targets': history(((), {'a': BASE}),
                                   ((0,), {'b': BASE, 'c': BASE})),
