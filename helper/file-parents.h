@@ -36,4 +36,15 @@ int file_parents_in_history(const char *path, const struct hg_oid *node,
 			    const struct hg_oid *start, size_t max_steps,
 			    struct hg_oid *p1, struct hg_oid *p2);
 
+/*
+ * The same, also giving in where[0] and where[1] the manifests of the
+ * parents of the manifest that introduced `node` (null when it has fewer
+ * parents): where the revisions *p1 and *p2 were found.
+ */
+int file_parents_and_manifests(const char *path, const struct hg_oid *node,
+			       const struct strbuf *text,
+			       const struct hg_oid *start, size_t max_steps,
+			       struct hg_oid *p1, struct hg_oid *p2,
+			       struct hg_oid where[2]);
+
 #endif

@@ -28,6 +28,8 @@
 #include "authorship.h"
 #include "changeset.h"
 #include "experiments.h"
+#include "file.h"
+#include "file-parents.h"
 #include "hg-path.h"
 #include "import.h"
 #include "manifest.h"
@@ -254,6 +256,88 @@ int push_new_file_text(struct strbuf *out, const struct object_id *blob,
  * The revision for a changed file of a converted commit; return 1 when it
  * is a new revision, 0 when an existing one is reused.
  */
+/* Bounds of file_ancestor's walk. */
+#define ANCESTRY_REVISIONS 64
+#define ANCESTRY_MANIFESTS 1000
+
+struct rev_where {
+	struct hg_oid node, manifest;	/* a stored manifest that has it */
+};
+
+/*
+ * The parents of revision `r` of `path` into `todo` (at *nr, room for
+ * ANCESTRY_REVISIONS): a revision of this push has them recorded (their
+ * manifests those of its changeset's parents, when stored), a stored one
+ * gets them found (file-parents.h). -1 when they cannot be told.
+ */
+static int queue_parents(struct push_state *st, const char *path,
+			 const struct rev_where *r, struct rev_where *todo,
+			 size_t *nr, struct strbuf *text)
+{
+	struct hg_oid p[2], where[2];
+	size_t i, k;
+
+	if (push_get_pos(st->new_files, &r->node, &i)) {
+		struct file_rev *f = &st->files[i];
+		struct cs_rev *cs = push_changeset(st, &f->link);
+		hg_oidcpy(&p[0], &f->p1);
+		hg_oidcpy(&p[1], &f->p2);
+		if (!cs)
+			return -1;
+		hg_oidcpy(&where[0], &cs->mp1);
+		hg_oidcpy(&where[1], &cs->mp2);
+	} else {
+		file_text(&r->node, text);
+		if (file_parents_and_manifests(path, &r->node, text,
+					       &r->manifest, ANCESTRY_MANIFESTS,
+					       &p[0], &p[1], where))
+			return -1;
+	}
+	for (k = 0; k < 2; k++) {
+		if (hg_oid_is_null(&p[k]))
+			continue;
+		if (*nr == ANCESTRY_REVISIONS)
+			return -1;
+		hg_oidcpy(&todo[*nr].node, &p[k]);
+		/* A stored revision needs a stored manifest to be found in. */
+		if (!push_get_pos(st->new_files, &p[k], &i) &&
+		    !hg2git(&where[k]) && !hg2git(&where[1 - k]))
+			return -1;
+		hg_oidcpy(&todo[(*nr)++].manifest,
+			  hg2git(&where[k]) ? &where[k] : &where[1 - k]);
+	}
+	return 0;
+}
+
+/*
+ * Whether revision `anc` of `path` is an ancestor of its revision `node`,
+ * found in manifest `where`: Mercurial's test on a merge's file parents
+ * (a parent that is an ancestor of the other is dropped). Walks file
+ * parents back; 1 or 0, -1 when it cannot tell within the bounds above.
+ */
+static int file_ancestor(struct push_state *st, const char *path,
+			 const struct hg_oid *anc, const struct hg_oid *node,
+			 const struct hg_oid *where)
+{
+	struct rev_where todo[ANCESTRY_REVISIONS];
+	struct strbuf text = STRBUF_INIT;
+	size_t nr = 1, seen = 0;
+	int ret = 0;
+
+	hg_oidcpy(&todo[0].node, node);
+	hg_oidcpy(&todo[0].manifest, where);
+	while (nr && !ret) {
+		struct rev_where r = todo[--nr];
+		if (hg_oideq(&r.node, anc))
+			ret = 1;
+		else if (++seen > ANCESTRY_REVISIONS ||
+			 queue_parents(st, path, &r, todo, &nr, &text))
+			ret = -1;
+	}
+	strbuf_release(&text);
+	return ret;
+}
+
 static int file_revision(struct push_state *st, struct cs_rev *cs,
 			  struct tree_change *ch, const struct push_manifest *m1,
 			  const struct push_manifest *m2, const char *copy_from,
@@ -278,14 +362,16 @@ static int file_revision(struct push_state *st, struct cs_rev *cs,
 	 */
 	hg_oidcpy(&fp1, l1 ? &l1->oid : &hg_null_oid);
 	hg_oidcpy(&fp2, l2 ? &l2->oid : &hg_null_oid);
-	if (hg_oideq(&fp1, &fp2)) {
+	if (hg_oideq(&fp1, &fp2) || hg_oid_is_null(&fp2)) {
 		hg_oidcpy(&fp2, &hg_null_oid);
 	} else if (hg_oid_is_null(&fp1) ||
-		   (ch->has_base && hg_oideq(&ch->base.oid, &fp1))) {
+		   (ch->has_base && hg_oideq(&ch->base.oid, &fp1) &&
+		    /* -1, cannot tell: as the merge bases say */
+		    file_ancestor(st, ch->path, &fp1, &fp2, &cs->mp2))) {
 		hg_oidcpy(&fp1, &fp2);
 		hg_oidcpy(&fp2, &hg_null_oid);
-	} else if (hg_oid_is_null(&fp2) ||
-		   (ch->has_base && hg_oideq(&ch->base.oid, &fp2))) {
+	} else if (ch->has_base && hg_oideq(&ch->base.oid, &fp2) &&
+		   file_ancestor(st, ch->path, &fp2, &fp1, &cs->mp1)) {
 		hg_oidcpy(&fp2, &hg_null_oid);
 	}
 	if (!copy_from && !hg_oid_is_null(&fp1) && hg_oid_is_null(&fp2)) {
