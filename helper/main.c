@@ -250,6 +250,7 @@ static void cmd_progress(const char **argv)
 static void cmd_changegroup(const char **argv)
 {
 	struct object_id *commits;
+	struct hg_oid *nodes;
 	struct strbuf line = STRBUF_INIT;
 	unsigned long count, i;
 	int version;
@@ -272,7 +273,14 @@ static void cmd_changegroup(const char **argv)
 					line.buf + GIT_SHA1_HEXSZ + 1);
 	}
 	strbuf_release(&line);
-	create_changegroup(version, argv[1], commits, count, out);
+	ALLOC_ARRAY(nodes, count + 1);
+	create_changegroup(version, argv[1], commits, count, nodes);
+	fprintf(out, "ok %lu\n", count);
+	for (i = 0; i < count; i++)
+		fprintf(out, "%s %s\n", oid_to_hex(&commits[i]),
+			hg_oid_to_hex(&nodes[i]));
+	fflush(out);
+	free(nodes);
 	free(commits);
 }
 

@@ -351,7 +351,8 @@ static void write_changegroup(const char *path, struct push_state *st)
 }
 
 void create_changegroup(int version, const char *path,
-			const struct object_id *commits, size_t nr, FILE *out)
+			const struct object_id *commits, size_t nr,
+			struct hg_oid *nodes)
 {
 	struct push_state st;
 	size_t i;
@@ -367,11 +368,8 @@ void create_changegroup(int version, const char *path,
 	if (i < nr)
 		import_back(path, &st);
 
-	fprintf(out, "ok %"PRIuMAX"\n", (uintmax_t)nr);
 	for (i = 0; i < nr; i++)
-		fprintf(out, "%s %s\n", oid_to_hex(&st.cs[i].commit),
-			hg_oid_to_hex(&st.cs[i].node));
-	fflush(out);
+		hg_oidcpy(&nodes[i], &st.cs[i].node);
 	string_list_clear(&set_branches, 1);
 	push_state_release(&st, nr);
 }
