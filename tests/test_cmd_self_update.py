@@ -50,6 +50,7 @@ def make_release(www, tmp_path, key, version=NEW, protocol=1,
     """A release of `version` under `www`: the Python tree with that
     VERSION and trusting `key` (or `tree_keys`), a helper script
     answering the handshake, the manifest signed with `key`."""
+    www.mkdir(parents=True, exist_ok=True)
     tree = tmp_path / 'release-tree'
     shutil.rmtree(tree, ignore_errors=True)
     make_install(tree)

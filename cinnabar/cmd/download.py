@@ -60,12 +60,16 @@ def this_release(base):
     one under versions/<VERSION>/."""
     manifest = release.read_manifest(base, release.DEFAULT_CHANNEL)
     if manifest['version'] != VERSION:
+        latest = '%s is for version %s, not %s' % (
+            manifest['url'], manifest['version'], VERSION)
         base = urllib.parse.urljoin(base, 'versions/%s/' % VERSION)
-        manifest = release.read_manifest(base, release.DEFAULT_CHANNEL)
-    if manifest['version'] != VERSION:
-        raise Abort('%s is for version %s, not %s'
-                    % (manifest['url'], manifest['version'], VERSION),
-                    hint=release.TAMPERED_HINT)
+        try:
+            manifest = release.read_manifest(base, release.DEFAULT_CHANNEL)
+        except Abort as error:
+            raise Abort('%s; %s' % (latest, error.message), hint=error.hint)
+        if manifest['version'] != VERSION:
+            raise Abort('%s; so is %s' % (latest, manifest['url']),
+                        hint=release.TAMPERED_HINT)
     if manifest['protocol'] != str(PROTOCOL):
         raise Abort('%s is for helper protocol %s, this git-cinnabar '
                     'speaks %d' % (manifest['url'], manifest['protocol'],
