@@ -308,3 +308,26 @@ def test_version_shows_the_helper(tmp_path):
     out = git('cinnabar', '--version', cwd=tmp_path, extra_env={
         'GIT_CINNABAR_HELPER': str(copy)}).out
     assert 'stale' not in out
+
+
+def test_remote_helper_without_helper_says_how(tmp_path, hg):
+    """git-remote-hg of a checkout with no helper says to download one
+    or build it."""
+    checkout = tmp_path / 'checkout'
+    checkout.mkdir()
+    for name in ('git-cinnabar', 'git-remote-hg'):
+        shutil.copy2(test_env.ROOT / name, checkout / name)
+    shutil.copytree(test_env.ROOT / 'cinnabar', checkout / 'cinnabar',
+                    ignore=shutil.ignore_patterns('__pycache__'))
+    parts = [p for p in os.environ['PATH'].split(os.pathsep)
+             if p and os.path.realpath(p) != str(test_env.ROOT)]
+    path = os.pathsep.join([str(checkout)] + parts)
+    repo = tmp_path / 'repo'
+    hg('init', repo)
+    result = git('clone', f'hg::{repo}', tmp_path / 'clone', check=False,
+                 extra_env={'PATH': path})
+    assert result.returncode != 0
+    assert_no_traceback(result)
+    assert 'cannot find git-cinnabar-helper' in result.err
+    assert '`git cinnabar download`' in result.err
+    assert '`make`' in result.err
