@@ -15,6 +15,7 @@ import pytest
 from lib import env as test_env
 from lib.checks import assert_failed_for_people, assert_no_traceback
 from lib.git import git
+from lib.proc import run
 from lib.releases import publish_helper, sha256, write_manifest
 
 HELPER = test_env.ROOT / 'git-cinnabar-helper'
@@ -331,3 +332,34 @@ def test_remote_helper_without_helper_says_how(tmp_path, hg):
     assert 'cannot find git-cinnabar-helper' in result.err
     assert '`git cinnabar download`' in result.err
     assert '`make`' in result.err
+
+
+def test_download_url_chosen_at_build_time(www, target, tmp_path,
+                                           release_key):
+    """`make DOWNLOAD_URL=...` (tools/make-dist --build-info) gives the
+    default URL; cinnabar.download-url wins over it."""
+    publish(www, HELPER.read_bytes(), release_key)
+    checkout = tmp_path / 'checkout'
+    checkout.mkdir()
+    shutil.copy2(test_env.ROOT / 'git-cinnabar', checkout)
+    shutil.copytree(test_env.ROOT / 'cinnabar', checkout / 'cinnabar',
+                    ignore=shutil.ignore_patterns('__pycache__',
+                                                  'build_info.py'))
+    git_cinnabar = ['python3', checkout / 'git-cinnabar']
+    result = run([*git_cinnabar, 'download', '--output', target],
+                 cwd=tmp_path, check=False)
+    assert 'no download URL is configured' in result.err
+    run(['python3', test_env.ROOT / 'tools' / 'make-dist', '--build-info',
+         checkout / 'cinnabar' / 'build_info.py', '--download-url',
+         str(www)])
+    result = run([*git_cinnabar, 'download', '--output', target],
+                 cwd=tmp_path)
+    assert_no_traceback(result)
+    assert target.read_bytes() == HELPER.read_bytes()
+    target.write_bytes(OLD)
+    result = run(['git', '-c', f'cinnabar.download-url={tmp_path}/nowhere',
+                  'cinnabar', 'download', '--output', target], cwd=tmp_path,
+                 check=False,
+                 extra_env={'PATH': f'{checkout}:{os.environ["PATH"]}'})
+    assert 'nowhere/release' in result.err
+    assert target.read_bytes() == OLD
