@@ -275,7 +275,7 @@ ifndef SOURCE_DATE_EPOCH
 SOURCE_DATE_EPOCH := $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 endif
 
-.PHONY: dist dist-helper dist-check build-info
+.PHONY: dist dist-helper dist-check build-info clean-dist
 
 $(DIST_GIT_TREE)/.cinnabar-extracted: $(GIT_TARBALL)
 	$(call extract-git,$(patsubst %/,%,$(dir $(DIST_GIT_TREE))))
@@ -310,6 +310,12 @@ dist: dist-helper
 
 dist-check:
 	bash tools/dist-check
+
+# `make clean` removes the release tree and the release helper's objects too
+# (not build/dist's git tree, which distclean removes with build/).
+clean: clean-dist
+clean-dist:
+	rm -rf $(DIST) $(DIST_DIR)/helper $(DIST_HELPER)
 
 # The download URL chosen at build time, for the Python side.
 ifneq ($(DOWNLOAD_URL),)
