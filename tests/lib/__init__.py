@@ -31,5 +31,7 @@ is mocked.  The modules are:
   credentials (401 with a body), redirect, cut answers or never end them,
   recording which origin got which Authorization header;
 - `tls`: a self-signed certificate for 127.0.0.1 (openssl);
-- `signing`: a release key made for the test session (Ed25519).
+- `signing`: a release key made for the test session (Ed25519);
+- `releases`: release manifests and helpers written by hand (the layout
+  of cinnabar/release.py), for download and self-update.
 """
