@@ -69,7 +69,7 @@ endif
 # recompiled then and only then (git's GIT-CFLAGS does the same for its flags).
 $(HELPER_OBJDIR)/HELPER-CFLAGS: FORCE
 	@mkdir -p $(HELPER_OBJDIR)
-	@flags='$(HELPER_VERSION) $(HELPER_BUILD_ID) $(HELPER_EXTRA_CFLAGS)'; \
+	@flags='$(strip $(HELPER_VERSION) $(HELPER_BUILD_ID) $(HELPER_EXTRA_CFLAGS))'; \
 	if test x"$$flags" != x"`cat $@ 2>/dev/null`"; then \
 		echo "$$flags" >$@; \
 	fi
