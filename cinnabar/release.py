@@ -3,7 +3,9 @@
 Used by `git cinnabar download` and `git cinnabar self-update`. Files are
 fetched with Python's urllib (the helper may be missing or stale: that
 is why they run), from a base URL: `--url`, else the setting
-`cinnabar.download-url` (or GIT_CINNABAR_DOWNLOAD_URL). It must be an
+`cinnabar.download-url` (or GIT_CINNABAR_DOWNLOAD_URL), else the
+DOWNLOAD_URL of cinnabar/build_info.py (`make DOWNLOAD_URL=...`, or the
+one `make dist` gave the release). It must be an
 https URL, a file:// URL or a local path: plain http is refused, and so
 is a redirect from https to anything else. The certificate authorities
 are the system's, or those of the file named by GIT_SSL_CAINFO, else by
