@@ -217,8 +217,9 @@ def install_release(built, dest, name='a', version='0.1.0'):
     """An installation made by hand from a release tree."""
     dist = built[name][0] / 'dist'
     dest.mkdir()
+    safe = {'filter': 'data'} if hasattr(tarfile, 'data_filter') else {}
     with tarfile.open(dist / f'git-cinnabar-{version}.tar.gz') as tar:
-        tar.extractall(dest)
+        tar.extractall(dest, **safe)
     shutil.copy2(dist / PLATFORM / HELPER, dest / HELPER)
     return dest
 
