@@ -264,3 +264,92 @@ clean:
 
 distclean: clean
 	rm -rf $(BUILD)
+
+# ---------------------------------------------------------------------------
+# Release tree: make dist, dist-check.  See doc/releasing.md.
+#
+#   make dist [DIST_KEY=<key file>] [DIST_TRUST='<hex>...'] [DIST_CHANNEL=release]
+#             [DOWNLOAD_URL=<base URL>]
+#                         $(DIST)/: this platform's helper (its own git tree,
+#                         build/dist/, built reproducibly with zlib, zstd, bzip2
+#                         and libcrypto linked statically), its .sha256, the
+#                         Python tree tarball and the signed `release` manifest.
+#                         No DIST_KEY: signed with a throwaway key, for testing.
+#   make dist-check       build the release tree twice, in two directories, and
+#                         compare them byte for byte (slow: run by hand)
+#   make DOWNLOAD_URL=... records a default download URL in
+#                         cinnabar/build_info.py (cinnabar.download-url wins)
+
+DIST = dist
+DIST_DIR = $(BUILD)/dist
+DIST_GIT_TREE = $(DIST_DIR)/git-$(GIT_VERSION)
+DIST_HELPER = $(DIST_DIR)/$(HELPER)
+DIST_CHANNEL = release
+DIST_KEY =
+DIST_TRUST =
+DOWNLOAD_URL =
+DIST_PLATFORM := $(shell uname -s | tr A-Z a-z)-$(shell uname -m | tr A-Z a-z)
+# Libraries linked statically: a directory holding only their archives comes
+# first in the search path, so -lz and the others find the .a there.
+DIST_STATIC_LIBS = z zstd bz2 crypto
+DIST_LIBDIR = $(DIST_DIR)/static-libs
+# No -g and no absolute path in the objects: the same commit gives the same
+# bytes wherever and whenever it is built.  git's objects are compiled from
+# relative paths; the helper's from absolute ones, mapped away.
+DIST_CFLAGS = -O2 -Wall
+DIST_HELPER_CFLAGS = -ffile-prefix-map=$(CURDIR)/=
+DIST_LDFLAGS = -L$(CURDIR)/$(DIST_LIBDIR) -Wl,--build-id=sha1
+# Every date in the release tree: the commit's (0 outside a git checkout).
+ifndef SOURCE_DATE_EPOCH
+SOURCE_DATE_EPOCH := $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+endif
+
+.PHONY: dist dist-helper dist-check build-info clean-dist
+
+$(DIST_GIT_TREE)/.cinnabar-extracted: $(GIT_TARBALL)
+	$(call extract-git,$(patsubst %/,%,$(dir $(DIST_GIT_TREE))))
+
+$(DIST_LIBDIR)/.stamp:
+	@mkdir -p $(DIST_LIBDIR)
+	@for l in $(DIST_STATIC_LIBS); do \
+		a=$$($(CC) -print-file-name=lib$$l.a); \
+		test -f "$$a" || { echo "error: no static lib$$l.a (the -dev" \
+			"package of lib$$l)" >&2; exit 1; }; \
+		ln -sf "$$a" $(DIST_LIBDIR)/lib$$l.a || exit 1; \
+	done
+	@touch $@
+
+dist-helper: check-deps $(DIST_GIT_TREE)/.cinnabar-extracted $(DIST_LIBDIR)/.stamp
+	+@GIT_CEILING_DIRECTORIES='$(CURDIR)/$(BUILD)' LC_ALL=C TZ=UTC \
+	SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) \
+	$(MAKE) $(if $(filter -j%,$(MAKEFLAGS)),,-j$(JOBS)) --no-print-directory \
+		-C $(DIST_GIT_TREE) -f '$(CURDIR)/helper/helper.mk' \
+		CINNABAR_TOP='$(CURDIR)' $(GIT_MAKE_FLAGS) \
+		CFLAGS='$(DIST_CFLAGS)' LDFLAGS='$(DIST_LDFLAGS)' \
+		HELPER_EXTRA_CFLAGS='$(DIST_HELPER_CFLAGS)' \
+		HELPER_OBJDIR='$(CURDIR)/$(DIST_DIR)/helper' \
+		HELPER_PROGRAM='$(CURDIR)/$(DIST_HELPER)' helper
+
+dist: dist-helper
+	@SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) $(PYTHON) tools/make-dist \
+		--helper $(DIST_HELPER) --platform $(DIST_PLATFORM) --out $(DIST) \
+		--channel '$(DIST_CHANNEL)' --download-url '$(DOWNLOAD_URL)' \
+		$(if $(DIST_KEY),--key '$(DIST_KEY)',--throwaway-key $(DIST_DIR)/throwaway.key) \
+		$(foreach k,$(DIST_TRUST),--trust $(k))
+
+dist-check:
+	bash tools/dist-check
+
+# `make clean` removes the release tree and the release helper's objects too
+# (not build/dist's git tree, which distclean removes with build/).
+clean: clean-dist
+clean-dist:
+	rm -rf $(DIST) $(DIST_DIR)/helper $(DIST_HELPER)
+
+# The download URL chosen at build time, for the Python side.
+ifneq ($(DOWNLOAD_URL),)
+all: build-info
+endif
+build-info:
+	@$(PYTHON) tools/make-dist --build-info cinnabar/build_info.py \
+		--download-url '$(DOWNLOAD_URL)'

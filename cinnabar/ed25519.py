@@ -20,6 +20,12 @@ point B of prime order L:
   S little-endian;
 - it verifies when S < L, A and R decode to curve points, and
   [S]B = R + [k]A.
+
+As libsodium does, points of small order (those P with [8]P the
+identity: the identity itself and seven others) are refused as A and as
+R: with A = R = identity and S = 0, the equation holds for any message,
+so such a "public key" would make any text look signed. Encodings with
+y >= p are refused (not canonical).
 """
 
 import hashlib
@@ -88,6 +94,13 @@ def _same(p, q):
             and (p[1] * q[2] - q[1] * p[2]) % P == 0)
 
 
+def _small_order(point):
+    """Whether [8]point is the identity."""
+    for _ in range(3):
+        point = _add(point, point)
+    return _same(point, IDENTITY)
+
+
 def _encode(point):
     z = _inverse(point[2])
     x, y = point[0] * z % P, point[1] * z % P
@@ -145,6 +158,8 @@ def verify(public, message, signature):
     r = _decode(signature[:32])
     s = int.from_bytes(signature[32:], 'little')
     if a is None or r is None or s >= L:
+        return False
+    if _small_order(a) or _small_order(r):
         return False
     k = _hash_scalar(signature[:32], public, message)
     return _same(_multiply(s, BASE), _add(r, _multiply(k, a)))

@@ -24,8 +24,8 @@ from cinnabar.trace import Tracer
 
 PROTOCOL = 1
 HELPER_NAME = 'git-cinnabar-helper'
-REBUILD_HINT = ('build it with `make` at the top of the git-cinnabar '
-                'source tree, or reinstall git-cinnabar')
+REBUILD_HINT = ('run `git cinnabar download` for a prebuilt one, or build '
+                'it with `make` at the top of the git-cinnabar source tree')
 # The size of the blocks we send, and how many one-line requests we
 # write before reading their answers.
 BLOCK_SIZE = 65536

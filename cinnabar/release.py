@@ -3,49 +3,70 @@
 Used by `git cinnabar download` and `git cinnabar self-update`. Files are
 fetched with Python's urllib (the helper may be missing or stale: that
 is why they run), from a base URL: `--url`, else the setting
-`cinnabar.download-url` (or GIT_CINNABAR_DOWNLOAD_URL). It must be an
+`cinnabar.download-url` (or GIT_CINNABAR_DOWNLOAD_URL), else the
+DOWNLOAD_URL of cinnabar/build_info.py (`make DOWNLOAD_URL=...`, or the
+one `make dist` gave the release). It must be an
 https URL, a file:// URL or a local path: plain http is refused, and so
 is a redirect from https to anything else. The certificate authorities
 are the system's, or those of the file named by GIT_SSL_CAINFO, else by
 git's `http.sslCAInfo` setting (as for git).
 
-Layout under the base URL:
+Layout under the base URL (what `make dist` writes, see tools/make-dist):
 
-    <base>/<platform>/git-cinnabar-helper              the helper
-    <base>/<platform>/git-cinnabar-helper.sha256       its SHA-256, as
-                                                       `sha256sum` prints it
-    <base>/<platform>/git-cinnabar-helper.sha256.sig   signature of that
-    <base>/release                                     the release manifest
-    <base>/release.sig                                 signature of that
+    <base>/release                        the release manifest
+    <base>/release.sig                    its signatures
+    <base>/git-cinnabar-<version>.tar.gz  the Python tree: `git-cinnabar`,
+                                          `git-remote-hg`, `cinnabar/`
+    <base>/<platform>/git-cinnabar-helper the helper (and its .sha256, for
+                                          people: `sha256sum -c`)
+    <base>/versions/<version>/...         a past release, same layout
+    <base>/branches/<channel>/...         the latest of another channel
 
 `<platform>` is `<system>-<machine>` from os.uname(), lower case, e.g.
 `linux-x86_64`, `darwin-arm64`.
 
-Signatures: a `.sig` file holds, in hex, the Ed25519 signature
-(`cinnabar.ed25519`) of the bytes of the file it is named after, made
-with the project's release key; `tools/sign-release` makes them. The
-public half of that key is RELEASE_KEYS below, shipped with the
-project; GIT_CINNABAR_RELEASE_KEY (hex) replaces it, for one's own
-builds and for tests. A checksum file or manifest whose signature does
-not verify is refused before anything else is downloaded, and a
-downloaded file is written, let alone run, only after its SHA-256
-matched the signed one.
+The release manifest is text, one item a line, `#` comments and empty
+lines ignored; everything that is checked is in it, and it is what is
+signed:
 
-The release manifest (for self-update) is text, one item a line, `#`
-comments and empty lines ignored:
-
+    channel <name>                     `release`, or the branch of
+                                       `self-update --branch <name>`
     version <version>                  e.g. `version 0.2.0`
+    date <YYYY-MM-DDTHH:MM:SSZ>        the date of the commit released
     protocol <helper protocol>         e.g. `protocol 1`
-    python <sha256> <path>             the Python tree, a .tar.gz holding
-                                       `git-cinnabar`, `git-remote-hg`
-                                       and `cinnabar/`
+    key <public key hex>               (any number) the release keys the
+                                       release's Python tree trusts
+    python <sha256> <path>             the Python tree archive
     helper <platform> <sha256> <path>  one line per platform
 
-paths relative to the base URL. A helper is only installed after its
-SHA-256 matched and its `version` handshake gave the expected protocol
-and version; it replaces the old one atomically (os.replace of a file
-written next to it under a name from mkstemp), so a refused or failed
-download leaves the installed helper as it was.
+paths relative to the directory of the manifest. A manifest is refused
+when its channel is not the one asked for (a `branches/nightly/release`
+copied to `release`), its version is not the one wanted (download wants
+this version; self-update refuses an older one unless --exact), or it is
+of this version but older than this installation's date.
+
+Signatures: `release.sig` holds one line per signature, `<public key
+hex> <signature hex>`: the Ed25519 signature (`cinnabar.ed25519`) of the
+manifest's bytes. One line whose key is trusted and whose signature
+verifies is enough; a manifest that has none is refused before anything
+else is downloaded, and a downloaded file is written, let alone run,
+only after its SHA-256 matched the signed one.
+
+Trusted keys: those of cinnabar/build_info.py, which `make dist` writes
+into the Python tree of a release (the keys of its `key` lines), so an
+installation trusts the keys its release trusts. Key rotation: a release
+signed with the old key lists the new key, and the next one is signed
+with the new key only. A source checkout has no key (the project's first
+key was lost and retired); GIT_CINNABAR_RELEASE_KEY (hex, several
+separated by commas) replaces the trusted keys, for one's own builds and
+for tests. `make DOWNLOAD_URL=<URL>` records a default base URL in
+cinnabar/build_info.py too.
+
+A helper is only installed after its SHA-256 matched and its `version`
+handshake gave the expected protocol and version; it replaces the old
+one atomically (os.replace of a file written next to it under a name
+from mkstemp), so a refused or failed download leaves the installed
+helper as it was.
 """
 
 import hashlib
@@ -63,17 +84,30 @@ from cinnabar.helper import HELPER_NAME
 from cinnabar.helper_version import ProbeError, probe
 from cinnabar.redact import redact_url
 
+try:
+    from cinnabar import build_info
+except ImportError:  # a source checkout: nothing chosen at build time
+    build_info = None
+
 TIMEOUT = 60
-# The public halves of the keys releases are signed with (hex).
-RELEASE_KEYS = (
-    'fdd417f7e7dd46c692a4241ef60949dc13beb29a8e9fdf3c527c154fb7a50edc',
-)
+MANIFEST_NAME = 'release'
+DEFAULT_CHANNEL = 'release'
 KEY_VARIABLE = 'GIT_CINNABAR_RELEASE_KEY'
 # The largest file we download (into memory).
 MAX_SIZE = 512 * 1024 * 1024
 SCHEME_HINT = 'use an https:// URL, a file:// URL or a local path'
 URL_HINT = ('give the base URL of the downloads with --url or '
             '`git config --global cinnabar.download-url <URL>`')
+KEY_HINT = ('set %s=<public key hex> to the key of the releases you '
+            'trust (`make dist` prints the one it signed with)'
+            % KEY_VARIABLE)
+TAMPERED_HINT = ('nothing was installed; the download may be damaged or '
+                 'tampered with')
+
+
+def built_with(name, default=None):
+    """A setting chosen at build time (cinnabar/build_info.py)."""
+    return getattr(build_info, name, default) if build_info else default
 
 
 def platform_name():
@@ -84,7 +118,8 @@ def platform_name():
 def base_url(option):
     """The base URL of the downloads, which must be https, file:// or a
     local path (made a file:// URL)."""
-    url = option or config.lookup('download-url')
+    url = (option or config.lookup('download-url')
+           or built_with('DOWNLOAD_URL'))
     if not url:
         raise Abort('no download URL is configured', hint=URL_HINT)
     scheme = urllib.parse.urlsplit(url).scheme.lower()
@@ -138,6 +173,7 @@ def fetch(url):
     try:
         with _opener(url).open(shown, timeout=TIMEOUT) as response:
             data = response.read(MAX_SIZE + 1)
+            length = response.headers.get('Content-Length')
     except urllib.error.HTTPError as error:
         raise Abort('HTTP error %d from %s' % (error.code, shown))
     except (urllib.error.URLError, OSError, ValueError) as error:
@@ -145,62 +181,146 @@ def fetch(url):
         raise Abort('cannot download %s: %s' % (shown, reason))
     if len(data) > MAX_SIZE:
         raise Abort('%s is larger than %d bytes' % (shown, MAX_SIZE))
+    if length is not None and length.isdigit() and len(data) < int(length):
+        raise Abort('the download of %s was cut short (%d of %s bytes)'
+                    % (shown, len(data), length),
+                    hint='nothing was installed; try again')
     return data
 
 
 def trusted_keys():
     """The release public keys we trust, as bytes."""
     override = os.environ.get(KEY_VARIABLE)
-    texts = [override] if override else RELEASE_KEYS
+    texts = override.split(',') if override else built_with(
+        'RELEASE_KEYS', ())
+    if not texts:
+        raise Abort('this git-cinnabar trusts no release key: it was not '
+                    'installed from a release', hint=KEY_HINT)
     try:
         keys = [bytes.fromhex(t.strip()) for t in texts]
     except ValueError:
         keys = []
     if not keys or any(len(k) != ed25519.KEY_SIZE for k in keys):
-        raise Abort('%s is not an Ed25519 public key (64 hex digits)'
-                    % KEY_VARIABLE)
+        raise Abort('%s is not a list of Ed25519 public keys (64 hex '
+                    'digits each)' % KEY_VARIABLE)
     return keys
+
+
+def format_signatures(seeds, data):
+    """The text of a `.sig` file: the signatures of `data` by the private
+    keys `seeds`, one `<public key hex> <signature hex>` line each."""
+    lines = ['%s %s\n' % (ed25519.public_key(seed).hex(),
+                          ed25519.sign(seed, data).hex()) for seed in seeds]
+    return ''.join(lines)
+
+
+def parse_signatures(text):
+    """[(public key, signature)] from a `.sig` file; bad lines skipped."""
+    pairs = []
+    for line in text.decode('ascii', 'replace').splitlines():
+        try:
+            key, signature = (bytes.fromhex(w) for w in line.split())
+        except ValueError:
+            continue
+        pairs.append((key, signature))
+    return pairs
 
 
 def fetch_signed(url):
     """The bytes at `url`, once `<url>.sig` proved them signed with a
     release key; raises Abort."""
+    keys = trusted_keys()
     data = fetch(url)
-    text = fetch(url + '.sig').decode('ascii', 'replace').strip()
-    try:
-        signature = bytes.fromhex(text)
-    except ValueError:
-        signature = b''
-    if not any(ed25519.verify(key, data, signature)
-               for key in trusted_keys()):
+    signatures = parse_signatures(fetch(url + '.sig'))
+    if not any(key in keys and ed25519.verify(key, data, signature)
+               for key, signature in signatures):
         raise Abort('the signature of %s does not verify with the release '
-                    'key' % redact_url(url),
-                    hint='nothing was installed; the download may be '
-                         'damaged or tampered with')
+                    'key' % redact_url(url), hint=TAMPERED_HINT)
     return data
 
 
-def parse_sha256(text, url):
-    """The hex digest from `sha256sum` output (first word)."""
-    words = text.decode('ascii', 'replace').split()
-    if not words or len(words[0]) != 64 or any(
-            c not in '0123456789abcdef' for c in words[0].lower()):
-        raise Abort('%s is not a SHA-256 checksum' % url)
-    return words[0].lower()
+def version_tuple(text):
+    parts = text.split('.')
+    if not all(p.isdigit() for p in parts):
+        raise Abort('invalid version %r in the release manifest' % text)
+    return tuple(int(p) for p in parts)
+
+
+# The words of each manifest line: name -> number of words after it.
+_MANIFEST_SHAPE = {'channel': 1, 'version': 1, 'date': 1, 'protocol': 1,
+                   'key': 1, 'python': 2, 'helper': 3}
+_MANIFEST_NEEDS = ('channel', 'version', 'date', 'protocol', 'python')
+
+
+def parse_manifest(data, url):
+    """{'channel', 'version', 'date', 'protocol', 'keys': [hex], 'python':
+    (sha, path), 'helpers': {platform: (sha, path)}} from a manifest."""
+    manifest = {'helpers': {}, 'keys': []}
+    for number, line in enumerate(data.decode('utf-8', 'replace')
+                                  .splitlines(), 1):
+        words = line.split()
+        if not words or words[0].startswith('#'):
+            continue
+        if _MANIFEST_SHAPE.get(words[0]) != len(words) - 1:
+            raise Abort('%s line %d is not understood: %r'
+                        % (url, number, line))
+        if words[0] == 'helper':
+            manifest['helpers'][words[1]] = (words[2].lower(), words[3])
+        elif words[0] == 'python':
+            manifest['python'] = (words[1].lower(), words[2])
+        elif words[0] == 'key':
+            manifest['keys'].append(words[1].lower())
+        else:
+            manifest[words[0]] = words[1]
+    for key in _MANIFEST_NEEDS:
+        if key not in manifest:
+            raise Abort('%s has no %s line' % (url, key))
+    if not manifest['protocol'].isdigit():
+        raise Abort('%s: invalid protocol %r' % (url, manifest['protocol']))
+    version_tuple(manifest['version'])
+    return manifest
+
+
+def read_manifest(base, channel):
+    """The signed manifest at `<base>/release`, which must be of
+    `channel`; raises Abort."""
+    url = urllib.parse.urljoin(base, MANIFEST_NAME)
+    shown = redact_url(url)
+    manifest = parse_manifest(fetch_signed(url), shown)
+    if manifest['channel'] != channel:
+        raise Abort('%s is the manifest of the %s channel, not of %s'
+                    % (shown, manifest['channel'], channel),
+                    hint=TAMPERED_HINT)
+    manifest['url'] = shown
+    return manifest
+
+
+def check_not_stale(manifest, version):
+    """Refuse a manifest of `version` dated before this installation's
+    release (a replayed one)."""
+    installed = built_with('RELEASE_DATE')
+    if manifest['version'] == version and installed and (
+            manifest['date'] < installed):
+        raise Abort('%s is dated %s, before this installation (%s): it is '
+                    'stale' % (manifest['url'], manifest['date'], installed),
+                    hint=TAMPERED_HINT)
+
+
+def fetch_checked(base, entry, what):
+    """The bytes of a manifest entry (sha, path), checked."""
+    sha, path = entry
+    url = urllib.parse.urljoin(base, path)
+    sys.stderr.write('Downloading %s\n' % redact_url(url))
+    data = fetch(url)
+    check_sha256(data, sha, what)
+    return data
 
 
 def check_sha256(data, expected, what):
     actual = hashlib.sha256(data).hexdigest()
     if actual != expected:
         raise Abort('the checksum of %s does not match: got %s, expected %s'
-                    % (what, actual, expected),
-                    hint='nothing was installed; the download may be '
-                         'damaged or tampered with')
-
-
-def helper_urls(base, platform):
-    url = urllib.parse.urljoin(base, '%s/%s' % (platform, HELPER_NAME))
-    return url, url + '.sha256'
+                    % (what, actual, expected), hint=TAMPERED_HINT)
 
 
 def default_target():

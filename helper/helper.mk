@@ -60,6 +60,11 @@ HELPER_BUILD_ID := $(shell cat $(sort $(HELPER_SOURCES) $(HELPER_HEADERS)) /dev/
 HELPER_DEFINES = -DCINNABAR_HELPER_VERSION='"$(HELPER_VERSION)"' \
 	-DCINNABAR_BUILD_ID='"$(HELPER_BUILD_ID)"'
 
+# Flags for the helper's own objects only, not git's (which would all be rebuilt
+# when they change): `make dist` maps the source directory away with
+# -ffile-prefix-map, so that where it is built leaves no trace in the helper.
+HELPER_EXTRA_CFLAGS =
+
 # Libraries the helper needs beyond git's own: bundle decompression, and
 # OpenSSL's SHA-1 for Mercurial ids (see hg-id.c).  libcurl comes
 # with http.o through git's $(CURL_LIBCURL), zlib and pthread through git's $(LIBS).
@@ -82,7 +87,7 @@ endif
 # its flags).
 $(HELPER_OBJDIR)/HELPER-CFLAGS: FORCE
 	@mkdir -p $(HELPER_OBJDIR)
-	@flags='$(strip $(HELPER_VERSION) $(HELPER_BUILD_ID) $(HELPER_DEV_CFLAGS))'; \
+	@flags='$(strip $(HELPER_VERSION) $(HELPER_BUILD_ID) $(HELPER_DEV_CFLAGS) $(HELPER_EXTRA_CFLAGS))'; \
 	if test x"$$flags" != x"`cat $@ 2>/dev/null`"; then \
 		echo "$$flags" >$@; \
 	fi
@@ -90,11 +95,11 @@ $(HELPER_OBJDIR)/HELPER-CFLAGS: FORCE
 $(HELPER_OBJDIR)/%.o: $(HELPER_SRCDIR)/%.c $(HELPER_OBJDIR)/HELPER-CFLAGS GIT-CFLAGS \
 		| $(GENERATED_H)
 	$(QUIET_CC)$(CC) -o $@ -c -MMD -MP -MF $(@:.o=.d) $(ALL_CFLAGS) $(HELPER_DEV_CFLAGS) \
-		$(HELPER_DEFINES) $<
+		$(HELPER_DEFINES) $(HELPER_EXTRA_CFLAGS) $<
 
 -include $(HELPER_OBJS:.o=.d)
 
 # For editors and tools: the exact flags a helper source is compiled with.
 helper-print-flags:
-	@echo $(CC) $(ALL_CFLAGS) $(HELPER_DEV_CFLAGS) $(HELPER_DEFINES)
+	@echo $(CC) $(ALL_CFLAGS) $(HELPER_DEV_CFLAGS) $(HELPER_DEFINES) $(HELPER_EXTRA_CFLAGS)
 	@echo $(ALL_LDFLAGS) $(CURL_LIBCURL) $(LIBS) $(HELPER_LIBS)

@@ -1,12 +1,12 @@
 """`git cinnabar download` and `git cinnabar --version`: a helper served
 over https by our file server on 127.0.0.1 (a certificate of the
-test's, trusted through GIT_SSL_CAINFO) is installed only when its
-checksum file is signed with the release key (one made for the test,
-trusted through GIT_CINNABAR_RELEASE_KEY), its checksum matches and its
-version handshake is right; the installed one stays otherwise. Plain
-http is refused, and nothing is fetched past a bad signature."""
+test's, trusted through GIT_SSL_CAINFO) is installed only when the
+release manifest listing it is signed with the release key (one made for
+the test, trusted through GIT_CINNABAR_RELEASE_KEY) and is of this
+channel, version and protocol, its checksum matches and its version
+handshake is right; the installed one stays otherwise. Plain http is
+refused, and nothing is fetched past a bad signature."""
 
-import hashlib
 import os
 import shutil
 
@@ -15,22 +15,24 @@ import pytest
 from lib import env as test_env
 from lib.checks import assert_failed_for_people, assert_no_traceback
 from lib.git import git
+from lib.proc import run
+from lib.releases import publish_helper, sha256, write_manifest
 
 HELPER = test_env.ROOT / 'git-cinnabar-helper'
 PLATFORM = '%s-%s' % (os.uname().sysname.lower(), os.uname().machine.lower())
 OLD = b'#!/bin/sh\n# the installed helper\n'
 
 
-def publish(www, data, key, checksum_of=None, platform=PLATFORM):
-    """Put `data` as the helper of `platform` under `www`, with the
-    checksum of `checksum_of` (default: of `data`) signed with `key`."""
-    directory = www / platform
-    directory.mkdir(parents=True, exist_ok=True)
-    (directory / 'git-cinnabar-helper').write_bytes(data)
-    digest = hashlib.sha256(checksum_of or data).hexdigest()
-    checksum = directory / 'git-cinnabar-helper.sha256'
-    checksum.write_text(f'{digest}  git-cinnabar-helper\n')
-    key.sign(checksum)
+def publish(www, data, key, checksum_of=None, platform=PLATFORM,
+            **manifest):
+    """Put `data` as the helper of `platform` under `www`, in a manifest
+    of version 0.1.0 (unless `manifest` says otherwise) giving the
+    checksum of `checksum_of` (default: of `data`), signed with `key`."""
+    entry = publish_helper(www, platform, data)
+    if checksum_of is not None:
+        entry = (sha256(checksum_of), entry[1])
+    manifest.setdefault('version', '0.1.0')
+    write_manifest(www, key, helpers={platform: entry}, **manifest)
 
 
 # Commands trust the test's certificate and release key (conftest.py).
@@ -72,8 +74,7 @@ def test_download_installs_the_helper(www, target, tmp_path, https_server,
     assert target.read_bytes() == HELPER.read_bytes()
     assert os.access(target, os.X_OK)
     paths = [r['path'] for r in server.requests()]
-    assert paths == [f'/{PLATFORM}/git-cinnabar-helper.sha256',
-                     f'/{PLATFORM}/git-cinnabar-helper.sha256.sig',
+    assert paths == ['/release', '/release.sig',
                      f'/{PLATFORM}/git-cinnabar-helper']
     out = git('cinnabar', '--version', cwd=tmp_path,
               extra_env={'GIT_CINNABAR_HELPER': str(target)}).out
@@ -133,32 +134,78 @@ def witness_helper(tmp_path):
             'echo "version 1 0.1.0 0"\n').encode(), witness
 
 
-@pytest.mark.parametrize('case', ['other-key', 'no-signature',
-                                  'tampered-checksum'])
+@pytest.mark.parametrize('case', [
+    'other-key', 'no-signature', 'tampered-manifest', 'other-key-named',
+    'other-channel', 'older-version', 'newer-version', 'other-protocol'])
 def test_download_refuses_unsigned(case, www, target, tmp_path,
                                    https_server, release_key):
-    """Nothing is fetched past the checksum, and nothing runs, unless the
-    checksum file's signature verifies with the release key."""
+    """Nothing is fetched past the manifest, and nothing runs, unless the
+    manifest's signature verifies with the release key and it is of this
+    channel, version and protocol (a signed manifest of another channel,
+    or an older release, replayed, is refused)."""
     from lib.signing import ReleaseKey
     data, witness = witness_helper(tmp_path)
-    publish(www, data, ReleaseKey() if case == 'other-key' else release_key)
-    checksum = www / PLATFORM / 'git-cinnabar-helper.sha256'
+    manifest = {'other-channel': {'channel': 'nightly'},
+                'older-version': {'version': '0.0.9'},
+                'newer-version': {'version': '0.2.0'},
+                'other-protocol': {'protocol': 2}}.get(case, {})
+    publish(www, data, ReleaseKey() if case == 'other-key' else release_key,
+            **manifest)
+    signature = www / 'release.sig'
     if case == 'no-signature':
-        (www / PLATFORM / 'git-cinnabar-helper.sha256.sig').unlink()
-    elif case == 'tampered-checksum':
-        checksum.write_text('0' * 64 + '  git-cinnabar-helper\n')
+        signature.unlink()
+    elif case == 'tampered-manifest':
+        text = (www / 'release').read_text()
+        (www / 'release').write_text(text.replace('protocol 1',
+                                                  'protocol 1\n#'))
+    elif case == 'other-key-named':
+        # A signature by another key, naming that key: not trusted.
+        ReleaseKey().sign(www / 'release')
     server = https_server(www)
     result = download(tmp_path, '--url', server.url(), '--output', target,
                       check=False)
     assert_failed_for_people(result)
-    expected = ('HTTP error 404' if case == 'no-signature'
-                else 'does not verify with the release key')
+    expected = {
+        'no-signature': 'HTTP error 404',
+        'other-channel': 'manifest of the nightly channel, not of release',
+        'older-version': 'is for version 0.0.9, not 0.1.0',
+        'newer-version': 'is for version 0.2.0, not 0.1.0',
+        'other-protocol': 'is for helper protocol 2',
+    }.get(case, 'does not verify with the release key')
     assert expected in result.err
     assert target.read_bytes() == OLD
     assert os.listdir(target.parent) == ['git-cinnabar-helper']
     assert not witness.exists()
     paths = [r['path'] for r in server.requests()]
     assert f'/{PLATFORM}/git-cinnabar-helper' not in paths
+
+
+def test_download_falls_back_to_this_version(www, target, tmp_path,
+                                             https_server, release_key):
+    """When the latest release is newer, this version's helper comes from
+    versions/<this version>/."""
+    publish(www, b'a newer helper', release_key, version='0.2.0')
+    publish(www / 'versions' / '0.1.0', HELPER.read_bytes(), release_key)
+    server = https_server(www)
+    result = download(tmp_path, '--url', server.url(), '--output', target)
+    assert_no_traceback(result)
+    assert target.read_bytes() == HELPER.read_bytes()
+    paths = [r['path'] for r in server.requests()]
+    assert paths[-1] == f'/versions/0.1.0/{PLATFORM}/git-cinnabar-helper'
+
+
+def test_download_without_a_trusted_key(www, target, tmp_path,
+                                        release_key, monkeypatch):
+    """A source checkout trusts no key (the first one was lost): it says
+    so and what to do."""
+    publish(www, HELPER.read_bytes(), release_key)
+    monkeypatch.delenv('GIT_CINNABAR_RELEASE_KEY')
+    result = download(tmp_path, '--url', str(www), '--output', target,
+                      check=False)
+    assert_failed_for_people(result)
+    assert 'trusts no release key' in result.err
+    assert 'GIT_CINNABAR_RELEASE_KEY' in result.err
+    assert target.read_bytes() == OLD
 
 
 def test_download_refuses_plain_http(www, target, tmp_path, bundle_server,
@@ -223,7 +270,7 @@ def test_download_for_another_platform_writes_no_guessable_file(
     (target.parent / 'git-cinnabar-helper.tmp').symlink_to(victim)
     result = download(tmp_path, '--url', str(www), '--platform',
                       'plan9-mips', '--output', target)
-    assert 'saved the plan9-mips helper' in result.out
+    assert 'saved the plan9-mips helper 0.1.0' in result.out
     assert target.read_bytes() == b'a helper for elsewhere'
     assert victim.read_text() == 'untouched'
     assert sorted(os.listdir(target.parent)) == [
@@ -262,3 +309,57 @@ def test_version_shows_the_helper(tmp_path):
     out = git('cinnabar', '--version', cwd=tmp_path, extra_env={
         'GIT_CINNABAR_HELPER': str(copy)}).out
     assert 'stale' not in out
+
+
+def test_remote_helper_without_helper_says_how(tmp_path, hg):
+    """git-remote-hg of a checkout with no helper says to download one
+    or build it."""
+    checkout = tmp_path / 'checkout'
+    checkout.mkdir()
+    for name in ('git-cinnabar', 'git-remote-hg'):
+        shutil.copy2(test_env.ROOT / name, checkout / name)
+    shutil.copytree(test_env.ROOT / 'cinnabar', checkout / 'cinnabar',
+                    ignore=shutil.ignore_patterns('__pycache__'))
+    parts = [p for p in os.environ['PATH'].split(os.pathsep)
+             if p and os.path.realpath(p) != str(test_env.ROOT)]
+    path = os.pathsep.join([str(checkout)] + parts)
+    repo = tmp_path / 'repo'
+    hg('init', repo)
+    result = git('clone', f'hg::{repo}', tmp_path / 'clone', check=False,
+                 extra_env={'PATH': path})
+    assert result.returncode != 0
+    assert_no_traceback(result)
+    assert 'cannot find git-cinnabar-helper' in result.err
+    assert '`git cinnabar download`' in result.err
+    assert '`make`' in result.err
+
+
+def test_download_url_chosen_at_build_time(www, target, tmp_path,
+                                           release_key):
+    """`make DOWNLOAD_URL=...` (tools/make-dist --build-info) gives the
+    default URL; cinnabar.download-url wins over it."""
+    publish(www, HELPER.read_bytes(), release_key)
+    checkout = tmp_path / 'checkout'
+    checkout.mkdir()
+    shutil.copy2(test_env.ROOT / 'git-cinnabar', checkout)
+    shutil.copytree(test_env.ROOT / 'cinnabar', checkout / 'cinnabar',
+                    ignore=shutil.ignore_patterns('__pycache__',
+                                                  'build_info.py'))
+    git_cinnabar = ['python3', checkout / 'git-cinnabar']
+    result = run([*git_cinnabar, 'download', '--output', target],
+                 cwd=tmp_path, check=False)
+    assert 'no download URL is configured' in result.err
+    run(['python3', test_env.ROOT / 'tools' / 'make-dist', '--build-info',
+         checkout / 'cinnabar' / 'build_info.py', '--download-url',
+         str(www)])
+    result = run([*git_cinnabar, 'download', '--output', target],
+                 cwd=tmp_path)
+    assert_no_traceback(result)
+    assert target.read_bytes() == HELPER.read_bytes()
+    target.write_bytes(OLD)
+    result = run(['git', '-c', f'cinnabar.download-url={tmp_path}/nowhere',
+                  'cinnabar', 'download', '--output', target], cwd=tmp_path,
+                 check=False,
+                 extra_env={'PATH': f'{checkout}:{os.environ["PATH"]}'})
+    assert 'nowhere/release' in result.err
+    assert target.read_bytes() == OLD

@@ -13,6 +13,7 @@ import pytest
 from lib import env as test_env
 from lib.checks import assert_failed_for_people, assert_no_traceback
 from lib.proc import run
+from lib.releases import publish_helper, sha256, write_manifest
 
 ROOT = test_env.ROOT
 PLATFORM = '%s-%s' % (os.uname().sysname.lower(), os.uname().machine.lower())
@@ -38,31 +39,37 @@ def snapshot(directory):
     return result
 
 
+def build_info(keys, date):
+    return (f'DOWNLOAD_URL = None\nRELEASE_KEYS = {tuple(keys)!r}\n'
+            f"CHANNEL = 'release'\nRELEASE_DATE = {date!r}\n")
+
+
 def make_release(www, tmp_path, key, version=NEW, protocol=1,
-                 helper_answer=None, tree_sha=None):
+                 helper_answer=None, tree_sha=None, channel='release',
+                 date='2026-06-01T00:00:00Z', tree_keys=None):
     """A release of `version` under `www`: the Python tree with that
-    VERSION, a helper script answering the handshake, the manifest."""
+    VERSION and trusting `key` (or `tree_keys`), a helper script
+    answering the handshake, the manifest signed with `key`."""
+    www.mkdir(parents=True, exist_ok=True)
     tree = tmp_path / 'release-tree'
+    shutil.rmtree(tree, ignore_errors=True)
     make_install(tree)
     init = tree / 'cinnabar' / '__init__.py'
     init.write_text(init.read_text().replace("VERSION = '0.1.0'",
                                              f"VERSION = '{version}'"))
+    keys = [key.public] if tree_keys is None else tree_keys
+    (tree / 'cinnabar' / 'build_info.py').write_text(build_info(keys, date))
     archive = www / 'git-cinnabar.tar.gz'
     with tarfile.open(archive, 'w:gz') as tar:
         for name in ('git-cinnabar', 'git-remote-hg', 'cinnabar'):
             tar.add(tree / name, arcname=name)
     answer = helper_answer or f'version {protocol} {version} 0123456789abcdef'
-    helper = www / PLATFORM / 'git-cinnabar-helper'
-    helper.parent.mkdir(parents=True, exist_ok=True)
-    helper.write_bytes(f'#!/bin/sh\nread c\necho "{answer}"\n'.encode())
-    sha = (lambda p: hashlib.sha256(p.read_bytes()).hexdigest())
-    (www / 'release').write_text(
-        '# git-cinnabar release manifest\n'
-        f'version {version}\n'
-        f'protocol {protocol}\n'
-        f'python {tree_sha or sha(archive)} git-cinnabar.tar.gz\n'
-        f'helper {PLATFORM} {sha(helper)} {PLATFORM}/git-cinnabar-helper\n')
-    key.sign(www / 'release')
+    helper = publish_helper(
+        www, PLATFORM, f'#!/bin/sh\nread c\necho "{answer}"\n'.encode())
+    python = (tree_sha or sha256(archive.read_bytes()), archive.name)
+    write_manifest(www, key, version, {PLATFORM: helper}, python=python,
+                   protocol=protocol, channel=channel, date=date,
+                   keys=[key.public])
 
 
 # Commands trust the test's certificate and release key (conftest.py).
@@ -149,7 +156,7 @@ def test_self_update_refuses_unsigned(case, install, tmp_path, https_server,
         'read c', f'touch {witness}; read c'))
     text = (www / 'release').read_text().split('\n')
     text[-2] = 'helper %s %s %s/git-cinnabar-helper' % (
-        PLATFORM, hashlib.sha256(helper.read_bytes()).hexdigest(), PLATFORM)
+        PLATFORM, sha256(helper.read_bytes()), PLATFORM)
     (www / 'release').write_text('\n'.join(text))
     if case != 'edited':
         (ReleaseKey() if case == 'other-key' else release_key).sign(
@@ -196,7 +203,7 @@ def test_self_update_branch_and_exact(install, tmp_path, https_server,
     (tmp_path / 'b').mkdir()
     (tmp_path / 'e').mkdir()
     make_release(www / 'branches' / 'next', tmp_path / 'b', release_key,
-                 version='0.3.0')
+                 version='0.3.0', channel='next')
     make_release(www / 'versions' / '0.0.9', tmp_path / 'e', release_key,
                  version='0.0.9')
     server = https_server(www)
@@ -217,3 +224,68 @@ def test_self_update_branch_and_exact(install, tmp_path, https_server,
     assert_failed_for_people(self_update(install, '--branch', 'a',
                                          '--exact', '0.1.0', check=False),
                              '--branch and --exact do not go together')
+
+
+@pytest.mark.parametrize('case', ['other-channel', 'older', 'stale',
+                                  'tree-keys'])
+def test_self_update_refuses_replays(case, install, tmp_path, https_server,
+                                     release_key):
+    """A signed manifest of another channel, of an older version, or of
+    this version dated before this installation (replayed), and a tree
+    trusting other keys than its manifest lists, change nothing."""
+    from lib.signing import ReleaseKey
+    www = tmp_path / 'www'
+    (install / 'cinnabar' / 'build_info.py').write_text(
+        build_info([release_key.public], '2026-03-01T00:00:00Z'))
+    options = {
+        'other-channel': {'channel': 'nightly'},
+        'older': {'version': '0.0.9'},
+        'stale': {'version': '0.1.0', 'date': '2026-02-01T00:00:00Z'},
+        'tree-keys': {'tree_keys': [ReleaseKey().public]},
+    }[case]
+    make_release(www, tmp_path, release_key, **options)
+    server = https_server(www)
+    before = snapshot(install)
+    result = self_update(install, '--url', server.url(), check=False)
+    assert_failed_for_people(result)
+    expected = {
+        'other-channel': 'manifest of the nightly channel, not of release',
+        'older': 'older than this git-cinnabar 0.1.0: refusing to go back',
+        'stale': 'before this installation (2026-03-01T00:00:00Z)',
+        'tree-keys': 'trusts other release keys than the manifest lists',
+    }[case]
+    assert expected in result.err
+    assert snapshot(install) == before
+    if case == 'older':
+        assert '--exact 0.0.9' in result.err
+
+
+def test_self_update_key_rotation(install, tmp_path, https_server,
+                                  release_key, monkeypatch):
+    """The installation trusts the keys its release carries (not
+    GIT_CINNABAR_RELEASE_KEY here): a release signed with the old key
+    hands over to a new key, and the next one, signed with the new key
+    only, is then accepted, while one signed with the old key no more."""
+    from lib.signing import ReleaseKey
+    new_key = ReleaseKey()
+    monkeypatch.delenv('GIT_CINNABAR_RELEASE_KEY')
+    (install / 'cinnabar' / 'build_info.py').write_text(
+        build_info([release_key.public], None))
+    www = tmp_path / 'www'
+    make_release(www, tmp_path, release_key, version='0.2.0',
+                 tree_keys=[new_key.public])
+    text = (www / 'release').read_text()
+    (www / 'release').write_text(text.replace(
+        f'key {release_key.public}', f'key {new_key.public}'))
+    release_key.sign(www / 'release')
+    server = https_server(www)
+    result = self_update(install, '--url', server.url())
+    assert 'updated git-cinnabar from 0.1.0 to 0.2.0' in result.out
+    # Signed with the old key only: refused now.
+    make_release(www, tmp_path, release_key, version='0.3.0')
+    result = self_update(install, '--url', server.url(), check=False)
+    assert_failed_for_people(result)
+    assert 'does not verify with the release key' in result.err
+    make_release(www, tmp_path, new_key, version='0.3.0')
+    result = self_update(install, '--url', server.url())
+    assert 'updated git-cinnabar from 0.2.0 to 0.3.0' in result.out

@@ -8,7 +8,8 @@ from lib.env import ROOT
 from lib.proc import run
 
 CHECKED = ('cinnabar', 'hg', 'git-remote-hg', 'git-cinnabar', 'tests',
-           'tests/bin/ssh-wrapper', 'bench', 'tools/sign-release')
+           'tests/bin/ssh-wrapper', 'bench', 'tools/sign-release',
+           'tools/make-dist')
 
 
 def test_flake8_is_clean():

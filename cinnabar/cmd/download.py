@@ -3,20 +3,23 @@
 usage: git cinnabar download [--url <base URL>] [--platform <name>]
                              [--output <path>]
 
-Fetches the SHA-256 checksum of `<base URL>/<platform>/git-cinnabar-helper`
-(`git-cinnabar-helper.sha256` next to it, as `sha256sum` prints it) and
-checks its signature (`git-cinnabar-helper.sha256.sig`, made with the
-release key: see cinnabar/release.py), then fetches the helper, checks
-the checksum, and only then runs the downloaded helper's `version`
+Reads the release manifest `<base URL>/release` (or, when that is of
+another version, `<base URL>/versions/<this version>/release`) and checks
+its signature with the release keys, its channel (`release`) and that it
+is of this git-cinnabar's version and helper protocol (see
+cinnabar/release.py), then fetches the platform's helper it lists,
+checks its SHA-256, and only then runs the downloaded helper's `version`
 handshake, and installs it only when it speaks this git-cinnabar's
 protocol, is its version and, when the helper sources are here, was
 built from them. It replaces the helper next to the `git-cinnabar`
 launcher (or the file given with --output) atomically; when anything
-does not match, nothing is installed.
+does not match, nothing is installed. A source checkout that was never
+built can get its helper this way.
 
     --url <base URL>    where the downloads are: https, file:// or a
                         local path (default: the setting
-                        cinnabar.download-url)
+                        cinnabar.download-url, else the URL chosen at
+                        build time with `make DOWNLOAD_URL=...`)
     --platform <name>   another platform than this one (e.g.
                         linux-x86_64); the handshake is then not run
                         and the file is only saved to --output
@@ -24,12 +27,12 @@ does not match, nothing is installed.
 """
 
 import os
-import sys
+import urllib.parse
 
 from cinnabar import VERSION, release
 from cinnabar.errors import Abort
+from cinnabar.helper import PROTOCOL
 from cinnabar.helper_version import problems
-from cinnabar.redact import redact_url
 
 USAGE = ('usage: git cinnabar download [--url <base URL>] '
          '[--platform <name>] [--output <path>]')
@@ -52,15 +55,39 @@ def parse_args(args):
     return options
 
 
+def this_release(base):
+    """(base, manifest) of this version's release: the latest, or the
+    one under versions/<VERSION>/."""
+    manifest = release.read_manifest(base, release.DEFAULT_CHANNEL)
+    if manifest['version'] != VERSION:
+        latest = '%s is for version %s, not %s' % (
+            manifest['url'], manifest['version'], VERSION)
+        base = urllib.parse.urljoin(base, 'versions/%s/' % VERSION)
+        try:
+            manifest = release.read_manifest(base, release.DEFAULT_CHANNEL)
+        except Abort as error:
+            raise Abort('%s; %s' % (latest, error.message), hint=error.hint)
+        if manifest['version'] != VERSION:
+            raise Abort('%s; so is %s' % (latest, manifest['url']),
+                        hint=release.TAMPERED_HINT)
+    if manifest['protocol'] != str(PROTOCOL):
+        raise Abort('%s is for helper protocol %s, this git-cinnabar '
+                    'speaks %d' % (manifest['url'], manifest['protocol'],
+                                   PROTOCOL), hint=release.TAMPERED_HINT)
+    release.check_not_stale(manifest, VERSION)
+    return base, manifest
+
+
 def download_helper(base, platform):
-    """The checked bytes of the helper for `platform`."""
-    url, sum_url = release.helper_urls(base, platform)
-    sys.stderr.write('Downloading %s\n' % redact_url(url))
-    expected = release.parse_sha256(release.fetch_signed(sum_url),
-                                    redact_url(sum_url))
-    data = release.fetch(url)
-    release.check_sha256(data, expected, redact_url(url))
-    return data
+    """The checked bytes of this version's helper for `platform`."""
+    base, manifest = this_release(base)
+    entry = manifest['helpers'].get(platform)
+    if entry is None:
+        raise Abort('release %s has no helper for %s (it has: %s)'
+                    % (VERSION, platform,
+                       ', '.join(sorted(manifest['helpers'])) or 'none'),
+                    hint='build one with `make`')
+    return release.fetch_checked(base, entry, 'the %s helper' % platform)
 
 
 def run(args):
@@ -75,8 +102,8 @@ def run(args):
     if foreign:
         temporary = release.write_beside(data, target)
         os.replace(temporary, target)
-        print('saved the %s helper (checksum verified) to %s'
-              % (platform, target))
+        print('saved the %s helper %s (signed manifest and checksum '
+              'verified) to %s' % (platform, VERSION, target))
         return 0
     found = release.install_helper(data, target,
                                    lambda found: problems(found, VERSION))

@@ -4,23 +4,29 @@ usage: git cinnabar self-update [--url <base URL>] [--check]
                                 [--branch <name> | --exact <version>]
 
 Reads the release manifest `<base URL>/release` and checks its signature
-(`release.sig`, made with the release key); its format is described
-in cinnabar/release.py: the latest version, its helper protocol, the
-SHA-256 and path of its Python tree archive and of its helper for each
-platform). When that version is newer than this one, downloads the
+(`release.sig`, made with a release key this installation trusts) and
+its channel; its format is described in cinnabar/release.py: the latest
+version, its date, its helper protocol, the keys it trusts, the SHA-256
+and path of its Python tree archive and of its helper for each
+platform. A manifest of an older version than this one is refused (it
+may be replayed to keep you on a vulnerable release) unless --exact
+asks for it. When that version is newer than this one, downloads the
 Python tree and this platform's helper, checks both checksums, checks
-that the archive holds that version speaking that protocol and that the
-helper's `version` handshake says the same, then replaces `git-cinnabar`,
-`git-remote-hg`, `cinnabar/` and `git-cinnabar-helper` in the directory
-of the running launcher. Nothing is replaced when any check fails. A
-source checkout (a directory with `.git`) is not updated: use git there.
+that the archive holds that version speaking that protocol and trusting
+the manifest's keys, and that the helper's `version` handshake says the
+same, then replaces `git-cinnabar`, `git-remote-hg`, `cinnabar/` and
+`git-cinnabar-helper` in the directory of the running launcher. Nothing
+is replaced when any check fails. A source checkout (a directory with
+`.git`) is not updated: use git there.
 
     --url <base URL>   where the releases are: https, file:// or a local
-                       path (default: the setting cinnabar.download-url)
+                       path (default: the setting cinnabar.download-url,
+                       else the URL chosen at build time)
     --check            only say whether there is a newer release
     --branch <name>    follow the releases of that branch (git-cinnabar's
                        option): the manifest `<base URL>/branches/<name>/
-                       release`, its paths relative to that directory
+                       release`, of the channel <name>, its paths
+                       relative to that directory
     --exact <version>  install that version, older or newer: the manifest
                        `<base URL>/versions/<version>/release`, which must
                        name that version
@@ -37,7 +43,6 @@ import urllib.parse
 from cinnabar import VERSION, release
 from cinnabar.errors import Abort
 from cinnabar.helper import HELPER_NAME
-from cinnabar.redact import redact_url
 
 USAGE = ('usage: git cinnabar self-update [--url <base URL>] [--check] '
          '[--branch <name> | --exact <version>]')
@@ -46,6 +51,7 @@ SUBDIRS = {'branch': 'branches/%s/', 'exact': 'versions/%s/'}
 TREE = ('cinnabar', 'git-cinnabar', 'git-remote-hg')
 _VERSION_LINE = re.compile(r"^VERSION = '([^']+)'$", re.M)
 _PROTOCOL_LINE = re.compile(r'^PROTOCOL = (\d+)$', re.M)
+_KEYS_LINE = re.compile(r'^RELEASE_KEYS = \(([^)]*)\)$', re.M)
 
 
 def parse_args(args):
@@ -68,49 +74,6 @@ def parse_args(args):
         raise Abort('--branch and --exact do not go together', hint=USAGE)
     url = values.pop('url', None)
     return url, check, values
-
-
-def version_tuple(text):
-    parts = text.split('.')
-    if not all(p.isdigit() for p in parts):
-        raise Abort('invalid version %r in the release manifest' % text)
-    return tuple(int(p) for p in parts)
-
-
-def parse_manifest(data, url):
-    """{'version', 'protocol', 'python': (sha, path), 'helpers':
-    {platform: (sha, path)}} from a release manifest."""
-    manifest = {'helpers': {}}
-    for number, line in enumerate(data.decode('utf-8').splitlines(), 1):
-        words = line.split()
-        if not words or words[0].startswith('#'):
-            continue
-        shape = {'version': 2, 'protocol': 2, 'python': 3, 'helper': 4}
-        if shape.get(words[0]) != len(words):
-            raise Abort('%s line %d is not understood: %r'
-                        % (url, number, line))
-        if words[0] == 'helper':
-            manifest['helpers'][words[1]] = (words[2].lower(), words[3])
-        elif words[0] == 'python':
-            manifest['python'] = (words[1].lower(), words[2])
-        else:
-            manifest[words[0]] = words[1]
-    for key in ('version', 'protocol', 'python'):
-        if key not in manifest:
-            raise Abort('%s has no %s line' % (url, key))
-    if not manifest['protocol'].isdigit():
-        raise Abort('%s: invalid protocol %r' % (url, manifest['protocol']))
-    version_tuple(manifest['version'])
-    return manifest
-
-
-def fetch_checked(base, entry, what):
-    sha, path = entry
-    url = urllib.parse.urljoin(base, path)
-    sys.stderr.write('Downloading %s\n' % redact_url(url))
-    data = release.fetch(url)
-    release.check_sha256(data, sha, what)
-    return data
 
 
 def extract_tree(data, directory, manifest):
@@ -147,6 +110,7 @@ def check_tree(directory, manifest):
             protocol = _PROTOCOL_LINE.search(f.read())
     except OSError as error:
         raise Abort('the Python tree archive lacks %s' % error.filename)
+    keys = _tree_keys(directory)
     missing = [n for n in TREE if not os.path.exists(
         os.path.join(directory, n))]
     if missing or not version or not protocol:
@@ -158,6 +122,22 @@ def check_tree(directory, manifest):
                     % (version.group(1), protocol.group(1),
                        manifest['version'], manifest['protocol']),
                     hint='nothing was installed')
+    if keys != sorted(manifest['keys']):
+        raise Abort('the Python tree archive trusts other release keys than '
+                    'the manifest lists', hint=release.TAMPERED_HINT)
+
+
+def _tree_keys(directory):
+    """The sorted RELEASE_KEYS of the tree's cinnabar/build_info.py."""
+    try:
+        with open(os.path.join(directory, 'cinnabar', 'build_info.py')) as f:
+            found = _KEYS_LINE.search(f.read())
+    except OSError:
+        found = None
+    if not found:
+        raise Abort('the Python tree archive names no release key',
+                    hint=release.TAMPERED_HINT)
+    return sorted(re.findall(r"'([0-9a-f]{64})'", found.group(1)))
 
 
 def helper_check(manifest):
@@ -208,24 +188,35 @@ def installation():
     return install
 
 
+def check_version(manifest, exact):
+    """Whether the manifest's release is to be installed: False when it
+    is this one; Abort when it is older, unless it is the --exact one."""
+    latest = manifest['version']
+    if exact is not None:
+        if latest != exact:
+            raise Abort('%s is for version %s, not %s'
+                        % (manifest['url'], latest, exact),
+                        hint=release.TAMPERED_HINT)
+        return latest != VERSION
+    release.check_not_stale(manifest, VERSION)
+    older = release.version_tuple(latest) < release.version_tuple(VERSION)
+    if older:
+        raise Abort('%s is of version %s, older than this git-cinnabar %s: '
+                    'refusing to go back' % (manifest['url'], latest, VERSION),
+                    hint='it may be stale or replayed; to install an older '
+                         'version on purpose, use --exact %s' % latest)
+    return latest != VERSION
+
+
 def run(args):
     url, check_only, which = parse_args(args)
     base = release.base_url(url)
     for kind, value in which.items():
         base = urllib.parse.urljoin(base, SUBDIRS[kind] % value)
-    manifest_url = urllib.parse.urljoin(base, 'release')
-    manifest = parse_manifest(release.fetch_signed(manifest_url),
-                              redact_url(manifest_url))
+    channel = which.get('branch', release.DEFAULT_CHANNEL)
+    manifest = release.read_manifest(base, channel)
     latest = manifest['version']
-    exact = which.get('exact')
-    if exact is not None and latest != exact:
-        raise Abort('%s is for version %s, not %s'
-                    % (manifest_url, latest, exact))
-    if exact is not None:
-        up_to_date = latest == VERSION
-    else:
-        up_to_date = version_tuple(latest) <= version_tuple(VERSION)
-    if up_to_date:
+    if not check_version(manifest, which.get('exact')):
         print('git-cinnabar %s is up to date (latest release: %s)'
               % (VERSION, latest))
         return 0
@@ -241,9 +232,10 @@ def run(args):
     os.makedirs(new)
     os.makedirs(old)
     try:
-        tree = fetch_checked(base, manifest['python'], 'the Python tree')
-        helper = fetch_checked(base, manifest['helpers'][platform],
-                               'the helper')
+        tree = release.fetch_checked(base, manifest['python'],
+                                     'the Python tree')
+        helper = release.fetch_checked(base, manifest['helpers'][platform],
+                                       'the helper')
         extract_tree(tree, new, manifest)
         release.install_helper(helper, os.path.join(new, HELPER_NAME),
                                helper_check(manifest))

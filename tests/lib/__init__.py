@@ -46,4 +46,6 @@ is mocked.  The modules are:
   replay; also `make fuzz-push` (`python -m lib.push_oracle`);
 - `push_oracle_cases`: small hand-made histories through the same
   comparison, reproducing what it found.
+- `releases`: release manifests and helpers written by hand (the layout
+  of cinnabar/release.py), for download and self-update.
 """

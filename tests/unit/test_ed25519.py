@@ -81,3 +81,49 @@ def test_agrees_with_openssl(tmp_path):
     assert ed25519.public_key(seed) == public
     assert ed25519.sign(seed, message.read_bytes()) == signature
     assert ed25519.verify(public, message.read_bytes(), signature)
+
+
+def small_order_encodings():
+    """The encodings of points of order 1, 2, 4 and 8: the identity,
+    (0, -1), and (x, 0) with both signs of x, found from their y."""
+    encodings = []
+    for y in (1, ed25519.P - 1, 0):
+        for sign in (0, 1):
+            x = ed25519._recover_x(y, sign)
+            if x is not None:
+                encodings.append((y | sign << 255).to_bytes(32, 'little'))
+    # Two points of order 8 (the others are their negations).
+    encodings += [bytes.fromhex(
+        'c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a'),
+        bytes.fromhex(
+        '26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05')]
+    return list(dict.fromkeys(encodings))
+
+
+def test_small_order_points_are_refused():
+    """A = R = identity, S = 0 satisfies [S]B = R + [k]A for any message;
+    libsodium refuses small-order A and R, and so do we."""
+    identity = (1).to_bytes(32, 'little')
+    zero = bytes(32)
+    assert not ed25519.verify(identity, b'anything', identity + zero)
+    points = small_order_encodings()
+    assert len(points) >= 5
+    orders = set()
+    for encoded in points:
+        point = ed25519._decode(encoded)
+        assert point is not None and ed25519._small_order(point)
+        orders.add(next(n for n in (1, 2, 4, 8) if ed25519._same(
+            ed25519._multiply(n, point), ed25519.IDENTITY)))
+        for message in (b'', b'release'):
+            assert not ed25519.verify(encoded, message, encoded + zero)
+    assert orders == {1, 2, 4, 8}
+    # A real key with a small-order R: [S]B = R + [k]A cannot be met by
+    # a signer anyway, but the R is refused before any arithmetic.
+    seed = os.urandom(32)
+    public = ed25519.public_key(seed)
+    good = ed25519.sign(seed, b'release')
+    assert ed25519.verify(public, b'release', good)
+    assert not ed25519._small_order(ed25519._decode(public))
+    assert not ed25519._small_order(ed25519._decode(good[:32]))
+    for encoded in points:
+        assert not ed25519.verify(public, b'release', encoded + good[32:])

@@ -1,0 +1,58 @@
+"""The release manifest and signature files (cinnabar.release)."""
+
+import os
+
+import pytest
+
+from cinnabar import ed25519, release
+from cinnabar.errors import Abort
+
+MANIFEST = b'''# a comment
+
+channel release
+version 0.2.0
+date 2026-01-01T00:00:00Z
+protocol 1
+key %s
+key %s
+python %s git-cinnabar-0.2.0.tar.gz
+helper linux-x86_64 %s linux-x86_64/git-cinnabar-helper
+''' % (b'a' * 64, b'b' * 64, b'C' * 64, b'd' * 64)
+
+
+def test_parse_manifest():
+    manifest = release.parse_manifest(MANIFEST, 'URL')
+    assert manifest == {
+        'channel': 'release', 'version': '0.2.0',
+        'date': '2026-01-01T00:00:00Z', 'protocol': '1',
+        'keys': ['a' * 64, 'b' * 64],
+        'python': ('c' * 64, 'git-cinnabar-0.2.0.tar.gz'),
+        'helpers': {'linux-x86_64': ('d' * 64,
+                                     'linux-x86_64/git-cinnabar-helper')}}
+
+
+@pytest.mark.parametrize('line,message', [
+    (b'channel release\n', 'has no channel line'),
+    (b'date 2026-01-01T00:00:00Z\n', 'has no date line'),
+    (b'version 0.2.0\n', 'has no version line'),
+])
+def test_manifest_needs_every_line(line, message):
+    with pytest.raises(Abort, match=message):
+        release.parse_manifest(MANIFEST.replace(line, b''), 'URL')
+
+
+@pytest.mark.parametrize('line', [b'channel a b', b'frob 1', b'key',
+                                  b'helper linux-x86_64 abc'])
+def test_manifest_refuses_unknown_lines(line):
+    with pytest.raises(Abort, match='line 11 is not understood'):
+        release.parse_manifest(MANIFEST + line + b'\n', 'URL')
+
+
+def test_signatures_round_trip():
+    seeds = [os.urandom(32), os.urandom(32)]
+    text = release.format_signatures(seeds, b'data').encode()
+    pairs = release.parse_signatures(b'garbage line\n' + text + b'zz yy\n')
+    assert [key for key, _ in pairs] == [ed25519.public_key(s)
+                                         for s in seeds]
+    assert all(ed25519.verify(key, b'data', signature)
+               for key, signature in pairs)
