@@ -33,7 +33,7 @@ signed:
                                        `self-update --branch <name>`
     version <version>                  e.g. `version 0.2.0`
     date <YYYY-MM-DDTHH:MM:SSZ>        the date of the commit released
-    protocol <helper protocol>         e.g. `protocol 1`
+    protocol <helper protocol>         e.g. `protocol 2`
     key <public key hex>               (any number) the release keys the
                                        release's Python tree trusts
     python <sha256> <path>             the Python tree archive

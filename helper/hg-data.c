@@ -134,21 +134,10 @@ static void resolve(struct hg_prefix *p, const char *hex)
 	}
 }
 
-static void write_blocks(const struct strbuf *data, FILE *out)
-{
-	size_t pos, n;
-	for (pos = 0; pos < data->len; pos += n) {
-		n = data->len - pos < 65536 ? data->len - pos : 65536;
-		fprintf(out, "%"PRIuMAX"\n", (uintmax_t)n);
-		fwrite(data->buf + pos, 1, n, out);
-	}
-	fputs("0\n", out);
-}
-
-void answer_hg_data(const char *kind_name, const char *hex, FILE *out)
+void hg_data_lookup(const char *kind_name, const char *hex,
+		    struct hg_data *d)
 {
 	struct hg_prefix p;
-	struct strbuf text = STRBUF_INIT;
 
 	if (!kind_name || !hex || !kind_from_name(kind_name))
 		die("data needs a kind (changeset, manifest or file) and an "
@@ -158,26 +147,28 @@ void answer_hg_data(const char *kind_name, const char *hex, FILE *out)
 		    MIN_HG_PREFIX, HG_HEXSZ, hex);
 	p.kind = kind_from_name(kind_name);
 	resolve(&p, hex);
+	strbuf_reset(&d->text);
+	d->matches = p.matches;
 	if (p.matches > 1) {
-		fprintf(out, "ambiguous %"PRIuMAX"\n", (uintmax_t)p.matches);
+		d->result = HG_DATA_AMBIGUOUS;
 	} else if (!p.matches && p.other) {
-		fprintf(out, "other %s\n", kind_names[p.other]);
+		d->result = HG_DATA_OTHER;
+		d->other = kind_names[p.other];
 	} else if (!p.matches) {
-		fputs("unknown\n", out);
+		d->result = HG_DATA_UNKNOWN;
 	} else {
+		d->result = HG_DATA_FOUND;
+		hg_oidcpy(&d->found, &p.found);
+		/* The null id has the empty text. */
 		if (hg_oid_is_null(&p.found))
-			strbuf_reset(&text);
-		else if (p.kind == KIND_CHANGESET)
-			changeset_text(&p.found, &text);
+			return;
+		if (p.kind == KIND_CHANGESET)
+			changeset_text(&p.found, &d->text);
 		else if (p.kind == KIND_MANIFEST)
-			manifest_text(&p.found, &text);
+			manifest_text(&p.found, &d->text);
 		else
-			file_text(&p.found, &text);
-		fprintf(out, "ok %s\n", hg_oid_to_hex(&p.found));
-		write_blocks(&text, out);
+			file_text(&p.found, &d->text);
 	}
-	fflush(out);
-	strbuf_release(&text);
 }
 
 int hg_prefix_lookup(const char *hex, struct hg_oid *found)

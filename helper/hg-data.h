@@ -14,12 +14,22 @@
 
 #define MIN_HG_PREFIX 4
 
+/* What `data <kind> <hex>` finds. */
+struct hg_data {
+	enum { HG_DATA_FOUND, HG_DATA_UNKNOWN, HG_DATA_AMBIGUOUS,
+	       HG_DATA_OTHER } result;
+	struct hg_oid found;	/* HG_DATA_FOUND: the full id */
+	struct strbuf text;	/* HG_DATA_FOUND: the raw text */
+	size_t matches;		/* HG_DATA_AMBIGUOUS: how many */
+	const char *other;	/* HG_DATA_OTHER: the kind the id is of */
+};
+#define HG_DATA_INIT { .text = STRBUF_INIT }
+
 /*
- * Answer `data <kind> <hex>` on `out`: `ok <full id>` then the text as a
- * block stream, or `unknown`, `ambiguous <count>`, or `other <kind>` (the
- * id is known, as a revision of another kind). Dies on a bad request.
+ * Look up revision `hex` of `kind` (changeset, manifest, file) for the
+ * `data` command of PROTOCOL.md. Dies on a bad request.
  */
-void answer_hg_data(const char *kind, const char *hex, FILE *out);
+void hg_data_lookup(const char *kind, const char *hex, struct hg_data *d);
 
 /*
  * How many stored revisions, of any kind, have an hg id starting with the

@@ -390,14 +390,14 @@ static void clear_parent_head(kh_node_pos_t *pos, const struct hg_oid *parent,
 		is_head[kh_value(pos, it)] = 0;
 }
 
-void list_bundle_heads(struct bundle *b, FILE *out)
+void list_bundle_heads(struct bundle *b, each_head_fn fn, void *data)
 {
 	struct stream *cg;
 	int version;
 	struct changeset_spool spool = { 0 };
 	struct spooled_changeset c = SPOOLED_CHANGESET_INIT;
 	struct hg_oid *nodes;
-	size_t i, count = 0;
+	size_t i;
 	char **branches;
 	int *is_head;
 	kh_node_pos_t *pos = kh_init_node_pos();
@@ -427,16 +427,8 @@ void list_bundle_heads(struct bundle *b, FILE *out)
 		kh_value(pos, it) = i;
 	}
 	for (i = 0; i < spool.nr; i++)
-		count += is_head[i];
-	fprintf(out, "%"PRIuMAX"\n", (uintmax_t)count);
-	for (i = 0; i < spool.nr; i++) {
-		const struct object_id *git;
-		if (!is_head[i])
-			continue;
-		git = hg2git(&nodes[i]);
-		fprintf(out, "%s %s %s\n", hg_oid_to_hex(&nodes[i]),
-			git ? oid_to_hex(git) : "?", branches[i]);
-	}
+		if (is_head[i])
+			fn(&nodes[i], hg2git(&nodes[i]), branches[i], data);
 	for (i = 0; i < spool.nr; i++)
 		free(branches[i]);
 	free(branches);

@@ -7,6 +7,8 @@
 #ifndef CINNABAR_IMPORT_H
 #define CINNABAR_IMPORT_H
 
+#include "metadata.h"
+
 struct bundle;
 struct hg_oid;
 struct strbuf;
@@ -20,8 +22,11 @@ void import_bundle(struct bundle *b, struct import_stats *stats);
 /* The raw text of a stored changeset; dies if it is unknown. */
 void changeset_text(const struct hg_oid *node, struct strbuf *out);
 
-/* Answer `bundle-heads`: the branch heads of the bundle's changesets. */
-void list_bundle_heads(struct bundle *b, FILE *out);
+/*
+ * The branch heads of the bundle's changesets (`bundle-heads`), in bundle
+ * order: `fn` is called for each, with its commit when it has one.
+ */
+void list_bundle_heads(struct bundle *b, each_head_fn fn, void *data);
 
 /*
  * Die with SIGKILL (or the signal CINNABAR_TEST_DIE_SIGNAL numbers) when

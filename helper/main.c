@@ -1,7 +1,10 @@
 /*
  * git-cinnabar-helper: the command loop. Every command is documented in
- * PROTOCOL.md; this file only reads commands, dispatches them through the
- * table below and flushes each answer.
+ * PROTOCOL.md; this file reads commands, dispatches them through the
+ * table below, formats each answer from what the command's module
+ * returns and flushes it. Only the answers that stream as they come are
+ * written elsewhere: http's responses (http-client.c) and fsck's problem
+ * lines (fsck.c, file-check.c).
  */
 #include "cache.h"
 #include "config.h"
@@ -25,7 +28,7 @@
 #include "sha1-test.h"
 #include <malloc.h>
 
-#define PROTOCOL_VERSION 1
+#define PROTOCOL_VERSION 2
 #ifndef CINNABAR_HELPER_VERSION
 #define CINNABAR_HELPER_VERSION "0.1.0"
 #endif
@@ -150,34 +153,39 @@ static void cmd_git2hg(const char **argv)
 	answer("%s\n", hg_oid_to_hex(&hg));
 }
 
-static void count_head(const struct hg_oid *node,
-		       const struct object_id *commit, const char *branch,
-		       void *data)
+/* The answer to heads and bundle-heads: a count, then a line a head. */
+struct heads_answer {
+	size_t count;
+	struct strbuf lines;
+};
+
+static void add_head(const struct hg_oid *node, const struct object_id *commit,
+		     const char *branch, void *data)
 {
-	(*(size_t *)data)++;
+	struct heads_answer *a = data;
+	a->count++;
+	strbuf_addf(&a->lines, "%s %s %s\n", hg_oid_to_hex(node),
+		    commit ? oid_to_hex(commit) : "?", branch);
 }
 
-static void print_head(const struct hg_oid *node,
-		       const struct object_id *commit, const char *branch,
-		       void *data)
+static void answer_heads(struct heads_answer *a)
 {
-	fprintf(out, "%s %s %s\n", hg_oid_to_hex(node), oid_to_hex(commit),
-		branch);
+	answer("%"PRIuMAX"\n%s", (uintmax_t)a->count, a->lines.buf);
+	strbuf_release(&a->lines);
 }
 
 static void cmd_heads(const char **argv)
 {
-	size_t count = 0;
+	struct heads_answer a = { 0, STRBUF_INIT };
 
 	need_repository();
-	for_each_changeset_head(count_head, &count);
-	fprintf(out, "%"PRIuMAX"\n", (uintmax_t)count);
-	for_each_changeset_head(print_head, NULL);
-	fflush(out);
+	for_each_changeset_head(add_head, &a);
+	answer_heads(&a);
 }
 
 static void cmd_bundle_heads(const char **argv)
 {
+	struct heads_answer a = { 0, STRBUF_INIT };
 	struct stream raw;
 	struct bundle b;
 
@@ -186,9 +194,9 @@ static void cmd_bundle_heads(const char **argv)
 		die("bundle-heads needs a path");
 	stream_init_file(&raw, argv[0]);
 	bundle_open(&b, &raw, 0);
-	list_bundle_heads(&b, out);
+	list_bundle_heads(&b, add_head, &a);
 	bundle_release(&b);
-	fflush(out);
+	answer_heads(&a);
 }
 
 static void run_import(struct stream *raw, int cg_version)
@@ -406,10 +414,41 @@ static void cmd_fsck(const char **argv)
 	oid_array_clear(&commits);
 }
 
+/* A block stream (PROTOCOL.md, "Framing"). */
+static void write_blocks(const struct strbuf *data)
+{
+	size_t pos, n;
+	for (pos = 0; pos < data->len; pos += n) {
+		n = data->len - pos < 65536 ? data->len - pos : 65536;
+		fprintf(out, "%"PRIuMAX"\n", (uintmax_t)n);
+		fwrite(data->buf + pos, 1, n, out);
+	}
+	fputs("0\n", out);
+}
+
 static void cmd_data(const char **argv)
 {
+	struct hg_data d = HG_DATA_INIT;
+
 	need_repository();
-	answer_hg_data(argv[0], argv[0] ? argv[1] : NULL, out);
+	hg_data_lookup(argv[0], argv[0] ? argv[1] : NULL, &d);
+	switch (d.result) {
+	case HG_DATA_AMBIGUOUS:
+		answer("ambiguous %"PRIuMAX"\n", (uintmax_t)d.matches);
+		break;
+	case HG_DATA_OTHER:
+		answer("other %s\n", d.other);
+		break;
+	case HG_DATA_UNKNOWN:
+		answer("unknown\n");
+		break;
+	case HG_DATA_FOUND:
+		fprintf(out, "ok %s\n", hg_oid_to_hex(&d.found));
+		write_blocks(&d.text);
+		fflush(out);
+		break;
+	}
+	strbuf_release(&d.text);
 }
 
 /* Test hook: see PROTOCOL.md, "Test hooks". */

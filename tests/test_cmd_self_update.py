@@ -99,7 +99,7 @@ def test_self_update_installs_a_newer_release(install, tmp_path,
     assert f'updated git-cinnabar from 0.1.0 to {NEW}' in result.out
     out = run(['python3', install / 'git-cinnabar', '--version']).out
     assert out.startswith(f'git-cinnabar {NEW} ')
-    assert f'helper: {NEW}, protocol 1' in out
+    assert f'helper: {NEW}, protocol 2' in out
     assert sorted(os.listdir(install)) == [
         'cinnabar', 'git-cinnabar', 'git-cinnabar-helper', 'git-remote-hg']
     result = self_update(install, '--url', server.url())
@@ -115,7 +115,7 @@ def test_self_update_refuses(case, install, tmp_path, https_server,
     options = {
         'tree-checksum': {'tree_sha': '0' * 64},
         'helper-protocol': {'helper_answer': f'version 2 {NEW} 0123'},
-        'helper-version': {'helper_answer': 'version 1 0.3.0 0123'},
+        'helper-version': {'helper_answer': 'version 2 0.3.0 0123'},
         'tree-version': {},
     }[case]
     make_release(www, tmp_path, release_key, **options)

@@ -241,7 +241,7 @@ def test_self_update_with_the_release_keys(built, www, tmp_path,
     assert 'updated git-cinnabar from 0.1.0 to 0.2.0' in result.out
     out = cinnabar(install, '--version').out
     assert out.startswith('git-cinnabar 0.2.0 ')
-    assert 'helper: 0.2.0, protocol 1' in out
+    assert 'helper: 0.2.0, protocol 2' in out
     # Back to 0.1.0 only with --exact; a replayed 0.1.0 is refused.
     old = tmp_path / 'old-www'
     shutil.copytree(www / 'versions' / '0.1.0', old)

@@ -12,7 +12,7 @@ def sha256(data):
 
 
 def write_manifest(directory, key, version, helpers, python=None,
-                   protocol=1, channel='release', date=DATE, keys=None):
+                   protocol=2, channel='release', date=DATE, keys=None):
     """Write `<directory>/release` and, when `key` (a lib.signing
     ReleaseKey) is given, its signature. `helpers`: {platform: (sha,
     path)}; `python`: (sha, path) of the tree archive; `keys`: the hex
