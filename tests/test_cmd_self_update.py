@@ -44,7 +44,7 @@ def build_info(keys, date):
             f"CHANNEL = 'release'\nRELEASE_DATE = {date!r}\n")
 
 
-def make_release(www, tmp_path, key, version=NEW, protocol=1,
+def make_release(www, tmp_path, key, version=NEW, protocol=2,
                  helper_answer=None, tree_sha=None, channel='release',
                  date='2026-06-01T00:00:00Z', tree_keys=None):
     """A release of `version` under `www`: the Python tree with that
@@ -114,7 +114,7 @@ def test_self_update_refuses(case, install, tmp_path, https_server,
     www.mkdir()
     options = {
         'tree-checksum': {'tree_sha': '0' * 64},
-        'helper-protocol': {'helper_answer': f'version 2 {NEW} 0123'},
+        'helper-protocol': {'helper_answer': f'version 3 {NEW} 0123'},
         'helper-version': {'helper_answer': 'version 2 0.3.0 0123'},
         'tree-version': {},
     }[case]
@@ -130,7 +130,7 @@ def test_self_update_refuses(case, install, tmp_path, https_server,
     assert_failed_for_people(result)
     expected = {
         'tree-checksum': 'the checksum of the Python tree does not match',
-        'helper-protocol': 'speaks protocol 2',
+        'helper-protocol': 'speaks protocol 3',
         'helper-version': 'it is version 0.3.0',
         'tree-version': 'the Python tree archive is version 0.2.0',
     }[case]

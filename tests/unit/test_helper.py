@@ -33,7 +33,7 @@ FAKE_HELPER = textwrap.dedent('''
     for line in inp:
         words = line.decode().split()
         if words == ['version']:
-            say('version %s 9.9' % os.environ.get('FAKE_PROTOCOL', '1'))
+            say('version %s 9.9' % os.environ.get('FAKE_PROTOCOL', '2'))
         elif words == ['capabilities']:
             say('capabilities http zlib')
         elif words[0] == 'hg2git':
@@ -113,10 +113,10 @@ def test_handshake(helper):
 
 
 def test_protocol_mismatch(fake, monkeypatch):
-    monkeypatch.setenv('FAKE_PROTOCOL', '2')
+    monkeypatch.setenv('FAKE_PROTOCOL', '1')
     with pytest.raises(Abort) as error:
         Helper.start(str(fake))
-    assert 'protocol 2' in error.value.message
+    assert 'protocol 1' in error.value.message
     assert 'make' in error.value.hint
 
 
