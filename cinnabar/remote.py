@@ -38,15 +38,14 @@ error. Every answer is flushed. When anything fails before `finish`, the
 helper drops what it imported, so no ref changes.
 """
 
-import contextlib
 import sys
 
 from cinnabar import (cinnabarclone, clonebundles, config, discovery, git,
                       graft, hg, metadata, push, refs, snapshots, tags)
-from cinnabar.errors import Abort, run_guarded
+from cinnabar.errors import Abort
 from cinnabar.helper import Helper
 from cinnabar.ids import NULL_GIT
-from cinnabar.hg.url import parse_url, strip_prefix
+from cinnabar.hg.url import parse_url
 from cinnabar.trace import Tracer
 
 CAPABILITIES = (
@@ -413,30 +412,3 @@ class RemoteHelper:
         # Nothing is written before the fetch succeeded: on a failure,
         # fast-import sees an empty stream and git finds no ref to update.
         self._write('feature done', *lines, 'done')
-
-
-def _remote_name(name):
-    """The configured remote's name, or None for an anonymous URL."""
-    if name.startswith(('hg::', 'hg://')):
-        return None
-    return name
-
-
-def session(argv):
-    if len(argv) not in (2, 3):
-        raise Abort('usage: git-remote-hg <remote> [<url>]',
-                    hint='git-remote-hg is run by git for hg:: URLs')
-    url = strip_prefix(argv[-1])
-    helper_class = RemoteHelper
-    if url == 'tags:':
-        from cinnabar.tagsremote import TagsRemoteHelper
-        helper_class = TagsRemoteHelper
-    with contextlib.ExitStack() as resources:
-        remote = helper_class(_remote_name(argv[0]), url,
-                              sys.stdin.buffer, sys.stdout.buffer, resources)
-        remote.run()
-    return 0
-
-
-def main(argv=None):
-    return run_guarded(session, sys.argv[1:] if argv is None else argv)

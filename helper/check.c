@@ -37,7 +37,8 @@ static int apply_one(unsigned *flags, const char *word)
 	return -1;
 }
 
-unsigned check_parse(const char *value)
+/* A cinnabar.check value (NULL: unset) as CHECK_* flags. */
+static unsigned check_parse(const char *value)
 {
 	struct string_list words = STRING_LIST_INIT_DUP;
 	unsigned flags = CHECK_ALL;

@@ -27,7 +27,4 @@
 /* Whether all the checks in `flags` are on (reads the config once). */
 int check_enabled(unsigned flags);
 
-/* Parse a cinnabar.check value (NULL: unset) into CHECK_* flags. */
-unsigned check_parse(const char *value);
-
 #endif

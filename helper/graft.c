@@ -36,7 +36,8 @@ int graft_add_candidate(const struct object_id *oid)
 	return 0;
 }
 
-int graft_active(void)
+/* Whether there are candidates at all (grafting is on). */
+static int graft_active(void)
 {
 	return grafts.nr != 0;
 }

@@ -32,12 +32,6 @@ struct strbuf;
 int graft_add_candidate(const struct object_id *oid);
 
 /*
- * Whether there are candidates at all (grafting is on). When there are,
- * every changeset imported goes through graft_find.
- */
-int graft_active(void);
-
-/*
  * Find the candidate for changeset `node` (raw text `raw`, hg parents
  * p1/p2), whose commit would have `tree` and `parents`. On success,
  * return 1 with `commit_oid` set and `commit` holding the candidate's raw

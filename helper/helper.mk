@@ -58,7 +58,8 @@ HELPER_BUILD_ID := $(shell cat $(sort $(HELPER_SOURCES) $(HELPER_HEADERS)) /dev/
 	sha256sum | cut -c1-16)
 
 HELPER_DEFINES = -DCINNABAR_HELPER_VERSION='"$(HELPER_VERSION)"' \
-	-DCINNABAR_BUILD_ID='"$(HELPER_BUILD_ID)"'
+	-DCINNABAR_BUILD_ID='"$(HELPER_BUILD_ID)"' \
+	-DCINNABAR_GIT_VERSION_ID=$(subst .,_,$(GIT_VERSION))
 
 # Flags for the helper's own objects only, not git's (which would all be rebuilt
 # when they change): `make dist` maps the source directory away with
@@ -87,7 +88,7 @@ endif
 # its flags).
 $(HELPER_OBJDIR)/HELPER-CFLAGS: FORCE
 	@mkdir -p $(HELPER_OBJDIR)
-	@flags='$(strip $(HELPER_VERSION) $(HELPER_BUILD_ID) $(HELPER_DEV_CFLAGS) $(HELPER_EXTRA_CFLAGS))'; \
+	@flags='$(strip $(HELPER_VERSION) $(HELPER_BUILD_ID) $(GIT_VERSION) $(HELPER_DEV_CFLAGS) $(HELPER_EXTRA_CFLAGS))'; \
 	if test x"$$flags" != x"`cat $@ 2>/dev/null`"; then \
 		echo "$$flags" >$@; \
 	fi

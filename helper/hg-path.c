@@ -106,7 +106,8 @@ size_t hg_path_depth(const char *path, size_t len)
 	return depth;
 }
 
-const char *hg_path_problem(const char *path, size_t len)
+/* Why `path` is refused, or NULL when Mercurial accepts it. */
+static const char *hg_path_problem(const char *path, size_t len)
 {
 	const char *end = path + len, *p = path;
 	if (!len)

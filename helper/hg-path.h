@@ -34,9 +34,6 @@
  */
 #define HG_PATH_MAX_NAME 65534
 
-/* Why `path` is refused, or NULL when Mercurial accepts it. */
-const char *hg_path_problem(const char *path, size_t len);
-
 /* Number of '/'-separated components of `path`. */
 size_t hg_path_depth(const char *path, size_t len);
 

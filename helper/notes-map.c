@@ -226,8 +226,3 @@ void notes_map_store(struct notes_map *m, struct object_id *result)
 	strbuf_release(&commit);
 }
 
-void notes_map_release(struct notes_map *m)
-{
-	kh_destroy_cinnabar_notes(MAP(m));
-	m->map = NULL;
-}

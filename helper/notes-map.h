@@ -39,7 +39,6 @@ void notes_map_for_each(struct notes_map *m, notes_map_fn fn, void *data);
  * (or a commit of the empty tree for a map that never existed).
  */
 void notes_map_store(struct notes_map *m, struct object_id *result);
-void notes_map_release(struct notes_map *m);
 
 /* The commit header git-cinnabar uses for all of its metadata commits. */
 #define CINNABAR_AUTHORSHIP \

@@ -4,8 +4,17 @@
  * This file includes the pinned git tree's builtin/fast-import.c as it is,
  * to reach its pack writer (store_object, store_tree and the tree_content_*
  * functions) and its object table. Nothing of it is changed; if the pinned
- * version changes, the check below fails the build.
+ * version changes, the check below fails the build (helper.mk passes the
+ * version of the tree compiled against as CINNABAR_GIT_VERSION_ID, its
+ * dots as underscores): the fast-import internals used here must be read
+ * again against the new version before moving the line below.
  */
+#define CINNABAR_GIT_2_39_5 1
+#define CINNABAR_PASTE(a, b) a##b
+#define CINNABAR_PINNED(v) CINNABAR_PASTE(CINNABAR_GIT_, v)
+#if !defined(CINNABAR_GIT_VERSION_ID) || !CINNABAR_PINNED(CINNABAR_GIT_VERSION_ID)
+#error "store.c is written against git 2.39.5's fast-import; check it against this git version"
+#endif
 #include "builtin/fast-import.c"
 #include "sigchain.h"
 #include "fatal-signal.h"

@@ -89,40 +89,6 @@ void stream_init_file(struct stream *s, const char *path)
 	init_fd(s, fd, 1);
 }
 
-/* Memory. */
-
-struct mem_stream {
-	const char *buf;
-	size_t len;
-};
-
-static size_t mem_read(struct stream *s, void *buf, size_t len)
-{
-	struct mem_stream *m = s->data;
-	if (len > m->len)
-		len = m->len;
-	memcpy(buf, m->buf, len);
-	m->buf += len;
-	m->len -= len;
-	return len;
-}
-
-static void free_data(struct stream *s)
-{
-	free(s->data);
-}
-
-void stream_init_mem(struct stream *s, const char *buf, size_t len)
-{
-	struct mem_stream *m = xcalloc(1, sizeof(*m));
-	m->buf = buf;
-	m->len = len;
-	memset(s, 0, sizeof(*s));
-	s->read = mem_read;
-	s->release = free_data;
-	s->data = m;
-}
-
 /* Block streams from the command input. */
 
 struct block_stream {
@@ -378,33 +344,6 @@ void stream_init_bz2(struct stream *s, struct stream *inner, int truncated)
 	s->read = bz2_read;
 	s->release = bz2_release;
 	s->data = bs;
-}
-
-struct limit_stream {
-	struct stream *inner;
-	uint64_t left;
-};
-
-static size_t limit_read(struct stream *s, void *buf, size_t len)
-{
-	struct limit_stream *l = s->data;
-	size_t n;
-	if (len > l->left)
-		len = l->left;
-	n = stream_read(l->inner, buf, len);
-	l->left -= n;
-	return n;
-}
-
-void stream_init_limit(struct stream *s, struct stream *inner, uint64_t len)
-{
-	struct limit_stream *l = xcalloc(1, sizeof(*l));
-	l->inner = inner;
-	l->left = len;
-	memset(s, 0, sizeof(*s));
-	s->read = limit_read;
-	s->release = free_data;
-	s->data = l;
 }
 
 /* A stream that first returns some bytes already read, then `inner`. */

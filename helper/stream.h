@@ -30,8 +30,6 @@ void stream_release(struct stream *s);
 void stream_init_fd(struct stream *s, int fd);
 /* A file; dies with a message naming it if it cannot be opened. */
 void stream_init_file(struct stream *s, const char *path);
-/* Bytes already in memory (borrowed, not copied). */
-void stream_init_mem(struct stream *s, const char *buf, size_t len);
 /*
  * A block stream read from `in` (the helper's command input): blocks of
  * "<len>\n<len bytes>", ended by a block of length 0 (see PROTOCOL.md).
@@ -48,7 +46,5 @@ void stream_init_bz2(struct stream *s, struct stream *inner, int truncated);
 /* `len` bytes already read from `inner`, then the rest of `inner`. */
 void stream_init_prefixed(struct stream *s, struct stream *inner,
 			  const char *prefix, size_t len);
-/* Up to `len` bytes of `inner` (borrowed, not released). */
-void stream_init_limit(struct stream *s, struct stream *inner, uint64_t len);
 
 #endif

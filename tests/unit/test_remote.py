@@ -5,7 +5,7 @@ import io
 
 import pytest
 
-from cinnabar import remote
+from cinnabar import remote, remote_main
 from cinnabar.errors import Abort
 from cinnabar.hg.wire import RemoteState
 from cinnabar.ids import GitId, HgId, NULL_GIT
@@ -153,13 +153,13 @@ def test_bad_list_argument(fakes):
 
 
 def test_remote_name():
-    assert remote._remote_name('origin') == 'origin'
-    assert remote._remote_name('hg::/some/path') is None
+    assert remote_main._remote_name('origin') == 'origin'
+    assert remote_main._remote_name('hg::/some/path') is None
 
 
 def test_usage():
     with pytest.raises(Abort):
-        remote.session([])
+        remote_main.session([])
 
 
 class FakePusher:
