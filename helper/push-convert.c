@@ -338,6 +338,32 @@ static int file_ancestor(struct push_state *st, const char *path,
 	return ret;
 }
 
+/*
+ * A merge's file parents fp1 and fp2 (both set, different), where one
+ * side left the file as the merge bases have it (`p1_as_bases`: the
+ * first): the parent that is an ancestor of the other in the file's
+ * history is dropped, as Mercurial's commit does. The side the bases
+ * name is the likely ancestor (taken as one when file_ancestor cannot
+ * tell); else the other side may be one, when it went back to an older
+ * revision.
+ */
+static void drop_ancestor_parent(struct push_state *st, struct cs_rev *cs,
+				 const char *path, struct hg_oid *fp1,
+				 struct hg_oid *fp2, int p1_as_bases)
+{
+	struct hg_oid *a = p1_as_bases ? fp1 : fp2;
+	struct hg_oid *b = p1_as_bases ? fp2 : fp1;
+	const struct hg_oid *where_a = p1_as_bases ? &cs->mp1 : &cs->mp2;
+	const struct hg_oid *where_b = p1_as_bases ? &cs->mp2 : &cs->mp1;
+	int drop_a = file_ancestor(st, path, a, b, where_b) != 0;
+	int drop_b = !drop_a && file_ancestor(st, path, b, a, where_a) == 1;
+
+	if ((drop_a && a == fp1) || (drop_b && b == fp1))
+		hg_oidcpy(fp1, fp2);
+	if (drop_a || drop_b)
+		hg_oidcpy(fp2, &hg_null_oid);
+}
+
 static int file_revision(struct push_state *st, struct cs_rev *cs,
 			  struct tree_change *ch, const struct push_manifest *m1,
 			  const struct push_manifest *m2, const char *copy_from,
@@ -364,15 +390,13 @@ static int file_revision(struct push_state *st, struct cs_rev *cs,
 	hg_oidcpy(&fp2, l2 ? &l2->oid : &hg_null_oid);
 	if (hg_oideq(&fp1, &fp2) || hg_oid_is_null(&fp2)) {
 		hg_oidcpy(&fp2, &hg_null_oid);
-	} else if (hg_oid_is_null(&fp1) ||
-		   (ch->has_base && hg_oideq(&ch->base.oid, &fp1) &&
-		    /* -1, cannot tell: as the merge bases say */
-		    file_ancestor(st, ch->path, &fp1, &fp2, &cs->mp2))) {
+	} else if (hg_oid_is_null(&fp1)) {
 		hg_oidcpy(&fp1, &fp2);
 		hg_oidcpy(&fp2, &hg_null_oid);
-	} else if (ch->has_base && hg_oideq(&ch->base.oid, &fp2) &&
-		   file_ancestor(st, ch->path, &fp2, &fp1, &cs->mp1)) {
-		hg_oidcpy(&fp2, &hg_null_oid);
+	} else if (ch->has_base && (hg_oideq(&ch->base.oid, &fp1) ||
+				    hg_oideq(&ch->base.oid, &fp2))) {
+		drop_ancestor_parent(st, cs, ch->path, &fp1, &fp2,
+				     hg_oideq(&ch->base.oid, &fp1));
 	}
 	if (!copy_from && !hg_oid_is_null(&fp1) && hg_oid_is_null(&fp2)) {
 		const struct object_id *b =
