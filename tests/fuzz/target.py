@@ -200,7 +200,9 @@ def _protocol_answers(out):
             return True, None, 'no answer to fsck'
         if answer.startswith('error '):
             return True, answer, 'fsck error'
-        if answer.startswith('problem '):
+        # unlike-hg lines are warnings (history Mercurial's commit would
+        # not make, held faithfully): only problems are findings.
+        if answer.startswith(('problem ', 'unlike-hg ')):
             continue
         m = re.match(r'ok \d+ \d+ \d+ (\d+)$', answer)
         if not m:
