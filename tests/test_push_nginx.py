@@ -36,8 +36,12 @@ def nginx_git(hg_repos, tmp_path_factory):
 
 def head_refspecs(repo):
     """`refs/remotes/origin/X:refs/heads/X` for each branch head and
-    bookmark ref of the clone."""
+    bookmark ref of the clone, the branch tips first: changesets go in
+    the order `git rev-list --topo-order --reverse` gives for the refs as
+    given (git-cinnabar's), where the history only the first ref reaches
+    comes last, so that its head is the server's newest, its tip."""
     names = refs(repo, ORIGIN + 'branches', ORIGIN + 'bookmarks')
+    names = sorted(names, key=lambda name: not name.endswith('/tip'))
     return [f'{name}:refs/heads/{name[len(ORIGIN):]}' for name in names]
 
 
