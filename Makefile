@@ -157,10 +157,6 @@ FUZZ_SECONDS = 3600
 FUZZ_SEED = $(shell date +%s)
 FUZZ_OUT = $(BUILD)/fuzz
 FUZZ_JOBS = 2
-# 1: compile the helper's sources with git's developer warnings, as errors (see
-# helper/helper.mk).  It is passed down as HELPER_DEVELOPER, and DEVELOPER emptied,
-# so that the shared git tree's objects and libgit.a are not rebuilt.
-DEVELOPER =
 FUZZ_ARGS =
 given = $(filter command line environment,$(origin $(1)))
 
@@ -327,6 +323,7 @@ dist-helper: check-deps $(DIST_GIT_TREE)/.cinnabar-extracted $(DIST_LIBDIR)/.sta
 		CINNABAR_TOP='$(CURDIR)' $(GIT_MAKE_FLAGS) \
 		CFLAGS='$(DIST_CFLAGS)' LDFLAGS='$(DIST_LDFLAGS)' \
 		HELPER_EXTRA_CFLAGS='$(DIST_HELPER_CFLAGS)' \
+		DEVELOPER= HELPER_DEVELOPER= \
 		HELPER_OBJDIR='$(CURDIR)/$(DIST_DIR)/helper' \
 		HELPER_PROGRAM='$(CURDIR)/$(DIST_HELPER)' helper
 
