@@ -1,5 +1,6 @@
 /* The parents of a stored file revision: see file-parents.h. */
 #include "cache.h"
+#include "manifest.h"
 #include "metadata.h"
 #include "raw-commit.h"
 #include "store.h"
@@ -91,19 +92,6 @@ static int read_mcommit(const struct object_id *oid, struct mcommit *m)
 	return 0;
 }
 
-/* The hg id a manifest commit names in its message. */
-static int mcommit_node(const struct object_id *commit, struct hg_oid *node)
-{
-	struct raw_commit c;
-	int ret;
-
-	if (raw_commit_read(&c, commit))
-		return -1;
-	ret = c.body_len != HG_HEXSZ || hg_oid_from_hex(c.body, node) ? -1 : 0;
-	raw_commit_release(&c);
-	return ret;
-}
-
 int file_parents_and_manifests(const char *path, const struct hg_oid *node,
 			       const struct strbuf *text,
 			       const struct hg_oid *start, size_t max_steps,
@@ -131,7 +119,7 @@ int file_parents_and_manifests(const char *path, const struct hg_oid *node,
 				hg_oidcpy(&where[i], &hg_null_oid);
 			if (i >= m.nr || read_mcommit(&m.parents[i], &pm[i]))
 				continue;
-			if (where && mcommit_node(&m.parents[i], &where[i]))
+			if (where && manifest_commit_node(&m.parents[i], &where[i]))
 				return -1;
 			path_in_tree(&pm[i].tree, path, &in[i]);
 			if (next == 2 && hg_oideq(&in[i], node))
@@ -143,13 +131,4 @@ int file_parents_and_manifests(const char *path, const struct hg_oid *node,
 		m = pm[next];
 	}
 	return -1;
-}
-
-int file_parents_in_history(const char *path, const struct hg_oid *node,
-			    const struct strbuf *text,
-			    const struct hg_oid *start, size_t max_steps,
-			    struct hg_oid *p1, struct hg_oid *p2)
-{
-	return file_parents_and_manifests(path, node, text, start, max_steps,
-					  p1, p2, NULL);
 }

@@ -29,16 +29,9 @@ int file_parents_among(const struct hg_oid *node, const struct strbuf *text,
  * (0: no limit). Return 0 with *p1 and *p2 set; -1 when `start` does not
  * have `node` at `path`, or no manifest introducing it is found within
  * `max_steps`; -2 when one is and no pair of candidates gives `node` with
- * `text` (the text, or the history, is not what the id says).
- */
-int file_parents_in_history(const char *path, const struct hg_oid *node,
-			    const struct strbuf *text,
-			    const struct hg_oid *start, size_t max_steps,
-			    struct hg_oid *p1, struct hg_oid *p2);
-
-/*
- * The same, also giving in where[0] and where[1] the manifests of the
- * parents of the manifest that introduced `node` (null when it has fewer
+ * `text` (the text, or the history, is not what the id says). Unless
+ * `where` is NULL, where[0] and where[1] get the manifests of the parents
+ * of the manifest that introduced `node` (null when it has fewer
  * parents): where the revisions *p1 and *p2 were found.
  */
 int file_parents_and_manifests(const char *path, const struct hg_oid *node,

@@ -651,3 +651,15 @@ void import_manifest(struct rev_chunk *chunk, int id_checked)
 	set_last(&chunk->node, text);
 	strbuf_release(&rebased);
 }
+
+int manifest_commit_node(const struct object_id *commit, struct hg_oid *node)
+{
+	struct raw_commit c;
+	int ret;
+
+	if (raw_commit_read(&c, commit))
+		return -1;
+	ret = c.body_len != HG_HEXSZ || hg_oid_from_hex(c.body, node) ? -1 : 0;
+	raw_commit_release(&c);
+	return ret;
+}

@@ -62,6 +62,12 @@ void manifest_line_add(struct strbuf *out, const char *path, size_t len,
 int manifest_path_cmp(const char *a, size_t a_len, const char *b,
 		      size_t b_len);
 
+/*
+ * The hg id the message of the manifest commit `commit` names; -1 when
+ * it is not a readable commit naming one.
+ */
+int manifest_commit_node(const struct object_id *commit, struct hg_oid *node);
+
 /* Drop the manifest text kept in memory between revisions. */
 void manifest_reset_cache(void);
 

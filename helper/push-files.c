@@ -20,7 +20,8 @@
  * The parents of a stored revision of the push, among the revisions of
  * the same path in its changeset's parent manifests (file-parents.h).
  */
-static void find_file_parents(struct file_rev *r, const struct strbuf *text)
+static void find_file_parents(struct push_state *st, struct file_rev *r,
+			      const struct strbuf *text)
 {
 	if (file_parents_among(&r->node, text, &r->cand1, &r->cand2,
 			       &r->p1, &r->p2))
@@ -28,6 +29,8 @@ static void find_file_parents(struct file_rev *r, const struct strbuf *text)
 		    "parents cannot be found (nothing was sent); run `git "
 		    "cinnabar fsck --full`", hg_oid_to_hex(&r->node), r->path);
 	r->need_parents = 0;
+	/* Checked: as a later revision's delta base, not again. */
+	push_set_pos(st->checked_files, &r->node, 1);
 }
 
 /* The ids of a revision chunk for `r`, as a delta against `base`. */
@@ -144,8 +147,9 @@ static int base_file_text(struct push_state *st, const struct file_rev *r,
 	for (i = 0; i < 2 && ret == -1; i++) {
 		const struct hg_oid *start = i ? &cs->mp2 : &cs->mp1;
 		if (!hg_oid_is_null(start))
-			ret = file_parents_in_history(r->path, node, out,
-						      start, steps, &p1, &p2);
+			ret = file_parents_and_manifests(r->path, node, out,
+							 start, steps, &p1,
+							 &p2, NULL);
 	}
 	if (!ret)
 		push_set_pos(st->checked_files, node, 1);
@@ -229,7 +233,7 @@ static void write_file_groups(FILE *f, struct push_state *st,
 		else
 			file_rev_text(r, &slot->text);
 		if (r->need_parents)
-			find_file_parents(r, &slot->text);
+			find_file_parents(st, r, &slot->text);
 
 		/* The base: see above. Version 01's is implied: the
 		 * previous revision, for the first one its first parent. */

@@ -127,18 +127,6 @@ static void derive(struct push_manifest *m, const struct push_manifest *from)
 	manifest_changes_clear(&c);
 }
 
-/* The hg id a manifest commit names, or the null id. */
-static void manifest_commit_node(const struct object_id *commit,
-				 struct hg_oid *node)
-{
-	struct raw_commit c;
-	if (raw_commit_read(&c, commit) || c.body_len != HG_HEXSZ ||
-	    hg_oid_from_hex(c.body, node))
-		die("manifest commit %s is damaged; run `git cinnabar fsck "
-		    "--full`", oid_to_hex(commit));
-	raw_commit_release(&c);
-}
-
 /*
  * Check a stored manifest's text against its id, with its parents (the
  * parents of its commit): what the push sends and its deltas' bases
@@ -158,8 +146,10 @@ static void check_stored(struct push_state *st, const struct push_manifest *m,
 		    "--full`", oid_to_hex(commit));
 	for (i = 0; i < 2; i++) {
 		hg_oidcpy(&p[i], &hg_null_oid);
-		if (i < c.parents.nr)
-			manifest_commit_node(&c.parents.oid[i], &p[i]);
+		if (i < c.parents.nr &&
+		    manifest_commit_node(&c.parents.oid[i], &p[i]))
+			die("manifest commit %s is damaged; run `git cinnabar "
+			    "fsck --full`", oid_to_hex(&c.parents.oid[i]));
 	}
 	raw_commit_release(&c);
 	hg_hash(&p[0], &p[1], m->text.buf, m->text.len, &h);
