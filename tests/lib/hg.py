@@ -12,7 +12,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from .proc import kill_group, run
+from .proc import kill_group, run, wait_then_kill_group
 
 SERVE_READY_TIMEOUT = 60
 # What `hg serve` prints once it listens (Mercurial 6.3 and 7.2 alike).
@@ -154,12 +154,7 @@ class HgServer:
         if self.proc is None:
             return
         kill_group(self.proc.pid, signal.SIGTERM)
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            kill_group(self.proc.pid, signal.SIGKILL)
-            self.proc.wait()
-        kill_group(self.proc.pid, signal.SIGKILL)
+        wait_then_kill_group(self.proc)
         self.proc = None
 
     def __enter__(self):

@@ -10,11 +10,10 @@ with the command's exit code as a 4-byte big-endian integer.  `I`/`L`
 ask for input, which these commands never need: answered with nothing.
 """
 
-import signal
 import struct
 import subprocess
 
-from .proc import CommandFailed, Result, kill_group
+from .proc import CommandFailed, Result, wait_then_kill_group
 
 
 class HgCommandServer:
@@ -72,12 +71,7 @@ class HgCommandServer:
         if self.proc is None:
             return
         self.proc.stdin.close()
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            kill_group(self.proc.pid, signal.SIGKILL)
-            self.proc.wait()
-        kill_group(self.proc.pid, signal.SIGKILL)
+        wait_then_kill_group(self.proc)
         self.proc.stdout.close()
         self.proc = None
 

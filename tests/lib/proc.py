@@ -50,6 +50,18 @@ def kill_group(pgid, sig=signal.SIGKILL):
         pass
 
 
+def wait_then_kill_group(proc, timeout=10):
+    """Wait up to `timeout` seconds for `proc` (a group leader asked to
+    end) to exit, SIGKILL its group if it has not, and then anything it
+    left behind in its group."""
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        kill_group(proc.pid, signal.SIGKILL)
+        proc.wait()
+    kill_group(proc.pid, signal.SIGKILL)
+
+
 def run(args, *, cwd=None, input=None, extra_env=None, env=None,
         timeout=DEFAULT_TIMEOUT, check=True):
     """Run `args` to completion and return a `Result`.
