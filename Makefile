@@ -295,6 +295,8 @@ DIST_LIBDIR = $(DIST_DIR)/static-libs
 DIST_CFLAGS = -O2 -Wall
 DIST_HELPER_CFLAGS = -ffile-prefix-map=$(CURDIR)/=
 DIST_LDFLAGS = -L$(CURDIR)/$(DIST_LIBDIR) -Wl,--build-id=sha1
+# The static libcrypto's dlopen: libdl (an empty archive from glibc 2.34 on).
+DIST_EXTRA_LIBS = -ldl
 # Every date in the release tree: the commit's (0 outside a git checkout).
 ifndef SOURCE_DATE_EPOCH
 SOURCE_DATE_EPOCH := $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
@@ -323,6 +325,7 @@ dist-helper: check-deps $(DIST_GIT_TREE)/.cinnabar-extracted $(DIST_LIBDIR)/.sta
 		CINNABAR_TOP='$(CURDIR)' $(GIT_MAKE_FLAGS) \
 		CFLAGS='$(DIST_CFLAGS)' LDFLAGS='$(DIST_LDFLAGS)' \
 		HELPER_EXTRA_CFLAGS='$(DIST_HELPER_CFLAGS)' \
+		HELPER_EXTRA_LIBS='$(DIST_EXTRA_LIBS)' \
 		DEVELOPER= HELPER_DEVELOPER= \
 		HELPER_OBJDIR='$(CURDIR)/$(DIST_DIR)/helper' \
 		HELPER_PROGRAM='$(CURDIR)/$(DIST_HELPER)' helper
@@ -336,6 +339,24 @@ dist: dist-helper
 
 dist-check:
 	bash tools/dist-check
+
+# The release built in, and checked in, an older distribution's root (as root;
+# doc/releasing.md, "Portability"): the helper then needs only that distribution's
+# glibc.  The root is made by debootstrap the first time and kept.
+#   make dist-root [DIST_ROOT_SUITE=bullseye] [DIST_KEY=...] [DIST_TRUST=...]
+#   make dist-check-root   dist/ run there: --version, a clone of nginx.hg, its ids
+DIST_ROOT_SUITE = bullseye
+DIST_ROOT = $(BUILD)/debian-$(DIST_ROOT_SUITE)
+DIST_CORPUS = $(or $(CINNABAR_CORPUS),../shared/corpus)
+.PHONY: dist-root dist-check-root
+dist-root:
+	bash tools/dist-in-root $(DIST_ROOT) $(DIST_ROOT_SUITE) \
+		DIST_CHANNEL='$(DIST_CHANNEL)' DOWNLOAD_URL='$(DOWNLOAD_URL)' \
+		$(if $(DIST_KEY),DIST_KEY='$(abspath $(DIST_KEY))') \
+		$(if $(DIST_TRUST),DIST_TRUST='$(DIST_TRUST)')
+dist-check-root:
+	bash tools/dist-check-root $(DIST_ROOT) $(DIST_CORPUS)/nginx.hg \
+		$(DIST_CORPUS)/expected/nginx.hg.tsv
 
 # `make clean` removes the release tree and the release helper's objects too
 # (not build/dist's git tree, which distclean removes with build/).

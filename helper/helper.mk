@@ -69,7 +69,10 @@ HELPER_EXTRA_CFLAGS =
 # Libraries the helper needs beyond git's own: bundle decompression, and
 # OpenSSL's SHA-1 for Mercurial ids (see hg-id.c).  libcurl comes
 # with http.o through git's $(CURL_LIBCURL), zlib and pthread through git's $(LIBS).
-HELPER_LIBS = -lzstd -lbz2 -lcrypto
+# HELPER_EXTRA_LIBS: what a static libcrypto needs besides (`make dist`: libdl,
+# which glibc before 2.34 keeps out of libc).
+HELPER_EXTRA_LIBS =
+HELPER_LIBS = -lzstd -lbz2 -lcrypto $(HELPER_EXTRA_LIBS)
 
 .PHONY: helper helper-print-flags
 helper: $(HELPER_PROGRAM)
