@@ -292,22 +292,71 @@ static z_stream pack_z;
 static int pack_z_ready, pack_z_level;
 static struct strbuf pack_z_out = STRBUF_INIT;
 
+/*
+ * The level an object is deflated at. Big objects that do not compress
+ * (already compressed or random data: archives, images) are stored at
+ * level 0, which costs a copy, where even level 1 spends seconds per
+ * hundred megabytes for a few bytes saved; git reads any level. Whether
+ * an object compresses is tried on a few windows of it (start, middle,
+ * end) at level 1: unless they shrink by more than 1/32 together, they
+ * are taken as incompressible.
+ */
+#define SAMPLE_FROM (1UL << 20)	/* smaller objects: the configured level */
+#define SAMPLE_WINDOW 16384
+#define SAMPLE_WINDOWS 3
+
+static int compresses(const unsigned char *in, size_t len)
+{
+	static z_stream sample;
+	static int sample_ready;
+	static unsigned char out[SAMPLE_WINDOW + 1024];
+	size_t i, total_in = 0, total_out = 0;
+
+	if (!sample_ready) {
+		if (deflateInit(&sample, Z_BEST_SPEED) != Z_OK)
+			die("cannot set up zlib to write objects");
+		sample_ready = 1;
+	}
+	for (i = 0; i < SAMPLE_WINDOWS; i++) {
+		size_t at = (len - SAMPLE_WINDOW) / (SAMPLE_WINDOWS - 1) * i;
+
+		if (deflateReset(&sample) != Z_OK)
+			die("cannot reset zlib to write objects");
+		sample.next_in = (Bytef *)in + at;
+		sample.avail_in = SAMPLE_WINDOW;
+		sample.next_out = out;
+		sample.avail_out = sizeof(out);
+		if (deflate(&sample, Z_FINISH) != Z_STREAM_END)
+			die("cannot compress an object (zlib error)");
+		total_in += SAMPLE_WINDOW;
+		total_out += sample.total_out;
+	}
+	return total_out < total_in - total_in / 32;
+}
+
+static int object_level(const void *in, size_t len)
+{
+	if (len < SAMPLE_FROM || pack_compression_level == Z_NO_COMPRESSION)
+		return pack_compression_level;
+	return compresses(in, len) ? pack_compression_level : Z_NO_COMPRESSION;
+}
+
 /* `len` bytes at `in`, deflated into pack_z_out. */
 static void deflate_object(const void *in, size_t len)
 {
 	struct strbuf *out = &pack_z_out;
-	int ret;
+	int ret, level = object_level(in, len);
 
-	if (pack_z_ready && pack_z_level != pack_compression_level) {
+	if (pack_z_ready && pack_z_level != level) {
 		deflateEnd(&pack_z);
 		pack_z_ready = 0;
 	}
 	if (!pack_z_ready) {
 		memset(&pack_z, 0, sizeof(pack_z));
-		if (deflateInit(&pack_z, pack_compression_level) != Z_OK)
+		if (deflateInit(&pack_z, level) != Z_OK)
 			die("cannot set up zlib to write objects");
 		pack_z_ready = 1;
-		pack_z_level = pack_compression_level;
+		pack_z_level = level;
 	} else if (deflateReset(&pack_z) != Z_OK) {
 		die("cannot reset zlib to write objects");
 	}
@@ -797,13 +846,25 @@ static void trace_stats(void)
 		objects, dups, checkpoints);
 }
 
+/*
+ * fast-import turns a pack of few objects (fastimport.unpackLimit, 100)
+ * into loose objects, which keeps small fetches from piling up packs; but
+ * that inflates every object again and deflates it at core.compression: a
+ * fetch of two revisions of a 300 MB file spent most of its time there.
+ * Past this size a pack stays a pack, whatever its count of objects.
+ */
+#define LOOSEN_MAX_PACK_BYTES (8UL << 20)
+
 void store_finish(void)
 {
-	int before = pack_id;
+	int before = pack_id, saved_limit = unpack_limit;
 
 	if (!store_initialized)
 		return;
+	if (pack_data && pack_size > LOOSEN_MAX_PACK_BYTES)
+		unpack_limit = 0;
 	end_packfile();
+	unpack_limit = saved_limit;
 	if (pack_id != before)
 		list_add(&all_packs[before]->mru,
 			 &the_repository->objects->packed_git_mru);
