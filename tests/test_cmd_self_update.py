@@ -102,6 +102,13 @@ def test_self_update_installs_a_newer_release(install, tmp_path,
     assert f'helper: {NEW}, protocol 2' in out
     assert sorted(os.listdir(install)) == [
         'cinnabar', 'git-cinnabar', 'git-cinnabar-helper', 'git-remote-hg']
+    # Byte-compiled under the names it is installed as, not the staging
+    # directory's (what tracebacks show).
+    compiled = list((install / 'cinnabar' / '__pycache__').glob(
+        'remote.*.pyc'))
+    assert compiled
+    assert str(install / 'cinnabar' / 'remote.py').encode() in \
+        compiled[0].read_bytes()
     result = self_update(install, '--url', server.url())
     assert f'git-cinnabar {NEW} is up to date' in result.out
 

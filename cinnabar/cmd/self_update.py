@@ -32,6 +32,7 @@ is replaced when any check fails. A source checkout (a directory with
                        name that version
 """
 
+import compileall
 import os
 import re
 import shutil
@@ -100,6 +101,15 @@ def extract_tree(data, directory, manifest):
         raise Abort('the Python tree archive cannot be read: %s' % error)
     os.unlink(archive)
     check_tree(directory, manifest)
+
+
+def compile_tree(directory, install):
+    """Byte-compile the new tree as it will be named once in `install`:
+    an installation is seldom writable by its users, whose every command
+    would otherwise compile the package again. Not fatal: Python compiles
+    what it lacks."""
+    compileall.compile_dir(os.path.join(directory, 'cinnabar'), quiet=2,
+                           ddir=os.path.join(install, 'cinnabar'))
 
 
 def check_tree(directory, manifest):
@@ -237,6 +247,7 @@ def run(args):
         helper = release.fetch_checked(base, manifest['helpers'][platform],
                                        'the helper')
         extract_tree(tree, new, manifest)
+        compile_tree(new, install)
         release.install_helper(helper, os.path.join(new, HELPER_NAME),
                                helper_check(manifest))
         swap_in(install, new, old)
