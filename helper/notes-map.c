@@ -59,27 +59,98 @@ static void load_tree_entries(struct notes_map *m,
 	free(buf);
 }
 
-static void ensure_loaded(struct notes_map *m)
-{
-	struct raw_commit c;
+/*
+ * A map is read lazily: its root tree first (the notes there, and which
+ * two-hex-digit directories it has), then a directory when a key under
+ * it is looked up, and all of it before anything that needs the whole map
+ * (a change, its size, a walk, writing it). A fetch with nothing new looks
+ * up only the ids of the remote's heads: a few directories are read
+ * instead of every note (nginx: 0.1 s of the helper's time).
+ */
+struct unread_dirs {
+	struct object_id oid[256];
+	unsigned char unread[256];
+};
 
-	if (m->loaded)
+static int hex_byte(const char *hex)
+{
+	int hi = hexval(hex[0]), lo = hexval(hex[1]);
+	return hi < 0 || lo < 0 ? -1 : (hi << 4) | lo;
+}
+
+static void read_root(struct notes_map *m)
+{
+	struct unread_dirs *dirs;
+	struct raw_commit c;
+	struct tree_iter entry;
+	unsigned long size;
+	void *buf;
+
+	if (m->root_read)
 		return;
-	m->loaded = 1;
+	m->root_read = 1;
 	if (is_null_oid(&m->commit))
 		return;
 	if (raw_commit_read(&c, &m->commit))
 		die("cinnabar metadata commit %s is damaged",
 		    oid_to_hex(&m->commit));
-	load_tree_entries(m, &c.tree, "", 0);
+	buf = store_read_object_typed(&c.tree, OBJ_TREE, &size);
 	raw_commit_release(&c);
+	CALLOC_ARRAY(dirs, 1);
+	m->unread = dirs;
+	tree_iter_init(&entry, buf, size);
+	while (tree_iter_next(&entry)) {
+		struct object_id key;
+		int byte;
+
+		if (S_ISDIR(entry.mode) && entry.pathlen == 2 &&
+		    (byte = hex_byte(entry.path)) >= 0) {
+			oidcpy(&dirs->oid[byte], &entry.oid);
+			dirs->unread[byte] = 1;
+		} else if (!S_ISDIR(entry.mode) &&
+			   entry.pathlen == GIT_SHA1_HEXSZ &&
+			   !get_oid_hex(entry.path, &key)) {
+			put(m, &key, &entry.oid);
+		}
+	}
+	free(buf);
+}
+
+/* The directory of the keys whose first byte is `byte`, if not read yet. */
+static void read_dir(struct notes_map *m, unsigned byte)
+{
+	struct unread_dirs *dirs = m->unread;
+	char hex[3];
+
+	if (!dirs || !dirs->unread[byte])
+		return;
+	dirs->unread[byte] = 0;
+	xsnprintf(hex, sizeof(hex), "%02x", byte);
+	load_tree_entries(m, &dirs->oid[byte], hex, 2);
+}
+
+static void ensure_loaded(struct notes_map *m)
+{
+	unsigned byte;
+
+	if (m->loaded)
+		return;
+	read_root(m);
+	for (byte = 0; byte < 256; byte++)
+		read_dir(m, byte);
+	FREE_AND_NULL(m->unread);
+	m->loaded = 1;
 }
 
 const struct object_id *notes_map_get(struct notes_map *m,
 				      const struct object_id *key)
 {
 	khiter_t pos;
-	ensure_loaded(m);
+
+	if (!m->loaded) {
+		read_root(m);
+		read_dir(m, key->hash[0]);
+	}
 	pos = kh_get_cinnabar_notes(MAP(m), *key);
 	if (pos == kh_end(MAP(m)))
 		return NULL;

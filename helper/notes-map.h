@@ -7,8 +7,9 @@
  *   hg2git:     hg id -> git object, entries of mode 160000 (gitlinks);
  *   git2hg:     git commit -> blob describing the changeset, mode 100644;
  *   files-meta: hg file id -> blob with the file's metadata, mode 100644.
- * The whole map is loaded on first use; changes are kept in memory and
- * written as a new tree by notes_map_write.
+ * A lookup reads only the fanout directory of its key; the whole map is
+ * loaded before a change, a walk or its size. Changes are kept in memory
+ * and written as a new tree by notes_map_store.
  */
 #ifndef CINNABAR_NOTES_MAP_H
 #define CINNABAR_NOTES_MAP_H
@@ -19,6 +20,8 @@ struct notes_map {
 	struct object_id commit;	/* notes commit at load time, or null */
 	unsigned mode;			/* mode of the entries written */
 	int loaded, dirty;
+	int root_read;			/* the root tree was read (notes-map.c) */
+	void *unread;			/* its directories not read yet */
 	void *map;			/* khash: key -> value */
 };
 
