@@ -213,8 +213,7 @@ static NORETURN void die_in_child(const char *err, va_list params)
 	_exit(128);
 }
 
-static NORETURN void run_child(struct file_checks *fc,
-			       void (*also)(FILE *out))
+static NORETURN void run_child(struct file_checks *fc)
 {
 	int signals[] = { SIGINT, SIGHUP, SIGTERM, SIGQUIT, SIGPIPE };
 	size_t i;
@@ -222,8 +221,8 @@ static NORETURN void run_child(struct file_checks *fc,
 	for (i = 0; i < ARRAY_SIZE(signals); i++)
 		signal(signals[i], SIG_DFL);
 	set_die_routine(die_in_child);
-	if (also)
-		also(child_out);
+	if (fc->also)
+		fc->also(child_out, fc->also_data);
 	check_taken(fc, child_out, NULL);
 	fputs("done\n", child_out);
 	_exit(fflush(child_out) || ferror(child_out) ? 1 : 0);
@@ -247,13 +246,14 @@ static size_t *shared_counter(void)
 }
 
 void file_checks_start(struct file_checks *fc, FILE *out,
-		       void (*also)(FILE *out))
+		       void (*also)(FILE *out, void *data), void *data)
 {
 	fc->problems = 0;
 	fc->child = 0;
 	fc->next = NULL;
 	fc->done = 0;
 	fc->also = also;
+	fc->also_data = data;
 	QSORT(fc->items, fc->nr, file_check_cmp);
 	if (fc->nr < 2 || fc->nr < split_min())
 		return;
@@ -267,7 +267,7 @@ void file_checks_start(struct file_checks *fc, FILE *out,
 		fc->child = fork();
 	if (!fc->child) {
 		if (fc->next)
-			run_child(fc, also);
+			run_child(fc);
 		fclose(child_out);
 		return;
 	}
@@ -324,7 +324,7 @@ unsigned file_checks_finish(struct file_checks *fc, FILE *out)
 	fc->problems += check_taken(fc, out, progress);
 	stop_progress(&progress);
 	if (fc->also)
-		fc->also(out);
+		fc->also(out, fc->also_data);
 	if (fc->next)
 		munmap(fc->next, sizeof(size_t));
 	fc->next = NULL;
