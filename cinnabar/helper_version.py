@@ -7,7 +7,8 @@
 `expected_build_id()` is the build id a helper built from the helper
 sources next to this package would have, as helper/helper.mk computes
 it: the first 16 hex digits of the SHA-256 of the contents of
-helper/*.c and helper/*.h concatenated in byte order of their paths.
+helper/*.[ch] and helper/sha1/*.[ch] concatenated in byte order of their
+paths.
 None when the sources are not there (an installed git-cinnabar).
 
 `describe(path)` is the line `git cinnabar --version` shows for it.
@@ -52,8 +53,9 @@ def probe(path):
 
 
 def expected_build_id(top=TOP):
-    sources = glob.glob(os.path.join(top, 'helper', '*.c'))
-    sources += glob.glob(os.path.join(top, 'helper', '*.h'))
+    sources = []
+    for directory in ('helper', os.path.join('helper', 'sha1')):
+        sources += glob.glob(os.path.join(top, directory, '*.[ch]'))
     if not sources:
         return None
     digest = hashlib.sha256()

@@ -12,14 +12,15 @@
 # git tree root is the include path ("-I." in git's flags), so a helper file can
 # say #include "builtin/fast-import.c".
 #
-# Every helper/*.c goes into the one program.  Objects live in build/helper/,
+# Every helper/*.c and helper/sha1/*.c (the SHA-1 library) goes into the one
+# program.  Objects live in build/helper/ (build/helper/sha1/ for the library),
 # the program at the top of the work tree, next to the launchers.
 #
 # Two macros are defined for every helper source:
 #   CINNABAR_HELPER_VERSION   the helper's version, e.g. "0.1.0"
 #   CINNABAR_BUILD_ID         the first 16 hex digits of the SHA-256 of the
-#                             contents of helper/*.c and helper/*.h concatenated
-#                             in byte order of their file names, so that a helper
+#                             contents of helper/*.[ch] and helper/sha1/*.[ch]
+#                             concatenated in byte order of their paths, so that a helper
 #                             built from other sources can be recognised as stale.
 # Changing either one recompiles every helper object.
 
@@ -51,8 +52,8 @@ endif
 
 HELPER_VERSION = 0.1.0
 
-HELPER_SOURCES := $(sort $(wildcard $(HELPER_SRCDIR)/*.c))
-HELPER_HEADERS := $(sort $(wildcard $(HELPER_SRCDIR)/*.h))
+HELPER_SOURCES := $(sort $(wildcard $(HELPER_SRCDIR)/*.c $(HELPER_SRCDIR)/sha1/*.c))
+HELPER_HEADERS := $(sort $(wildcard $(HELPER_SRCDIR)/*.h $(HELPER_SRCDIR)/sha1/*.h))
 HELPER_OBJS := $(patsubst $(HELPER_SRCDIR)/%.c,$(HELPER_OBJDIR)/%.o,$(HELPER_SOURCES))
 HELPER_BUILD_ID := $(shell cat $(sort $(HELPER_SOURCES) $(HELPER_HEADERS)) /dev/null | \
 	sha256sum | cut -c1-16)
@@ -87,7 +88,7 @@ endif
 # that objects are recompiled then and only then (git's GIT-CFLAGS does the same for
 # its flags).
 $(HELPER_OBJDIR)/HELPER-CFLAGS: FORCE
-	@mkdir -p $(HELPER_OBJDIR)
+	@mkdir -p $(sort $(HELPER_OBJDIR) $(dir $(HELPER_OBJS)))
 	@flags='$(strip $(HELPER_VERSION) $(HELPER_BUILD_ID) $(GIT_VERSION) $(HELPER_DEV_CFLAGS) $(HELPER_EXTRA_CFLAGS))'; \
 	if test x"$$flags" != x"`cat $@ 2>/dev/null`"; then \
 		echo "$$flags" >$@; \

@@ -24,8 +24,8 @@
 #include "hg-data.h"
 #include "compress.h"
 #include "store.h"
-#include "sha1-mb.h"
-#include "sha1-test.h"
+#include "sha1/sha1-mb.h"
+#include "sha1/sha1-test.h"
 #include <malloc.h>
 
 #define PROTOCOL_VERSION 2
