@@ -10,7 +10,7 @@
 #include "metadata.h"
 #include "raw-commit.h"
 #include "store.h"
-#include "file-check.h"
+#include "fsck-files.h"
 #include "fsck-manifest.h"
 #include "check.h"
 #include "fsck-changes.h"
@@ -184,7 +184,7 @@ static void set_manifest_state(struct fsck_run *run, const struct hg_oid *node,
  * its files-meta entry and parents among the path's revisions in the
  * parent manifests (a, b). What needs no content is checked at once
  * (queue_file: the blob must exist; each revision is checked once); the
- * ids, which need every text, are computed later (file-check.c), so that
+ * ids, which need every text, are computed later (fsck-files.c), so that
  * they can be shared between processes.
  */
 struct queue_context {
@@ -674,7 +674,7 @@ static void check_files_meta_entry(const struct object_id *key,
 
 /*
  * Every git2hg note and files-meta entry of `data`'s run; problems go to
- * `o` (in the forked file checker, its own file: see file-check.h).
+ * `o` (in the forked file checker, its own file: see fsck-files.h).
  */
 static void check_notes(FILE *o, void *data)
 {

@@ -4,7 +4,7 @@
  * table below, formats each answer from what the command's module
  * returns and flushes it. Only the answers that stream as they come are
  * written elsewhere: http's responses (http-client.c) and fsck's problem
- * lines (fsck.c, file-check.c).
+ * lines (fsck.c, fsck-files.c).
  */
 #include "cache.h"
 #include "config.h"
@@ -21,7 +21,7 @@
 #include "graft.h"
 #include "manifest.h"
 #include "push.h"
-#include "hg-data.h"
+#include "data.h"
 #include "compress.h"
 #include "store.h"
 #include "sha1/sha1-mb.h"

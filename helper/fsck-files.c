@@ -1,4 +1,4 @@
-/* Checking the ids of file revisions, maybe in two processes: see file-check.h. */
+/* Checking the ids of file revisions, maybe in two processes: see fsck-files.h. */
 #include "cache.h"
 #include "progress.h"
 #include "hg-id.h"
@@ -6,7 +6,7 @@
 #include "metadata.h"
 #include "store.h"
 #include "fsck-changes.h"
-#include "file-check.h"
+#include "fsck-files.h"
 
 struct file_check {
 	struct hg_oid node, a, b, manifest;

@@ -17,8 +17,8 @@
  * temporary file, and exits without running the helper's exit handlers,
  * so that nothing of this helper's state is touched.
  */
-#ifndef CINNABAR_FILE_CHECK_H
-#define CINNABAR_FILE_CHECK_H
+#ifndef CINNABAR_FSCK_FILES_H
+#define CINNABAR_FSCK_FILES_H
 
 struct file_check;
 
