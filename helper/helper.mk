@@ -18,10 +18,12 @@
 #
 # Two macros are defined for every helper source:
 #   CINNABAR_HELPER_VERSION   the helper's version, e.g. "0.1.0"
-#   CINNABAR_BUILD_ID         the first 16 hex digits of the SHA-256 of the
-#                             contents of helper/*.[ch] and helper/sha1/*.[ch]
-#                             concatenated in byte order of their paths, so that a helper
-#                             built from other sources can be recognised as stale.
+#   CINNABAR_BUILD_ID         a hash of the helper's sources, so that a helper
+#                             built from other sources can be recognised as stale:
+#                             cinnabar/helper_version.py's expected_build_id(),
+#                             the one definition of it, run here with python3
+#                             ($(HELPER_PYTHON)), which the Python side compares
+#                             with the helper's answer to `version`.
 # Changing either one recompiles every helper object.
 
 # Where this file is, before git's Makefile adds its own names to MAKEFILE_LIST.
@@ -53,10 +55,13 @@ endif
 HELPER_VERSION = 0.1.0
 
 HELPER_SOURCES := $(sort $(wildcard $(HELPER_SRCDIR)/*.c $(HELPER_SRCDIR)/sha1/*.c))
-HELPER_HEADERS := $(sort $(wildcard $(HELPER_SRCDIR)/*.h $(HELPER_SRCDIR)/sha1/*.h))
 HELPER_OBJS := $(patsubst $(HELPER_SRCDIR)/%.c,$(HELPER_OBJDIR)/%.o,$(HELPER_SOURCES))
-HELPER_BUILD_ID := $(shell cat $(sort $(HELPER_SOURCES) $(HELPER_HEADERS)) /dev/null | \
-	sha256sum | cut -c1-16)
+HELPER_PYTHON = python3
+HELPER_BUILD_ID := $(shell cd '$(CINNABAR_TOP)' && $(HELPER_PYTHON) -B -c \
+	'from cinnabar.helper_version import expected_build_id as f; print(f() or "")')
+ifeq ($(HELPER_BUILD_ID),)
+$(error cannot compute the build id: $(HELPER_PYTHON) running $(CINNABAR_TOP)/cinnabar/helper_version.py)
+endif
 
 HELPER_DEFINES = -DCINNABAR_HELPER_VERSION='"$(HELPER_VERSION)"' \
 	-DCINNABAR_BUILD_ID='"$(HELPER_BUILD_ID)"' \
