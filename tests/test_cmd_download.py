@@ -324,7 +324,7 @@ def test_built_helper_has_the_build_id_python_expects():
     c_files = {test_env.ROOT / name for name in tracked.split('\0')
                if name.endswith(('.c', '.h'))}
     assert any(path.parent.name == 'sha1' for path in c_files)
-    assert {Path(path) for path in build_id_sources()} == c_files
+    assert c_files <= {Path(path) for path in build_id_sources()}
 
 
 def test_remote_helper_without_helper_says_how(tmp_path, hg):
