@@ -6,6 +6,7 @@
 #include "metadata.h"
 #include "store.h"
 #include "fsck-changes.h"
+#include "answer.h"
 #include "fsck-files.h"
 
 struct file_check {
@@ -116,9 +117,10 @@ static void report_parents(const struct file_check *c, int copy,
 {
 	struct strbuf has = STRBUF_INIT, there = STRBUF_INIT;
 
-	fprintf(out, "unlike-hg file revision %s ('%s', in manifest %s) has "
-		"parents %s%s, where the parent manifests have %s: Mercurial "
-		"gives a new revision %s\n", hg_oid_to_hex(&c->node), c->path,
+	answer_messagef(out, "unlike-hg", "file revision %s ('%s', in manifest "
+		"%s) has parents %s%s, where the parent manifests have %s: "
+		"Mercurial gives a new revision %s",
+		hg_oid_to_hex(&c->node), c->path,
 		hg_oid_to_hex(&c->manifest), parents_text(&has, p[0], p[1]),
 		copy ? " and copy metadata" : "",
 		parents_text(&there, &c->a, &c->b),
@@ -152,9 +154,9 @@ static unsigned check_one(const struct file_check *c, FILE *out)
 	src = meta ? file_meta_copy(meta, meta_len, &src_len) : NULL;
 	if (good && src && src_len == strlen(c->path) &&
 	    !memcmp(src, c->path, src_len))
-		fprintf(out, "unlike-hg file revision %s ('%s', in manifest "
-			"%s) is recorded as a copy of its own path: Mercurial "
-			"records copies from other paths only\n",
+		answer_messagef(out, "unlike-hg", "file revision %s ('%s', in "
+			"manifest %s) is recorded as a copy of its own path: "
+			"Mercurial records copies from other paths only",
 			hg_oid_to_hex(&c->node), c->path,
 			hg_oid_to_hex(&c->manifest));
 	else if (good && !file_parents_like_hg(c->merge, !!src, &c->a, &c->b,
@@ -164,9 +166,10 @@ static unsigned check_one(const struct file_check *c, FILE *out)
 	free(blob);
 	if (good)
 		return 0;
-	fprintf(out, "problem file revision %s ('%s', in manifest %s): its "
-		"blob %s and files-meta do not give that id (the blob or its "
-		"metadata was changed)\n", hg_oid_to_hex(&c->node), c->path,
+	answer_messagef(out, "problem", "file revision %s ('%s', in manifest "
+		"%s): its blob %s and files-meta do not give that id (the blob "
+		"or its metadata was changed)",
+		hg_oid_to_hex(&c->node), c->path,
 		hg_oid_to_hex(&c->manifest), oid_to_hex(&c->blob));
 	return 1;
 }
@@ -296,10 +299,10 @@ static unsigned collect_child(struct file_checks *fc, FILE *out)
 	while (strbuf_getline_lf(&line, fc->child_out) != EOF) {
 		const char *rest;
 		if (skip_prefix(line.buf, "problem ", &rest)) {
-			fprintf(out, "%s\n", line.buf);
+			answer_message(out, "problem", rest, strlen(rest));
 			problems++;
-		} else if (starts_with(line.buf, "unlike-hg ")) {
-			fprintf(out, "%s\n", line.buf);
+		} else if (skip_prefix(line.buf, "unlike-hg ", &rest)) {
+			answer_message(out, "unlike-hg", rest, strlen(rest));
 		} else if (skip_prefix(line.buf, "fatal ", &rest)) {
 			die("%s", rest);
 		} else if (!strcmp(line.buf, "done")) {

@@ -14,6 +14,7 @@
 #include "fsck-manifest.h"
 #include "check.h"
 #include "fsck-changes.h"
+#include "answer.h"
 #include "fsck.h"
 
 /*
@@ -73,28 +74,13 @@ static void problem(struct fsck_run *run, const char *fmt, ...)
 {
 	struct strbuf msg = STRBUF_INIT;
 	va_list ap;
-	size_t i;
 
 	va_start(ap, fmt);
 	strbuf_vaddf(&msg, fmt, ap);
 	va_end(ap);
-	for (i = 0; i < msg.len; i++)
-		if (msg.buf[i] == '\n')
-			msg.buf[i] = ' ';
-	fprintf(run->out, "problem %s\n", msg.buf);
+	answer_message(run->out, "problem", msg.buf, msg.len);
 	run->counts->problems++;
 	strbuf_release(&msg);
-}
-
-/* A change Mercurial would not record so (fsck-changes.h): not damage. */
-static void unlike_hg(struct fsck_run *run, const struct strbuf *msg)
-{
-	size_t i;
-
-	fputs("unlike-hg ", run->out);
-	for (i = 0; i < msg->len; i++)
-		fputc(msg->buf[i] == '\n' ? ' ' : msg->buf[i], run->out);
-	fputc('\n', run->out);
 }
 
 static struct progress *progress_begin(const char *title, uint64_t total)
@@ -471,9 +457,10 @@ static void check_changeset_files(struct fsck_run *run,
 	}
 	strbuf_addf(&msg, "changeset %s (commit %s): ", hg_oid_to_hex(node),
 		    oid_to_hex(commit));
+	/* A change Mercurial would not record so: not damage. */
 	if (files_list_unlike_hg(&msg, cs->files, tree, parents,
 				 c->parents.nr))
-		unlike_hg(run, &msg);
+		answer_message(run->out, "unlike-hg", msg.buf, msg.len);
 	strbuf_release(&msg);
 }
 
