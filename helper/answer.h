@@ -1,8 +1,9 @@
 /*
- * Writing the helper's answers (PROTOCOL.md): main.c formats each
- * command's answer with these, and fsck (fsck.c, fsck-files.c) writes its
- * `problem` and `unlike-hg` lines with them as it finds them, in a forked
- * checker too. Only http's response is written by http-client.c.
+ * Writing the helper's answers (PROTOCOL.md): main.c's one-line answers
+ * go through answer_vprintf, and fsck (fsck.c, fsck-files.c) writes its
+ * `problem` and `unlike-hg` lines with answer_message as it finds them,
+ * in a forked checker too. (main.c writes its block streams and lists
+ * itself; http's response is written by http-client.c.)
  */
 #ifndef CINNABAR_ANSWER_H
 #define CINNABAR_ANSWER_H

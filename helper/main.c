@@ -3,8 +3,9 @@
  * PROTOCOL.md; this file reads commands, dispatches them through the
  * table below, formats each answer from what the command's module
  * returns and flushes it, with the line writers of answer.h, which fsck's
- * problem lines (fsck.c, fsck-files.c), streamed as they come, use too.
- * Only http's responses are written elsewhere (http-client.c).
+ * problem and unlike-hg lines (fsck.c, fsck-files.c), streamed as they
+ * come, use too. Only http's responses are written elsewhere
+ * (http-client.c).
  */
 #include "cache.h"
 #include "config.h"
