@@ -88,6 +88,7 @@ check-deps:
 	has tar || need tar tar; \
 	has xz || need xz xz-utils; \
 	has sha256sum || need sha256sum coreutils; \
+	has python3 || need python3 python3; \
 	if has $(CC); then \
 		has curl-config && header curl/curl.h || \
 			need libcurl libcurl4-openssl-dev; \

@@ -4,11 +4,13 @@
 `version` (helper/PROTOCOL.md) and returns its answer `version
 <protocol> <helper version> <build id>` as a HelperVersion.
 
-`expected_build_id()` is the build id a helper built from the helper
-sources next to this package would have, as helper/helper.mk computes
-it: the first 16 hex digits of the SHA-256 of the contents of
-helper/*.c and helper/*.h concatenated in byte order of their paths.
-None when the sources are not there (an installed git-cinnabar).
+`expected_build_id()` is the build id of a helper built from the helper
+sources next to this package: the first 16 hex digits of the SHA-256 of
+the contents of `build_id_sources()`, every .c and .h file under helper/
+(helper/sha1/ included), concatenated in byte order of their paths.
+None when the sources are not there (an installed git-cinnabar). This
+is the one definition: helper/helper.mk runs this function to get the
+build id it compiles into the helper.
 
 `describe(path)` is the line `git cinnabar --version` shows for it.
 """
@@ -51,13 +53,19 @@ def probe(path):
     return HelperVersion(int(fields[1]), fields[2], fields[3])
 
 
+def build_id_sources(top=TOP):
+    """The helper sources the build id covers, in the order hashed."""
+    sources = glob.glob(os.path.join(top, 'helper', '**', '*.[ch]'),
+                        recursive=True)
+    return sorted(sources, key=os.fsencode)
+
+
 def expected_build_id(top=TOP):
-    sources = glob.glob(os.path.join(top, 'helper', '*.c'))
-    sources += glob.glob(os.path.join(top, 'helper', '*.h'))
+    sources = build_id_sources(top)
     if not sources:
         return None
     digest = hashlib.sha256()
-    for path in sorted(sources, key=os.fsencode):
+    for path in sources:
         with open(path, 'rb') as f:
             digest.update(f.read())
     return digest.hexdigest()[:16]

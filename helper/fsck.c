@@ -10,43 +10,77 @@
 #include "metadata.h"
 #include "raw-commit.h"
 #include "store.h"
-#include "file-check.h"
+#include "fsck-files.h"
 #include "fsck-manifest.h"
 #include "check.h"
 #include "fsck-changes.h"
+#include "answer.h"
 #include "fsck.h"
 
-static FILE *out;
-static struct fsck_counts *counts;
-static unsigned checks;		/* CHECK_* flags: which ids to hash */
+/*
+ * The manifests checked, by hg id (as git ids, for khash): whether each
+ * is good, and then its git tree, for check_changeset_tree.
+ */
+struct manifest_state {
+	int good;
+	struct object_id git_tree;
+};
+KHASH_INIT(manifest_state, struct object_id, struct manifest_state, 1,
+	   oidhash_by_value, oideq_by_value)
 
-__attribute__((format (printf, 1, 2)))
-static void problem(const char *fmt, ...)
+/*
+ * What the checks use of a manifest commit: read once while reading
+ * hg2git in a full check (kept in `mcommits`), else when needed.
+ */
+struct mcommit {
+	struct object_id tree, parents[2];
+	size_t nparents;	/* as in the commit: may be more than 2 */
+	struct hg_oid node;	/* the id its message names */
+	int named;		/* whether its message is an id */
+};
+KHASH_INIT(mcommit, struct object_id, struct mcommit, 1, oidhash_by_value,
+	   oideq_by_value)
+
+/* Changesets seen, for the heads. */
+struct cs_seen {
+	struct hg_oid node, p1, p2;
+	struct object_id commit;
+	char *branch;
+};
+
+/* One run of fsck_metadata: what it checks, where it writes, what it saw. */
+struct fsck_run {
+	FILE *out;
+	struct fsck_counts *counts;
+	unsigned checks;		/* CHECK_* flags: which ids to hash */
+	/*
+	 * The types of the objects hg2git maps to, found while reading it
+	 * in a full check (else NULL): a type takes following a chain of
+	 * deltas in the pack, and the blobs and commits are looked at
+	 * again by the later checks.
+	 */
+	kh_oid_pos_t *types;
+	kh_manifest_state_t *manifest_state;
+	kh_oid_set_t *files_checked;
+	/* The file revisions whose ids are checked last (queue_file). */
+	struct file_checks queued;
+	kh_mcommit_t *mcommits;		/* full check only, else NULL */
+	struct cs_seen *seen;
+	size_t seen_nr, seen_alloc;
+};
+
+__attribute__((format (printf, 2, 3)))
+static void problem(struct fsck_run *run, const char *fmt, ...)
 {
 	struct strbuf msg = STRBUF_INIT;
 	va_list ap;
-	size_t i;
 
 	va_start(ap, fmt);
 	strbuf_vaddf(&msg, fmt, ap);
 	va_end(ap);
-	for (i = 0; i < msg.len; i++)
-		if (msg.buf[i] == '\n')
-			msg.buf[i] = ' ';
-	fprintf(out, "problem %s\n", msg.buf);
-	counts->problems++;
+	answer_message(run->out, "problem", msg.buf, msg.len);
+	run->counts->problems++;
 	strbuf_release(&msg);
-}
-
-/* A change Mercurial would not record so (fsck-changes.h): not damage. */
-static void unlike_hg(const struct strbuf *msg)
-{
-	size_t i;
-
-	fputs("unlike-hg ", out);
-	for (i = 0; i < msg->len; i++)
-		fputc(msg->buf[i] == '\n' ? ' ' : msg->buf[i], out);
-	fputc('\n', out);
 }
 
 static struct progress *progress_begin(const char *title, uint64_t total)
@@ -54,27 +88,21 @@ static struct progress *progress_begin(const char *title, uint64_t total)
 	return show_progress ? start_delayed_progress(title, total) : NULL;
 }
 
-/*
- * The types of the objects hg2git maps to, found while reading it in a
- * full check: a type takes following a chain of deltas in the pack, and
- * the blobs and commits are looked at again by the later checks.
- */
-static kh_oid_pos_t *types;
-
-static int type_of(const struct object_id *oid)
+static int type_of(struct fsck_run *run, const struct object_id *oid)
 {
 	khiter_t pos;
 
-	if (types && (pos = kh_get_oid_pos(types, *oid)) != kh_end(types))
-		return kh_value(types, pos);
+	if (run->types && (pos = kh_get_oid_pos(run->types, *oid)) !=
+	    kh_end(run->types))
+		return kh_value(run->types, pos);
 	return oid_object_info(the_repository, oid, NULL);
 }
 
-static int hg2git_type(const struct object_id *oid)
+static int hg2git_type(struct fsck_run *run, const struct object_id *oid)
 {
 	int type = oid_object_info(the_repository, oid, NULL), ret;
-	khiter_t pos = kh_put_oid_pos(types, *oid, &ret);
-	kh_value(types, pos) = type;
+	khiter_t pos = kh_put_oid_pos(run->types, *oid, &ret);
+	kh_value(run->types, pos) = type;
 	return type;
 }
 
@@ -112,41 +140,29 @@ static int noted_changeset(const struct object_id *commit, struct hg_oid *node,
 	return noted_changeset_text(commit, node, note, NULL);
 }
 
-/*
- * The manifests checked, by hg id (as git ids, for khash): whether each
- * is good, and then its git tree, for check_changeset_tree.
- */
-struct manifest_state {
-	int good;
-	struct object_id git_tree;
-};
-KHASH_INIT(manifest_state, struct object_id, struct manifest_state, 1,
-	   oidhash_by_value, oideq_by_value)
-static kh_manifest_state_t *manifest_state;
-static kh_oid_set_t *files_checked;
-
-static struct manifest_state *seen_manifest(const struct hg_oid *node)
+static struct manifest_state *seen_manifest(struct fsck_run *run,
+					    const struct hg_oid *node)
 {
 	struct object_id key;
 	khiter_t pos;
 	hg_oid_to_git(&key, node);
-	pos = kh_get_manifest_state(manifest_state, key);
-	if (pos == kh_end(manifest_state))
+	pos = kh_get_manifest_state(run->manifest_state, key);
+	if (pos == kh_end(run->manifest_state))
 		return NULL;
-	return &kh_value(manifest_state, pos);
+	return &kh_value(run->manifest_state, pos);
 }
 
-static void set_manifest_state(const struct hg_oid *node, int good,
-			       const struct object_id *git_tree)
+static void set_manifest_state(struct fsck_run *run, const struct hg_oid *node,
+			       int good, const struct object_id *git_tree)
 {
 	struct object_id key;
 	int ret;
 	khiter_t pos;
 	hg_oid_to_git(&key, node);
-	pos = kh_put_manifest_state(manifest_state, key, &ret);
-	kh_value(manifest_state, pos).good = good;
+	pos = kh_put_manifest_state(run->manifest_state, key, &ret);
+	kh_value(run->manifest_state, pos).good = good;
 	if (git_tree)
-		oidcpy(&kh_value(manifest_state, pos).git_tree, git_tree);
+		oidcpy(&kh_value(run->manifest_state, pos).git_tree, git_tree);
 }
 
 /*
@@ -154,12 +170,11 @@ static void set_manifest_state(const struct hg_oid *node, int good,
  * its files-meta entry and parents among the path's revisions in the
  * parent manifests (a, b). What needs no content is checked at once
  * (queue_file: the blob must exist; each revision is checked once); the
- * ids, which need every text, are computed later (file-check.c), so that
+ * ids, which need every text, are computed later (fsck-files.c), so that
  * they can be shared between processes.
  */
-static struct file_checks queued;
-
 struct queue_context {
+	struct fsck_run *run;
 	const struct hg_oid *manifest;
 	int merge;		/* the manifest has two parents */
 };
@@ -169,6 +184,7 @@ static int queue_file(const char *path, size_t len, const struct hg_oid *node,
 		      void *data)
 {
 	const struct queue_context *ctx = data;
+	struct fsck_run *run = ctx->run;
 	const struct hg_oid *manifest = ctx->manifest;
 	const struct object_id *blob;
 	struct object_id key;
@@ -178,47 +194,27 @@ static int queue_file(const char *path, size_t len, const struct hg_oid *node,
 		return 0;
 	blob = hg2git(node);
 	if (!blob) {
-		problem("manifest %s lists file revision %s ('%.*s') that "
+		problem(run, "manifest %s lists file revision %s ('%.*s') that "
 			"hg2git does not have", hg_oid_to_hex(manifest),
 			hg_oid_to_hex(node), (int)len, path);
 		return -1;
 	}
 	hg_oid_to_git(&key, node);
-	kh_put_oid_set(files_checked, key, &ret);
+	kh_put_oid_set(run->files_checked, key, &ret);
 	if (!ret)
 		return 0;
-	if (type_of(blob) != OBJ_BLOB) {
-		problem("file revision %s ('%.*s'): hg2git maps it to %s, "
+	if (type_of(run, blob) != OBJ_BLOB) {
+		problem(run, "file revision %s ('%.*s'): hg2git maps it to %s, "
 			"which is not a blob in the repository",
 			hg_oid_to_hex(node), (int)len, path, oid_to_hex(blob));
 		return -1;
 	}
-	counts->files++;
-	if (checks & CHECK_FILES)
-		file_checks_add(&queued, node, a, b, path, len, manifest,
+	run->counts->files++;
+	if (run->checks & CHECK_FILES)
+		file_checks_add(&run->queued, node, a, b, path, len, manifest,
 				blob, ctx->merge);
 	return 0;
 }
-
-/* The hg id in a manifest commit's message, checking it is one. */
-static int manifest_commit_id(const struct raw_commit *c, struct hg_oid *node)
-{
-	return strlen(c->body) != HG_HEXSZ || hg_oid_from_hex(c->body, node);
-}
-
-/*
- * What the checks use of a manifest commit: read once while reading
- * hg2git in a full check (kept in `mcommits`), else when needed.
- */
-struct mcommit {
-	struct object_id tree, parents[2];
-	size_t nparents;	/* as in the commit: may be more than 2 */
-	struct hg_oid node;	/* the id its message names */
-	int named;		/* whether its message is an id */
-};
-KHASH_INIT(mcommit, struct object_id, struct mcommit, 1, oidhash_by_value,
-	   oideq_by_value)
-static kh_mcommit_t *mcommits;
 
 static void mcommit_from(struct mcommit *m, const struct raw_commit *c)
 {
@@ -228,28 +224,29 @@ static void mcommit_from(struct mcommit *m, const struct raw_commit *c)
 	m->nparents = c->parents.nr;
 	for (i = 0; i < 2 && i < c->parents.nr; i++)
 		oidcpy(&m->parents[i], &c->parents.oid[i]);
-	m->named = !manifest_commit_id(c, &m->node);
+	m->named = !manifest_commit_body_node(c, &m->node);
 }
 
-static void keep_mcommit(const struct object_id *commit,
+static void keep_mcommit(struct fsck_run *run, const struct object_id *commit,
 			 const struct raw_commit *c)
 {
 	int ret;
-	khiter_t pos = kh_put_mcommit(mcommits, *commit, &ret);
-	mcommit_from(&kh_value(mcommits, pos), c);
+	khiter_t pos = kh_put_mcommit(run->mcommits, *commit, &ret);
+	mcommit_from(&kh_value(run->mcommits, pos), c);
 }
 
 /* Return -1 if `commit` is not a commit. */
-static int get_mcommit(const struct object_id *commit, struct mcommit *m)
+static int get_mcommit(struct fsck_run *run, const struct object_id *commit,
+		       struct mcommit *m)
 {
 	struct raw_commit c;
 	khiter_t pos;
 
 	if (!commit)
 		return -1;
-	if (mcommits && (pos = kh_get_mcommit(mcommits, *commit)) !=
-	    kh_end(mcommits)) {
-		*m = kh_value(mcommits, pos);
+	if (run->mcommits && (pos = kh_get_mcommit(run->mcommits, *commit)) !=
+	    kh_end(run->mcommits)) {
+		*m = kh_value(run->mcommits, pos);
 		return 0;
 	}
 	if (raw_commit_read(&c, commit))
@@ -260,20 +257,23 @@ static int get_mcommit(const struct object_id *commit, struct mcommit *m)
 }
 
 /* A parent commit of manifest `child`: its hg id and manifest tree. */
-static int load_parent(const struct object_id *commit, struct hg_oid *node,
-		       struct object_id *tree, const struct hg_oid *child)
+static int load_parent(struct fsck_run *run, const struct object_id *commit,
+		       struct hg_oid *node, struct object_id *tree,
+		       const struct hg_oid *child)
 {
 	struct mcommit m;
 	const struct object_id *known;
 
-	if (get_mcommit(commit, &m) || !m.named) {
-		problem("manifest %s: its parent commit %s is not a manifest "
+	if (get_mcommit(run, commit, &m) || !m.named) {
+		problem(run,
+			"manifest %s: its parent commit %s is not a manifest "
 			"commit", hg_oid_to_hex(child), oid_to_hex(commit));
 		return -1;
 	}
 	hg_oidcpy(node, &m.node);
 	if (!(known = hg2git(node)) || !oideq(known, commit)) {
-		problem("manifest %s: its parent commit %s is manifest %s, "
+		problem(run,
+			"manifest %s: its parent commit %s is manifest %s, "
 			"which hg2git maps to %s", hg_oid_to_hex(child),
 			oid_to_hex(commit), hg_oid_to_hex(node),
 			known ? oid_to_hex(known) : "nothing");
@@ -284,21 +284,25 @@ static int load_parent(const struct object_id *commit, struct hg_oid *node,
 }
 
 /* The commit of a manifest: 0 when it is one, with at most two parents. */
-static int read_manifest_commit(const struct hg_oid *node,
+static int read_manifest_commit(struct fsck_run *run,
+				const struct hg_oid *node,
 				const struct object_id *commit,
 				struct mcommit *m)
 {
-	if (get_mcommit(commit, m)) {
-		problem("manifest %s: hg2git maps it to %s, which is not a "
+	if (get_mcommit(run, commit, m)) {
+		problem(run,
+			"manifest %s: hg2git maps it to %s, which is not a "
 			"commit in the repository", hg_oid_to_hex(node),
 			oid_to_hex(commit));
 		return -1;
 	}
 	if (!m->named || !hg_oideq(&m->node, node))
-		problem("manifest %s: its commit %s does not name it in its "
+		problem(run,
+			"manifest %s: its commit %s does not name it in its "
 			"message", hg_oid_to_hex(node), oid_to_hex(commit));
 	else if (m->nparents > 2)
-		problem("manifest %s: its commit %s has more than two parents",
+		problem(run,
+			"manifest %s: its commit %s has more than two parents",
 			hg_oid_to_hex(node), oid_to_hex(commit));
 	else
 		return 0;
@@ -309,32 +313,33 @@ static int read_manifest_commit(const struct hg_oid *node,
  * Check a manifest and queue the file revisions it introduces; 0 when
  * good, its git tree then kept for check_changeset_tree.
  */
-static int check_manifest(const struct hg_oid *node)
+static int check_manifest(struct fsck_run *run, const struct hg_oid *node)
 {
 	const struct object_id *commit = hg2git(node);
-	struct manifest_state *state = seen_manifest(node);
+	struct manifest_state *state = seen_manifest(run, node);
 	struct mcommit c;
 	struct hg_oid p[2], check;
 	struct object_id ptree[2], git_tree;
-	struct queue_context ctx = { node, 0 };
+	struct queue_context ctx = { run, node, 0 };
 	int bad = 0;
 	size_t i;
 
 	if (state)
 		return state->good ? 0 : -1;
-	counts->manifests++;
+	run->counts->manifests++;
 	hg_oidcpy(&p[0], &hg_null_oid);
 	hg_oidcpy(&p[1], &hg_null_oid);
-	if (read_manifest_commit(node, commit, &c)) {
-		set_manifest_state(node, 0, NULL);
+	if (read_manifest_commit(run, node, commit, &c)) {
+		set_manifest_state(run, node, 0, NULL);
 		return -1;
 	}
 	for (i = 0; !bad && i < c.nparents; i++)
-		bad = load_parent(&c.parents[i], &p[i], &ptree[i], node);
+		bad = load_parent(run, &c.parents[i], &p[i], &ptree[i], node);
 	if (!bad) {
 		if (manifest_tree_check(&c.tree, node, &p[0], &p[1], &check,
 					&git_tree)) {
-			problem("manifest %s: its tree %s (commit %s) gives "
+			problem(run,
+				"manifest %s: its tree %s (commit %s) gives "
 				"manifest %s instead (the manifest tree was "
 				"changed, or the manifest has a path that is "
 				"both a file and a directory, which the "
@@ -350,20 +355,11 @@ static int check_manifest(const struct hg_oid *node)
 					    c.nparents > 0 ? &ptree[0] : NULL,
 					    c.nparents > 1 ? &ptree[1] : NULL,
 					    queue_file, &ctx) != 0;
-	set_manifest_state(node, !bad, bad ? NULL : &git_tree);
+	set_manifest_state(run, node, !bad, bad ? NULL : &git_tree);
 	return bad ? -1 : 0;
 }
 
-/* Changesets seen, for the heads. */
-struct cs_seen {
-	struct hg_oid node, p1, p2;
-	struct object_id commit;
-	char *branch;
-};
-static struct cs_seen *seen;
-static size_t seen_nr, seen_alloc;
-
-static void remember_changeset(const struct hg_oid *node,
+static void remember_changeset(struct fsck_run *run, const struct hg_oid *node,
 			       const struct hg_oid *p,
 			       const struct object_id *commit,
 			       const struct hg_changeset *cs)
@@ -372,8 +368,8 @@ static void remember_changeset(const struct hg_oid *node,
 	size_t len;
 	const char *branch = changeset_extra_branch(cs, &len);
 
-	ALLOC_GROW(seen, seen_nr + 1, seen_alloc);
-	s = &seen[seen_nr++];
+	ALLOC_GROW(run->seen, run->seen_nr + 1, run->seen_alloc);
+	s = &run->seen[run->seen_nr++];
 	hg_oidcpy(&s->node, node);
 	hg_oidcpy(&s->p1, &p[0]);
 	hg_oidcpy(&s->p2, &p[1]);
@@ -381,7 +377,7 @@ static void remember_changeset(const struct hg_oid *node,
 	s->branch = branch ? xmemdupz(branch, len) : xstrdup("default");
 }
 
-static int changeset_parents(const struct hg_oid *node,
+static int changeset_parents(struct fsck_run *run, const struct hg_oid *node,
 			     const struct raw_commit *c, struct hg_oid *p)
 {
 	const struct object_id *note;
@@ -390,13 +386,15 @@ static int changeset_parents(const struct hg_oid *node,
 	hg_oidcpy(&p[0], &hg_null_oid);
 	hg_oidcpy(&p[1], &hg_null_oid);
 	if (c->parents.nr > 2) {
-		problem("changeset %s: its commit has more than two parents",
+		problem(run,
+			"changeset %s: its commit has more than two parents",
 			hg_oid_to_hex(node));
 		return -1;
 	}
 	for (i = 0; i < c->parents.nr; i++) {
 		if (noted_changeset(&c->parents.oid[i], &p[i], &note)) {
-			problem("changeset %s: the parent %s of its commit is "
+			problem(run,
+				"changeset %s: the parent %s of its commit is "
 				"not a changeset the metadata knows",
 				hg_oid_to_hex(node),
 				oid_to_hex(&c->parents.oid[i]));
@@ -407,12 +405,14 @@ static int changeset_parents(const struct hg_oid *node,
 }
 
 /* The manifest tree of changeset commit `commit`'s manifest, or NULL. */
-static const struct object_id *manifest_tree_of(const struct hg_oid *manifest,
+static const struct object_id *manifest_tree_of(struct fsck_run *run,
+						const struct hg_oid *manifest,
 						struct object_id *tree)
 {
 	struct mcommit m;
 
-	if (hg_oid_is_null(manifest) || get_mcommit(hg2git(manifest), &m))
+	if (hg_oid_is_null(manifest) ||
+	    get_mcommit(run, hg2git(manifest), &m))
 		return NULL;
 	oidcpy(tree, &m.tree);
 	return tree;
@@ -437,7 +437,8 @@ static int parent_manifest(const struct object_id *commit,
  * from the parents' manifests (fsck-changes.h); the changeset and its
  * manifest were found good.
  */
-static void check_changeset_files(const struct hg_oid *node,
+static void check_changeset_files(struct fsck_run *run,
+				  const struct hg_oid *node,
 				  const struct object_id *commit,
 				  const struct raw_commit *c,
 				  const struct hg_changeset *cs)
@@ -448,22 +449,24 @@ static void check_changeset_files(const struct hg_oid *node,
 	struct hg_oid pm;
 	size_t i;
 
-	tree = manifest_tree_of(&cs->manifest, &trees[2]);
+	tree = manifest_tree_of(run, &cs->manifest, &trees[2]);
 	for (i = 0; i < c->parents.nr && i < 2; i++) {
 		if (parent_manifest(&c->parents.oid[i], &pm))
 			return;	/* reported with that parent */
-		parents[i] = manifest_tree_of(&pm, &trees[i]);
+		parents[i] = manifest_tree_of(run, &pm, &trees[i]);
 	}
 	strbuf_addf(&msg, "changeset %s (commit %s): ", hg_oid_to_hex(node),
 		    oid_to_hex(commit));
+	/* A change Mercurial would not record so: not damage. */
 	if (files_list_unlike_hg(&msg, cs->files, tree, parents,
 				 c->parents.nr))
-		unlike_hg(&msg);
+		answer_message(run->out, "unlike-hg", msg.buf, msg.len);
 	strbuf_release(&msg);
 }
 
 /* The changeset's manifest must be good, and give the commit's tree. */
-static void check_changeset_tree(const struct hg_oid *node,
+static void check_changeset_tree(struct fsck_run *run,
+				 const struct hg_oid *node,
 				 const struct object_id *commit,
 				 const struct raw_commit *c,
 				 const struct hg_changeset *cs)
@@ -472,25 +475,26 @@ static void check_changeset_tree(const struct hg_oid *node,
 	struct object_id tree;
 
 	if (!hg_oid_is_null(&cs->manifest) &&
-	    (!(m = hg2git(&cs->manifest)) || type_of(m) != OBJ_COMMIT)) {
-		problem("changeset %s (commit %s) names manifest %s, which "
+	    (!(m = hg2git(&cs->manifest)) || type_of(run, m) != OBJ_COMMIT)) {
+		problem(run,
+			"changeset %s (commit %s) names manifest %s, which "
 			"the metadata does not have", hg_oid_to_hex(node),
 			oid_to_hex(commit), hg_oid_to_hex(&cs->manifest));
 		return;
 	}
-	if (m && check_manifest(&cs->manifest))
+	if (m && check_manifest(run, &cs->manifest))
 		return;
 	if (m)
-		oidcpy(&tree, &seen_manifest(&cs->manifest)->git_tree);
+		oidcpy(&tree, &seen_manifest(run, &cs->manifest)->git_tree);
 	else
 		store_object_buf(OBJ_TREE, "", 0, &tree);
 	if (!oideq(&tree, &c->tree))
-		problem("changeset %s: its commit %s has tree %s, but its "
+		problem(run, "changeset %s: its commit %s has tree %s, but its "
 			"manifest %s gives tree %s", hg_oid_to_hex(node),
 			oid_to_hex(commit), oid_to_hex(&c->tree),
 			hg_oid_to_hex(&cs->manifest), oid_to_hex(&tree));
 	else
-		check_changeset_files(node, commit, c, cs);
+		check_changeset_files(run, node, commit, c, cs);
 }
 
 /* Whether `node` is the id of `text` with parents p1, p2 (in `check`). */
@@ -502,7 +506,7 @@ static int hg_hash_is(const struct hg_oid *p1, const struct hg_oid *p2,
 	return hg_oideq(check, node);
 }
 
-static void check_changeset(const struct hg_oid *node,
+static void check_changeset(struct fsck_run *run, const struct hg_oid *node,
 			    const struct object_id *commit)
 {
 	static struct strbuf text = STRBUF_INIT;
@@ -513,46 +517,50 @@ static void check_changeset(const struct hg_oid *node,
 	struct strbuf note_text = STRBUF_INIT;
 	int ret;
 
-	counts->changesets++;
+	run->counts->changesets++;
 	if (raw_commit_read(&c, commit)) {
-		problem("changeset %s: hg2git maps it to %s, which is not a "
+		problem(run,
+			"changeset %s: hg2git maps it to %s, which is not a "
 			"commit in the repository", hg_oid_to_hex(node),
 			oid_to_hex(commit));
 		goto out;
 	}
 	ret = noted_changeset_text(commit, &noted, &note, &note_text);
 	if (ret == -1) {
-		problem("changeset %s: its commit %s has no git2hg note",
+		problem(run, "changeset %s: its commit %s has no git2hg note",
 			hg_oid_to_hex(node), oid_to_hex(commit));
 		goto out;
 	}
 	if (ret == -2 || !hg_oideq(&noted, node)) {
-		problem("changeset %s: the git2hg note %s of its commit %s "
+		problem(run,
+			"changeset %s: the git2hg note %s of its commit %s "
 			"names %s", hg_oid_to_hex(node), oid_to_hex(note),
 			oid_to_hex(commit),
 			ret ? "no changeset" : hg_oid_to_hex(&noted));
 		goto out;
 	}
-	if (changeset_parents(node, &c, p))
+	if (changeset_parents(run, node, &c, p))
 		goto out;
 	if (changeset_from_commit(&text, c.buf, c.len, note_text.buf,
 				  note_text.len, &p[0], &p[1]) ||
 	    parse_changeset(&cs, text.buf, text.len)) {
-		problem("changeset %s: the git2hg note %s of its commit %s is "
+		problem(run,
+			"changeset %s: the git2hg note %s of its commit %s is "
 			"malformed", hg_oid_to_hex(node), oid_to_hex(note),
 			oid_to_hex(commit));
 		goto out;
 	}
-	if (checks & CHECK_NODEID &&
+	if (run->checks & CHECK_NODEID &&
 	    !hg_hash_is(&p[0], &p[1], text.buf, text.len, node, &check)) {
-		problem("changeset %s: its commit %s and git2hg note %s give "
+		problem(run,
+			"changeset %s: its commit %s and git2hg note %s give "
 			"changeset %s instead (the commit or the note was "
 			"changed)", hg_oid_to_hex(node), oid_to_hex(commit),
 			oid_to_hex(note), hg_oid_to_hex(&check));
 		goto out;
 	}
-	remember_changeset(node, p, commit, &cs);
-	check_changeset_tree(node, commit, &c, &cs);
+	remember_changeset(run, node, p, commit, &cs);
+	check_changeset_tree(run, node, commit, &c, &cs);
 out:
 	strbuf_release(&note_text);
 	raw_commit_release(&c);
@@ -560,6 +568,7 @@ out:
 
 /* The full check: every mapping, both ways, and the heads. */
 struct hg2git_entries {
+	struct fsck_run *run;
 	struct hg_oid *changesets;
 	size_t nr, alloc;
 	struct hg_oid *manifests;
@@ -569,15 +578,16 @@ struct hg2git_entries {
 };
 
 /* Whether `commit` is a manifest commit (kept in `mcommits` if so). */
-static int is_manifest_commit(const struct object_id *commit)
+static int is_manifest_commit(struct fsck_run *run,
+			      const struct object_id *commit)
 {
 	struct raw_commit c;
 	struct hg_oid node;
 	int ret = !raw_commit_read(&c, commit) &&
 		  strstr(c.buf, "\n" CINNABAR_AUTHORSHIP "\n") &&
-		  !manifest_commit_id(&c, &node);
+		  !manifest_commit_body_node(&c, &node);
 	if (ret)
-		keep_mcommit(commit, &c);
+		keep_mcommit(run, commit, &c);
 	raw_commit_release(&c);
 	return ret;
 }
@@ -587,7 +597,7 @@ static void sort_hg2git_entry(const struct object_id *key,
 {
 	struct hg2git_entries *e = data;
 	struct hg_oid node;
-	int type = hg2git_type(value);
+	int type = hg2git_type(e->run, value);
 
 	git_oid_to_hg(&node, key);
 	display_progress(e->progress, ++e->seen);
@@ -596,7 +606,7 @@ static void sort_hg2git_entry(const struct object_id *key,
 	 * tell is only needed without one (check_changeset checks the note).
 	 */
 	if (type == OBJ_COMMIT && (notes_map_get(&metadata.git2hg, value) ||
-				   !is_manifest_commit(value))) {
+				   !is_manifest_commit(e->run, value))) {
 		ALLOC_GROW(e->changesets, e->nr + 1, e->alloc);
 		hg_oidcpy(&e->changesets[e->nr++], &node);
 	} else if (type == OBJ_COMMIT) {
@@ -604,7 +614,8 @@ static void sort_hg2git_entry(const struct object_id *key,
 			   e->manifests_alloc);
 		hg_oidcpy(&e->manifests[e->manifests_nr++], &node);
 	} else if (type != OBJ_BLOB) {
-		problem("hg2git maps %s to %s, which is %s", hg_oid_to_hex(&node),
+		problem(e->run, "hg2git maps %s to %s, which is %s",
+			hg_oid_to_hex(&node),
 			oid_to_hex(value), type < 0 ? "not in the repository" :
 			"neither a commit nor a blob");
 	}
@@ -613,17 +624,18 @@ static void sort_hg2git_entry(const struct object_id *key,
 static void check_git2hg_entry(const struct object_id *commit,
 			       const struct object_id *note, void *data)
 {
+	struct fsck_run *run = data;
 	struct hg_oid node;
 	const struct object_id *back, *n;
 
 	if (noted_changeset(commit, &node, &n)) {
-		problem("the git2hg note %s of commit %s is malformed or "
+		problem(run, "the git2hg note %s of commit %s is malformed or "
 			"missing", oid_to_hex(note), oid_to_hex(commit));
 		return;
 	}
 	back = hg2git(&node);
 	if (!back || !oideq(back, commit))
-		problem("the git2hg note of commit %s names changeset %s, "
+		problem(run, "the git2hg note of commit %s names changeset %s, "
 			"which hg2git maps to %s", oid_to_hex(commit),
 			hg_oid_to_hex(&node), back ? oid_to_hex(back) : "nothing");
 }
@@ -631,26 +643,33 @@ static void check_git2hg_entry(const struct object_id *commit,
 static void check_files_meta_entry(const struct object_id *key,
 				   const struct object_id *meta, void *data)
 {
+	struct fsck_run *run = data;
 	struct hg_oid node;
 	const struct object_id *blob;
 
 	git_oid_to_hg(&node, key);
 	blob = hg2git(&node);
-	if (!blob || type_of(blob) != OBJ_BLOB)
-		problem("files-meta has metadata for file revision %s, which "
+	if (!blob || type_of(run, blob) != OBJ_BLOB)
+		problem(run,
+			"files-meta has metadata for file revision %s, which "
 			"hg2git does not map to a blob", hg_oid_to_hex(&node));
-	if (type_of(meta) != OBJ_BLOB)
-		problem("the files-meta entry of file revision %s is %s, "
+	if (type_of(run, meta) != OBJ_BLOB)
+		problem(run, "the files-meta entry of file revision %s is %s, "
 			"which is not a blob in the repository",
 			hg_oid_to_hex(&node), oid_to_hex(meta));
 }
 
-/* Every git2hg note and files-meta entry; problems go to `o`. */
-static void check_notes(FILE *o)
+/*
+ * Every git2hg note and files-meta entry of `data`'s run; problems go to
+ * `o` (in the forked file checker, its own file: see fsck-files.h).
+ */
+static void check_notes(FILE *o, void *data)
 {
-	out = o;
-	notes_map_for_each(&metadata.git2hg, check_git2hg_entry, NULL);
-	notes_map_for_each(&metadata.files_meta, check_files_meta_entry, NULL);
+	struct fsck_run *run = data;
+
+	run->out = o;
+	notes_map_for_each(&metadata.git2hg, check_git2hg_entry, run);
+	notes_map_for_each(&metadata.files_meta, check_files_meta_entry, run);
 }
 
 static int cs_seen_cmp(const void *a, const void *b)
@@ -659,20 +678,23 @@ static int cs_seen_cmp(const void *a, const void *b)
 			 &((const struct cs_seen *)b)->node);
 }
 
-static struct cs_seen *find_seen(const struct hg_oid *node)
+static struct cs_seen *find_seen(struct fsck_run *run,
+				 const struct hg_oid *node)
 {
 	struct cs_seen key;
 	hg_oidcpy(&key.node, node);
-	return bsearch(&key, seen, seen_nr, sizeof(*seen), cs_seen_cmp);
+	return bsearch(&key, run->seen, run->seen_nr, sizeof(*run->seen),
+		       cs_seen_cmp);
 }
 
 static void unmark_recorded_head(const struct hg_oid *node,
 				 const struct object_id *commit,
 				 const char *branch, void *data)
 {
-	struct cs_seen *s = find_seen(node);
+	struct fsck_run *run = data;
+	struct cs_seen *s = find_seen(run, node);
 	if (s && !oideq(&s->commit, commit)) {
-		problem("the changeset heads list %s with commit %s, but "
+		problem(run, "the changeset heads list %s with commit %s, but "
 			"hg2git maps it to %s", hg_oid_to_hex(node),
 			oid_to_hex(commit), oid_to_hex(&s->commit));
 		if (s->branch && !strcmp(s->branch, branch))
@@ -680,7 +702,8 @@ static void unmark_recorded_head(const struct hg_oid *node,
 		return;
 	}
 	if (!s || !s->branch || strcmp(s->branch, branch)) {
-		problem("the changeset heads list %s (commit %s, branch '%s'), "
+		problem(run,
+			"the changeset heads list %s (commit %s, branch '%s'), "
 			"which is not a head of that branch",
 			hg_oid_to_hex(node), oid_to_hex(commit), branch);
 		return;
@@ -688,16 +711,17 @@ static void unmark_recorded_head(const struct hg_oid *node,
 	FREE_AND_NULL(s->branch);	/* recorded: not reported below */
 }
 
-static void check_changeset_heads(void)
+static void check_changeset_heads(struct fsck_run *run)
 {
-	size_t i, j;
+	struct cs_seen *seen = run->seen;
+	size_t seen_nr = run->seen_nr, i, j;
 	unsigned char *not_head = xcalloc(seen_nr ? seen_nr : 1, 1);
 
 	QSORT(seen, seen_nr, cs_seen_cmp);
 	for (i = 0; i < seen_nr; i++) {
 		for (j = 0; j < 2; j++) {
-			struct cs_seen *p = find_seen(j ? &seen[i].p2
-							: &seen[i].p1);
+			struct cs_seen *p = find_seen(run, j ? &seen[i].p2
+							     : &seen[i].p1);
 			if (p && !strcmp(p->branch, seen[i].branch))
 				not_head[p - seen] = 1;
 		}
@@ -705,12 +729,12 @@ static void check_changeset_heads(void)
 	for (i = 0; i < seen_nr; i++)
 		if (not_head[i])
 			FREE_AND_NULL(seen[i].branch);
-	for_each_changeset_head(unmark_recorded_head, NULL);
+	for_each_changeset_head(unmark_recorded_head, run);
 	for (i = 0; i < seen_nr; i++)
 		if (seen[i].branch)
-			problem("changeset %s (commit %s) is a head of branch "
-				"'%s' that the changeset heads do not list",
-				hg_oid_to_hex(&seen[i].node),
+			problem(run, "changeset %s (commit %s) is a head of "
+				"branch '%s' that the changeset heads do not "
+				"list", hg_oid_to_hex(&seen[i].node),
 				oid_to_hex(&seen[i].commit), seen[i].branch);
 	free(not_head);
 }
@@ -719,7 +743,8 @@ static void check_changeset_heads(void)
  * The manifest heads recorded must be the manifest commits that no other
  * is a parent of; `is_parent` comes from order_manifests.
  */
-static void check_manifest_heads(const struct hg_oid *manifests, size_t nr,
+static void check_manifest_heads(struct fsck_run *run,
+				 const struct hg_oid *manifests, size_t nr,
 				 const unsigned char *is_parent)
 {
 	struct oid_array all = OID_ARRAY_INIT;
@@ -732,13 +757,14 @@ static void check_manifest_heads(const struct hg_oid *manifests, size_t nr,
 		int listed = oid_array_lookup(&metadata.manifest_heads,
 					      &all.oid[i]) >= 0;
 		if (head != listed)
-			problem("manifest commit %s is %sa head, but the "
+			problem(run, "manifest commit %s is %sa head, but the "
 				"manifest heads %s it", oid_to_hex(&all.oid[i]),
 				head ? "" : "not ", head ? "do not list" : "list");
 	}
 	for (i = 0; i < metadata.manifest_heads.nr; i++)
 		if (oid_array_lookup(&all, &metadata.manifest_heads.oid[i]) < 0)
-			problem("the manifest heads list %s, which is not a "
+			problem(run,
+				"the manifest heads list %s, which is not a "
 				"manifest commit hg2git knows",
 				oid_to_hex(&metadata.manifest_heads.oid[i]));
 	oid_array_clear(&all);
@@ -749,7 +775,8 @@ static void check_manifest_heads(const struct hg_oid *manifests, size_t nr,
  * commits' parents), so that a manifest's subtrees are most often still
  * kept (fsck-manifest.h) from its parent's check.
  */
-static void order_manifests(struct hg_oid *manifests, size_t nr,
+static void order_manifests(struct fsck_run *run,
+			    struct hg_oid *manifests, size_t nr,
 			    unsigned char **is_parent_out)
 {
 	unsigned char *is_parent = xcalloc(nr ? nr : 1, 1);
@@ -775,7 +802,7 @@ static void order_manifests(struct hg_oid *manifests, size_t nr,
 
 		parents[i][0] = parents[i][1] = -1;
 		memset(&c, 0, sizeof(c));
-		if (!get_mcommit(hg2git(&manifests[i]), &m) &&
+		if (!get_mcommit(run, hg2git(&manifests[i]), &m) &&
 		    (m.nparents <= 2 ||
 		     !raw_commit_read(&c, hg2git(&manifests[i]))))
 			count = m.nparents;
@@ -830,44 +857,46 @@ static void order_manifests(struct hg_oid *manifests, size_t nr,
 	kh_destroy_oid_pos(index);
 }
 
-static void check_everything(void)
+static void check_everything(struct fsck_run *run)
 {
-	struct hg2git_entries e = { 0 };
+	struct hg2git_entries e = { run };
 	unsigned char *is_parent;
 	struct progress *progress;
 	size_t i;
 
-	types = kh_init_oid_pos();
-	mcommits = kh_init_mcommit();
+	run->types = kh_init_oid_pos();
+	run->mcommits = kh_init_mcommit();
 	e.progress = progress_begin(_("Reading hg2git"),
 				    notes_map_size(&metadata.hg2git));
 	notes_map_for_each(&metadata.hg2git, sort_hg2git_entry, &e);
 	stop_progress(&e.progress);
-	order_manifests(e.manifests, e.manifests_nr, &is_parent);
+	order_manifests(run, e.manifests, e.manifests_nr, &is_parent);
 	progress = progress_begin(_("Checking manifests and files"),
 				  e.manifests_nr);
 	for (i = 0; i < e.manifests_nr; i++) {
-		check_manifest(&e.manifests[i]);
+		check_manifest(run, &e.manifests[i]);
 		display_progress(progress, i + 1);
 	}
 	stop_progress(&progress);
 	/* The file ids: another process may check them meanwhile. */
-	file_checks_start(&queued, out, check_notes);
+	file_checks_start(&run->queued, run->out, check_notes, run);
 	progress = progress_begin(_("Checking changesets"), e.nr);
 	for (i = 0; i < e.nr; i++) {
-		check_changeset(&e.changesets[i], hg2git(&e.changesets[i]));
+		check_changeset(run, &e.changesets[i],
+				hg2git(&e.changesets[i]));
 		display_progress(progress, i + 1);
 	}
 	stop_progress(&progress);
-	check_changeset_heads();
-	check_manifest_heads(e.manifests, e.manifests_nr, is_parent);
+	check_changeset_heads(run);
+	check_manifest_heads(run, e.manifests, e.manifests_nr, is_parent);
 	free(is_parent);
-	counts->problems += file_checks_finish(&queued, out);
+	run->counts->problems += file_checks_finish(&run->queued, run->out);
 	free(e.changesets);
 	free(e.manifests);
 }
 
-static void check_commits(const struct oid_array *commits)
+static void check_commits(struct fsck_run *run,
+			  const struct oid_array *commits)
 {
 	struct progress *progress;
 	size_t i;
@@ -877,51 +906,47 @@ static void check_commits(const struct oid_array *commits)
 		const struct object_id *note, *back;
 		struct hg_oid node;
 		if (noted_changeset(&commits->oid[i], &node, &note))
-			problem("commit %s has no valid git2hg note",
+			problem(run, "commit %s has no valid git2hg note",
 				oid_to_hex(&commits->oid[i]));
 		else if (!(back = hg2git(&node)) ||
 			 !oideq(back, &commits->oid[i]))
-			problem("the git2hg note of commit %s names changeset "
+			problem(run,
+				"the git2hg note of commit %s names changeset "
 				"%s, which hg2git maps to %s",
 				oid_to_hex(&commits->oid[i]),
 				hg_oid_to_hex(&node),
 				back ? oid_to_hex(back) : "nothing");
 		else
-			check_changeset(&node, &commits->oid[i]);
+			check_changeset(run, &node, &commits->oid[i]);
 		display_progress(progress, i + 1);
 	}
 	stop_progress(&progress);
-	file_checks_start(&queued, out, NULL);
-	counts->problems += file_checks_finish(&queued, out);
+	file_checks_start(&run->queued, run->out, NULL, NULL);
+	run->counts->problems += file_checks_finish(&run->queued, run->out);
 }
 
 void fsck_metadata(const struct oid_array *commits, unsigned flags,
-		   FILE *o, struct fsck_counts *c)
+		   FILE *out, struct fsck_counts *counts)
 {
+	struct fsck_run run = { out, counts, flags };
 	size_t i;
 
-	out = o;
-	counts = c;
-	checks = flags;
 	memset(counts, 0, sizeof(*counts));
-	manifest_state = kh_init_manifest_state();
-	files_checked = kh_init_oid_set();
+	run.manifest_state = kh_init_manifest_state();
+	run.files_checked = kh_init_oid_set();
 	if (commits)
-		check_commits(commits);
+		check_commits(&run, commits);
 	else
-		check_everything();
-	kh_destroy_manifest_state(manifest_state);
-	kh_destroy_oid_set(files_checked);
-	if (types)
-		kh_destroy_oid_pos(types);
-	if (mcommits)
-		kh_destroy_mcommit(mcommits);
-	types = NULL;
-	mcommits = NULL;
+		check_everything(&run);
+	kh_destroy_manifest_state(run.manifest_state);
+	kh_destroy_oid_set(run.files_checked);
+	if (run.types)
+		kh_destroy_oid_pos(run.types);
+	if (run.mcommits)
+		kh_destroy_mcommit(run.mcommits);
 	manifest_trees_reset();
-	for (i = 0; i < seen_nr; i++)
-		free(seen[i].branch);
-	FREE_AND_NULL(seen);
-	seen_nr = seen_alloc = 0;
+	for (i = 0; i < run.seen_nr; i++)
+		free(run.seen[i].branch);
+	free(run.seen);
 	file_reset_cache();
 }

@@ -12,15 +12,18 @@
 # git tree root is the include path ("-I." in git's flags), so a helper file can
 # say #include "builtin/fast-import.c".
 #
-# Every helper/*.c goes into the one program.  Objects live in build/helper/,
+# Every helper/*.c and helper/sha1/*.c (the SHA-1 library) goes into the one
+# program.  Objects live in build/helper/ (build/helper/sha1/ for the library),
 # the program at the top of the work tree, next to the launchers.
 #
 # Two macros are defined for every helper source:
 #   CINNABAR_HELPER_VERSION   the helper's version, e.g. "0.1.0"
-#   CINNABAR_BUILD_ID         the first 16 hex digits of the SHA-256 of the
-#                             contents of helper/*.c and helper/*.h concatenated
-#                             in byte order of their file names, so that a helper
-#                             built from other sources can be recognised as stale.
+#   CINNABAR_BUILD_ID         a hash of the helper's sources, so that a helper
+#                             built from other sources can be recognised as stale:
+#                             cinnabar/helper_version.py's expected_build_id(),
+#                             the one definition of it, run here with python3
+#                             ($(HELPER_PYTHON)), which the Python side compares
+#                             with the helper's answer to `version`.
 # Changing either one recompiles every helper object.
 
 # Where this file is, before git's Makefile adds its own names to MAKEFILE_LIST.
@@ -51,11 +54,14 @@ endif
 
 HELPER_VERSION = 0.1.0
 
-HELPER_SOURCES := $(sort $(wildcard $(HELPER_SRCDIR)/*.c))
-HELPER_HEADERS := $(sort $(wildcard $(HELPER_SRCDIR)/*.h))
+HELPER_SOURCES := $(sort $(wildcard $(HELPER_SRCDIR)/*.c $(HELPER_SRCDIR)/sha1/*.c))
 HELPER_OBJS := $(patsubst $(HELPER_SRCDIR)/%.c,$(HELPER_OBJDIR)/%.o,$(HELPER_SOURCES))
-HELPER_BUILD_ID := $(shell cat $(sort $(HELPER_SOURCES) $(HELPER_HEADERS)) /dev/null | \
-	sha256sum | cut -c1-16)
+HELPER_PYTHON = python3
+HELPER_BUILD_ID := $(shell cd '$(CINNABAR_TOP)' && $(HELPER_PYTHON) -B -c \
+	'from cinnabar.helper_version import expected_build_id as f; print(f() or "")')
+ifeq ($(HELPER_BUILD_ID),)
+$(error cannot compute the build id: $(HELPER_PYTHON) running $(CINNABAR_TOP)/cinnabar/helper_version.py)
+endif
 
 HELPER_DEFINES = -DCINNABAR_HELPER_VERSION='"$(HELPER_VERSION)"' \
 	-DCINNABAR_BUILD_ID='"$(HELPER_BUILD_ID)"' \
@@ -90,7 +96,7 @@ endif
 # that objects are recompiled then and only then (git's GIT-CFLAGS does the same for
 # its flags).
 $(HELPER_OBJDIR)/HELPER-CFLAGS: FORCE
-	@mkdir -p $(HELPER_OBJDIR)
+	@mkdir -p $(sort $(HELPER_OBJDIR) $(dir $(HELPER_OBJS)))
 	@flags='$(strip $(HELPER_VERSION) $(HELPER_BUILD_ID) $(GIT_VERSION) $(HELPER_DEV_CFLAGS) $(HELPER_EXTRA_CFLAGS))'; \
 	if test x"$$flags" != x"`cat $@ 2>/dev/null`"; then \
 		echo "$$flags" >$@; \

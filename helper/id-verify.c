@@ -2,11 +2,11 @@
 #include "cache.h"
 #include "thread-utils.h"
 #include "id-verify.h"
-#include "sha1-lanes.h"
+#include "sha1/sha1-lanes.h"
 
 #define MAX_WORKERS 4
 /*
- * With the 16-lane SHA-1 (sha1-lanes.h), each worker hashes up to 16
+ * With the 16-lane SHA-1 (sha1/sha1-lanes.h), each worker hashes up to 16
  * texts at once; below MB_MIN_LANES texts, the one-lane code is cheaper,
  * and it looks at the queue again every ONE_LANE_RUN blocks (256 kB).
  */

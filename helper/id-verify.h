@@ -12,7 +12,7 @@
  * any verification pending on it, and goes back to the set when both are
  * done. Memory is bounded by that set, whatever the history's length.
  *
- * When the CPU has AVX-512 (sha1-mb.h), each worker hashes 16 texts at
+ * When the CPU has AVX-512 (sha1/sha1-mb.h), each worker hashes 16 texts at
  * once: the set then has room for 16 texts per worker, as long as the
  * blocks made for the texts taken stay under a few MB (texts share their
  * other blocks, block-text.h).

@@ -2,12 +2,14 @@
  * git-cinnabar-helper: the command loop. Every command is documented in
  * PROTOCOL.md; this file reads commands, dispatches them through the
  * table below, formats each answer from what the command's module
- * returns and flushes it. Only the answers that stream as they come are
- * written elsewhere: http's responses (http-client.c) and fsck's problem
- * lines (fsck.c, file-check.c).
+ * returns and flushes it, with the line writers of answer.h, which fsck's
+ * problem and unlike-hg lines (fsck.c, fsck-files.c), streamed as they
+ * come, use too. Only http's responses are written elsewhere
+ * (http-client.c).
  */
 #include "cache.h"
 #include "config.h"
+#include "answer.h"
 #include "bundle.h"
 #include "changegroup.h"
 #include "changeset.h"
@@ -21,11 +23,11 @@
 #include "graft.h"
 #include "manifest.h"
 #include "push.h"
-#include "hg-data.h"
+#include "data.h"
 #include "compress.h"
 #include "store.h"
-#include "sha1-mb.h"
-#include "sha1-test.h"
+#include "sha1/sha1-mb.h"
+#include "sha1/sha1-test.h"
 #include <malloc.h>
 
 #define PROTOCOL_VERSION 2
@@ -73,13 +75,13 @@ static NORETURN void die_with_error_answer(const char *err, va_list params)
 	exit(128);
 }
 
+__attribute__((format (printf, 1, 2)))
 static void answer(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vfprintf(out, fmt, ap);
+	answer_vprintf(out, fmt, ap);
 	va_end(ap);
-	fflush(out);
 }
 
 static int get_hg(const char *arg, struct hg_oid *oid)

@@ -652,6 +652,13 @@ void import_manifest(struct rev_chunk *chunk, int id_checked)
 	strbuf_release(&rebased);
 }
 
+int manifest_commit_body_node(const struct raw_commit *c, struct hg_oid *node)
+{
+	if (c->body_len != HG_HEXSZ || hg_oid_from_hex(c->body, node))
+		return -1;
+	return 0;
+}
+
 int manifest_commit_node(const struct object_id *commit, struct hg_oid *node)
 {
 	struct raw_commit c;
@@ -659,7 +666,7 @@ int manifest_commit_node(const struct object_id *commit, struct hg_oid *node)
 
 	if (raw_commit_read(&c, commit))
 		return -1;
-	ret = c.body_len != HG_HEXSZ || hg_oid_from_hex(c.body, node) ? -1 : 0;
+	ret = manifest_commit_body_node(&c, node);
 	raw_commit_release(&c);
 	return ret;
 }

@@ -15,6 +15,7 @@
 #include "block-text.h"
 
 struct rev_chunk;
+struct raw_commit;
 
 /*
  * Import one manifest revision of a changegroup (verifying its id), with
@@ -63,9 +64,11 @@ int manifest_path_cmp(const char *a, size_t a_len, const char *b,
 		      size_t b_len);
 
 /*
- * The hg id the message of the manifest commit `commit` names; -1 when
- * it is not a readable commit naming one.
+ * The hg id the message of a manifest commit names (its whole message is
+ * the id in hex); -1 when it is not one. manifest_commit_node reads
+ * commit `commit` first, -1 also when it is not a readable commit.
  */
+int manifest_commit_body_node(const struct raw_commit *c, struct hg_oid *node);
 int manifest_commit_node(const struct object_id *commit, struct hg_oid *node);
 
 /* Drop the manifest text kept in memory between revisions. */

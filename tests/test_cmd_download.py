@@ -9,9 +9,12 @@ refused, and nothing is fetched past a bad signature."""
 
 import os
 import shutil
+from pathlib import Path
 
 import pytest
 
+from cinnabar.helper_version import (build_id_sources, expected_build_id,
+                                     probe)
 from lib import env as test_env
 from lib.checks import assert_failed_for_people, assert_no_traceback
 from lib.git import git
@@ -309,6 +312,19 @@ def test_version_shows_the_helper(tmp_path):
     out = git('cinnabar', '--version', cwd=tmp_path, extra_env={
         'GIT_CINNABAR_HELPER': str(copy)}).out
     assert 'stale' not in out
+
+
+def test_built_helper_has_the_build_id_python_expects():
+    """helper/helper.mk compiles in the build id that
+    cinnabar.helper_version computes (its one definition): the helper
+    built here answers it, and it covers every C file git tracks under
+    helper/ (helper/sha1/ included)."""
+    assert probe(str(HELPER)).build_id == expected_build_id()
+    tracked = git('ls-files', '-z', 'helper', cwd=test_env.ROOT).out
+    c_files = {test_env.ROOT / name for name in tracked.split('\0')
+               if name.endswith(('.c', '.h'))}
+    assert any(path.parent.name == 'sha1' for path in c_files)
+    assert c_files <= {Path(path) for path in build_id_sources()}
 
 
 def test_remote_helper_without_helper_says_how(tmp_path, hg):

@@ -147,7 +147,7 @@ def test_changed_blob(corpus, tmp_path):
 def test_changed_blob_found_by_the_second_process(
         corpus, tmp_path, monkeypatch):
     """Big repositories have their file revisions checked by a forked
-    helper (helper/file-check.h); forced here on a small one, a clean
+    helper (helper/fsck-files.h); forced here on a small one, a clean
     clone passes and a changed blob gives the same report as without
     it."""
     repo = make_clone(corpus, tmp_path)

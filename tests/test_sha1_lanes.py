@@ -1,4 +1,4 @@
-"""Manifest ids are hashed 16 at a time (helper/sha1-lanes.h) when the
+"""Manifest ids are hashed 16 at a time (helper/sha1/sha1-lanes.h) when the
 CPU has AVX-512, else one at a time; CINNABAR_SHA1_MB=0 forces the
 latter.
 

@@ -9,8 +9,8 @@
  * all: a changeset's git commit has a git2hg note, a manifest's commit has
  * none, a file revision's git object is a blob.
  */
-#ifndef CINNABAR_HG_DATA_H
-#define CINNABAR_HG_DATA_H
+#ifndef CINNABAR_DATA_H
+#define CINNABAR_DATA_H
 
 #define MIN_HG_PREFIX 4
 

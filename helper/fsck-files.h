@@ -17,8 +17,8 @@
  * temporary file, and exits without running the helper's exit handlers,
  * so that nothing of this helper's state is touched.
  */
-#ifndef CINNABAR_FILE_CHECK_H
-#define CINNABAR_FILE_CHECK_H
+#ifndef CINNABAR_FSCK_FILES_H
+#define CINNABAR_FSCK_FILES_H
 
 struct file_check;
 
@@ -30,7 +30,8 @@ struct file_checks {
 	FILE *child_out;
 	size_t *next;		/* the first item not taken, shared */
 	int done;		/* without `next`: whether all were taken */
-	void (*also)(FILE *out);
+	void (*also)(FILE *out, void *data);
+	void *also_data;
 };
 
 /*
@@ -48,10 +49,10 @@ void file_checks_add(struct file_checks *fc, const struct hg_oid *node,
  * Sort the queued revisions, and start the process checking them with
  * this one if there are enough; problems are "problem <message>" lines on
  * `out`. `also`, when not NULL, is more read-only checking for the same
- * process, given where its problem lines go.
+ * process, given where its problem lines go and `data`.
  */
 void file_checks_start(struct file_checks *fc, FILE *out,
-		       void (*also)(FILE *out));
+		       void (*also)(FILE *out, void *data), void *data);
 
 /*
  * Check the revisions the other process has not taken (all of them and

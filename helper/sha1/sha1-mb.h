@@ -5,7 +5,7 @@
  * compression function is done for the 16 messages by the same few vector
  * instructions, several times the throughput of one core's SHA
  * instructions on long messages. Used to verify manifest ids, megabytes
- * each (id-verify.h, sha1-lanes.h).
+ * each (the helper's id-verify.h; sha1-lanes.h).
  *
  * The state of the 16 messages is kept word by word: h[i][lane] is word i
  * (H0..H4) of the lane's intermediate hash value.

@@ -1,4 +1,4 @@
-/* Checking the ids of file revisions, maybe in two processes: see file-check.h. */
+/* Checking the ids of file revisions, maybe in two processes: see fsck-files.h. */
 #include "cache.h"
 #include "progress.h"
 #include "hg-id.h"
@@ -6,7 +6,8 @@
 #include "metadata.h"
 #include "store.h"
 #include "fsck-changes.h"
-#include "file-check.h"
+#include "answer.h"
+#include "fsck-files.h"
 
 struct file_check {
 	struct hg_oid node, a, b, manifest;
@@ -116,9 +117,10 @@ static void report_parents(const struct file_check *c, int copy,
 {
 	struct strbuf has = STRBUF_INIT, there = STRBUF_INIT;
 
-	fprintf(out, "unlike-hg file revision %s ('%s', in manifest %s) has "
-		"parents %s%s, where the parent manifests have %s: Mercurial "
-		"gives a new revision %s\n", hg_oid_to_hex(&c->node), c->path,
+	answer_messagef(out, "unlike-hg", "file revision %s ('%s', in manifest "
+		"%s) has parents %s%s, where the parent manifests have %s: "
+		"Mercurial gives a new revision %s",
+		hg_oid_to_hex(&c->node), c->path,
 		hg_oid_to_hex(&c->manifest), parents_text(&has, p[0], p[1]),
 		copy ? " and copy metadata" : "",
 		parents_text(&there, &c->a, &c->b),
@@ -152,9 +154,9 @@ static unsigned check_one(const struct file_check *c, FILE *out)
 	src = meta ? file_meta_copy(meta, meta_len, &src_len) : NULL;
 	if (good && src && src_len == strlen(c->path) &&
 	    !memcmp(src, c->path, src_len))
-		fprintf(out, "unlike-hg file revision %s ('%s', in manifest "
-			"%s) is recorded as a copy of its own path: Mercurial "
-			"records copies from other paths only\n",
+		answer_messagef(out, "unlike-hg", "file revision %s ('%s', in "
+			"manifest %s) is recorded as a copy of its own path: "
+			"Mercurial records copies from other paths only",
 			hg_oid_to_hex(&c->node), c->path,
 			hg_oid_to_hex(&c->manifest));
 	else if (good && !file_parents_like_hg(c->merge, !!src, &c->a, &c->b,
@@ -164,9 +166,10 @@ static unsigned check_one(const struct file_check *c, FILE *out)
 	free(blob);
 	if (good)
 		return 0;
-	fprintf(out, "problem file revision %s ('%s', in manifest %s): its "
-		"blob %s and files-meta do not give that id (the blob or its "
-		"metadata was changed)\n", hg_oid_to_hex(&c->node), c->path,
+	answer_messagef(out, "problem", "file revision %s ('%s', in manifest "
+		"%s): its blob %s and files-meta do not give that id (the blob "
+		"or its metadata was changed)",
+		hg_oid_to_hex(&c->node), c->path,
 		hg_oid_to_hex(&c->manifest), oid_to_hex(&c->blob));
 	return 1;
 }
@@ -213,8 +216,7 @@ static NORETURN void die_in_child(const char *err, va_list params)
 	_exit(128);
 }
 
-static NORETURN void run_child(struct file_checks *fc,
-			       void (*also)(FILE *out))
+static NORETURN void run_child(struct file_checks *fc)
 {
 	int signals[] = { SIGINT, SIGHUP, SIGTERM, SIGQUIT, SIGPIPE };
 	size_t i;
@@ -222,8 +224,8 @@ static NORETURN void run_child(struct file_checks *fc,
 	for (i = 0; i < ARRAY_SIZE(signals); i++)
 		signal(signals[i], SIG_DFL);
 	set_die_routine(die_in_child);
-	if (also)
-		also(child_out);
+	if (fc->also)
+		fc->also(child_out, fc->also_data);
 	check_taken(fc, child_out, NULL);
 	fputs("done\n", child_out);
 	_exit(fflush(child_out) || ferror(child_out) ? 1 : 0);
@@ -247,13 +249,14 @@ static size_t *shared_counter(void)
 }
 
 void file_checks_start(struct file_checks *fc, FILE *out,
-		       void (*also)(FILE *out))
+		       void (*also)(FILE *out, void *data), void *data)
 {
 	fc->problems = 0;
 	fc->child = 0;
 	fc->next = NULL;
 	fc->done = 0;
 	fc->also = also;
+	fc->also_data = data;
 	QSORT(fc->items, fc->nr, file_check_cmp);
 	if (fc->nr < 2 || fc->nr < split_min())
 		return;
@@ -267,7 +270,7 @@ void file_checks_start(struct file_checks *fc, FILE *out,
 		fc->child = fork();
 	if (!fc->child) {
 		if (fc->next)
-			run_child(fc, also);
+			run_child(fc);
 		fclose(child_out);
 		return;
 	}
@@ -296,10 +299,10 @@ static unsigned collect_child(struct file_checks *fc, FILE *out)
 	while (strbuf_getline_lf(&line, fc->child_out) != EOF) {
 		const char *rest;
 		if (skip_prefix(line.buf, "problem ", &rest)) {
-			fprintf(out, "%s\n", line.buf);
+			answer_message(out, "problem", rest, strlen(rest));
 			problems++;
-		} else if (starts_with(line.buf, "unlike-hg ")) {
-			fprintf(out, "%s\n", line.buf);
+		} else if (skip_prefix(line.buf, "unlike-hg ", &rest)) {
+			answer_message(out, "unlike-hg", rest, strlen(rest));
 		} else if (skip_prefix(line.buf, "fatal ", &rest)) {
 			die("%s", rest);
 		} else if (!strcmp(line.buf, "done")) {
@@ -324,7 +327,7 @@ unsigned file_checks_finish(struct file_checks *fc, FILE *out)
 	fc->problems += check_taken(fc, out, progress);
 	stop_progress(&progress);
 	if (fc->also)
-		fc->also(out);
+		fc->also(out, fc->also_data);
 	if (fc->next)
 		munmap(fc->next, sizeof(size_t));
 	fc->next = NULL;

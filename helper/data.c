@@ -1,11 +1,11 @@
-/* The raw Mercurial data of stored revisions: see hg-data.h. */
+/* The raw Mercurial data of stored revisions: see data.h. */
 #include "cache.h"
 #include "metadata.h"
 #include "manifest.h"
 #include "file.h"
 #include "import.h"
 #include "store.h"
-#include "hg-data.h"
+#include "data.h"
 
 /* KIND_ANY: abbreviations matched among the revisions of every kind. */
 enum hg_kind { KIND_UNKNOWN, KIND_CHANGESET, KIND_MANIFEST, KIND_FILE,
