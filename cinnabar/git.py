@@ -6,6 +6,7 @@ resolves committish names, walks history for pushes and removes scratch
 refs.
 """
 
+import os
 import subprocess
 
 from cinnabar.errors import Abort
@@ -63,11 +64,44 @@ def git_dir():
 
 
 def config(key):
-    """The value of a git configuration key, or None when it is not set."""
-    result = run(['config', '--get', key], check=False)
-    if result.returncode:
-        return None
-    return result.stdout.decode('utf-8', 'surrogateescape').rstrip('\n')
+    """The value of a git configuration key, or None when it is not set
+    (the last one when it is set several times, as `git config --get`;
+    an empty string for a key set without `=`)."""
+    return _config_values().get(_config_key(key))
+
+
+# The configuration, read once per repository and working directory by
+# `git config --list -z`: git-cinnabar never changes it, and a `git config
+# --get` per key was a process each (five on a fetch with nothing new).
+_config_cache = {}
+
+
+def _config_values():
+    where = (os.getcwd(), os.environ.get('GIT_DIR'),
+             os.environ.get('GIT_CONFIG_PARAMETERS'))
+    values = _config_cache.get(where)
+    if values is None:
+        values = {}
+        result = run(['config', '--list', '-z'], check=False)
+        # Entries end with NUL: `<key>\n<value>`, or `<key>` alone for a
+        # key set without `=`. Keys come canonical: section and name in
+        # lower case, the subsection as written.
+        for entry in result.stdout.split(b'\0'):
+            if not entry:
+                continue
+            name, newline, value = entry.partition(b'\n')
+            values[name.decode('utf-8', 'surrogateescape')] = \
+                value.decode('utf-8', 'surrogateescape')
+        _config_cache[where] = values
+    return values
+
+
+def _config_key(key):
+    """`key` as `git config --list` spells it: `Remote.Origin.tagOpt` is
+    `remote.Origin.tagopt`."""
+    section, _, rest = key.partition('.')
+    subsection, dot, name = rest.rpartition('.')
+    return section.lower() + '.' + subsection + dot + name.lower()
 
 
 def delete_refs(prefixes):

@@ -45,9 +45,10 @@ Where tracing goes, first found wins:
 
 import functools
 import os
-import subprocess
 import sys
 
+from cinnabar import git
+from cinnabar.errors import Abort
 from cinnabar.redact import redact_text
 
 CHANNELS = ('remote-helper', 'helper', 'wire')
@@ -63,14 +64,9 @@ def _log_setting():
     if value is not None:
         return value
     try:
-        result = subprocess.run(['git', 'config', '--get', 'cinnabar.log'],
-                                stdout=subprocess.PIPE,
-                                stderr=subprocess.DEVNULL)
-    except OSError:
+        return (git.config('cinnabar.log') or '').strip()
+    except (OSError, Abort):
         return ''
-    if result.returncode:
-        return ''
-    return result.stdout.decode('utf-8', 'surrogateescape').strip()
 
 
 LEVELS = {'off': 0, 'error': 1, 'warn': 2, 'info': 3, 'debug': 4,
