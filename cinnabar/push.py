@@ -50,10 +50,11 @@ import os
 import sys
 import tempfile
 
-from cinnabar import config, discovery, git, refs
+from cinnabar import config, discovery, git, refs, topics
 from cinnabar.errors import Abort
 from cinnabar.helper import HelperError
-from cinnabar.hg import unbundle
+from cinnabar.hg import obsmarkers, unbundle
+from cinnabar.ids import HgId
 
 PushSpec = collections.namedtuple('PushSpec', 'src dst force')
 PushSpec.__doc__ = """One `push` request from git: `src` is empty for a
@@ -105,6 +106,9 @@ class RefPush:
         # Whether the server lacks the commit (then it lacks some of
         # its history too: all of it is sent, see Pusher._walk).
         self.sending = False
+        # For a forced push to a topic: the commits of the server's heads
+        # of the topic that the pushed commit does not descend from.
+        self.replaced = []
         self.error = None
 
     @property
@@ -120,6 +124,14 @@ def show_remote_output(output):
     for line in output.decode('utf-8', 'replace').splitlines():
         sys.stderr.write('remote: %s\n' % line)
     sys.stderr.flush()
+
+
+def _git_user():
+    """`Name <email>` from git's user.name and user.email, for the `user`
+    of obsolescence markers."""
+    name = git.config('user.name') or 'git-cinnabar'
+    email = git.config('user.email')
+    return '%s <%s>' % (name, email) if email else name
 
 
 class Pusher:
@@ -153,6 +165,8 @@ class Pusher:
         # history holds a changeset we know.
         self._new_parents = {}
         self._related = set()
+        # From _set_branches: {commit: branch or (branch, topic)}.
+        self._set = {}
 
     # The whole batch.
 
@@ -303,6 +317,8 @@ class Pusher:
                         'anyway')
         if push.target.kind == 'bookmark':
             self._check_bookmark_move(push)
+        elif push.target.kind == 'topic':
+            self._check_topic_move(push)
         elif not push.sending:
             self._check_branch_unchanged(push)
 
@@ -328,6 +344,34 @@ class Pusher:
             push.refuse('moving bookmark %s is not a fast-forward; fetch '
                         'and merge first, or use git push -f'
                         % push.target.name)
+
+    def _topic_heads(self, target):
+        return dict(self.state.topics).get((target.name, target.topic), [])
+
+    def _check_topic_move(self, push):
+        """A push to a topic whose server heads the commit does not
+        descend from replaces them: with force only (then noted in
+        `push.replaced`, for the obsolescence markers)."""
+        name = '%s//%s' % (push.target.name, push.target.topic)
+        heads = self._topic_heads(push.target)
+        if not push.sending:
+            if self._hg_of[push.commit] not in heads:
+                push.refuse('nothing to push: %s is already on the server '
+                            'and is not the head of topic %s'
+                            % (push.spec.src, name))
+            return
+        commits = self.helper.hg2git_many(heads)
+        if any(c.is_null for c in commits):
+            push.refuse('the server has changes in topic %s that you do '
+                        'not have; fetch first' % name)
+            return
+        replaced = [c for c in commits if not git.is_ancestor(c, push.commit)]
+        if replaced and not push.force:
+            push.refuse('non-fast-forward: the pushed commit does not '
+                        'descend from topic %s on the server; fetch and '
+                        'rebase, or use git push -f to replace its '
+                        'changesets (with obsolescence markers)' % name)
+        push.replaced = replaced
 
     def _check_branch_unchanged(self, push):
         heads = dict(self.state.branchmap).get(push.target.name, [])
@@ -364,10 +408,11 @@ class Pusher:
                                           self._set_branches(pushes))
         self._hg_of.update((p.commit, mapping[p.commit]) for p in pushes
                            if p.commit in mapping)
+        markers = self._obsmarkers(pushes, push_format, commits, mapping)
         bundle = os.path.join(tmp, 'bundle')
         with open(changegroup, 'rb') as source, open(bundle, 'wb') as out:
             unbundle.write_bundle(out, push_format, source,
-                                  self.state.heads, len(commits))
+                                  self.state.heads, len(commits), markers)
         git_of = {hg: commit for commit, hg in mapping.items()}
         self._branch_of = {}
         self._pushed_heads = collections.defaultdict(list)
@@ -378,31 +423,90 @@ class Pusher:
         return bundle
 
     def _set_branches(self, pushes):
-        """With the `branch` experiment (git-cinnabar's): {commit: branch}
-        for the new commits a push to a branch ref leads to (through any
-        parent, up to commits of changesets or of another such push),
-        which then get that branch instead of their first parent's."""
+        """{commit: branch or (branch, topic)} for the new commits a push
+        to a topic leads to (through any parent, up to commits of
+        changesets or of another such push), which then get that branch
+        and topic, as `hg commit` under `hg topic <topic>` makes them;
+        with the `branch` experiment (git-cinnabar's), the same with the
+        branch of a push to a branch ref, instead of their first
+        parent's."""
         experiments = (config.lookup('experiments') or '').split(',')
-        if 'branch' not in experiments or not (
-                {'heads', 'tips'} & set(self.styles)):
-            return None
+        set_branch = 'branch' in experiments and bool(
+            {'heads', 'tips'} & set(self.styles))
         new = self._new_parents
         branches = {}
         for push in pushes:
-            if push.target.kind != 'branch':
+            if push.target.kind == 'topic':
+                value = (push.target.name, push.target.topic)
+            elif push.target.kind == 'branch' and set_branch:
+                value = push.target.name
+            else:
                 continue
             todo = [push.commit]
             while todo:
                 commit = todo.pop()
                 if commit in new and commit not in branches:
-                    branches[commit] = push.target.name
+                    branches[commit] = value
                     todo.extend(new[commit])
-        return branches
+        self._set = branches
+        return branches or None
+
+    # Obsolescence markers, for forced pushes to topics (cinnabar.topics).
+
+    def _obsmarkers(self, pushes, push_format, commits, mapping):
+        """The OBSMARKERS part's payload for the changesets that the
+        forced pushes to topics replace, or None."""
+        forced = [p for p in pushes
+                  if p.target.kind == 'topic' and p.replaced]
+        if not forced:
+            return None
+        drafts = self._draft_predicate()
+        found = []
+        for push in forced:
+            found += self._topic_markers(push, commits, mapping, drafts)
+        if not found:
+            return None
+        if not push_format.bundle2:
+            raise Abort('the Mercurial server at %s cannot take '
+                        'obsolescence markers (no bundle2)'
+                        % self.peer.description)
+        obsmarkers.check_version(push_format.obsmarkers,
+                                 self.peer.description)
+        return obsmarkers.encode_part(found)
+
+    def _topic_markers(self, push, commits, mapping, drafts):
+        value = (push.target.name, push.target.topic)
+        keep = self.helper.hg2git_many(
+            dict(self.state.branchmap).get(push.target.name, []))
+        old = topics.old_changesets(
+            self.helper, push.replaced, push.commit,
+            [c for c in keep if not c.is_null], drafts, push.target.topic)
+        new = [c for c in commits if self._set.get(c) == value]
+        pairs = topics.pair([c for c, _, _ in old], new)
+        hg_of = dict(mapping)
+        hg_of.update((c, h) for c, h, _ in old)
+        parents_of = {c: list(self.helper.git2hg_many(p))
+                      for c, _, p in old}
+        return topics.markers(pairs, hg_of, parents_of, _git_user())
+
+    def _draft_predicate(self):
+        """Whether a commit is a draft on the server: its changeset or an
+        ancestor is a draft root (`listkeys phases`)."""
+        phases = self.peer.listkeys('phases')
+        if phases.get('publishing', '').lower() == 'true':
+            return lambda commit: False
+        roots = [HgId(k) for k, v in phases.items()
+                 if k != 'publishing' and v == '1']
+        root_commits = [c for c in self.helper.hg2git_many(roots)
+                        if not c.is_null]
+        return lambda commit: any(r == commit or git.is_ancestor(r, commit)
+                                  for r in root_commits)
 
     def _check_branches(self, pushes):
         for push in pushes:
             branch = self._branch_of.get(self._hg_of[push.commit])
-            if (push.target.kind == 'branch' and branch is not None
+            if (push.target.kind in ('branch', 'topic')
+                    and branch is not None
                     and branch != push.target.name):
                 push.refuse('%s is on branch %s, not %s (new commits take '
                             'the branch of their first parent); push it '
@@ -414,7 +518,11 @@ class Pusher:
             # are checked again without the refused pushes.
             return
         for branch, heads in self._pushed_heads.items():
-            self._check_heads_of(branch, heads, pushes)
+            # Heads in a topic are not heads of the branch (hg-evolve).
+            heads = [c for c in heads if not isinstance(
+                self._set.get(c), tuple)]
+            if heads:
+                self._check_heads_of(branch, heads, pushes)
 
     def _check_heads_of(self, branch, pushed, pushes):
         """Refuse the pushes that would make `branch` new, or make it have
@@ -440,8 +548,8 @@ class Pusher:
 
     def _new_branch_problem(self, branch, pushes):
         """(message or None, the offending heads)."""
-        if any(p.target.kind == 'branch' and p.target.name == branch
-               for p in pushes):
+        if any(p.target.kind in ('branch', 'topic')
+               and p.target.name == branch for p in pushes):
             return None, []
         return ('would create the new branch %s on the server; push to %s, '
                 'or use git push -f'
@@ -497,7 +605,19 @@ class Pusher:
             if result.hint:
                 message += ' (%s)' % result.hint
         for push in pushes:
-            push.refuse(message)
+            push.refuse(message + self._topic_hint(push))
+
+    def _topic_hint(self, push):
+        """For a refused push to a branch of a server with topics (where
+        Heptapod and `experimental.topic-mode.server=enforce` take only
+        changesets in a topic): say how to push to a topic."""
+        if self.peer.capable('topics') is None or \
+                push.target.kind != 'branch':
+            return ''
+        return ('; this server works with topics: push to a topic, '
+                'e.g. git push origin %s:%s'
+                % (push.spec.src,
+                   refs.topic_ref(push.target.name, '<topic>')))
 
     def _keep_metadata(self):
         """Whether to keep the metadata of what we pushed (see
@@ -505,6 +625,9 @@ class Pusher:
         policy = self.data
         if policy != 'phase':
             return policy in ('always', 'force')
+        if self._set and any(isinstance(v, tuple) for v in self._set.values()):
+            # Draft topics: a later force push needs to know them.
+            return True
         try:
             phases = self.peer.listkeys('phases')
         except Abort:

@@ -6,6 +6,7 @@ import pytest
 
 from cinnabar.errors import Abort
 from cinnabar.hg import wireformat as wf
+from cinnabar.ids import HgId
 
 A = 'a' * 40
 B = 'b' * 40
