@@ -12,8 +12,10 @@ non-publishing repository, as on Heptapod.
 import pytest
 
 from lib import evolve
-from lib.git import NULL_ID, clone, git, hg2git, refs
-from lib.push import hg_commit, make_hg_repo
+from lib.git import NULL_ID, clone, git, hg2git, refs, rev_parse
+from lib.push import Author, assert_hg_verify, assert_pushed
+from lib.push import assert_refused, hg_commit, hg_date
+from lib.push import make_hg_repo, nothing_changes, push, pushed_nodes
 
 BASE_DATE = '1600000000 0'
 TOPIC_TIP = 'refs/remotes/origin/topics/{}/{}/tip'
@@ -89,3 +91,99 @@ def test_published_topic_goes_away(hg, fetched):
     assert TOPIC_TIP.format('default', 'other') not in remote
     assert TOPIC_TIP.format('default', 'feature') in remote
     assert remote[DEFAULT_TIP] == hg2git(repo, [ids['other']])[ids['other']]
+
+
+# Pushing to topics.
+
+AUTHOR = Author('Topic Author', 'topic@example.com')
+TOPIC_REF = 'refs/heads/topics/default/feat'
+
+
+def topic_log(hg, server, revset, *options):
+    """[(node, phase, branch, topic)] of `revset` on the server."""
+    out = hg('-R', server, 'log', *options, '-r', revset,
+             '-T', '{node} {phase} {branch} {topic}\n').out
+    return [tuple(line.split(' ')) for line in out.splitlines()]
+
+
+def commit_files(repo, files, message, date, amend=False):
+    """A git commit of `files` whose message has no trailing newline, as
+    `hg commit` would store it (git-cinnabar keeps the git message as it
+    is: lib/push_oracle.py)."""
+    for path, text in files.items():
+        (repo / path).write_text(text)
+    git('add', '-A', cwd=repo)
+    options = ['--cleanup=verbatim', '-F', '-'] + (['--amend'] if amend
+                                                   else [])
+    git('commit', '-q', *options, cwd=repo, input=message.encode(),
+        extra_env={'GIT_AUTHOR_NAME': AUTHOR.name,
+                   'GIT_AUTHOR_EMAIL': AUTHOR.email,
+                   'GIT_AUTHOR_DATE': date,
+                   'GIT_COMMITTER_NAME': AUTHOR.name,
+                   'GIT_COMMITTER_EMAIL': AUTHOR.email,
+                   'GIT_COMMITTER_DATE': date})
+    return rev_parse(repo, 'HEAD')
+
+
+@pytest.fixture(scope='module')
+def topic_push(hg, hg_serve_module, tmp_path_factory):
+    """A draft server (topic and evolve enabled) with one public
+    changeset, served over HTTP, and a git clone on a branch `wip` at
+    its tip."""
+    tmp = tmp_path_factory.mktemp('topics-push')
+    server = make_hg_repo(hg, tmp / 'server', {'a': 'a\n'})
+    hg('-R', server, 'phase', '-p', '.')
+    evolve.enable(hg, server)
+    served = hg_serve_module(server)
+    repo = tmp / 'git'
+    clone(f'hg::{served.url}', repo)
+    git('checkout', '-q', '-b', 'wip', DEFAULT_TIP, cwd=repo)
+    return server, repo, tmp
+
+
+CHANGES = [({'x': 'x\n'}, 'Add x', '1700000000 +0100'),
+           ({'y': 'y\n', 'a': 'a\nmore\n'}, 'Add y', '1700000100 +0100')]
+
+
+def test_push_new_topic(hg, topic_push):
+    server, repo, tmp = topic_push
+    commits = [commit_files(repo, *change) for change in CHANGES]
+    assert_pushed(push(repo, 'origin', 'HEAD:' + TOPIC_REF))
+    nodes = pushed_nodes(repo, commits)
+    assert topic_log(hg, server, 'topic(feat)') == [
+        (nodes[c], 'draft', 'default', 'feat') for c in commits]
+    # The oracle: the same changes committed by hg under `hg topic feat`.
+    oracle = tmp / 'oracle'
+    hg('clone', '-q', '-r', '0', server, oracle)
+    evolve.enable(hg, oracle)
+    hg('-R', oracle, 'topic', '-q', 'feat', cwd=oracle)
+    made = [hg_commit(hg, oracle, files, message, user=AUTHOR.hg_user,
+                      date=hg_date(date))
+            for files, message, date in CHANGES]
+    assert made == [nodes[c] for c in commits]
+    assert_hg_verify(hg, server)
+
+
+def test_push_without_force_is_refused(hg, topic_push):
+    server, repo, _ = topic_push
+    commit_files(repo, {'y': 'y amended\n'}, 'Add y, amended',
+                 '1700000200 +0100', amend=True)
+    with nothing_changes(hg, server, repo):
+        assert_refused(push(repo, 'origin', 'HEAD:' + TOPIC_REF),
+                       'non-fast-forward', 'git push -f')
+
+
+def test_force_push_after_amend_obsoletes(hg, topic_push):
+    server, repo, _ = topic_push
+    before = topic_log(hg, server, 'topic(feat)')
+    assert_pushed(push(repo, '-f', 'origin', 'HEAD:' + TOPIC_REF))
+    first, amended = git('rev-list', '--reverse', '-2', 'HEAD',
+                         cwd=repo).out.split()
+    nodes = pushed_nodes(repo, [first, amended])
+    assert nodes[first] == before[0][0]
+    assert hg_ids(hg, server, 'obsolete()', '--hidden') == [before[1][0]]
+    assert [n for n, *_ in topic_log(hg, server, 'topic(feat)')] == [
+        nodes[first], nodes[amended]]
+    assert hg_ids(hg, server, 'heads(topic(feat))') == [nodes[amended]]
+    assert hg('-R', server, 'evolve', '--list').out.strip() == ''
+    assert_hg_verify(hg, server)
