@@ -16,6 +16,7 @@ from lib.git import NULL_ID, clone, git, hg2git, refs, rev_parse
 from lib.push import Author, assert_hg_verify, assert_pushed
 from lib.push import assert_refused, hg_commit, hg_date
 from lib.push import make_hg_repo, nothing_changes, push, pushed_nodes
+from lib.push import writable_remote
 
 BASE_DATE = '1600000000 0'
 TOPIC_TIP = 'refs/remotes/origin/topics/{}/{}/tip'
@@ -187,3 +188,63 @@ def test_force_push_after_amend_obsoletes(hg, topic_push):
     assert hg_ids(hg, server, 'heads(topic(feat))') == [nodes[amended]]
     assert hg('-R', server, 'evolve', '--list').out.strip() == ''
     assert_hg_verify(hg, server)
+
+
+def test_rebase_onto_moved_branch(hg, topic_push):
+    server, repo, _ = topic_push
+    old = hg_ids(hg, server, 'topic(feat)')
+    # The branch moves on the server (public).
+    hg('-R', server, 'update', '-q', '0')
+    moved = hg_commit(hg, server, {'z': 'z\n'}, 'Move default',
+                      date='1700000300 0')
+    hg('-R', server, 'phase', '-p', moved)
+    hg('-R', server, 'update', '-q', 'null')
+    git('fetch', '-q', '--prune', 'origin', cwd=repo)
+    git('rebase', '-q', DEFAULT_TIP, cwd=repo,
+        extra_env={'GIT_COMMITTER_NAME': AUTHOR.name,
+                   'GIT_COMMITTER_EMAIL': AUTHOR.email})
+    assert_pushed(push(repo, '-f', 'origin', 'HEAD:' + TOPIC_REF))
+    new = hg_ids(hg, server, 'topic(feat)')
+    assert len(new) == 2 and not set(new) & set(old)
+    assert hg_ids(hg, server, 'parents(roots(topic(feat)))') == [moved]
+    assert set(old) <= set(hg_ids(hg, server, 'obsolete()', '--hidden'))
+    assert hg_ids(hg, server, 'heads(topic(feat))') == [new[-1]]
+    assert hg('-R', server, 'evolve', '--list').out.strip() == ''
+    # What git says the topic is, after a fetch.
+    git('fetch', '-q', '--prune', 'origin', cwd=repo)
+    assert rev_parse(repo, TOPIC_TIP.format('default', 'feat')) == \
+        rev_parse(repo, 'HEAD')
+
+
+def test_publish_removes_topic_ref(hg, topic_push):
+    server, repo, _ = topic_push
+    head = hg_ids(hg, server, 'heads(topic(feat))')[0]
+    hg('-R', server, 'phase', '-q', '-p', head)
+    git('fetch', '-q', '--prune', 'origin', cwd=repo)
+    remote = refs(repo, 'refs/remotes/origin')
+    assert not [name for name in remote if '/topics/' in name]
+    assert remote[DEFAULT_TIP] == rev_parse(repo, 'HEAD')
+
+
+def test_server_enforcing_topics(hg, hg_serve, tmp_path, monkeypatch):
+    """`experimental.topic-mode.server=enforce` refuses draft changesets
+    without a topic: our message says to push to a topic ref, and that
+    push goes through."""
+    server = make_hg_repo(hg, tmp_path / 'server', {'a': 'a\n'})
+    hg('-R', server, 'phase', '-p', '.')
+    evolve.enable(hg, server,
+                  '[experimental]\ntopic-mode.server = enforce\n')
+    src = writable_remote('local', server, hg_serve, tmp_path,
+                          monkeypatch.setenv)
+    repo = tmp_path / 'git'
+    clone(src.url, repo)
+    commit = commit_files(repo, {'b': 'b\n'}, 'Add b', '1700000000 +0000')
+    with nothing_changes(hg, server, repo):
+        result = push(repo, 'origin', 'HEAD:refs/heads/branches/default/tip')
+        assert_refused(result, 'rejecting draft changesets',
+                       'push to a topic',
+                       'HEAD:refs/heads/topics/default/<topic>')
+    assert_pushed(push(repo, 'origin', 'HEAD:refs/heads/topics/default/b'))
+    node = pushed_nodes(repo, [commit])[commit]
+    assert topic_log(hg, server, 'topic(b)') == [
+        (node, 'draft', 'default', 'b')]
