@@ -3,7 +3,8 @@
 For a batch of `push [+]<src>:<dst>` requests:
 
 1. Each `<dst>` is read back through the ref layout (`refs.push_target`):
-   a branch (its tip, or one of its heads) or a bookmark. Deleting a
+   a branch (its tip, or one of its heads), a topic (hg-evolve's:
+   `topics/<branch>/<topic>`) or a bookmark. Deleting a
    bookmark (`:bookmarks/<name>`) is a `pushkey` from its server value to
    nothing; deleting any other ref is refused.
 2. What to send: the commits reachable from the `<src>`s that the server
@@ -20,11 +21,17 @@ For a batch of `push [+]<src>:<dst>` requests:
    git-cinnabar does; a new root (a commit without parents) on a
    server that is not empty; a bookmark move that is not a fast-forward,
    or from a changeset we do not have; a branch ref whose commit is
-   already on the server but is not one of the branch's heads.
+   already on the server but is not one of the branch's heads; a push to
+   a topic that does not descend from the topic's heads on the server
+   (a non-fast-forward: forced, it replaces them, see 4.).
 4. The helper makes a changegroup of all the commits (`changegroup`),
    recording their changesets pending `finish`; we wrap it in the bundle
    for `unbundle` and ask the helper for the bundle's branch heads
-   (`bundle-heads`). Checks that need the branches: a commit pushed to a
+   (`bundle-heads`). New commits a push to a topic leads to get its
+   branch and topic (the `topic` extra); a forced one that replaces the
+   topic's changesets adds an `OBSMARKERS` part saying which old
+   changesets the new ones replace (`cinnabar.topics`). Checks that
+   need the branches: a commit pushed to a
    branch ref must be on that branch (new commits take the branch of
    their first parent); no branch may end up with more heads than it
    has (a server head of the branch that we do not have counts as one
@@ -42,7 +49,9 @@ that are not fast-forwards. With `option dry-run true` everything but
 the sending happens, and nothing is kept (but with `cinnabar.data`
 `force`, the changesets made are kept, as git-cinnabar does).
 
-Phases need nothing: a publishing server makes what it receives public.
+Phases need nothing: a publishing server makes what it receives public,
+a non-publishing one keeps it draft. Heads of topics are not heads of
+their branch (hg-evolve): the branch head checks leave them out.
 """
 
 import collections
@@ -84,7 +93,8 @@ def data_policy(remote):
     `always` keeps it, `never` drops it (a later fetch brings the
     changesets back), `phase` (the default) keeps it when the server made
     them public, i.e. when it is publishing: newly pushed changesets are
-    drafts on a non-publishing server. `force` is `always`, and also keeps
+    drafts on a non-publishing server (but those pushed to a topic are
+    kept: replacing them later needs them). `force` is `always`, and also keeps
     the changesets a `--dry-run` makes (without sending them).
     """
     policy = (config.lookup('data', remote) or 'phase').lower()
