@@ -7,70 +7,115 @@ non-publishing repository, as on Heptapod.
   changesets the server hides as obsolete are not imported, a topic that
   is published goes away on the next fetch (and its changesets show on
   the branch).
+- Push: to refs/heads/topics/default/feat, draft changesets with the
+  topic, the same ids as `hg commit` under `hg topic feat` gives; after
+  an amend, refused without -f, and with -f obsolescence markers: the
+  server's `obsolete()` holds the old changeset, the topic one head and
+  `hg evolve --list` nothing; the same after a rebase onto a branch that
+  moved; once published, the topic ref goes away.
+- A server enforcing topics (`experimental.topic-mode.server=enforce`)
+  refuses a push to a branch: our message names the topic ref to use.
+
+hg runs through command servers (lib.hgcmdserver), one per repository:
+hg with hg-evolve takes half a second of CPU to start.
 """
 
 import pytest
 
 from lib import evolve
 from lib.git import NULL_ID, clone, git, hg2git, refs, rev_parse
+from lib.hg import Hg
+from lib.hgcmdserver import HgCommandServer
 from lib.push import Author, assert_hg_verify, assert_pushed
-from lib.push import assert_refused, hg_commit, hg_date
-from lib.push import make_hg_repo, nothing_changes, push, pushed_nodes
-from lib.push import writable_remote
+from lib.push import assert_refused, hg_date, nothing_changes, push
+from lib.push import pushed_nodes, writable_remote
 
-BASE_DATE = '1600000000 0'
 TOPIC_TIP = 'refs/remotes/origin/topics/{}/{}/tip'
 DEFAULT_TIP = 'refs/remotes/origin/branches/default/tip'
-
-
-def hg_ids(hg, repo, revset, *options):
-    return hg('-R', repo, 'log', *options, '-r', revset,
-              '-T', '{node}\n').out.split()
-
-
-def topic_commit(hg, repo, files, message, date):
-    return hg_commit(hg, repo, files, message, date=date)
+HG_USER = 'Hg Author <hg@example.com>'
 
 
 @pytest.fixture(scope='module')
-def fetched(hg, hg_serve_module, tmp_path_factory):
+def hg_repo(hg, request):
+    """hg_repo(path, config='') -> a command server in a new hg
+    repository at `path` with topic and evolve (lib.evolve.enable) and
+    one public changeset, stopped when the module ends."""
+    def make(path, config=''):
+        hg('init', path)
+        evolve.enable(hg, path, config)
+        server = HgCommandServer(hg.exe, path)
+        request.addfinalizer(server.stop)
+        commit(server, {'a': 'a\n'}, 'initial import', '1600000000 0')
+        server('phase', '-p', '.')
+        return server
+    return make
+
+
+def commit(hg_server, files, message, date, user=HG_USER):
+    """Commit `files` ({path: text}) with the command server `hg_server`
+    (in its repository's working copy); returns the changeset id."""
+    repo = hg_server.repo
+    for path, text in files.items():
+        (repo / path).write_text(text)
+    hg_server('commit', '-q', '-A', '-m', message, '-u', user, '-d', date)
+    return ids(hg_server, '.')[0]
+
+
+class ViaServer(Hg):
+    """The `hg` of lib.push's checks (ServerState, hg verify), through a
+    command server."""
+
+    def __init__(self, server):
+        super().__init__(server.args[0])
+        self.server = server
+
+    def __call__(self, *args, check=True, **kwargs):
+        return self.server(*args, check=check)
+
+
+def ids(hg_server, revset, *options):
+    return hg_server('log', *options, '-r', revset,
+                     '-T', '{node}\n').out.split()
+
+
+@pytest.fixture(scope='module')
+def fetched(hg, hg_repo, hg_serve_module, tmp_path_factory):
     """A server with two draft topics on default, one of them amended
     (its first version obsolete and hidden), cloned with git."""
     tmp = tmp_path_factory.mktemp('topics-fetch')
-    server = make_hg_repo(hg, tmp / 'server', {'a': 'a\n'})
-    hg('-R', server, 'phase', '-p', '.')
-    evolve.enable(hg, server)
+    server = hg_repo(tmp / 'server')
     work = tmp / 'hgwork'
-    hg('clone', '-q', server, work)
+    hg('clone', '-q', server.repo, work)
     evolve.enable(hg, work)
-    hg('-R', work, 'topic', '-q', 'feature', cwd=work)
-    first = topic_commit(hg, work, {'b': 'b\n'}, 'feature 1', '1600000100 0')
-    old = topic_commit(hg, work, {'c': 'c\n'}, 'feature 2', '1600000200 0')
-    hg('-R', work, 'push', '-q', server)
-    (work / 'c').write_text('c amended\n')
-    hg('-R', work, 'amend', '-q', '-m', 'feature 2, amended', cwd=work)
-    amended = hg_ids(hg, work, '.')[0]
-    hg('-R', work, 'update', '-q', '0')
-    hg('-R', work, 'topic', '-q', 'other', cwd=work)
-    other = topic_commit(hg, work, {'d': 'd\n'}, 'other', '1600000300 0')
-    hg('-R', work, 'push', '-q', server)
-    served = hg_serve_module(server)
+    with HgCommandServer(hg.exe, work) as w:
+        w('topic', '-q', 'feature')
+        first = commit(w, {'b': 'b\n'}, 'feature 1', '1600000100 0')
+        old = commit(w, {'c': 'c\n'}, 'feature 2', '1600000200 0')
+        w('push', '-q', server.repo)
+        (work / 'c').write_text('c amended\n')
+        w('amend', '-q', '-m', 'feature 2, amended')
+        amended = ids(w, '.')[0]
+        w('update', '-q', '0')
+        w('topic', '-q', 'other')
+        other = commit(w, {'d': 'd\n'}, 'other', '1600000300 0')
+        w('push', '-q', server.repo)
+    served = hg_serve_module(server.repo)
     repo = tmp / 'git'
     clone(f'hg::{served.url}', repo, '--no-checkout')
     return server, repo, dict(first=first, old=old, amended=amended,
                               other=other)
 
 
-def test_topics_fetched_as_refs(hg, fetched):
-    server, repo, ids = fetched
-    assert hg_ids(hg, server, 'obsolete()', '--hidden') == [ids['old']]
+def test_topics_fetched_as_refs(fetched):
+    server, repo, nodes = fetched
+    assert ids(server, 'obsolete()', '--hidden') == [nodes['old']]
     remote = refs(repo, 'refs/remotes/origin')
-    mapped = hg2git(repo, [ids['amended'], ids['other'], ids['first']])
+    mapped = hg2git(repo, [nodes['amended'], nodes['other'], nodes['first']])
     assert remote[TOPIC_TIP.format('default', 'feature')] == \
-        mapped[ids['amended']]
+        mapped[nodes['amended']]
     assert remote[TOPIC_TIP.format('default', 'other')] == \
-        mapped[ids['other']]
-    base = hg2git(repo, hg_ids(hg, server, '0'))
+        mapped[nodes['other']]
+    base = hg2git(repo, ids(server, '0'))
     assert remote[DEFAULT_TIP] == list(base.values())[0]
     # Only the default branch and the two topics: no `default//feature`.
     assert sorted(remote) == sorted([
@@ -80,18 +125,19 @@ def test_topics_fetched_as_refs(hg, fetched):
 
 
 def test_obsolete_changesets_stay_out(fetched):
-    _, repo, ids = fetched
-    assert hg2git(repo, [ids['old']]) == {ids['old']: NULL_ID}
+    _, repo, nodes = fetched
+    assert hg2git(repo, [nodes['old']]) == {nodes['old']: NULL_ID}
 
 
-def test_published_topic_goes_away(hg, fetched):
-    server, repo, ids = fetched
-    hg('-R', server, 'phase', '-q', '-p', ids['other'])
+def test_published_topic_goes_away(fetched):
+    server, repo, nodes = fetched
+    server('phase', '-q', '-p', nodes['other'])
     git('fetch', '-q', '--prune', 'origin', cwd=repo)
     remote = refs(repo, 'refs/remotes/origin')
     assert TOPIC_TIP.format('default', 'other') not in remote
     assert TOPIC_TIP.format('default', 'feature') in remote
-    assert remote[DEFAULT_TIP] == hg2git(repo, [ids['other']])[ids['other']]
+    assert remote[DEFAULT_TIP] == \
+        hg2git(repo, [nodes['other']])[nodes['other']]
 
 
 # Pushing to topics.
@@ -100,10 +146,10 @@ AUTHOR = Author('Topic Author', 'topic@example.com')
 TOPIC_REF = 'refs/heads/topics/default/feat'
 
 
-def topic_log(hg, server, revset, *options):
+def topic_log(server, revset):
     """[(node, phase, branch, topic)] of `revset` on the server."""
-    out = hg('-R', server, 'log', *options, '-r', revset,
-             '-T', '{node} {phase} {branch} {topic}\n').out
+    out = server('log', '-r', revset,
+                 '-T', '{node} {phase} {branch} {topic}\n').out
     return [tuple(line.split(' ')) for line in out.splitlines()]
 
 
@@ -127,15 +173,13 @@ def commit_files(repo, files, message, date, amend=False):
 
 
 @pytest.fixture(scope='module')
-def topic_push(hg, hg_serve_module, tmp_path_factory):
+def topic_push(hg_repo, hg_serve_module, tmp_path_factory):
     """A draft server (topic and evolve enabled) with one public
     changeset, served over HTTP, and a git clone on a branch `wip` at
     its tip."""
     tmp = tmp_path_factory.mktemp('topics-push')
-    server = make_hg_repo(hg, tmp / 'server', {'a': 'a\n'})
-    hg('-R', server, 'phase', '-p', '.')
-    evolve.enable(hg, server)
-    served = hg_serve_module(server)
+    server = hg_repo(tmp / 'server')
+    served = hg_serve_module(server.repo)
     repo = tmp / 'git'
     clone(f'hg::{served.url}', repo)
     git('checkout', '-q', '-b', 'wip', DEFAULT_TIP, cwd=repo)
@@ -151,100 +195,98 @@ def test_push_new_topic(hg, topic_push):
     commits = [commit_files(repo, *change) for change in CHANGES]
     assert_pushed(push(repo, 'origin', 'HEAD:' + TOPIC_REF))
     nodes = pushed_nodes(repo, commits)
-    assert topic_log(hg, server, 'topic(feat)') == [
+    assert topic_log(server, 'topic(feat)') == [
         (nodes[c], 'draft', 'default', 'feat') for c in commits]
     # The oracle: the same changes committed by hg under `hg topic feat`.
     oracle = tmp / 'oracle'
-    hg('clone', '-q', '-r', '0', server, oracle)
+    hg('clone', '-q', '-r', '0', server.repo, oracle)
     evolve.enable(hg, oracle)
-    hg('-R', oracle, 'topic', '-q', 'feat', cwd=oracle)
-    made = [hg_commit(hg, oracle, files, message, user=AUTHOR.hg_user,
-                      date=hg_date(date))
-            for files, message, date in CHANGES]
+    with HgCommandServer(hg.exe, oracle) as o:
+        o('topic', '-q', 'feat')
+        made = [commit(o, files, message, hg_date(date), AUTHOR.hg_user)
+                for files, message, date in CHANGES]
     assert made == [nodes[c] for c in commits]
-    assert_hg_verify(hg, server)
+    assert_hg_verify(ViaServer(server), server.repo)
 
 
 def test_push_without_force_is_refused(hg, topic_push):
     server, repo, _ = topic_push
     commit_files(repo, {'y': 'y amended\n'}, 'Add y, amended',
                  '1700000200 +0100', amend=True)
-    with nothing_changes(hg, server, repo):
+    with nothing_changes(ViaServer(server), server.repo, repo):
         assert_refused(push(repo, 'origin', 'HEAD:' + TOPIC_REF),
                        'non-fast-forward', 'git push -f')
 
 
 def test_force_push_after_amend_obsoletes(hg, topic_push):
     server, repo, _ = topic_push
-    before = topic_log(hg, server, 'topic(feat)')
+    before = topic_log(server, 'topic(feat)')
     assert_pushed(push(repo, '-f', 'origin', 'HEAD:' + TOPIC_REF))
     first, amended = git('rev-list', '--reverse', '-2', 'HEAD',
                          cwd=repo).out.split()
     nodes = pushed_nodes(repo, [first, amended])
     assert nodes[first] == before[0][0]
-    assert hg_ids(hg, server, 'obsolete()', '--hidden') == [before[1][0]]
-    assert [n for n, *_ in topic_log(hg, server, 'topic(feat)')] == [
+    assert ids(server, 'obsolete()', '--hidden') == [before[1][0]]
+    assert [n for n, *_ in topic_log(server, 'topic(feat)')] == [
         nodes[first], nodes[amended]]
-    assert hg_ids(hg, server, 'heads(topic(feat))') == [nodes[amended]]
-    assert hg('-R', server, 'evolve', '--list').out.strip() == ''
-    assert_hg_verify(hg, server)
+    assert ids(server, 'heads(topic(feat))') == [nodes[amended]]
+    assert server('evolve', '--list').out.strip() == ''
+    assert_hg_verify(ViaServer(server), server.repo)
 
 
 def test_rebase_onto_moved_branch(hg, topic_push):
     server, repo, _ = topic_push
-    old = hg_ids(hg, server, 'topic(feat)')
+    old = ids(server, 'topic(feat)')
     # The branch moves on the server (public).
-    hg('-R', server, 'update', '-q', '0')
-    moved = hg_commit(hg, server, {'z': 'z\n'}, 'Move default',
-                      date='1700000300 0')
-    hg('-R', server, 'phase', '-p', moved)
-    hg('-R', server, 'update', '-q', 'null')
+    server('update', '-q', '0')
+    moved = commit(server, {'z': 'z\n'}, 'Move default', '1700000300 0')
+    server('phase', '-p', moved)
+    server('update', '-q', 'null')
     git('fetch', '-q', '--prune', 'origin', cwd=repo)
     git('rebase', '-q', DEFAULT_TIP, cwd=repo,
         extra_env={'GIT_COMMITTER_NAME': AUTHOR.name,
                    'GIT_COMMITTER_EMAIL': AUTHOR.email})
     assert_pushed(push(repo, '-f', 'origin', 'HEAD:' + TOPIC_REF))
-    new = hg_ids(hg, server, 'topic(feat)')
+    new = ids(server, 'topic(feat)')
     assert len(new) == 2 and not set(new) & set(old)
-    assert hg_ids(hg, server, 'parents(roots(topic(feat)))') == [moved]
-    assert set(old) <= set(hg_ids(hg, server, 'obsolete()', '--hidden'))
-    assert hg_ids(hg, server, 'heads(topic(feat))') == [new[-1]]
-    assert hg('-R', server, 'evolve', '--list').out.strip() == ''
+    assert ids(server, 'parents(roots(topic(feat)))') == [moved]
+    assert set(old) <= set(ids(server, 'obsolete()', '--hidden'))
+    assert ids(server, 'heads(topic(feat))') == [new[-1]]
+    assert server('evolve', '--list').out.strip() == ''
     # What git says the topic is, after a fetch.
     git('fetch', '-q', '--prune', 'origin', cwd=repo)
     assert rev_parse(repo, TOPIC_TIP.format('default', 'feat')) == \
         rev_parse(repo, 'HEAD')
 
 
-def test_publish_removes_topic_ref(hg, topic_push):
+def test_publish_removes_topic_ref(topic_push):
     server, repo, _ = topic_push
-    head = hg_ids(hg, server, 'heads(topic(feat))')[0]
-    hg('-R', server, 'phase', '-q', '-p', head)
+    head = ids(server, 'heads(topic(feat))')[0]
+    server('phase', '-q', '-p', head)
     git('fetch', '-q', '--prune', 'origin', cwd=repo)
     remote = refs(repo, 'refs/remotes/origin')
     assert not [name for name in remote if '/topics/' in name]
     assert remote[DEFAULT_TIP] == rev_parse(repo, 'HEAD')
 
 
-def test_server_enforcing_topics(hg, hg_serve, tmp_path, monkeypatch):
+def test_server_enforcing_topics(hg, hg_repo, hg_serve, tmp_path,
+                                 monkeypatch):
     """`experimental.topic-mode.server=enforce` refuses draft changesets
     without a topic: our message says to push to a topic ref, and that
     push goes through."""
-    server = make_hg_repo(hg, tmp_path / 'server', {'a': 'a\n'})
-    hg('-R', server, 'phase', '-p', '.')
-    evolve.enable(hg, server,
-                  '[experimental]\ntopic-mode.server = enforce\n')
-    src = writable_remote('local', server, hg_serve, tmp_path,
+    server = hg_repo(tmp_path / 'server',
+                     '[experimental]\ntopic-mode.server = enforce\n')
+    src = writable_remote('http', server.repo, hg_serve, tmp_path,
                           monkeypatch.setenv)
     repo = tmp_path / 'git'
     clone(src.url, repo)
     commit = commit_files(repo, {'b': 'b\n'}, 'Add b', '1700000000 +0000')
-    with nothing_changes(hg, server, repo):
+    with nothing_changes(ViaServer(server), server.repo, repo):
         result = push(repo, 'origin', 'HEAD:refs/heads/branches/default/tip')
         assert_refused(result, 'rejecting draft changesets',
                        'push to a topic',
                        'HEAD:refs/heads/topics/default/<topic>')
     assert_pushed(push(repo, 'origin', 'HEAD:refs/heads/topics/default/b'))
     node = pushed_nodes(repo, [commit])[commit]
-    assert topic_log(hg, server, 'topic(b)') == [
+    assert topic_log(server, 'topic(b)') == [
         (node, 'draft', 'default', 'b')]
