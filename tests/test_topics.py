@@ -12,7 +12,8 @@ non-publishing repository, as on Heptapod.
   an amend, refused without -f, and with -f obsolescence markers: the
   server's `obsolete()` holds the old changeset, the topic one head and
   `hg evolve --list` nothing; the same after a rebase onto a branch that
-  moved; once published, the topic ref goes away.
+  moved; a dropped commit pruned; once published, the topic ref goes
+  away.
 - A server enforcing topics (`experimental.topic-mode.server=enforce`)
   refuses a push to a branch: our message names the topic ref to use.
 
@@ -146,6 +147,13 @@ AUTHOR = Author('Topic Author', 'topic@example.com')
 TOPIC_REF = 'refs/heads/topics/default/feat'
 
 
+def markers(server):
+    """{precursor: [successors]} of the server's obsolescence markers."""
+    out = server('debugobsolete', '-T',
+                 '{prednode} {join(succnodes, " ")}\n').out
+    return {line.split()[0]: line.split()[1:] for line in out.splitlines()}
+
+
 def topic_log(server, revset):
     """[(node, phase, branch, topic)] of `revset` on the server."""
     out = server('log', '-r', revset,
@@ -227,6 +235,7 @@ def test_force_push_after_amend_obsoletes(hg, topic_push):
     nodes = pushed_nodes(repo, [first, amended])
     assert nodes[first] == before[0][0]
     assert ids(server, 'obsolete()', '--hidden') == [before[1][0]]
+    assert markers(server) == {before[1][0]: [nodes[amended]]}
     assert [n for n, *_ in topic_log(server, 'topic(feat)')] == [
         nodes[first], nodes[amended]]
     assert ids(server, 'heads(topic(feat))') == [nodes[amended]]
@@ -257,6 +266,24 @@ def test_rebase_onto_moved_branch(hg, topic_push):
     git('fetch', '-q', '--prune', 'origin', cwd=repo)
     assert rev_parse(repo, TOPIC_TIP.format('default', 'feat')) == \
         rev_parse(repo, 'HEAD')
+
+
+def test_dropped_commit_is_pruned(topic_push):
+    """The last commit dropped, the first reworded: the first is
+    replaced (same patch), the last pruned (a marker without
+    successor)."""
+    server, repo, _ = topic_push
+    old = ids(server, 'topic(feat)')
+    git('reset', '-q', '--hard', 'HEAD~1', cwd=repo)
+    commit_files(repo, {}, 'Add x, reworded', '1700000400 +0100',
+                 amend=True)
+    assert_pushed(push(repo, '-f', 'origin', 'HEAD:' + TOPIC_REF))
+    new = ids(server, 'topic(feat)')
+    assert new == [pushed_nodes(repo, [rev_parse(repo, 'HEAD')])[
+        rev_parse(repo, 'HEAD')]]
+    found = markers(server)
+    assert found[old[0]] == new and found[old[1]] == []
+    assert server('evolve', '--list').out.strip() == ''
 
 
 def test_publish_removes_topic_ref(topic_push):
