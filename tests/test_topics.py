@@ -125,6 +125,23 @@ def test_topics_fetched_as_refs(fetched):
         TOPIC_TIP.format('default', 'other')])
 
 
+def test_topics_in_tips_layout(fetched):
+    _, repo, nodes = fetched
+    listed = ls_remote_names(repo, 'tips,topics')
+    assert listed == ['refs/heads/branches/default',
+                      'refs/heads/topics/default/feature',
+                      'refs/heads/topics/default/other']
+    # Without `topics`, no topic.
+    assert ls_remote_names(repo, 'tips') == ['refs/heads/default']
+
+
+def ls_remote_names(repo, styles):
+    out = git('-c', f'cinnabar.refs={styles}', 'ls-remote', 'origin',
+              cwd=repo).out
+    return sorted(line.split('\t')[1] for line in out.splitlines()
+                  if not line.endswith('\tHEAD'))
+
+
 def test_obsolete_changesets_stay_out(fetched):
     _, repo, nodes = fetched
     assert hg2git(repo, [nodes['old']]) == {nodes['old']: NULL_ID}
