@@ -470,10 +470,11 @@ class Pusher:
                   if p.target.kind == 'topic' and p.replaced]
         if not forced:
             return None
-        drafts = self._draft_predicate()
+        draft_roots = self._draft_roots()
         found = []
         for push in forced:
-            found += self._topic_markers(push, commits, mapping, drafts)
+            found += self._topic_markers(push, commits, mapping,
+                                         draft_roots)
         if not found:
             return None
         if not push_format.bundle2:
@@ -484,13 +485,14 @@ class Pusher:
                                  self.peer.description)
         return obsmarkers.encode_part(found)
 
-    def _topic_markers(self, push, commits, mapping, drafts):
+    def _topic_markers(self, push, commits, mapping, draft_roots):
         value = (push.target.name, push.target.topic)
         keep = self.helper.hg2git_many(
             dict(self.state.branchmap).get(push.target.name, []))
         old = topics.old_changesets(
             self.helper, push.replaced, push.commit,
-            [c for c in keep if not c.is_null], drafts, push.target.topic)
+            [c for c in keep if not c.is_null], draft_roots,
+            push.target.topic)
         new = [c for c in commits if self._set.get(c) == value]
         pairs = topics.pair([c for c, _, _ in old], new)
         hg_of = dict(mapping)
@@ -499,18 +501,16 @@ class Pusher:
                       for c, _, p in old}
         return topics.markers(pairs, hg_of, parents_of, _git_user())
 
-    def _draft_predicate(self):
-        """Whether a commit is a draft on the server: its changeset or an
-        ancestor is a draft root (`listkeys phases`)."""
+    def _draft_roots(self):
+        """The commits of the server's draft roots (`listkeys phases`: a
+        changeset is a draft when it or an ancestor is one)."""
         phases = self.peer.listkeys('phases')
         if phases.get('publishing', '').lower() == 'true':
-            return lambda commit: False
+            return frozenset()
         roots = [HgId(k) for k, v in phases.items()
                  if k != 'publishing' and v == '1']
-        root_commits = [c for c in self.helper.hg2git_many(roots)
-                        if not c.is_null]
-        return lambda commit: any(r == commit or git.is_ancestor(r, commit)
-                                  for r in root_commits)
+        return frozenset(c for c in self.helper.hg2git_many(roots)
+                         if not c.is_null)
 
     def _check_branches(self, pushes):
         for push in pushes:

@@ -55,17 +55,42 @@ def changeset_extras(text):
     return extras
 
 
-def old_changesets(helper, old_heads, new_commit, keep, drafts, topic):
+def _drafts(walk, draft_roots):
+    """The commits of `walk` ([(commit, [parents])], parents first) that
+    are drafts: a draft root (`draft_roots`, commits) or a descendant of
+    one (phases only go down the history). A parent outside the walk is
+    a draft when one of the roots is among its ancestors (one `git
+    rev-list` of its history; the walk's boundary has few)."""
+    in_walk = {c for c, _ in walk}
+    outside = {}
+    drafts = set()
+
+    def is_draft(parent):
+        if parent in in_walk:
+            return parent in drafts
+        if parent not in outside:
+            history = git.history(['rev-list', parent]).stdout.decode()
+            outside[parent] = bool(draft_roots & set(history.split()))
+        return outside[parent]
+
+    for commit, parents in walk:
+        if commit in draft_roots or any(is_draft(p) for p in parents):
+            drafts.add(commit)
+    return drafts
+
+
+def old_changesets(helper, old_heads, new_commit, keep, draft_roots, topic):
     """[(commit, HgId, [parent commits])] of the topic's changesets that
-    the push of
-    `new_commit` replaces, parents first: reachable from `old_heads`
-    (GitIds), not from `new_commit` or `keep` (the branch's server
-    heads), among `drafts` (a predicate on GitIds), with `topic`."""
+    the push of `new_commit` replaces, parents first: reachable from
+    `old_heads` (GitIds), not from `new_commit` or `keep` (the branch's
+    server heads), drafts on the server (`draft_roots`: the commits of
+    its draft roots), with `topic`."""
     walk = git.rev_list_parents(old_heads, [new_commit, *keep])
+    drafts = _drafts(walk, set(draft_roots)) if draft_roots else set()
     hg_ids = helper.git2hg_many([c for c, _ in walk])
     old = []
     for (commit, parents), hg_id in zip(walk, hg_ids):
-        if hg_id.is_null or not drafts(commit):
+        if hg_id.is_null or commit not in drafts:
             continue
         extras = changeset_extras(helper.data('changeset', hg_id).text)
         if extras.get('topic') == topic:

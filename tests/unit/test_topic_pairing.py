@@ -45,3 +45,19 @@ def test_pair_by_patch_subject_order_and_prune(history):
         old[0]: new[0], old[2]: new[1], old[1]: None, old[3]: None}
     # As many left on each side: paired in order.
     assert topics.pair(old[1:2], new[2:]) == {old[1]: new[2]}
+
+
+def test_drafts(history):
+    """public - d1 - d2 (d1 a draft root); d2 - t1 - t2 walked from t2
+    down to d2 (excluded): t1 and t2 are drafts through d2, outside the
+    walk; with no root, nothing is."""
+    public = history('public', {'a': '1\n'})
+    d1 = history('d1', {'b': '1\n'})
+    d2 = history('d2', {'c': '1\n'})
+    t1 = history('t1', {'d': '1\n'})
+    t2 = history('t2', {'e': '1\n'})
+    walk = [(t1, [d2]), (t2, [t1])]
+    assert topics._drafts(walk, {d1}) == {t1, t2}
+    assert topics._drafts(walk, {t2}) == {t2}
+    assert topics._drafts(walk, set()) == set()
+    assert topics._drafts([(d1, [public]), (d2, [d1])], {d1}) == {d1, d2}
