@@ -56,6 +56,7 @@ their branch (hg-evolve): the branch head checks leave them out.
 
 import collections
 import os
+import re
 import sys
 import tempfile
 
@@ -134,6 +135,18 @@ def show_remote_output(output):
     for line in output.decode('utf-8', 'replace').splitlines():
         sys.stderr.write('remote: %s\n' % line)
     sys.stderr.flush()
+
+
+def topic_name_problem(name):
+    """Why `hg topic` would refuse `name`, or None: hg-evolve takes
+    letters, digits, `-`, `_` and `.`, not a number nor `tip`, `null`,
+    `.` (names Mercurial reserves)."""
+    if not re.fullmatch(r'[-_.\w]+', name):
+        return ('"%s" is not a topic name hg-evolve takes (letters, '
+                'digits, "-", "_" and "." only)' % name)
+    if name in ('tip', 'null', '.') or name.isdigit():
+        return '"%s" is reserved by Mercurial as a topic name' % name
+    return None
 
 
 def _git_user():
@@ -217,6 +230,10 @@ class Pusher:
                     push.refuse('%s is not a Mercurial branch or bookmark '
                                 'in this layout; push to %s'
                                 % (push.dst, refs.push_examples(self.styles)))
+                elif push.target.kind == 'topic' and \
+                        topic_name_problem(push.target.topic):
+                    push.refuse('%s: %s' % (push.dst, topic_name_problem(
+                        push.target.topic)))
                 else:
                     push.commit = resolver.resolve(push.spec.src)
                     if push.commit is None:

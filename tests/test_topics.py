@@ -330,6 +330,9 @@ def test_server_enforcing_topics(hg, hg_repo, hg_serve, tmp_path,
         assert_refused(result, 'rejecting draft changesets',
                        'push to a topic',
                        'HEAD:refs/heads/topics/default/<topic>')
+        assert_refused(push(repo, 'origin',
+                            'HEAD:refs/heads/topics/default/a@b'),
+                       'not a topic name')
     assert_pushed(push(repo, 'origin', 'HEAD:refs/heads/topics/default/b'))
     node = pushed_nodes(repo, [commit])[commit]
     assert topic_log(server, 'topic(b)') == [
