@@ -9,7 +9,8 @@ non-publishing repository, as on Heptapod.
   the branch).
 - Push: to refs/heads/topics/default/feat, draft changesets with the
   topic, the same ids as `hg commit` under `hg topic feat` gives; after
-  an amend, refused without -f, and with -f obsolescence markers: the
+  an amend, refused without -f, and even with -f when the topic has
+  changes we lack; with -f obsolescence markers: the
   server's `obsolete()` holds the old changeset, the topic one head and
   `hg evolve --list` nothing; the same after a rebase onto a branch that
   moved; a dropped commit pruned; once published, the topic ref goes
@@ -241,6 +242,22 @@ def test_push_without_force_is_refused(hg, topic_push):
     with nothing_changes(ViaServer(server), server.repo, repo):
         assert_refused(push(repo, 'origin', 'HEAD:' + TOPIC_REF),
                        'non-fast-forward', 'git push -f')
+
+
+def test_force_push_over_unknown_changes_is_refused(topic_push):
+    """Someone else added to the topic since we fetched: even forced,
+    the push is refused (we cannot tell what our commits replace)."""
+    server, repo, _ = topic_push
+    server('update', '-q', 'feat')
+    theirs = commit(server, {'w': 'w\n'}, 'Theirs', '1700000250 0')
+    try:
+        with nothing_changes(ViaServer(server), server.repo, repo):
+            assert_refused(push(repo, '-f', 'origin', 'HEAD:' + TOPIC_REF),
+                           'that you do not have', 'fetch first')
+    finally:
+        server('debugstrip', '-q', '--hidden', theirs)
+        server('update', '-q', 'null')
+        server('topic', '-q', '--clear')
 
 
 def test_force_push_after_amend_obsoletes(hg, topic_push):
