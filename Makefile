@@ -5,7 +5,8 @@
 #                         warnings as errors (git's own objects keep their flags)
 #   make deps             install the Debian packages needed here (as root; a no-op
 #                         when they are all there)
-#   make venv             build/venv with Mercurial, pytest and flake8 (requirements-test.txt)
+#   make venv             build/venv with Mercurial, hg-evolve, pytest and flake8
+#                         (requirements-test.txt), and hg-evolve for hg 6.3
 #   make test             the test suite with the venv's Mercurial
 #   make test-hg63        the same suite with Debian's /usr/bin/hg (Mercurial 6.3)
 #   make demo             build, then clone a small hg repository served over HTTP
@@ -54,6 +55,11 @@ GIT_MAKE_FLAGS = prefix=/usr NO_GETTEXT=1 NO_TCLTK=1 NO_PERL=1 NO_PYTHON=1 \
 PYTHON = $(firstword $(wildcard /usr/bin/python3) python3)
 VENV = $(BUILD)/venv
 VENV_STAMP = $(VENV)/.requirements-test.txt
+# hg-evolve (topic and evolve extensions) for Debian's hg 6.3: hg-evolve 12 needs
+# hg 6.7 or later; 11.1 is the last release for older ones.  Pure Python, outside the
+# venv; the tests load it by path (tests/lib/evolve.py).
+EVOLVE_HG63 = $(BUILD)/evolve-hg63
+EVOLVE_HG63_VERSION = 11.1.10
 
 # The hg the tests drive: the venv's (PyPI's latest), or Debian's for test-hg63.
 TEST_HG = $(CURDIR)/$(VENV)/bin/hg
@@ -201,7 +207,13 @@ fuzz-push: helper venv
 		--commits $(COMMITS) --steps $(STEPS) $(if $(KEEP),--keep) \
 		$(if $(PUSH_HELPER),--helper '$(abspath $(PUSH_HELPER))')
 
-venv: $(VENV_STAMP)
+venv: $(VENV_STAMP) $(EVOLVE_HG63)/.version
+
+$(EVOLVE_HG63)/.version: $(VENV_STAMP)
+	rm -rf $(EVOLVE_HG63)
+	$(VENV)/bin/python -m pip install -q --disable-pip-version-check --no-deps \
+		--target $(EVOLVE_HG63) hg-evolve==$(EVOLVE_HG63_VERSION)
+	@echo $(EVOLVE_HG63_VERSION) >$@
 
 $(VENV_STAMP): requirements-test.txt
 	@$(PYTHON) -c 'import ensurepip, venv' 2>/dev/null || \

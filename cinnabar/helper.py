@@ -22,7 +22,7 @@ from cinnabar.errors import Abort
 from cinnabar.ids import GitId, HgId
 from cinnabar.trace import Tracer
 
-PROTOCOL = 2
+PROTOCOL = 3
 HELPER_NAME = 'git-cinnabar-helper'
 REBUILD_HINT = ('run `git cinnabar download` for a prebuilt one, or build '
                 'it with `make` at the top of the git-cinnabar source tree')
@@ -78,6 +78,20 @@ def _parse_counts(answer):
 
 def _parse_git_id(text):
     return None if text == '?' else GitId(text)
+
+
+def _branch_field(value):
+    """The `changegroup` line field for a branch name or (branch, topic):
+    `<branch>` or `<branch><TAB><topic>` (bytes)."""
+    branch, topic = value if isinstance(value, tuple) else (value, None)
+    if not branch or any(c in branch for c in '\t\n'):
+        raise ValueError('invalid branch name %r' % branch)
+    field = branch
+    if topic is not None:
+        if not topic or any(c in topic for c in '\t\n'):
+            raise ValueError('invalid topic name %r' % topic)
+        field += '\t' + topic
+    return field.encode('utf-8', 'surrogateescape')
 
 
 class BlockReader:
@@ -415,8 +429,9 @@ class Helper:
     def changegroup(self, version, path, commits, branches=None):
         """Write a bare changegroup of `version` (`01` or `02`) for the git
         `commits` (parents first) to the file at `path`, recording their
-        changesets pending `finish`; `branches` ({GitId: branch name})
-        gives new changesets another branch than their first parent's.
+        changesets pending `finish`; `branches` ({GitId: branch name, or
+        (branch name, topic)}) gives new changesets another branch than
+        their first parent's, and a topic (hg-evolve's `topic` extra).
         Returns {GitId: HgId}."""
         if version not in ('01', '02'):
             raise ValueError('unknown changegroup version %r' % version)
@@ -427,10 +442,7 @@ class Helper:
         for commit in commits:
             line = commit.encode('ascii')
             if commit in branches:
-                branch = branches[commit]
-                if '\n' in branch or not branch:
-                    raise ValueError('invalid branch name %r' % branch)
-                line += b' ' + branch.encode('utf-8', 'surrogateescape')
+                line += b' ' + _branch_field(branches[commit])
             self._send(line + b'\n')
         answer = self._answer().split()
         if len(answer) != 2 or answer[0] != 'ok' or (

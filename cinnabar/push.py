@@ -3,7 +3,8 @@
 For a batch of `push [+]<src>:<dst>` requests:
 
 1. Each `<dst>` is read back through the ref layout (`refs.push_target`):
-   a branch (its tip, or one of its heads) or a bookmark. Deleting a
+   a branch (its tip, or one of its heads), a topic (hg-evolve's:
+   `topics/<branch>/<topic>`) or a bookmark. Deleting a
    bookmark (`:bookmarks/<name>`) is a `pushkey` from its server value to
    nothing; deleting any other ref is refused.
 2. What to send: the commits reachable from the `<src>`s that the server
@@ -20,11 +21,17 @@ For a batch of `push [+]<src>:<dst>` requests:
    git-cinnabar does; a new root (a commit without parents) on a
    server that is not empty; a bookmark move that is not a fast-forward,
    or from a changeset we do not have; a branch ref whose commit is
-   already on the server but is not one of the branch's heads.
+   already on the server but is not one of the branch's heads; a push to
+   a topic that does not descend from the topic's heads on the server
+   (a non-fast-forward: forced, it replaces them, see 4.).
 4. The helper makes a changegroup of all the commits (`changegroup`),
    recording their changesets pending `finish`; we wrap it in the bundle
    for `unbundle` and ask the helper for the bundle's branch heads
-   (`bundle-heads`). Checks that need the branches: a commit pushed to a
+   (`bundle-heads`). New commits a push to a topic leads to get its
+   branch and topic (the `topic` extra); a forced one that replaces the
+   topic's changesets adds an `OBSMARKERS` part saying which old
+   changesets the new ones replace (`cinnabar.topics`). Checks that
+   need the branches: a commit pushed to a
    branch ref must be on that branch (new commits take the branch of
    their first parent); no branch may end up with more heads than it
    has (a server head of the branch that we do not have counts as one
@@ -42,18 +49,22 @@ that are not fast-forwards. With `option dry-run true` everything but
 the sending happens, and nothing is kept (but with `cinnabar.data`
 `force`, the changesets made are kept, as git-cinnabar does).
 
-Phases need nothing: a publishing server makes what it receives public.
+Phases need nothing: a publishing server makes what it receives public,
+a non-publishing one keeps it draft. Heads of topics are not heads of
+their branch (hg-evolve): the branch head checks leave them out.
 """
 
 import collections
 import os
+import re
 import sys
 import tempfile
 
-from cinnabar import config, discovery, git, refs
+from cinnabar import config, discovery, git, refs, topics
 from cinnabar.errors import Abort
 from cinnabar.helper import HelperError
-from cinnabar.hg import unbundle
+from cinnabar.hg import obsmarkers, unbundle
+from cinnabar.ids import HgId
 
 PushSpec = collections.namedtuple('PushSpec', 'src dst force')
 PushSpec.__doc__ = """One `push` request from git: `src` is empty for a
@@ -83,7 +94,8 @@ def data_policy(remote):
     `always` keeps it, `never` drops it (a later fetch brings the
     changesets back), `phase` (the default) keeps it when the server made
     them public, i.e. when it is publishing: newly pushed changesets are
-    drafts on a non-publishing server. `force` is `always`, and also keeps
+    drafts on a non-publishing server (but those pushed to a topic are
+    kept: replacing them later needs them). `force` is `always`, and also keeps
     the changesets a `--dry-run` makes (without sending them).
     """
     policy = (config.lookup('data', remote) or 'phase').lower()
@@ -105,6 +117,9 @@ class RefPush:
         # Whether the server lacks the commit (then it lacks some of
         # its history too: all of it is sent, see Pusher._walk).
         self.sending = False
+        # For a forced push to a topic: the commits of the server's heads
+        # of the topic that the pushed commit does not descend from.
+        self.replaced = []
         self.error = None
 
     @property
@@ -120,6 +135,26 @@ def show_remote_output(output):
     for line in output.decode('utf-8', 'replace').splitlines():
         sys.stderr.write('remote: %s\n' % line)
     sys.stderr.flush()
+
+
+def topic_name_problem(name):
+    """Why `hg topic` would refuse `name`, or None: hg-evolve takes
+    letters, digits, `-`, `_` and `.`, not a number nor `tip`, `null`,
+    `.` (names Mercurial reserves)."""
+    if not re.fullmatch(r'[-_.\w]+', name):
+        return ('"%s" is not a topic name hg-evolve takes (letters, '
+                'digits, "-", "_" and "." only)' % name)
+    if name in ('tip', 'null', '.') or name.isdigit():
+        return '"%s" is reserved by Mercurial as a topic name' % name
+    return None
+
+
+def _git_user():
+    """`Name <email>` from git's user.name and user.email, for the `user`
+    of obsolescence markers."""
+    name = git.config('user.name') or 'git-cinnabar'
+    email = git.config('user.email')
+    return '%s <%s>' % (name, email) if email else name
 
 
 class Pusher:
@@ -153,6 +188,8 @@ class Pusher:
         # history holds a changeset we know.
         self._new_parents = {}
         self._related = set()
+        # From _set_branches: {commit: branch or (branch, topic)}.
+        self._set = {}
 
     # The whole batch.
 
@@ -193,6 +230,10 @@ class Pusher:
                     push.refuse('%s is not a Mercurial branch or bookmark '
                                 'in this layout; push to %s'
                                 % (push.dst, refs.push_examples(self.styles)))
+                elif push.target.kind == 'topic' and \
+                        topic_name_problem(push.target.topic):
+                    push.refuse('%s: %s' % (push.dst, topic_name_problem(
+                        push.target.topic)))
                 else:
                     push.commit = resolver.resolve(push.spec.src)
                     if push.commit is None:
@@ -303,6 +344,8 @@ class Pusher:
                         'anyway')
         if push.target.kind == 'bookmark':
             self._check_bookmark_move(push)
+        elif push.target.kind == 'topic':
+            self._check_topic_move(push)
         elif not push.sending:
             self._check_branch_unchanged(push)
 
@@ -328,6 +371,34 @@ class Pusher:
             push.refuse('moving bookmark %s is not a fast-forward; fetch '
                         'and merge first, or use git push -f'
                         % push.target.name)
+
+    def _topic_heads(self, target):
+        return dict(self.state.topics).get((target.name, target.topic), [])
+
+    def _check_topic_move(self, push):
+        """A push to a topic whose server heads the commit does not
+        descend from replaces them: with force only (then noted in
+        `push.replaced`, for the obsolescence markers)."""
+        name = '%s//%s' % (push.target.name, push.target.topic)
+        heads = self._topic_heads(push.target)
+        if not push.sending:
+            if self._hg_of[push.commit] not in heads:
+                push.refuse('nothing to push: %s is already on the server '
+                            'and is not the head of topic %s'
+                            % (push.spec.src, name))
+            return
+        commits = self.helper.hg2git_many(heads)
+        if any(c.is_null for c in commits):
+            push.refuse('the server has changes in topic %s that you do '
+                        'not have; fetch first' % name)
+            return
+        replaced = [c for c in commits if not git.is_ancestor(c, push.commit)]
+        if replaced and not push.force:
+            push.refuse('non-fast-forward: the pushed commit does not '
+                        'descend from topic %s on the server; fetch and '
+                        'rebase, or use git push -f to replace its '
+                        'changesets (with obsolescence markers)' % name)
+        push.replaced = replaced
 
     def _check_branch_unchanged(self, push):
         heads = dict(self.state.branchmap).get(push.target.name, [])
@@ -364,10 +435,11 @@ class Pusher:
                                           self._set_branches(pushes))
         self._hg_of.update((p.commit, mapping[p.commit]) for p in pushes
                            if p.commit in mapping)
+        markers = self._obsmarkers(pushes, push_format, commits, mapping)
         bundle = os.path.join(tmp, 'bundle')
         with open(changegroup, 'rb') as source, open(bundle, 'wb') as out:
             unbundle.write_bundle(out, push_format, source,
-                                  self.state.heads, len(commits))
+                                  self.state.heads, len(commits), markers)
         git_of = {hg: commit for commit, hg in mapping.items()}
         self._branch_of = {}
         self._pushed_heads = collections.defaultdict(list)
@@ -378,31 +450,90 @@ class Pusher:
         return bundle
 
     def _set_branches(self, pushes):
-        """With the `branch` experiment (git-cinnabar's): {commit: branch}
-        for the new commits a push to a branch ref leads to (through any
-        parent, up to commits of changesets or of another such push),
-        which then get that branch instead of their first parent's."""
+        """{commit: branch or (branch, topic)} for the new commits a push
+        to a topic leads to (through any parent, up to commits of
+        changesets or of another such push), which then get that branch
+        and topic, as `hg commit` under `hg topic <topic>` makes them;
+        with the `branch` experiment (git-cinnabar's), the same with the
+        branch of a push to a branch ref, instead of their first
+        parent's."""
         experiments = (config.lookup('experiments') or '').split(',')
-        if 'branch' not in experiments or not (
-                {'heads', 'tips'} & set(self.styles)):
-            return None
+        set_branch = 'branch' in experiments and bool(
+            {'heads', 'tips'} & set(self.styles))
         new = self._new_parents
         branches = {}
         for push in pushes:
-            if push.target.kind != 'branch':
+            if push.target.kind == 'topic':
+                value = (push.target.name, push.target.topic)
+            elif push.target.kind == 'branch' and set_branch:
+                value = push.target.name
+            else:
                 continue
             todo = [push.commit]
             while todo:
                 commit = todo.pop()
                 if commit in new and commit not in branches:
-                    branches[commit] = push.target.name
+                    branches[commit] = value
                     todo.extend(new[commit])
-        return branches
+        self._set = branches
+        return branches or None
+
+    # Obsolescence markers, for forced pushes to topics (cinnabar.topics).
+
+    def _obsmarkers(self, pushes, push_format, commits, mapping):
+        """The OBSMARKERS part's payload for the changesets that the
+        forced pushes to topics replace, or None."""
+        forced = [p for p in pushes
+                  if p.target.kind == 'topic' and p.replaced]
+        if not forced:
+            return None
+        draft_roots = self._draft_roots()
+        found = []
+        for push in forced:
+            found += self._topic_markers(push, commits, mapping,
+                                         draft_roots)
+        if not found:
+            return None
+        if not push_format.bundle2:
+            raise Abort('the Mercurial server at %s cannot take '
+                        'obsolescence markers (no bundle2)'
+                        % self.peer.description)
+        obsmarkers.check_version(push_format.obsmarkers,
+                                 self.peer.description)
+        return obsmarkers.encode_part(found)
+
+    def _topic_markers(self, push, commits, mapping, draft_roots):
+        value = (push.target.name, push.target.topic)
+        keep = self.helper.hg2git_many(
+            dict(self.state.branchmap).get(push.target.name, []))
+        old = topics.old_changesets(
+            self.helper, push.replaced, push.commit,
+            [c for c in keep if not c.is_null], draft_roots,
+            push.target.topic)
+        new = [c for c in commits if self._set.get(c) == value]
+        pairs = topics.pair([c for c, _, _ in old], new)
+        hg_of = dict(mapping)
+        hg_of.update((c, h) for c, h, _ in old)
+        parents_of = {c: list(self.helper.git2hg_many(p))
+                      for c, _, p in old}
+        return topics.markers(pairs, hg_of, parents_of, _git_user())
+
+    def _draft_roots(self):
+        """The commits of the server's draft roots (`listkeys phases`: a
+        changeset is a draft when it or an ancestor is one)."""
+        phases = self.peer.listkeys('phases')
+        if phases.get('publishing', '').lower() == 'true':
+            return frozenset()
+        roots = [HgId(k) for k, v in phases.items()
+                 if k != 'publishing' and v == '1']
+        return frozenset(c for c in self.helper.hg2git_many(roots)
+                         if not c.is_null)
 
     def _check_branches(self, pushes):
         for push in pushes:
             branch = self._branch_of.get(self._hg_of[push.commit])
-            if (push.target.kind == 'branch' and branch is not None
+            if (push.target.kind in ('branch', 'topic')
+                    and branch is not None
                     and branch != push.target.name):
                 push.refuse('%s is on branch %s, not %s (new commits take '
                             'the branch of their first parent); push it '
@@ -414,7 +545,11 @@ class Pusher:
             # are checked again without the refused pushes.
             return
         for branch, heads in self._pushed_heads.items():
-            self._check_heads_of(branch, heads, pushes)
+            # Heads in a topic are not heads of the branch (hg-evolve).
+            heads = [c for c in heads if not isinstance(
+                self._set.get(c), tuple)]
+            if heads:
+                self._check_heads_of(branch, heads, pushes)
 
     def _check_heads_of(self, branch, pushed, pushes):
         """Refuse the pushes that would make `branch` new, or make it have
@@ -440,8 +575,8 @@ class Pusher:
 
     def _new_branch_problem(self, branch, pushes):
         """(message or None, the offending heads)."""
-        if any(p.target.kind == 'branch' and p.target.name == branch
-               for p in pushes):
+        if any(p.target.kind in ('branch', 'topic')
+               and p.target.name == branch for p in pushes):
             return None, []
         return ('would create the new branch %s on the server; push to %s, '
                 'or use git push -f'
@@ -497,7 +632,19 @@ class Pusher:
             if result.hint:
                 message += ' (%s)' % result.hint
         for push in pushes:
-            push.refuse(message)
+            push.refuse(message + self._topic_hint(push))
+
+    def _topic_hint(self, push):
+        """For a refused push to a branch of a server with topics (where
+        Heptapod and `experimental.topic-mode.server=enforce` take only
+        changesets in a topic): say how to push to a topic."""
+        if self.peer.capable('topics') is None or \
+                push.target.kind != 'branch':
+            return ''
+        return ('; this server works with topics: push to a topic, '
+                'e.g. git push origin %s:%s'
+                % (push.spec.src,
+                   refs.topic_ref(push.target.name, '<topic>')))
 
     def _keep_metadata(self):
         """Whether to keep the metadata of what we pushed (see
@@ -505,6 +652,9 @@ class Pusher:
         policy = self.data
         if policy != 'phase':
             return policy in ('always', 'force')
+        if self._set and any(isinstance(v, tuple) for v in self._set.values()):
+            # Draft topics: a later force push needs to know them.
+            return True
         try:
             phases = self.peer.listkeys('phases')
         except Abort:

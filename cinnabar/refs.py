@@ -1,9 +1,9 @@
 """How a Mercurial repository's heads and bookmarks appear as git refs.
 
 The `cinnabar.refs` setting (see `cinnabar.config`; `cinnabar.pushrefs`
-for `list for-push`) is a comma-separated list among `heads`, `tips` and
-`bookmarks`, or `all`/`true` (the default, and what an empty value means).
-The layout, as git-cinnabar does it:
+for `list for-push`) is a comma-separated list among `heads`, `tips`,
+`bookmarks` and `topics`, or `all`/`true` (the default, and what an empty
+value means). The layout, as git-cinnabar does it:
 
 =====================  ======================================  ===========
 styles                 branch heads and tips                   bookmarks
@@ -18,6 +18,17 @@ tips                   refs/heads/<branch>
 bookmarks                                                      refs/heads/
                                                                <name>
 =====================  ======================================  ===========
+
+With `topics`, the draft topics of a server with hg-evolve's topic
+extension (RemoteState.topics; Mercurial names them `<branch>//<topic>`)
+are listed as their branches are, under `refs/heads/topics/<branch>/`:
+`<topic>/tip` and `<topic>/<hg id>` (heads and tips), `<topic>/<hg id>`
+(heads), `<topic>` (tips); and branches and bookmarks then take their
+`branches/` and `bookmarks/` forms, so that no branch name clashes with
+`topics/`. A topic goes away from the list when it is published, as in
+Mercurial. Whatever the layout, a push may name a topic
+`refs/heads/topics/<branch>/<topic>` (topic names hold no `/`; with
+`heads`, `topics/<branch>/<topic>/<hg id>` is one of its heads).
 
 A branch's tip is its last head in the server's branchmap order that is
 not known to close the branch (the last head when all do). HEAD points to
@@ -42,7 +53,7 @@ from cinnabar.errors import Abort
 from cinnabar.ids import HgId
 from cinnabar.refname import refname_problem
 
-STYLES = frozenset(('heads', 'tips', 'bookmarks'))
+STYLES = frozenset(('heads', 'tips', 'bookmarks', 'topics'))
 
 RefList = collections.namedtuple('RefList', 'refs head warnings')
 RefList.__doc__ = """`refs`: [(ref name, HgId), ...] sorted by name;
@@ -61,19 +72,26 @@ def parse_style(value):
         elif word in STYLES:
             styles.add(word)
         else:
-            raise Abort('`%s` is not one of `heads`, `bookmarks` or `tips`'
+            raise Abort('`%s` is not one of `heads`, `bookmarks`, `tips` '
+                        'or `topics`'
                         % word, hint='check the cinnabar.refs setting')
     return frozenset(styles)
 
 
-Target = collections.namedtuple('Target', 'kind name node')
+Target = collections.namedtuple('Target', 'kind name node topic',
+                                defaults=(None,))
 Target.__doc__ = """What a ref stands for on the Mercurial side: `kind` is
-`branch` or `bookmark`, `name` the branch or bookmark name; for a ref of
-a branch head other than the tip, `node` is the HgId in its name (else
-None)."""
+`branch`, `bookmark` or `topic`, `name` the branch (also for a topic) or
+bookmark name, `topic` the topic's name; for a ref of a head other than
+the tip, `node` is the HgId in its name (else None)."""
 
 _FIELDS = {'branch': '(?P<branch>.+)', 'node': '(?P<node>[^/]+)',
-           'name': '(?P<name>.+)'}
+           'name': '(?P<name>.+)', 'topic': '(?P<topic>[^/]+)'}
+
+Templates = collections.namedtuple('Templates',
+                                   'head tip bookmark topic_head topic_tip')
+# Where a push may name a topic in any layout.
+TOPIC_REF = 'refs/heads/topics/{branch}/{topic}'
 
 
 def quote_name(name):
@@ -85,24 +103,34 @@ def unquote_name(name):
                   name)
 
 
-def _templates(styles):
-    """(head template, tip template, bookmark template), None if unused."""
-    head = tip = bookmark = None
+def _head_and_tip(styles, prefix, prefixed):
+    """The (head, tip) templates for branches (`prefix` `branches`, names
+    `{branch}`) or topics (`topics`, names `{branch}/{topic}`)."""
+    name = '{branch}' if prefix == 'branches' else '{branch}/{topic}'
+    base = 'refs/heads/%s/%s' % (prefix, name) if prefixed \
+        else 'refs/heads/' + name
     if {'heads', 'tips'} <= styles:
-        head = 'refs/heads/branches/{branch}/{node}'
-        tip = 'refs/heads/branches/{branch}/tip'
-    elif {'heads', 'bookmarks'} <= styles:
-        head = 'refs/heads/branches/{branch}/{node}'
-    elif 'heads' in styles:
-        head = 'refs/heads/{branch}/{node}'
-    elif {'tips', 'bookmarks'} <= styles:
-        tip = 'refs/heads/branches/{branch}'
-    elif 'tips' in styles:
-        tip = 'refs/heads/{branch}'
+        return base + '/{node}', base + '/tip'
+    if 'heads' in styles:
+        return base + '/{node}', None
+    if 'tips' in styles:
+        return None, base
+    return None, None
+
+
+def _templates(styles):
+    """The Templates of a layout, None for the names it does not have."""
+    head, tip = _head_and_tip(
+        styles, 'branches', {'heads', 'tips'} <= styles
+        or bool(styles & {'bookmarks', 'topics'}))
+    topic_head = topic_tip = bookmark = None
+    if 'topics' in styles:
+        topic_head, topic_tip = _head_and_tip(styles, 'topics', True)
     if 'bookmarks' in styles:
-        bookmark = ('refs/heads/bookmarks/{name}' if styles & {'heads', 'tips'}
+        bookmark = ('refs/heads/bookmarks/{name}'
+                    if styles & {'heads', 'tips', 'topics'}
                     else 'refs/heads/{name}')
-    return head, tip, bookmark
+    return Templates(head, tip, bookmark, topic_head, topic_tip)
 
 
 def branch_tip(heads, closed):
@@ -137,27 +165,43 @@ class _Builder:
                                      % (longer, shorter))
 
 
+def _add_heads(builder, heads, head_template, tip_template, closed,
+               **names):
+    """Add the refs of one branch's or topic's heads; returns its tip."""
+    tip = branch_tip(heads, closed)
+    names = {k: quote_name(v) for k, v in names.items()}
+    if tip_template:
+        builder.add(tip_template.format(**names), tip)
+    for head in heads:
+        if head_template and (not tip_template or head != tip):
+            builder.add(head_template.format(node=head, **names), head)
+    return tip
+
+
 def _add_branches(builder, branchmap, templates, closed):
-    head_template, tip_template, _ = templates
     default_tip = None
     for branch, heads in branchmap:
         if not heads:
             continue
-        tip = branch_tip(heads, closed)
-        quoted = quote_name(branch)
+        tip = _add_heads(builder, heads, templates.head, templates.tip,
+                         closed, branch=branch)
         if branch == 'default':
             default_tip = tip
-        if tip_template:
-            builder.add(tip_template.format(branch=quoted), tip)
-        for head in heads:
-            if head_template and (not tip_template or head != tip):
-                builder.add(head_template.format(branch=quoted, node=head),
-                            head)
     return default_tip
 
 
+def _add_topics(builder, topics, templates, closed):
+    if not (templates.topic_head or templates.topic_tip):
+        return
+    for (branch, topic), heads in topics:
+        if heads:
+            _add_heads(builder, heads, templates.topic_head,
+                       templates.topic_tip, closed, branch=branch,
+                       topic=topic)
+
+
 def _head_target(templates, bookmarks, default_tip):
-    head_template, tip_template, bookmark_template = templates
+    head_template, tip_template, bookmark_template = templates[:3]
     if bookmark_template and '@' in bookmarks:
         return bookmark_template.format(name='@')
     if tip_template:
@@ -174,7 +218,8 @@ def layout(state, styles, closed=frozenset()):
     templates = _templates(styles)
     builder = _Builder()
     default_tip = _add_branches(builder, state.branchmap, templates, closed)
-    bookmark_template = templates[2]
+    _add_topics(builder, state.topics, templates, closed)
+    bookmark_template = templates.bookmark
     if bookmark_template:
         for name, hg_id in state.bookmarks.items():
             if not hg_id.is_null:
@@ -190,7 +235,7 @@ def layout(state, styles, closed=frozenset()):
 def push_examples(styles):
     """The names a push may go to in the layout of `styles`, for
     messages (e.g. `refs/heads/branches/<branch>/tip or ...`)."""
-    head, tip, bookmark = _templates(styles)
+    head, tip, bookmark = _templates(styles)[:3]
     examples = []
     if tip or head:
         examples.append((tip or head).format(branch='<branch>',
@@ -202,7 +247,7 @@ def push_examples(styles):
 
 def branch_ref(branch, styles):
     """The ref to push to for `branch` in the layout of `styles`."""
-    head, tip, _ = _templates(styles)
+    head, tip = _templates(styles)[:2]
     if tip is None and head is None:
         return '(no ref: this layout has no branches)'
     return (tip or head).format(branch=quote_name(branch), node='<hg id>')
@@ -217,9 +262,11 @@ def _template_pattern(template):
 def push_target(ref, styles):
     """The Target that the ref name `ref` stands for in the layout of
     `styles`, or None when it is not a name of that layout."""
-    head_template, tip_template, bookmark_template = _templates(styles)
-    candidates = (('bookmark', bookmark_template), ('branch', head_template),
-                  ('branch', tip_template))
+    templates = _templates(styles)
+    candidates = (('topic', templates.topic_tip),
+                  ('topic', templates.topic_head), ('topic', TOPIC_REF),
+                  ('bookmark', templates.bookmark),
+                  ('branch', templates.head), ('branch', templates.tip))
     for kind, template in candidates:
         if template is None:
             continue
@@ -231,6 +278,17 @@ def push_target(ref, styles):
         node = fields.get('node')
         if node is not None and not re.fullmatch('[0-9a-f]{40}', node):
             node = None
-        return Target(kind, unquote_name(name),
-                      HgId(node) if node else None)
+        topic = fields.get('topic')
+        if topic and 'node' in fields and node is None:
+            # `topics/<a>/<b>/<c>` without an hg id: the topic <c> of the
+            # branch <a>/<b> (TOPIC_REF), not a new head of topic <b>.
+            continue
+        return Target(kind, unquote_name(name), HgId(node) if node else None,
+                      unquote_name(topic) if topic else None)
     return None
+
+
+def topic_ref(branch, topic):
+    """The ref to push to for `topic` of `branch`, in any layout."""
+    return TOPIC_REF.format(branch=quote_name(branch),
+                            topic=quote_name(topic))

@@ -30,7 +30,7 @@
 #include "sha1/sha1-test.h"
 #include <malloc.h>
 
-#define PROTOCOL_VERSION 2
+#define PROTOCOL_VERSION 3
 #ifndef CINNABAR_HELPER_VERSION
 #define CINNABAR_HELPER_VERSION "0.1.0"
 #endif

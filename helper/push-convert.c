@@ -17,8 +17,8 @@
  *     ("copy"/"copyrev" metadata, no parents); the changeset takes its
  *     branch from its first parent, its user, date and description from
  *     the commit, a "committer" extra when the committer differs from the
- *     author, and with the git_commit experiment a "git_commit" extra
- *     (the commit's id).
+ *     author, with the git_commit experiment a "git_commit" extra
+ *     (the commit's id), and a "topic" extra when the push gave one.
  */
 #include "cache.h"
 #include "commit.h"
@@ -518,21 +518,41 @@ static const char *branch_of(struct push_state *st, const struct hg_oid *node,
 	return out->len ? out->buf : NULL;
 }
 
-/* The changeset's branch: the one set for its commit, or p1's. */
-static void branch_for(struct push_state *st, struct cs_rev *cs,
-		       struct strbuf *out)
+/*
+ * What push_set_branch gave for the commit: "<branch>" or
+ * "<branch>\t<topic>"; NULL when nothing was.
+ */
+static const char *set_branch(struct push_state *st, struct cs_rev *cs)
 {
 	struct string_list_item *set = st->branches ?
 		string_list_lookup((struct string_list *)st->branches,
 				   oid_to_hex(&cs->commit)) : NULL;
+	return set ? set->util : NULL;
+}
+
+/* The changeset's branch: the one set for its commit, or p1's. */
+static void branch_for(struct push_state *st, struct cs_rev *cs,
+		       struct strbuf *out)
+{
+	const char *set = set_branch(st, cs);
+	size_t len;
 
 	if (!set) {
 		branch_of(st, &cs->p1, out);
 		return;
 	}
 	strbuf_reset(out);
-	if (strcmp(set->util, "default"))
-		strbuf_addstr(out, set->util);
+	len = strchrnul(set, '\t') - set;
+	if (len != strlen("default") || memcmp(set, "default", len))
+		strbuf_add(out, set, len);
+}
+
+/* The changeset's topic (hg-evolve's "topic" extra), or NULL. */
+static const char *topic_for(struct push_state *st, struct cs_rev *cs)
+{
+	const char *set = set_branch(st, cs);
+	const char *tab = set ? strchr(set, '\t') : NULL;
+	return tab && tab[1] ? tab + 1 : NULL;
 }
 
 static void write_changeset_text(struct push_state *st, struct cs_rev *cs,
@@ -570,6 +590,12 @@ static void write_changeset_text(struct push_state *st, struct cs_rev *cs,
 		strbuf_addch(&cs->text, extra ? '\0' : ' ');
 		strbuf_addf(&cs->text, "git_commit:%s",
 			    oid_to_hex(&cs->commit));
+		extra = 1;
+	}
+	if (topic_for(st, cs)) {
+		/* ... < "topic" (hg-evolve's topic extension) */
+		strbuf_addch(&cs->text, extra ? '\0' : ' ');
+		strbuf_addf(&cs->text, "topic:%s", topic_for(st, cs));
 	}
 	for (i = 0; i < files->nr; i++)
 		strbuf_addf(&cs->text, "\n%s", files->items[i].string);

@@ -16,7 +16,8 @@ void create_changegroup(int version, const char *path,
 /*
  * The branch the changeset made for `commit` gets in the next
  * create_changegroup, instead of its first parent's ("default": no branch
- * extra); for the branch experiment.
+ * extra); for the branch experiment and pushes to topics: `branch` may be
+ * "<branch>\t<topic>", and the changeset then gets a "topic" extra.
  */
 void push_set_branch(const struct object_id *commit, const char *branch);
 

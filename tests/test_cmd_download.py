@@ -21,6 +21,11 @@ from lib.git import git
 from lib.proc import run
 from lib.releases import publish_helper, sha256, write_manifest
 
+from cinnabar.helper import PROTOCOL
+
+# A protocol this git-cinnabar does not speak.
+OTHER = PROTOCOL + 1
+
 HELPER = test_env.ROOT / 'git-cinnabar-helper'
 PLATFORM = '%s-%s' % (os.uname().sysname.lower(), os.uname().machine.lower())
 OLD = b'#!/bin/sh\n# the installed helper\n'
@@ -106,11 +111,14 @@ def test_download_refuses(case, www, target, tmp_path, https_server,
     if case == 'checksum':
         publish(www, real, release_key, checksum_of=real + b'tampered')
     elif case == 'protocol':
-        publish(www, script(f'version 3 0.1.0 {build}'), release_key)
+        publish(www, script(f'version {OTHER} 0.1.0 {build}'),
+                release_key)
     elif case == 'version':
-        publish(www, script(f'version 2 9.9.9 {build}'), release_key)
+        publish(www, script(f'version {PROTOCOL} 9.9.9 {build}'),
+                release_key)
     elif case == 'build':
-        publish(www, script('version 2 0.1.0 0123456789abcdef'), release_key)
+        publish(www, script(f'version {PROTOCOL} 0.1.0 0123456789abcdef'),
+                release_key)
     elif case == 'not-a-helper':
         publish(www, script('hello'), release_key)
     server = https_server(www)
@@ -119,7 +127,8 @@ def test_download_refuses(case, www, target, tmp_path, https_server,
     assert_failed_for_people(result)
     expected = {
         'checksum': 'checksum of',
-        'protocol': 'speaks protocol 3, this git-cinnabar needs 2',
+        'protocol': f'speaks protocol {OTHER}, this git-cinnabar needs '
+                    f'{PROTOCOL}',
         'version': 'it is version 9.9.9',
         'build': 'built from other sources',
         'not-a-helper': 'not a git-cinnabar-helper',
@@ -134,7 +143,7 @@ def witness_helper(tmp_path):
     """A helper that leaves a file behind if it ever runs."""
     witness = tmp_path / 'it-ran'
     return (f'#!/bin/sh\ntouch {witness}\nread command\n'
-            'echo "version 2 0.1.0 0"\n').encode(), witness
+            f'echo "version {PROTOCOL} 0.1.0 0"\n').encode(), witness
 
 
 @pytest.mark.parametrize('case', [
@@ -151,7 +160,7 @@ def test_download_refuses_unsigned(case, www, target, tmp_path,
     manifest = {'other-channel': {'channel': 'nightly'},
                 'older-version': {'version': '0.0.9'},
                 'newer-version': {'version': '0.2.0'},
-                'other-protocol': {'protocol': 3}}.get(case, {})
+                'other-protocol': {'protocol': OTHER}}.get(case, {})
     publish(www, data, ReleaseKey() if case == 'other-key' else release_key,
             **manifest)
     signature = www / 'release.sig'
@@ -159,8 +168,8 @@ def test_download_refuses_unsigned(case, www, target, tmp_path,
         signature.unlink()
     elif case == 'tampered-manifest':
         text = (www / 'release').read_text()
-        (www / 'release').write_text(text.replace('protocol 2',
-                                                  'protocol 2\n#'))
+        (www / 'release').write_text(text.replace(
+            f'protocol {PROTOCOL}', f'protocol {PROTOCOL}\n#'))
     elif case == 'other-key-named':
         # A signature by another key, naming that key: not trusted.
         ReleaseKey().sign(www / 'release')
@@ -173,7 +182,7 @@ def test_download_refuses_unsigned(case, www, target, tmp_path,
         'other-channel': 'manifest of the nightly channel, not of release',
         'older-version': 'is for version 0.0.9, not 0.1.0',
         'newer-version': 'is for version 0.2.0, not 0.1.0',
-        'other-protocol': 'is for helper protocol 3',
+        'other-protocol': f'is for helper protocol {OTHER}',
     }.get(case, 'does not verify with the release key')
     assert expected in result.err
     assert target.read_bytes() == OLD
@@ -296,7 +305,7 @@ def test_version_shows_the_helper(tmp_path):
     out = git('cinnabar', '--version', cwd=tmp_path).out
     first, second = out.splitlines()[:2]
     assert first.startswith('git-cinnabar 0.1.0 (python 3.')
-    assert second.startswith('helper: 0.1.0, protocol 2, build ')
+    assert second.startswith(f'helper: 0.1.0, protocol {PROTOCOL}, build ')
     assert str(HELPER) in second
     missing = git('cinnabar', '--version', cwd=tmp_path, extra_env={
         'GIT_CINNABAR_HELPER': str(tmp_path / 'nothere')}).out

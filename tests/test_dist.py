@@ -28,6 +28,8 @@ from lib.checks import assert_failed_for_people, assert_no_traceback
 from lib.git import git
 from lib.proc import run
 
+from cinnabar.helper import PROTOCOL
+
 ROOT = test_env.ROOT
 DIST_GIT_TREE = ROOT / 'build' / 'dist' / 'git-2.39.5'
 LOCK = ROOT / 'build' / '.dist.lock'
@@ -241,7 +243,7 @@ def test_self_update_with_the_release_keys(built, www, tmp_path,
     assert 'updated git-cinnabar from 0.1.0 to 0.2.0' in result.out
     out = cinnabar(install, '--version').out
     assert out.startswith('git-cinnabar 0.2.0 ')
-    assert 'helper: 0.2.0, protocol 2' in out
+    assert f'helper: 0.2.0, protocol {PROTOCOL}' in out
     # Back to 0.1.0 only with --exact; a replayed 0.1.0 is refused.
     old = tmp_path / 'old-www'
     shutil.copytree(www / 'versions' / '0.1.0', old)

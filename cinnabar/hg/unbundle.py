@@ -9,8 +9,10 @@ Format
     20 bytes each; the null id for an empty repository) and
     `CHANGEGROUP` (parameter `version`, `02` when the server's bundle2
     capability lists it, else `01`; advisory `nbchanges`; the payload is
-    the bare changegroup). Other servers (with `unbundle`, bundle1 only)
-    get `HG10UN` followed by a version 01 changegroup.
+    the bare changegroup), and, when a push replaces changesets, a
+    mandatory `OBSMARKERS` part (`cinnabar.hg.obsmarkers`). Other
+    servers (with `unbundle`, bundle1 only) get `HG10UN` followed by a
+    version 01 changegroup.
 
 `heads` argument
     Space-separated hex ids of the heads the server must still have, or
@@ -47,9 +49,13 @@ REPLY_CAPS = (('HG20', ()),
 RACE_MESSAGES = (b'repository changed while', b'unsynced changes')
 COPY_SIZE = 65536
 
-PushFormat = collections.namedtuple('PushFormat', 'bundle2 cg_version')
-PushFormat.__doc__ = """How to push to a server: a bundle2 or not, and
-the changegroup version (`01` or `02`)."""
+PushFormat = collections.namedtuple('PushFormat',
+                                    'bundle2 cg_version obsmarkers',
+                                    defaults=((),))
+PushFormat.__doc__ = """How to push to a server: a bundle2 or not, the
+changegroup version (`01` or `02`), and the obsolescence marker format
+versions it takes (ints, from `obsmarkers=V0,V1` in its bundle2
+capabilities; none without bundle2)."""
 
 UnbundleResult = collections.namedtuple(
     'UnbundleResult', 'ok message hint output raced')
@@ -67,9 +73,11 @@ def push_format(capabilities, description):
     if capabilities.get('bundle2') is not None:
         caps = wireformat.decode_bundle2_caps(capabilities['bundle2'])
         versions = caps.get('changegroup', ['01'])
+        obsmarkers = tuple(int(v[1:]) for v in caps.get('obsmarkers', ())
+                           if v[:1] == 'V' and v[1:].isdigit())
         for version in ('02', '01'):
             if version in versions:
-                return PushFormat(True, version)
+                return PushFormat(True, version, obsmarkers)
         raise Abort('the Mercurial server at %s accepts no changegroup '
                     'version we can write (%s)'
                     % (description, ', '.join(versions)))
@@ -94,12 +102,15 @@ def heads_argument(push_format, server_heads, hashed=False):
     return ' '.join(heads)
 
 
-def write_bundle(out, push_format, changegroup, server_heads, count):
+def write_bundle(out, push_format, changegroup, server_heads, count,
+                 obsmarkers=None):
     """Write the bundle for unbundle to the binary file `out`.
 
     `changegroup` is a binary file holding the bare changegroup,
     `server_heads` as for `heads_argument`, `count` the number of
-    changesets in the changegroup."""
+    changesets in the changegroup, `obsmarkers` the payload of an
+    `OBSMARKERS` part (`cinnabar.hg.obsmarkers.encode_part`; bundle2
+    only), None for none."""
     if not push_format.bundle2:
         out.write(b'HG10UN')
         for chunk in iter(lambda: changegroup.read(COPY_SIZE), b''):
@@ -114,6 +125,8 @@ def write_bundle(out, push_format, changegroup, server_heads, count):
     bundle2.write_part(out, 'CHANGEGROUP', 2, changegroup,
                        mandatory_params=[('version', push_format.cg_version)],
                        advisory_params=[('nbchanges', str(count))])
+    if obsmarkers is not None:
+        bundle2.write_part(out, 'OBSMARKERS', 3, obsmarkers)
     bundle2.write_end(out)
 
 

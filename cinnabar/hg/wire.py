@@ -16,10 +16,13 @@ from cinnabar.ids import HgId
 KNOWN_CHUNK = 200
 
 RemoteState = collections.namedtuple('RemoteState',
-                                     'branchmap heads bookmarks')
+                                     'branchmap heads bookmarks topics',
+                                     defaults=((),))
 RemoteState.__doc__ = """What a server has: `branchmap` is [(branch,
-[HgId...]), ...] in the server's order, `heads` the topological heads and
-`bookmarks` {name: HgId}."""
+[HgId...]), ...] in the server's order, `heads` the topological heads,
+`bookmarks` {name: HgId} and `topics` [((branch, topic), [HgId...]), ...]
+the heads of the draft topics of a server with hg-evolve's topic
+extension (see `wireformat.split_topics`)."""
 
 
 class Transport:
@@ -105,11 +108,11 @@ class Peer:
         bookmarks_call = ('listkeys', {'namespace': 'bookmarks'})
         has_bookmarks = self.capable('pushkey') is not None
         if self.capable('batch') is not None:
-            calls = [('branchmap', {}), ('heads', {})]
+            calls = [(self._branchmap_command(), {}), ('heads', {})]
             calls += [bookmarks_call] if has_bookmarks else []
             answers = self.batch(calls)
             bookmarks = answers[2] if has_bookmarks else b''
-            return RemoteState(wireformat.decode_branchmap(answers[0]),
+            return self._state(wireformat.decode_branchmap(answers[0]),
                                wireformat.decode_nodes(answers[1]),
                                wireformat.decode_bookmarks(bookmarks))
         # Without batch, read bookmarks first (so that they don't point to
@@ -117,11 +120,30 @@ class Peer:
         # both agree, in case the repository changed in between.
         bookmarks = self.bookmarks() if has_bookmarks else {}
         for _ in range(5):
-            branchmap, heads = self.branchmap(), self.heads()
+            branchmap = wireformat.decode_branchmap(
+                self._call(self._branchmap_command()))
+            heads = self.heads()
             branch_heads = {h for _, hs in branchmap for h in hs}
             if set(heads) <= branch_heads:
                 break
-        return RemoteState(branchmap, heads, bookmarks)
+        return self._state(branchmap, heads, bookmarks)
+
+    def _branchmap_command(self):
+        """`branchmaptns` on a server whose topic extension has topic
+        namespaces (its `topics-namespaces` capability), else
+        `branchmap`."""
+        if self.capable('topics-namespaces') is not None:
+            return 'branchmaptns'
+        return 'branchmap'
+
+    def _state(self, branchmap, heads, bookmarks):
+        if self.capable('topics-namespaces') is not None:
+            branchmap, topics = wireformat.split_topics(branchmap, 'fqbn')
+        elif self.capable('topics') is not None:
+            branchmap, topics = wireformat.split_topics(branchmap, 'colon')
+        else:
+            topics = []
+        return RemoteState(branchmap, heads, bookmarks, topics)
 
     def heads(self):
         return wireformat.decode_nodes(self._call('heads'))

@@ -35,6 +35,7 @@ ARGUMENT_SPECS = {
     'batch': ('cmds', '*'),
     'between': ('pairs',),
     'branchmap': (),
+    'branchmaptns': (),    # hg-evolve's topic extension
     'capabilities': (),
     'cinnabarclone': (),   # our server extension, hg/cinnabarclone.py
     'clonebundles': (),
@@ -176,6 +177,33 @@ def decode_branchmap(data):
         branches.append((to_text(unquote_to_bytes(name)),
                          [_hg_id(h, 'branchmap') for h in heads if h]))
     return branches
+
+
+def split_topics(branchmap, style):
+    """(branches, topics) from the branchmap of a server with hg-evolve's
+    topic extension: [(branch, heads)] and [((branch, topic), heads)].
+
+    Its names, `style` `fqbn` (`branchmaptns`): `<branch>` for a branch
+    (`<branch>//` when the name holds `//`), `<branch>//<topic>` for a
+    topic, `<branch>//<namespace>/<topic>` for a topic of a namespace
+    other than `none`. `colon` (`branchmap` of a non-publishing server):
+    `<branch>` or `<branch>:<topic>` (no namespace). Topic names hold no
+    `/` or `:` (`[-_.\\w]+`). Topics of a namespace are left out: git
+    would see them as topics of another name.
+    """
+    branches, topics = [], []
+    for name, heads in branchmap:
+        if style == 'fqbn':
+            branch, sep, topic = name.rpartition('//')
+            if not sep:
+                branch, topic = topic, ''
+        else:
+            branch, _, topic = name.partition(':')
+        if not topic:
+            branches.append((branch, heads))
+        elif '/' not in topic:
+            topics.append(((branch or 'default', topic), heads))
+    return branches, topics
 
 
 def decode_listkeys(data):

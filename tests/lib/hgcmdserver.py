@@ -12,15 +12,18 @@ ask for input, which these commands never need: answered with nothing.
 
 import struct
 import subprocess
+from pathlib import Path
 
 from .proc import CommandFailed, Result, wait_then_kill_group
 
 
 class HgCommandServer:
     """One `hg serve --cmdserver pipe` process in `repo`; call it as
-    `server('commit', '-m', 'msg')`.  Stopped (by pid) by `stop`."""
+    `server('commit', '-m', 'msg')`.  Stopped (by pid) by `stop`; `repo`
+    is its repository's path."""
 
     def __init__(self, hg_exe, repo, config=()):
+        self.repo = Path(repo)
         self.args = [str(hg_exe), 'serve', '--cmdserver', 'pipe']
         for item in config:
             self.args += ['--config', item]

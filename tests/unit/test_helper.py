@@ -8,7 +8,8 @@ import textwrap
 import pytest
 
 from cinnabar.errors import Abort
-from cinnabar.helper import Helper, HelperError, ImportCounts, find_helper
+from cinnabar.helper import PROTOCOL, Helper, HelperError, ImportCounts
+from cinnabar.helper import find_helper
 
 A, B, C, D, E = (c * 40 for c in 'abcde')
 
@@ -94,6 +95,7 @@ def fake(tmp_path, monkeypatch):
     path.chmod(path.stat().st_mode | stat.S_IXUSR)
     monkeypatch.setenv('GIT_CINNABAR_HELPER', str(path))
     monkeypatch.setenv('FAKE_LOG', str(tmp_path / 'log'))
+    monkeypatch.setenv('FAKE_PROTOCOL', str(PROTOCOL))
     return tmp_path
 
 
@@ -223,3 +225,12 @@ def test_no_abort_on_success(fake):
     with Helper.start(str(fake)) as helper:
         helper.finish()
     assert not os.path.exists(fake / 'log')
+
+
+def test_changegroup_branch_field():
+    from cinnabar.helper import _branch_field
+    assert _branch_field('stable') == b'stable'
+    assert _branch_field(('default', 'feat')) == b'default\tfeat'
+    for bad in ('', 'a\tb', ('a', ''), ('a', 'b\tc'), ('a\nb', 'c')):
+        with pytest.raises(ValueError):
+            _branch_field(bad)

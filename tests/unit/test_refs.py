@@ -179,3 +179,62 @@ def test_messages_for_pushes():
         'refs/heads/x/<hg id>'
     assert refs.push_examples(refs.parse_style('bookmarks')) == \
         'refs/heads/<name>'
+
+
+# Topics (hg-evolve): `default//feature` with two heads, `a//b//x` (branch
+# `a//b`, whose name holds `//`).
+T1, T2, T3 = (HgId(c * 40) for c in '678')
+TOPIC_STATE = RemoteState(
+    branchmap=[('default', [D1]), ('a//b', [S1])], heads=[D1, S1, T1, T2],
+    bookmarks={}, topics=[(('default', 'feature'), [T1, T2]),
+                          (('a//b', 'x'), [T3])])
+
+
+@pytest.mark.parametrize('styles,expected', [
+    ('heads,tips,topics', [
+        'refs/heads/branches/a//b/tip', 'refs/heads/branches/default/tip',
+        'refs/heads/topics/a//b/x/tip',
+        'refs/heads/topics/default/feature/' + T1,
+        'refs/heads/topics/default/feature/tip']),
+    ('tips,topics', [
+        'refs/heads/branches/a//b', 'refs/heads/branches/default',
+        'refs/heads/topics/a//b/x', 'refs/heads/topics/default/feature']),
+    ('heads,topics', [
+        'refs/heads/branches/a//b/' + S1, 'refs/heads/branches/default/' + D1,
+        'refs/heads/topics/a//b/x/' + T3,
+        'refs/heads/topics/default/feature/' + T1,
+        'refs/heads/topics/default/feature/' + T2]),
+    ('tips', ['refs/heads/a//b', 'refs/heads/default']),
+])
+def test_topic_layout(styles, expected):
+    ref_list = layout(TOPIC_STATE, parse_style(styles))
+    # git refuses `//` in ref names: the warnings say so.
+    assert [n for n in names(ref_list) if '//' not in n] == \
+        [n for n in expected if '//' not in n]
+    assert all('//' in w for w in ref_list.warnings)
+
+
+def test_topic_layout_default_tip():
+    ref_list = layout(TOPIC_STATE, STYLES)
+    assert ('refs/heads/topics/default/feature/tip', T2) in ref_list.refs
+    assert ref_list.head == 'refs/heads/branches/default/tip'
+
+
+@pytest.mark.parametrize('styles,ref,target', [
+    ('all', 'refs/heads/topics/default/feature/tip',
+     refs.Target('topic', 'default', None, 'feature')),
+    ('all', 'refs/heads/topics/default/feature',
+     refs.Target('topic', 'default', None, 'feature')),
+    ('all', 'refs/heads/topics/a/b/feature',
+     refs.Target('topic', 'a/b', None, 'feature')),
+    ('all', 'refs/heads/topics/default/feature/' + A,
+     refs.Target('topic', 'default', A, 'feature')),
+    ('tips', 'refs/heads/topics/default/feature',
+     refs.Target('topic', 'default', None, 'feature')),
+    ('tips,topics', 'refs/heads/topics/my%20b/feature',
+     refs.Target('topic', 'my b', None, 'feature')),
+    ('all', 'refs/heads/branches/default/tip',
+     refs.Target('branch', 'default', None)),
+])
+def test_push_target_topics(styles, ref, target):
+    assert refs.push_target(ref, refs.parse_style(styles)) == target

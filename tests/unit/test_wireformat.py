@@ -6,6 +6,7 @@ import pytest
 
 from cinnabar.errors import Abort
 from cinnabar.hg import wireformat as wf
+from cinnabar.ids import HgId
 
 A = 'a' * 40
 B = 'b' * 40
@@ -132,3 +133,16 @@ def test_encode_nodes():
     assert wf.encode_nodes([]) == ''
     with pytest.raises(ValueError):
         wf.encode_nodes(['abc'])
+
+
+def test_split_topics():
+    heads = [HgId('1' * 40)]
+    fqbn = [(name, heads) for name in (
+        'default', 'a//b//', 'default//feature', 'stable//ns/other',
+        'a//b//x')]
+    assert wf.split_topics(fqbn, 'fqbn') == (
+        [('default', heads), ('a//b', heads)],
+        [(('default', 'feature'), heads), (('a//b', 'x'), heads)])
+    colon = [('default', heads), ('stable:fix', heads)]
+    assert wf.split_topics(colon, 'colon') == (
+        [('default', heads)], [(('stable', 'fix'), heads)])
