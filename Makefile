@@ -12,7 +12,8 @@
 #                         of HG_MATRIX, in pure Python from PyPI's sources (needs
 #                         pyenv's Python 2.7 and 3.9 under PYENV_ROOT)
 #   make hg-matrix-test   tests/test_server_matrix.py against each of HG_MATRIX and
-#                         the venv's Mercurial; CI runs it with HG_MATRIX_CI
+#                         the venv's Mercurial (hg-matrix-ci, hg-matrix-test-ci:
+#                         the same for HG_MATRIX_CI, the part CI tests)
 #   make demo             build, then clone a small hg repository served over HTTP
 #   make asan             build/asan/git-cinnabar-helper: the helper and its own git
 #                         tree built with AddressSanitizer and UBSan (for fuzzing)
@@ -71,7 +72,7 @@ cinnabardir = $(prefix)/lib/git-cinnabar
 LAUNCHERS = git-remote-hg git-cinnabar
 
 .PHONY: all deps helper check-deps git-source venv test test-hg63 lint demo \
-	hg-matrix hg-matrix-test \
+	hg-matrix hg-matrix-test hg-matrix-ci hg-matrix-test-ci \
 	install uninstall clean distclean asan fuzz fuzz-short fuzz-push
 .DELETE_ON_ERROR:
 
@@ -260,6 +261,12 @@ hg-matrix-test: hg-matrix helper venv
 	PATH='$(CURDIR)':"$$PATH" HG='$(TEST_HG)' CINNABAR_TEST_HG='$(TEST_HG)' \
 	CINNABAR_HG_MATRIX='$(foreach v,$(HG_MATRIX),$(CURDIR)/$(HG_MATRIX_DIR)/$(v)/hg) $(TEST_HG)' \
 		$(VENV)/bin/python -m pytest tests/test_server_matrix.py $(PYTEST_ARGS)
+
+hg-matrix-ci:
+	@$(MAKE) --no-print-directory hg-matrix HG_MATRIX='$(HG_MATRIX_CI)'
+
+hg-matrix-test-ci:
+	@$(MAKE) --no-print-directory hg-matrix-test HG_MATRIX='$(HG_MATRIX_CI)'
 
 lint: venv
 	$(VENV)/bin/python -m flake8 cinnabar tests $(wildcard $(LAUNCHERS))
