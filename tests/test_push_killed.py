@@ -13,6 +13,10 @@ kept, each changeset as the very commit that was pushed (the conversion
 is exact both ways); the next `git push` then lands what is missing, or
 has nothing to send; `hg verify`, `git fsck` and `git cinnabar fsck` are
 clean. No lock is left behind (cinnabar.repolock).
+
+And the server killed while it applies a push: the ref is rejected with
+why, nothing of ours changes, and once the server is recovered the push
+lands.
 """
 
 import os
@@ -23,7 +27,7 @@ import time
 import pytest
 
 from lib.checks import assert_no_traceback
-from lib.git import clone, git, git2hg, NULL_ID
+from lib.git import NULL_ID, clone, git, git2hg, refs
 from lib.proc import kill_group
 from lib.push import Author, assert_hg_verify, assert_pushed, git_commit
 from lib.push import make_hg_repo, writable_remote
@@ -121,3 +125,46 @@ def test_push_killed_then_fetch_and_push(transport, point, hg, hg_serve,
     assert_hg_verify(hg, server)
     git('fsck', '--no-progress', cwd=work)
     assert_no_traceback(git('cinnabar', 'fsck', cwd=work))
+
+
+def test_server_killed_while_applying(hg, hg_serve, tmp_path):
+    """The server (`hg serve`, its whole process group) SIGKILLed while it
+    applies a push: a clear error, no ref of ours changed; after
+    `hg recover` on the server, the push lands."""
+    server = make_hg_repo(hg, tmp_path / 'server', {'file': 'base\n'})
+    marker = tmp_path / 'reached'
+    with open(server / '.hg' / 'hgrc', 'a') as hgrc:
+        hgrc.write(f'[hooks]\npretxnchangegroup.test = '
+                   f'touch {marker}; sleep 30\n')
+    served = hg_serve(server)
+    work = tmp_path / 'work'
+    clone(f'hg::{served.url}', work)
+    (work / 'file').write_text('pushed\n')
+    git('add', 'file', cwd=work)
+    commit = git_commit(work, 'the server dies', AUTHOR, '1700000000 +0000')
+    before = refs(work, 'refs/remotes', 'refs/cinnabar/metadata')
+    proc = subprocess.Popen(['git', 'push', 'origin', PUSH_TIP], cwd=work,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True)
+    deadline = time.monotonic() + 60
+    while not marker.exists():
+        assert proc.poll() is None and time.monotonic() < deadline
+        time.sleep(0.02)
+    kill_group(served.proc.pid)
+    _, err = proc.communicate(timeout=120)
+    err = err.decode(errors='replace')
+    assert proc.returncode != 0, err
+    assert 'Traceback' not in err, err
+    assert '[remote rejected]' in err and 'cmd=unbundle failed' in err, err
+    assert refs(work, 'refs/remotes', 'refs/cinnabar/metadata') == before
+    served.stop()
+
+    hg('-R', server, 'recover', check=False)
+    with open(server / '.hg' / 'hgrc', 'w') as hgrc:
+        hgrc.write('')
+    again = hg_serve(server)
+    git('remote', 'set-url', 'origin', f'hg::{again.url}', cwd=work)
+    assert_pushed(git('push', 'origin', PUSH_TIP, cwd=work, check=False,
+                      timeout=300))
+    assert git2hg(work, [commit])[commit] == hg.nodes(server, 'tip')[0]
+    assert_hg_verify(hg, server)
