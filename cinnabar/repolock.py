@@ -39,13 +39,14 @@ POLL_SECONDS = 0.1
 
 
 def _lock_path(git_dir):
-    """The lock file: in the common git directory (as git prints it:
-    relative to ours, the current one), else in `git_dir`."""
-    result = git.run(['rev-parse', '--git-common-dir'], check=False)
+    """The lock file: in the common git directory (git 2.31 or newer
+    says where), else in `git_dir`."""
+    result = git.run(['rev-parse', '--path-format=absolute',
+                      '--git-common-dir'], check=False)
     common = result.stdout.decode('utf-8', 'surrogateescape').strip()
-    if result.returncode or not common:
+    if result.returncode or not os.path.isabs(common):
         common = git_dir
-    return os.path.join(os.path.abspath(common), LOCK_NAME)
+    return os.path.join(common, LOCK_NAME)
 
 
 def _timeout():
