@@ -24,6 +24,7 @@ go through these steps in order:
 """
 
 import os
+import shlex
 from pathlib import Path
 
 import pytest
@@ -69,8 +70,10 @@ class Site:
         self.hg('init', self.repo)
         self.hg('-R', self.repo, 'unbundle', '-q', corpus.bundle(BUNDLE))
         self.server = None
-        # The ssh wrapper runs the hg of CINNABAR_TEST_HG.
-        self.env = {'CINNABAR_TEST_HG': hg_path, 'HG': hg_path}
+        # The ssh wrapper runs the hg of CINNABAR_TEST_HG, and logs it.
+        self.ssh_log = self.workdir / 'ssh.log'
+        self.env = {'CINNABAR_TEST_HG': hg_path, 'HG': hg_path,
+                    'CINNABAR_TEST_SSH_LOG': str(self.ssh_log)}
         if transport == 'http':
             self.server = HgServer(self.hg, self.repo, self.workdir / 'log')
             self.server.start()
@@ -115,6 +118,9 @@ def site(request, corpus, tmp_path_factory):
 def test_clone(site, corpus):
     result = clone(site.url, site.work, extra_env=site.env)
     assert_no_traceback(result)
+    if site.transport == 'ssh':
+        ran = site.ssh_log.read_text().splitlines()[0].split('\t')[2]
+        assert ran.startswith(shlex.quote(str(site.hg.exe))), ran
     server_nodes = site.hg.nodes(site.repo)
     assert_expected_ids(site.work, corpus.expected(BUNDLE), server_nodes)
     heads = dict(site.hg.heads(site.repo))
