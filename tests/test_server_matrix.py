@@ -21,6 +21,10 @@ go through these steps in order:
 5. a new head refused, nothing changed on either side;
 6. `hg verify` clean, and a fresh clone maps every changeset to the
    same git commit as with every other release tested in the run.
+
+And, over HTTP, each release's own `badserverext.py` (from its source
+distribution) closing the connection at points of a clone
+(test_server_closing_the_connection).
 """
 
 import os
@@ -29,7 +33,8 @@ from pathlib import Path
 
 import pytest
 
-from lib.checks import assert_expected_ids, assert_no_traceback
+from lib.checks import assert_expected_ids, assert_failed_for_people
+from lib.checks import assert_no_traceback
 from lib.git import NULL_ID, clone, git, hg2git, rev_parse
 from lib.hg import Hg, HgServer
 from lib.push import Author, assert_hg_verify, assert_pushed, assert_refused
@@ -220,3 +225,69 @@ def test_same_ids_as_other_releases(site):
     differ = [version for version, other in seen.items() if other != ids]
     assert not differ, (f'Mercurial {site.version} gives other changesets '
                         f'or git commits than {differ}')
+
+
+def badserver_extension(hg_path):
+    """The release's own tests/testlib/badserverext.py (tests/ before
+    6.1), from its source distribution (tools/hg-matrix); None when the
+    hg is not one of those."""
+    src = Path(hg_path).parent / 'src' / 'tests'
+    for path in (src / 'testlib' / 'badserverext.py',
+                 src / 'badserverext.py'):
+        if path.is_file():
+            return path
+    return None
+
+
+# (setting, value): the connection closed on accepting it, after reading
+# part of a request, after sending some bytes of an answer (the headers,
+# the capabilities, a batch, a bundle); the older spelling alongside.
+BAD_SERVER = [('close-after-accept', 'true')] + [
+    ('close-after-recv-bytes', n) for n in (10, 200)] + [
+    ('close-after-send-bytes', n) for n in (10, 300, 1500, 4000)]
+# Those that close it within the first answer (capabilities): the clone
+# cannot succeed.
+BAD_BEFORE_CAPABILITIES = {('close-after-accept', 'true'),
+                           ('close-after-recv-bytes', 10),
+                           ('close-after-send-bytes', 10),
+                           ('close-after-send-bytes', 300)}
+OLD_SPELLING = {'close-after-accept': 'closeafteraccept',
+                'close-after-recv-bytes': 'closeafterrecvbytes',
+                'close-after-send-bytes': 'closeaftersendbytes'}
+
+
+@pytest.fixture(scope='module', params=[
+    hg for hg in MATRIX if badserver_extension(hg)],
+    ids=lambda p: f'hg{release_id(p)}')
+def bad_release(request, corpus, tmp_path_factory):
+    """A repository of the release with its badserverext enabled."""
+    hg = Hg(request.param)
+    repo = tmp_path_factory.mktemp('bad-server') / 'repo'
+    hg('init', repo)
+    hg('-R', repo, 'unbundle', '-q', corpus.bundle(BUNDLE))
+    return hg, repo, badserver_extension(request.param)
+
+
+@pytest.mark.parametrize('setting,value', BAD_SERVER)
+def test_server_closing_the_connection(bad_release, setting, value, corpus,
+                                       tmp_path):
+    """Mercurial's test-http-bad-server.t cases, from the client's side:
+    a clone from a server that closes the connection at some point either
+    fails with a `fatal:` line and no traceback, leaving no clone, or,
+    the point being past what it sends, gives the expected ids. Closed
+    within the capabilities exchange, it must fail, saying so."""
+    hg, repo, extension = bad_release
+    (repo / '.hg' / 'hgrc').write_text(
+        f'[extensions]\nbadserver = {extension}\n[badserver]\n'
+        f'{setting} = {value}\n{OLD_SPELLING[setting]} = {value}\n')
+    with HgServer(hg, repo, tmp_path / 'log') as server:
+        result = clone(f'hg::{server.url}', tmp_path / 'work',
+                       '--no-checkout', check=False)
+    assert_no_traceback(result)
+    if (setting, value) in BAD_BEFORE_CAPABILITIES:
+        assert_failed_for_people(result, 'capabilities')
+    if result.returncode != 0:
+        assert_failed_for_people(result)
+        assert not (tmp_path / 'work').exists()
+    else:
+        assert_expected_ids(tmp_path / 'work', corpus.expected(BUNDLE))
