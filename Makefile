@@ -9,6 +9,12 @@
 #                         (requirements-test.txt), and hg-evolve for hg 6.3
 #   make test             the test suite with the venv's Mercurial
 #   make test-hg63        the same suite with Debian's /usr/bin/hg (Mercurial 6.3)
+#   make hg-matrix        build/hg-matrix/<version>/hg: the older Mercurial releases
+#                         of HG_MATRIX, in pure Python from PyPI's sources (needs
+#                         pyenv's Python 2.7 and 3.9 under PYENV_ROOT)
+#   make hg-matrix-test   tests/test_server_matrix.py against each of HG_MATRIX and
+#                         the venv's Mercurial (hg-matrix-ci, hg-matrix-test-ci:
+#                         the same for HG_MATRIX_CI, the part CI tests)
 #   make demo             build, then clone a small hg repository served over HTTP
 #   make asan             build/asan/git-cinnabar-helper: the helper and its own git
 #                         tree built with AddressSanitizer and UBSan (for fuzzing)
@@ -72,6 +78,7 @@ cinnabardir = $(prefix)/lib/git-cinnabar
 LAUNCHERS = git-remote-hg git-cinnabar
 
 .PHONY: all deps helper check-deps git-source venv test test-hg63 lint demo \
+	hg-matrix hg-matrix-test hg-matrix-ci hg-matrix-test-ci \
 	install uninstall clean distclean asan fuzz fuzz-short fuzz-push
 .DELETE_ON_ERROR:
 
@@ -240,6 +247,42 @@ test-hg63:
 		{ echo "error: no $(DEBIAN_HG); on Debian: apt-get install mercurial" >&2; \
 		  exit 1; }
 	@$(MAKE) --no-print-directory test TEST_HG=$(DEBIAN_HG)
+
+# The server matrix: Mercurial releases people still serve, each run by the
+# Python it supports (Mercurial 5.2 was the first to run on Python 3), tested by
+# tests/test_server_matrix.py together with the venv's Mercurial.  See the
+# README's table for what each can and cannot do.
+PYENV_ROOT = $(HOME)/.pyenv
+pyenv-python = $(lastword $(sort $(wildcard $(PYENV_ROOT)/versions/$(1).*/bin/python$(1))))
+HG_MATRIX_PY2 = $(call pyenv-python,2.7)
+HG_MATRIX_PY3 = $(call pyenv-python,3.9)
+HG_MATRIX_PY2_RELEASES = 4.4.2 4.9.1 5.0.2
+HG_MATRIX_PY3_RELEASES = 5.9.3 6.0.3 6.1.4 6.5.3 6.9.5 7.0.3
+HG_MATRIX = $(HG_MATRIX_PY2_RELEASES) $(HG_MATRIX_PY3_RELEASES)
+# The part of the matrix CI tests (.ci/run), for time.
+HG_MATRIX_CI = 4.4.2 5.0.2 6.1.4 6.9.5
+HG_MATRIX_DIR = $(BUILD)/hg-matrix
+hg-matrix-spec = $(1):$(if $(filter $(1),$(HG_MATRIX_PY2_RELEASES)),$(HG_MATRIX_PY2),$(HG_MATRIX_PY3))
+
+hg-matrix:
+	@bash tools/hg-matrix $(HG_MATRIX_DIR) \
+		$(foreach v,$(HG_MATRIX),$(call hg-matrix-spec,$(v)))
+
+# CINNABAR_HG_MATRIX: the hg executables tests/test_server_matrix.py serves with;
+# without it (make test), that file is not collected.  HG_MATRIX_REFERENCE joins
+# them (the venv's Mercurial, which CI's whole suite tests already).
+HG_MATRIX_REFERENCE = $(TEST_HG)
+hg-matrix-test: hg-matrix helper venv
+	PATH='$(CURDIR)':"$$PATH" HG='$(TEST_HG)' CINNABAR_TEST_HG='$(TEST_HG)' \
+	CINNABAR_HG_MATRIX='$(foreach v,$(HG_MATRIX),$(CURDIR)/$(HG_MATRIX_DIR)/$(v)/hg) $(HG_MATRIX_REFERENCE)' \
+		$(VENV)/bin/python -m pytest tests/test_server_matrix.py $(PYTEST_ARGS)
+
+hg-matrix-ci:
+	@$(MAKE) --no-print-directory hg-matrix HG_MATRIX='$(HG_MATRIX_CI)'
+
+hg-matrix-test-ci:
+	@$(MAKE) --no-print-directory hg-matrix-test HG_MATRIX='$(HG_MATRIX_CI)' \
+		HG_MATRIX_REFERENCE=
 
 lint: venv
 	$(VENV)/bin/python -m flake8 cinnabar tests $(wildcard $(LAUNCHERS))

@@ -9,6 +9,7 @@ Its own module, so that neither of those two depends on the other.
 import contextlib
 import sys
 
+from cinnabar import git, repolock
 from cinnabar.errors import Abort, run_guarded
 from cinnabar.hg.url import strip_prefix
 from cinnabar.remote import RemoteHelper
@@ -29,6 +30,8 @@ def session(argv):
     url = strip_prefix(argv[-1])
     helper_class = TagsRemoteHelper if url == 'tags:' else RemoteHelper
     with contextlib.ExitStack() as resources:
+        if helper_class is RemoteHelper:
+            resources.enter_context(repolock.held(git.git_dir()))
         remote = helper_class(_remote_name(argv[0]), url,
                               sys.stdin.buffer, sys.stdout.buffer, resources)
         remote.run()

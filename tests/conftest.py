@@ -25,6 +25,9 @@ from lib.sources import make_source  # noqa: E402
 # Read before the isolated environment replaces os.environ.
 IN_CI = os.environ.get('CI') == 'true'
 NOTES = pytest.StashKey[dict]()
+# The server matrix runs only when given its servers (make hg-matrix-test).
+collect_ignore = [] if os.environ.get('CINNABAR_HG_MATRIX') else [
+    'test_server_matrix.py']
 SESSION_SKIPPED = []
 # Printed after the summary unless a test noted otherwise (session_note).
 DEFAULT_NOTES = {

@@ -11,6 +11,7 @@ import json
 import os
 import stat
 import sys
+import time
 
 import pytest
 
@@ -234,6 +235,25 @@ def test_fetch_with_a_cut_answer_changes_nothing(upstream, hostile,
     server.cut['batch'] = 'with-length'
     result = git('fetch', 'origin', cwd=tmp_path / 'work', check=False)
     assert_failed_for_people(result, 'to batch was cut short')
+    assert refs(tmp_path / 'work') == before
+
+
+def test_stalled_answer_gives_up_at_low_speed_limit(upstream, hostile,
+                                                    tmp_path):
+    """http.lowSpeedLimit/http.lowSpeedTime, as git honours them: a
+    server that stops sending in the middle of an answer is given up on
+    after lowSpeedTime seconds below lowSpeedLimit bytes a second."""
+    server = hostile(upstream_port=upstream.port)
+    clone(tmp_path, server.url('a') + '/')
+    before = refs(tmp_path / 'work')
+    server.stall['batch'] = 120
+    started = time.monotonic()
+    result = git('-c', 'http.lowSpeedLimit=1000', '-c', 'http.lowSpeedTime=2',
+                 'fetch', 'origin', cwd=tmp_path / 'work', check=False,
+                 timeout=100)
+    elapsed = time.monotonic() - started
+    assert_failed_for_people(result, 'Timeout was reached')
+    assert 2 <= elapsed < 60, elapsed
     assert refs(tmp_path / 'work') == before
 
 

@@ -37,6 +37,10 @@ COMMANDS = (
     Command('upgrade', 'upgrade'),
 )
 _BY_NAME = {c.name: c for c in COMMANDS}
+# The commands that may write the metadata or git-cinnabar's refs: each
+# holds the repository's lock while it runs (cinnabar.repolock).
+WRITERS = ('bundle', 'clear', 'fetch', 'fsck', 'reclone', 'rollback',
+           'strip', 'tag', 'unbundle', 'upgrade')
 
 
 def _load(entry):
@@ -90,7 +94,11 @@ def dispatch(argv):
     if '-h' in argv[1:] or '--help' in argv[1:]:
         print(module.__doc__.strip())
         return 0
-    return module.run(argv[1:])
+    if argv[0] not in WRITERS:
+        return module.run(argv[1:])
+    from cinnabar import git, repolock
+    with repolock.held(git.git_dir()):
+        return module.run(argv[1:])
 
 
 def main(argv=None):

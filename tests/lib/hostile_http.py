@@ -22,6 +22,9 @@ Rules (attributes, set before the client runs):
 - `endless[command] = content type`: the answer to that wire command is
   an endless body of zeros without a length, until the client hangs up
   or ENDLESS_LIMIT bytes were sent;
+- `stall[command] = seconds`: the answer to that wire command sends its
+  headers (with the full length) and half its body, then nothing for
+  that many seconds, then the connection is closed;
 - `tls`: (certificate, key) paths: side `a` speaks https (`b` stays
   plain http).
 """
@@ -77,6 +80,9 @@ class _Handler(BaseHTTPRequestHandler):
         if command in hostile.cut:
             return self._send_cut(status, headers, data,
                                   hostile.cut[command])
+        if command in hostile.stall:
+            return self._send_stalled(status, headers, data,
+                                      hostile.stall[command])
         self._send(status, headers, data)
 
     def _send_headers(self, status, headers):
@@ -107,6 +113,16 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
         self.close_connection = True
 
+    def _send_stalled(self, status, headers, data, seconds):
+        self._send_headers(status, headers)
+        self.send_header('Content-Length', str(len(data)))
+        self.send_header('Connection', 'close')
+        self.end_headers()
+        self.wfile.write(data[:len(data) // 2])
+        self.wfile.flush()
+        self.server.hostile.stopping.wait(seconds)
+        self.close_connection = True
+
     def _send_endless(self, content_type):
         self.send_response(200)
         self.send_header('Content-Type', content_type)
@@ -130,6 +146,8 @@ class HostileServer:
         self.redirect = {}
         self.cut = {}
         self.endless = {}
+        self.stall = {}
+        self.stopping = threading.Event()
         self.requests = []
         self._lock = threading.Lock()
         self._servers = {}
@@ -201,6 +219,7 @@ class HostileServer:
         return self
 
     def stop(self):
+        self.stopping.set()
         for server in self._servers.values():
             server.shutdown()
             server.server_close()
