@@ -13,6 +13,7 @@
 #include "changeset.h"
 #include "http-client.h"
 #include "import.h"
+#include "stream-clone.h"
 #include "metadata.h"
 #include "file.h"
 #include "fsck.h"
@@ -28,7 +29,7 @@
 #include "sha1-test.h"
 #include <malloc.h>
 
-#define PROTOCOL_VERSION 2
+#define PROTOCOL_VERSION 3
 #ifndef CINNABAR_HELPER_VERSION
 #define CINNABAR_HELPER_VERSION "0.1.0"
 #endif
@@ -221,6 +222,9 @@ static void cmd_import(const char **argv)
 		die("import needs a source");
 	if (!strcmp(argv[0], "file")) {
 		stream_init_file(&raw, argv[1]);
+	} else if (!strcmp(argv[0], "revlogs")) {
+		stream_init_revlogs(&raw, argv[1]);
+		cg_version = 2;
 	} else if (!strcmp(argv[0], "stdin")) {
 		if (strcmp(argv[1], "bundle") &&
 		    !(starts_with(argv[1], "cg") &&
