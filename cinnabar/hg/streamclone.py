@@ -93,10 +93,12 @@ def server_requirements(peer):
 # The spool.
 
 def _check_name(name):
-    """Refuse a store name that is not a plain relative path."""
-    parts = name.split(b'/')
-    if (not name or b'\0' in name or b'\\' in name or name.startswith(b'/')
-            or any(p in (b'', b'.', b'..') for p in parts)):
+    """Refuse a store name that is not a relative path in the store. The
+    rest of a `data/` name is a file's path, whatever it holds (the store
+    encodes it on disk): the import checks it as any changegroup's."""
+    top = name.split(b'/', 1)[0]
+    if (not name or b'\0' in name or name.startswith(b'/')
+            or top in (b'', b'.', b'..')):
         raise StreamError('the stream has an entry outside the store: %r'
                           % name)
 
