@@ -330,10 +330,6 @@ class HttpTransport(Transport):
                              'manifests, %d files)' % ((status,) + counts))
         return counts
 
-    def _spool_changegroup(self, command, args, spool):
-        for chunk in self._answer_chunks(command, args):
-            spool.write(chunk)
-
     def read_stream(self, command, args, consume):
         # The answer (a whole repository for a stream clone) goes to a
         # file, not through memory, then is read from there.
