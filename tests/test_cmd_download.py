@@ -12,6 +12,8 @@ import shutil
 
 import pytest
 
+from cinnabar.helper import PROTOCOL
+
 from lib import env as test_env
 from lib.checks import assert_failed_for_people, assert_no_traceback
 from lib.git import git
@@ -103,11 +105,13 @@ def test_download_refuses(case, www, target, tmp_path, https_server,
     if case == 'checksum':
         publish(www, real, release_key, checksum_of=real + b'tampered')
     elif case == 'protocol':
-        publish(www, script(f'version 3 0.1.0 {build}'), release_key)
+        publish(www, script(f'version {PROTOCOL + 1} 0.1.0 {build}'),
+                release_key)
     elif case == 'version':
-        publish(www, script(f'version 2 9.9.9 {build}'), release_key)
+        publish(www, script(f'version {PROTOCOL} 9.9.9 {build}'), release_key)
     elif case == 'build':
-        publish(www, script('version 2 0.1.0 0123456789abcdef'), release_key)
+        publish(www, script(f'version {PROTOCOL} 0.1.0 0123456789abcdef'),
+                release_key)
     elif case == 'not-a-helper':
         publish(www, script('hello'), release_key)
     server = https_server(www)
@@ -116,7 +120,8 @@ def test_download_refuses(case, www, target, tmp_path, https_server,
     assert_failed_for_people(result)
     expected = {
         'checksum': 'checksum of',
-        'protocol': 'speaks protocol 3, this git-cinnabar needs 2',
+        'protocol': f'speaks protocol {PROTOCOL + 1}, this git-cinnabar '
+                    f'needs {PROTOCOL}',
         'version': 'it is version 9.9.9',
         'build': 'built from other sources',
         'not-a-helper': 'not a git-cinnabar-helper',
@@ -131,7 +136,7 @@ def witness_helper(tmp_path):
     """A helper that leaves a file behind if it ever runs."""
     witness = tmp_path / 'it-ran'
     return (f'#!/bin/sh\ntouch {witness}\nread command\n'
-            'echo "version 2 0.1.0 0"\n').encode(), witness
+            f'echo "version {PROTOCOL} 0.1.0 0"\n').encode(), witness
 
 
 @pytest.mark.parametrize('case', [
@@ -148,7 +153,7 @@ def test_download_refuses_unsigned(case, www, target, tmp_path,
     manifest = {'other-channel': {'channel': 'nightly'},
                 'older-version': {'version': '0.0.9'},
                 'newer-version': {'version': '0.2.0'},
-                'other-protocol': {'protocol': 3}}.get(case, {})
+                'other-protocol': {'protocol': PROTOCOL + 1}}.get(case, {})
     publish(www, data, ReleaseKey() if case == 'other-key' else release_key,
             **manifest)
     signature = www / 'release.sig'
@@ -156,8 +161,8 @@ def test_download_refuses_unsigned(case, www, target, tmp_path,
         signature.unlink()
     elif case == 'tampered-manifest':
         text = (www / 'release').read_text()
-        (www / 'release').write_text(text.replace('protocol 2',
-                                                  'protocol 2\n#'))
+        (www / 'release').write_text(text.replace(
+            f'protocol {PROTOCOL}', f'protocol {PROTOCOL}\n#'))
     elif case == 'other-key-named':
         # A signature by another key, naming that key: not trusted.
         ReleaseKey().sign(www / 'release')
@@ -170,7 +175,7 @@ def test_download_refuses_unsigned(case, www, target, tmp_path,
         'other-channel': 'manifest of the nightly channel, not of release',
         'older-version': 'is for version 0.0.9, not 0.1.0',
         'newer-version': 'is for version 0.2.0, not 0.1.0',
-        'other-protocol': 'is for helper protocol 3',
+        'other-protocol': f'is for helper protocol {PROTOCOL + 1}',
     }.get(case, 'does not verify with the release key')
     assert expected in result.err
     assert target.read_bytes() == OLD
@@ -293,7 +298,7 @@ def test_version_shows_the_helper(tmp_path):
     out = git('cinnabar', '--version', cwd=tmp_path).out
     first, second = out.splitlines()[:2]
     assert first.startswith('git-cinnabar 0.1.0 (python 3.')
-    assert second.startswith('helper: 0.1.0, protocol 2, build ')
+    assert second.startswith(f'helper: 0.1.0, protocol {PROTOCOL}, build ')
     assert str(HELPER) in second
     missing = git('cinnabar', '--version', cwd=tmp_path, extra_env={
         'GIT_CINNABAR_HELPER': str(tmp_path / 'nothere')}).out

@@ -10,6 +10,8 @@ import tarfile
 
 import pytest
 
+from cinnabar.helper import PROTOCOL
+
 from lib import env as test_env
 from lib.checks import assert_failed_for_people, assert_no_traceback
 from lib.proc import run
@@ -44,7 +46,7 @@ def build_info(keys, date):
             f"CHANNEL = 'release'\nRELEASE_DATE = {date!r}\n")
 
 
-def make_release(www, tmp_path, key, version=NEW, protocol=2,
+def make_release(www, tmp_path, key, version=NEW, protocol=PROTOCOL,
                  helper_answer=None, tree_sha=None, channel='release',
                  date='2026-06-01T00:00:00Z', tree_keys=None):
     """A release of `version` under `www`: the Python tree with that
@@ -99,7 +101,7 @@ def test_self_update_installs_a_newer_release(install, tmp_path,
     assert f'updated git-cinnabar from 0.1.0 to {NEW}' in result.out
     out = run(['python3', install / 'git-cinnabar', '--version']).out
     assert out.startswith(f'git-cinnabar {NEW} ')
-    assert f'helper: {NEW}, protocol 2' in out
+    assert f'helper: {NEW}, protocol {PROTOCOL}' in out
     assert sorted(os.listdir(install)) == [
         'cinnabar', 'git-cinnabar', 'git-cinnabar-helper', 'git-remote-hg']
     result = self_update(install, '--url', server.url())
@@ -114,8 +116,9 @@ def test_self_update_refuses(case, install, tmp_path, https_server,
     www.mkdir()
     options = {
         'tree-checksum': {'tree_sha': '0' * 64},
-        'helper-protocol': {'helper_answer': f'version 3 {NEW} 0123'},
-        'helper-version': {'helper_answer': 'version 2 0.3.0 0123'},
+        'helper-protocol': {'helper_answer':
+                            f'version {PROTOCOL + 1} {NEW} 0123'},
+        'helper-version': {'helper_answer': f'version {PROTOCOL} 0.3.0 0123'},
         'tree-version': {},
     }[case]
     make_release(www, tmp_path, release_key, **options)
@@ -130,7 +133,7 @@ def test_self_update_refuses(case, install, tmp_path, https_server,
     assert_failed_for_people(result)
     expected = {
         'tree-checksum': 'the checksum of the Python tree does not match',
-        'helper-protocol': 'speaks protocol 3',
+        'helper-protocol': f'speaks protocol {PROTOCOL + 1}',
         'helper-version': 'it is version 0.3.0',
         'tree-version': 'the Python tree archive is version 0.2.0',
     }[case]

@@ -23,6 +23,8 @@ import tarfile
 
 import pytest
 
+from cinnabar.helper import PROTOCOL
+
 from lib import env as test_env
 from lib.checks import assert_failed_for_people, assert_no_traceback
 from lib.git import git
@@ -241,7 +243,7 @@ def test_self_update_with_the_release_keys(built, www, tmp_path,
     assert 'updated git-cinnabar from 0.1.0 to 0.2.0' in result.out
     out = cinnabar(install, '--version').out
     assert out.startswith('git-cinnabar 0.2.0 ')
-    assert 'helper: 0.2.0, protocol 2' in out
+    assert f'helper: 0.2.0, protocol {PROTOCOL}' in out
     # Back to 0.1.0 only with --exact; a replayed 0.1.0 is refused.
     old = tmp_path / 'old-www'
     shutil.copytree(www / 'versions' / '0.1.0', old)

@@ -4,6 +4,8 @@ for the tests of `git cinnabar download` and `self-update` (the trees
 
 import hashlib
 
+from cinnabar.helper import PROTOCOL
+
 DATE = '2026-01-01T00:00:00Z'
 
 
@@ -12,7 +14,7 @@ def sha256(data):
 
 
 def write_manifest(directory, key, version, helpers, python=None,
-                   protocol=2, channel='release', date=DATE, keys=None):
+                   protocol=PROTOCOL, channel='release', date=DATE, keys=None):
     """Write `<directory>/release` and, when `key` (a lib.signing
     ReleaseKey) is given, its signature. `helpers`: {platform: (sha,
     path)}; `python`: (sha, path) of the tree archive; `keys`: the hex
