@@ -16,13 +16,16 @@ Setting `cinnabar.stream` (looked up as `cinnabar.config` does):
 - `always`: whenever the server offers them;
 - `never`.
 
+Servers without stream v2 (`stream=v2` among their bundle2 capabilities)
+are asked with the legacy `stream_out` command.
+
 A server whose repository needs what we do not read (see
 `cinnabar.hg.streamclone.SUPPORTED_REQUIREMENTS`) gets a normal clone,
 with one line saying why.
 """
 
 from cinnabar import config
-from cinnabar.clonebundles import SettingError
+from cinnabar.errors import Abort, SettingError
 from cinnabar.hg import streamclone
 
 MODES = ('auto', 'always', 'never')
@@ -45,7 +48,7 @@ def why_not(peer, setting):
     not (a message for people, or '' when there is nothing to say)."""
     if setting == 'never':
         return ''
-    if not streamclone.offers_v2(peer):
+    if not streamclone.offers_v2(peer) and not streamclone.offers_v1(peer):
         return ('the server does not offer stream clones'
                 if setting == 'always' else '')
     if setting == 'auto' and peer.capable('stream-preferred') is None:
@@ -69,9 +72,14 @@ def seed_clone(peer, helper, git_dir, remote, say):
         return False, None
     spool = streamclone.Spool(git_dir)
     try:
-        say('Receiving a stream clone from %s' % peer.description)
+        v2 = streamclone.offers_v2(peer)
+        say('Receiving a stream clone from %s%s'
+            % (peer.description, '' if v2 else ' (stream_out)'))
         try:
-            peer.stream_clone(spool)
+            if v2:
+                peer.stream_clone(spool)
+            else:
+                peer.stream_out(spool)
         except streamclone.Unsupported as error:
             say('%s; cloning normally' % error)
             return True, None
@@ -82,3 +90,20 @@ def seed_clone(peer, helper, git_dir, remote, say):
     finally:
         spool.remove()
     return True, spool
+
+
+def import_bundle_file(helper, path, git_dir):
+    """Import the stream clone bundle at `path` (pending `finish`);
+    returns the helper's counts. A bundle we do not read is an Abort,
+    as for any clone bundle."""
+    spool = streamclone.Spool(git_dir)
+    try:
+        try:
+            streamclone.receive_bundle_file(path, spool)
+        except streamclone.Unsupported as error:
+            raise Abort(str(error))
+        if not spool.finish():
+            return (0, 0, 0)
+        return helper.import_revlogs(spool.path)
+    finally:
+        spool.remove()

@@ -22,7 +22,6 @@ from lib.sources import make_source
 UNNAMABLE_HEAD = 'test-invalid-branch-name.hg'
 BUNDLES = [b for b in Corpus(test_env.corpus_dir()).hgtests_bundles()
            if b != UNNAMABLE_HEAD]
-STREAM_TRANSPORTS = ('http', 'ssh', 'local')
 STREAMED = 'Receiving a stream clone'
 ALWAYS = {'GIT_CINNABAR_STREAM': 'always'}
 NEVER = {'GIT_CINNABAR_STREAM': 'never'}
@@ -47,32 +46,36 @@ def clone_both(url, tmp_path, stream_env=ALWAYS):
     return stream, tmp_path / 'stream', tmp_path / 'normal'
 
 
-# The formats the server stores its revlogs in, per transport: Mercurial's
-# default (generaldelta, sparse revlogs, zstd when hg has it), and the
-# older one (zlib, deltas against the previous revision).
-FORMATS = {
-    'http': (),
-    'ssh': ('format.revlog-compression=zlib', 'format.generaldelta=false',
-            'format.sparse-revlog=false'),
-    'local': ('format.revlog-compression=zlib',),
+# Each case: the transport, the format the server stores its revlogs in
+# (Mercurial's default: generaldelta, sparse revlogs, zstd when hg has
+# it; or older ones: zlib, deltas against the previous revision), and
+# the server's configuration (without bundle2 streams, the legacy
+# `stream_out`).
+CASES = {
+    'http': ('http', (), ''),
+    'ssh': ('ssh', ('format.revlog-compression=zlib',
+                    'format.generaldelta=false',
+                    'format.sparse-revlog=false'), ''),
+    'local': ('local', ('format.revlog-compression=zlib',), ''),
+    'http-stream_out': ('http', (), '[server]\nbundle2.stream = false\n'),
 }
 
 
 @pytest.fixture(scope='module')
 def corpus_repos(hg, corpus, tmp_path_factory):
-    """{transport: one hg repository holding every small corpus bundle}
-    in that transport's format: the bundles' histories are unrelated,
-    and one clone of them all is as telling as one clone each, and much
-    cheaper."""
+    """{case: one hg repository holding every small corpus bundle} as
+    CASES says: the bundles' histories are unrelated, and one clone of
+    them all is as telling as one clone each, and much cheaper."""
     root = tmp_path_factory.mktemp('stream-corpus')
     bundles = [corpus.bundle(name) for name in BUNDLES]
     repos = {}
-    for transport, formats in FORMATS.items():
+    for case, (_, formats, hgrc) in CASES.items():
         config = [arg for f in formats for arg in ('--config', f)]
-        repo = root / transport
+        repo = root / case
         hg('init', *config, repo)
         hg('-R', repo, 'unbundle', '-q', *config, *bundles, timeout=900)
-        repos[transport] = repo
+        set_server_config(repo, hgrc)
+        repos[case] = repo
     return repos
 
 
@@ -85,15 +88,16 @@ def corpus_normal_clone(corpus_repos, tmp_path_factory):
     return dest
 
 
-@pytest.mark.parametrize('transport', STREAM_TRANSPORTS)
-def test_stream_clone_equals_normal_clone(transport, corpus_repos,
+@pytest.mark.parametrize('case', CASES)
+def test_stream_clone_equals_normal_clone(case, corpus_repos,
                                           corpus_normal_clone, corpus, hg,
                                           hg_serve, monkeypatch, tmp_path):
-    repo = corpus_repos[transport]
-    src = make_source(transport, repo, None, hg_serve, tmp_path,
+    repo = corpus_repos[case]
+    src = make_source(CASES[case][0], repo, None, hg_serve, tmp_path,
                       monkeypatch.setenv)
     result = clone(src.url, tmp_path / 'stream', '--no-checkout',
                    extra_env=ALWAYS)
+    assert ('(stream_out)' in result.err) == case.endswith('stream_out')
     assert_no_traceback(result)
     assert STREAMED in result.err, result.describe()
     src.assert_used()

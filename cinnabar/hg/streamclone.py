@@ -82,11 +82,18 @@ def parse_requirements(text):
     return [r for r in unquote(text).split(',') if r]
 
 
+def offers_v1(peer):
+    """Whether the server offers legacy (`stream_out`) stream clones."""
+    return (peer.capable('stream') is not None
+            or peer.capable('streamreqs') is not None)
+
+
 def server_requirements(peer):
-    """The requirements the server advertises (`streamreqs`), or None."""
+    """The requirements the server advertises (`streamreqs`; `stream`
+    alone means revlogv1), or None."""
     value = peer.capable('streamreqs')
     if value is None:
-        return None
+        return ['revlogv1'] if peer.capable('stream') is not None else None
     return parse_requirements(wireformat.to_text(value))
 
 
@@ -170,8 +177,10 @@ class Spool:
         if not self._names:
             return False
         for key in ('changelog', 'manifest'):
+            # A missing revlog is an empty one, as for Mercurial (which
+            # sends no empty file in a stream v1).
             if key not in self._names:
-                raise StreamError('the stream has no %s' % key)
+                open(os.path.join(self.path, key + '.i'), 'wb').close()
         with open(os.path.join(self.path, 'files'), 'wb') as out:
             out.write(b''.join(p + b'\0' for p in self._paths))
         return True
@@ -264,6 +273,137 @@ def receive_bundle(read, spool):
     if streams != 1:
         raise StreamError('the server answered with %d streams instead of one'
                           % streams)
+
+
+# Stream v1: the `stream_out` wire command and `packed1` bundles.
+#
+# `stream_out` answers a status line (`0`: here it comes, `1`: not
+# allowed, `2`: the server could not lock its repository), then
+# `<filecount> <bytecount>\n`, then for each file `<name>\0<size>\n` and
+# its data. Names are the store's with directories ending in `.i`, `.d`
+# or `.hg` escaped by a `.hg` suffix (Mercurial's encodedir), which we
+# undo. The requirements are the server's `streamreqs` capability (only
+# `revlogv1` when it advertises `stream` alone).
+#
+# A `packed1` bundle: "HGS1", "UN", <u64 filecount> <u64 bytecount>
+# <u16 size> <requirements: comma-separated, NUL-terminated>, then the
+# same files.
+
+V1_STATUS = {b'1': 'the server does not allow stream clones',
+             b'2': 'the server could not lock its repository'}
+MAX_LINE = 1024
+
+
+def _line(read, what):
+    data = []
+    while True:
+        byte = read(1)
+        if not byte:
+            raise StreamError('the stream ends in its %s' % what)
+        if byte == b'\n':
+            return b''.join(data)
+        data.append(byte)
+        if len(data) > MAX_LINE:
+            raise StreamError('the stream has a %s too long' % what)
+
+
+def _decodedir(name):
+    if b'.hg/' not in name:
+        return name
+    return name.replace(b'.d.hg/', b'.d/').replace(b'.i.hg/', b'.i/').replace(
+        b'.hg.hg/', b'.hg/')
+
+
+class _Exact:
+    """`exactly(size)` over `read(size)`."""
+
+    def __init__(self, read):
+        self.read = read
+
+    def exactly(self, size):
+        data = self.read(size)
+        if len(data) != size:
+            raise StreamError('the stream ends early')
+        return data
+
+
+def receive_v1_files(read, files, total, spool):
+    """Spool `files` stream v1 entries adding up to `total` bytes."""
+    reader = _Exact(read)
+    received = 0
+    for _ in range(files):
+        name, nul, size = _line(read, 'file header').partition(b'\0')
+        if not nul or not size.isdigit():
+            raise StreamError('malformed file header in the stream')
+        received += int(size)
+        if received > total:
+            raise StreamError('the stream has more data than it says '
+                              '(%d bytes)' % total)
+        spool.add(_decodedir(name), int(size), reader)
+    if received != total or read(1):
+        raise StreamError('the sizes in the stream do not add up (%d files, '
+                          '%d bytes said)' % (files, total))
+
+
+def _v1_counts(line):
+    files, _, total = line.partition(b' ')
+    if not files.isdigit() or not total.isdigit():
+        raise StreamError('malformed stream header %r' % line)
+    return int(files), int(total)
+
+
+def receive_stream_out(read, spool):
+    """Read a `stream_out` answer into `spool`."""
+    status = _line(read, 'status')
+    if status != b'0':
+        raise Unsupported(V1_STATUS.get(status, 'the server refused the '
+                                        'stream (%r)' % status))
+    files, total = _v1_counts(_line(read, 'header'))
+    receive_v1_files(read, files, total, spool)
+
+
+def receive_packed1(read, spool):
+    """Read a `packed1` bundle (after its "HGS1") into `spool`."""
+    reader = _Exact(read)
+    if reader.exactly(2) != b'UN':
+        raise StreamError('a packed1 bundle compressed in a way we do not '
+                          'know')
+    head = reader.exactly(18)
+    files, total = (int.from_bytes(head[:8], 'big'),
+                    int.from_bytes(head[8:16], 'big'))
+    requirements = reader.exactly(int.from_bytes(head[16:], 'big'))
+    problem = requirements_problem(parse_requirements(
+        requirements.rstrip(b'\0').decode('utf-8', 'replace')))
+    if problem:
+        raise Unsupported(problem)
+    receive_v1_files(read, files, total, spool)
+
+
+def receive_bundle_file(path, spool):
+    """Read a stream clone bundle file (`packed1` or a bundle2 with a
+    `stream2` part) into `spool`."""
+    with open(path, 'rb') as bundle:
+        if bundle.read(4) == b'HGS1':
+            return receive_packed1(bundle.read, spool)
+        bundle.seek(0)
+        return receive_bundle(bundle.read, spool)
+
+
+def is_stream_bundle(path):
+    """Whether the bundle file at `path` is a stream clone bundle."""
+    with open(path, 'rb') as bundle:
+        magic = bundle.read(4)
+        if magic == b'HGS1':
+            return True
+        if magic != bundle2.MAGIC:
+            return False
+        bundle.seek(0)
+        try:
+            for part_type, _, _, _ in bundle2.stream_parts(bundle.read):
+                return part_type == 'stream2'
+        except Abort:
+            return False
+    return False
 
 
 def stream_clone_args():

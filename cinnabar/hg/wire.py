@@ -201,6 +201,12 @@ class Peer:
             'getbundle', streamclone.stream_clone_args(),
             lambda read: streamclone.receive_bundle(read, spool))
 
+    def stream_out(self, spool):
+        """Receive a legacy stream (v1) clone into `spool`."""
+        return self.transport.read_stream(
+            'stream_out', {},
+            lambda read: streamclone.receive_stream_out(read, spool))
+
     def clonebundles_manifest(self):
         """The server's clone bundles manifest (bytes): the
         `clonebundles_manifest` command when the server has it (Mercurial

@@ -46,6 +46,7 @@ ARGUMENT_SPECS = {
     'listkeys': ('namespace',),
     'lookup': ('key',),
     'pushkey': ('namespace', 'key', 'old', 'new'),
+    'stream_out': (),
     'unbundle': ('heads',),
 }
 
