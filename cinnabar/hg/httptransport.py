@@ -63,6 +63,9 @@ REDIRECTS = (301, 302, 303, 307, 308)
 POST_COMMANDS = ('pushkey',)
 # The helper's request header naming the file holding the request body.
 BODY_FILE_HEADER = 'X-Cinnabar-Body-File'
+# Stream commands whose application/mercurial-0.1 answer is not
+# compressed (hgweb sends stream_out as it is).
+UNCOMPRESSED_V1 = ('stream_out',)
 # The helper's request header naming the file the answer goes to.
 OUTPUT_FILE_HEADER = 'X-Cinnabar-Output-File'
 MAX_REDIRECTS = 5
@@ -340,8 +343,9 @@ class HttpTransport(Transport):
             check_whole(response, self.description, command, 0)
             content_type = self._check(response)
             with open(answer.name, 'rb') as body:
-                reader = _ChunkReader(self._decoded(body, content_type,
-                                                    command))
+                reader = _ChunkReader(self._decoded(
+                    body, content_type, command,
+                    'none' if command in UNCOMPRESSED_V1 else 'zlib'))
                 return consume(reader.read)
 
     def _spool_changegroup(self, command, args, spool):
@@ -352,10 +356,11 @@ class HttpTransport(Transport):
         for chunk in self._decoded(response.body, content_type, command):
             spool.write(chunk)
 
-    def _decoded(self, body, content_type, command):
+    def _decoded(self, body, content_type, command, v1_engine='zlib'):
         """The chunks of a stream command's answer read from `body`,
-        decompressed."""
-        engine = 'zlib'
+        decompressed (`v1_engine`: how an application/mercurial-0.1
+        answer is)."""
+        engine = v1_engine
         if content_type.startswith(MEDIA_TYPE_2):
             size = body.read(1)
             engine = body.read(size[0] if size else 0).decode(
