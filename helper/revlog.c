@@ -248,12 +248,13 @@ static void unzstd_chunk(const struct revlog *rl, uint32_t rev,
 			 const struct strbuf *in, size_t limit,
 			 struct strbuf *out)
 {
-	ZSTD_DStream *d = ZSTD_createDStream();
+	/* One context for every chunk: making one costs more than a chunk. */
+	static ZSTD_DStream *d;
 	ZSTD_inBuffer input = { in->buf, in->len, 0 };
 	char buf[65536];
 	size_t ret;
 
-	if (!d)
+	if (!d && !(d = ZSTD_createDStream()))
 		die("out of memory for zstd");
 	ZSTD_initDStream(d);
 	do {
@@ -267,7 +268,6 @@ static void unzstd_chunk(const struct revlog *rl, uint32_t rev,
 		if (ret && input.pos == input.size && !output.pos)
 			corrupt(rl, rev, "zstd data");
 	} while (ret);
-	ZSTD_freeDStream(d);
 	if (input.pos != input.size)
 		corrupt(rl, rev, "zstd data");
 }
