@@ -13,8 +13,10 @@ keys and values URI-encoded (`%20`...). The keys we look at:
 - `BUNDLESPEC`: `<compression>-<type>[;<param>=<value>...]` (parameters
   URI-encoded). We read the compressions `none`, `gzip`, `bzip2` and
   `zstd` (as far as the helper was built with them) and the types `v1`,
-  `v2` and `v3` (bundle1, bundle2 with changegroup 01/02/03); not stream
-  clones (type `packed1`, `streamv2`..., or a `stream` parameter). An
+  `v2` and `v3` (bundle1, bundle2 with changegroup 01/02/03), and the
+  stream clone bundles `none-packed1` and `none-v2;stream=v2` (unless
+  `cinnabar.stream` is `never`; with a `requirements` parameter naming
+  only what we read, see cinnabar.streamclone). An
   entry without BUNDLESPEC is tried (the helper recognises what it reads
   from the file itself), an entry with one we do not read is skipped.
 - `REQUIRESNI=true`: the URL needs TLS Server Name Indication, which the
@@ -46,7 +48,9 @@ import sys
 import urllib.parse
 
 from cinnabar import config
-from cinnabar.errors import Abort
+from cinnabar import streamclone
+from cinnabar.errors import Abort, SettingError
+from cinnabar.hg import streamclone as hgstream
 from cinnabar.redact import redact_url
 from cinnabar.resumable import Download
 
@@ -99,9 +103,24 @@ def parse_bundlespec(text):
     return compression, kind, parsed
 
 
-def why_unusable(entry, engines, has_sni=True):
+def _stream_problem(compression, kind, params):
+    """Why we cannot read a stream clone bundle of this spec, or None."""
+    if kind != 'packed1' and not (kind == 'v2'
+                                  and params.get('stream') == 'v2'):
+        return 'stream clone bundle of a kind we do not read'
+    if compression != 'none':
+        return 'compressed stream clone bundle'
+    requirements = params.get('requirements')
+    if requirements is None:
+        return None
+    return hgstream.requirements_problem(
+        hgstream.parse_requirements(requirements))
+
+
+def why_unusable(entry, engines, has_sni=True, streams=True):
     """Why we cannot use `entry` (a str), or None when we can. `engines`
-    is the helper's capabilities (`zlib`, `zstd`, `bzip2`...)."""
+    is the helper's capabilities (`zlib`, `zstd`, `bzip2`...); `streams`
+    whether stream clone bundles may be used (cinnabar.stream)."""
     scheme = urllib.parse.urlsplit(entry.url).scheme.lower()
     if scheme not in SCHEMES:
         return 'not an http(s) URL'
@@ -114,10 +133,11 @@ def why_unusable(entry, engines, has_sni=True):
         compression, kind, params = parse_bundlespec(spec)
     except ValueError as error:
         return str(error)
-    if 'stream' in params or kind not in TYPES:
-        return 'stream clone bundle' if (
-            'stream' in params or 'stream' in kind or kind == 'packed1'
-        ) else 'unknown bundle type %r' % kind
+    if 'stream' in params or 'stream' in kind or kind == 'packed1':
+        return (_stream_problem(compression, kind, params) if streams
+                else 'stream clone bundle, cinnabar.stream=never')
+    if kind not in TYPES:
+        return 'unknown bundle type %r' % kind
     if compression not in COMPRESSIONS or (
             kind == 'v1' and compression not in V1_COMPRESSIONS):
         return 'unknown compression %r for %s' % (compression, kind)
@@ -133,11 +153,6 @@ def choose(entries, engines, has_sni=True):
         if why_unusable(entry, engines, has_sni) is None:
             return entry
     return None
-
-
-class SettingError(Abort):
-    """A setting has a value we do not understand (not a reason to fall
-    back to a normal clone)."""
 
 
 def parse_bool(value, name):
@@ -187,9 +202,10 @@ def bundle_url(peer, helper, remote, say, explicit=False):
         return url
     entries = parse_manifest(manifest(peer))
     engines = helper.capabilities()
+    streams = streamclone.mode(remote) != 'never'
     skipped = []
     for entry in entries:
-        reason = why_unusable(entry, engines)
+        reason = why_unusable(entry, engines, streams=streams)
         if reason is None:
             return entry.url
         skipped.append('%s (%s)' % (redact_url(entry.url), reason))
@@ -214,7 +230,10 @@ def download_and_import(helper, url, git_dir, say=_say):
         download.discard()
         raise
     try:
-        counts = helper.import_file(path)
+        if hgstream.is_stream_bundle(path):
+            counts = streamclone.import_bundle_file(helper, path, git_dir)
+        else:
+            counts = helper.import_file(path)
     except Abort:
         download.discard()
         raise

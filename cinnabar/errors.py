@@ -23,6 +23,11 @@ class Abort(Exception):
         self.hint = hint
 
 
+class SettingError(Abort):
+    """A setting has a value we do not understand (not a reason to fall
+    back to another way of cloning)."""
+
+
 def _say(line):
     sys.stderr.write(line + '\n')
     sys.stderr.flush()

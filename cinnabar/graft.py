@@ -12,7 +12,7 @@
 """
 
 from cinnabar import config, git, metadata
-from cinnabar.clonebundles import SettingError
+from cinnabar.errors import SettingError
 from cinnabar.errors import Abort
 from cinnabar.ids import GitId
 

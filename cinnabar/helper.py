@@ -365,6 +365,12 @@ class Helper:
         self._command('import', 'file', os.fsdecode(path))
         return _parse_counts(self._answer_after_exit())
 
+    def import_revlogs(self, path):
+        """Import the revlogs of a stream clone spooled in the directory
+        at `path` (cinnabar.hg.streamclone.Spool)."""
+        self._command('import', 'revlogs', os.fsdecode(path))
+        return _parse_counts(self._answer_after_exit())
+
     def import_stream(self, kind, source):
         """Import `source` (bytes, an iterable of chunks or a binary file)
         as `kind`: `bundle`, `cg01`, `cg02` or `cg03`."""

@@ -41,7 +41,8 @@ helper drops what it imported, so no ref changes.
 import sys
 
 from cinnabar import (cinnabarclone, clonebundles, config, discovery, git,
-                      graft, hg, metadata, push, refs, snapshots, tags)
+                      graft, hg, metadata, push, refs, snapshots,
+                      streamclone, tags)
 from cinnabar.errors import Abort
 from cinnabar.helper import Helper
 from cinnabar.ids import NULL_GIT
@@ -307,7 +308,24 @@ class RemoteHelper:
             if grafting and self.helper() is not helper:
                 # The clone bundle failed: a new helper, without them.
                 grafting = graft.prepare(self.helper(), self.remote)
+        if seed is None:
+            seed = self._stream_clone()
         return seed, grafting
+
+    def _stream_clone(self):
+        """Seed a clone (empty metadata) from the server's revlogs when
+        `cinnabar.stream` says so (see cinnabar.streamclone)."""
+        if self._git_dir is None or self.helper().heads():
+            return None
+        peer = self.peer()
+        if not isinstance(peer, hg.Peer):
+            return None  # a bundle file
+        asked, seed = streamclone.seed_clone(
+            peer, self.helper(), self._git_dir, self.remote, self._say)
+        if asked:
+            # The stream's connection is spent (stdio): a new one.
+            self._peer = None
+        return seed
 
     def _clone_bundle(self):
         """Seed a clone (empty metadata) from the server's clone bundle

@@ -15,6 +15,7 @@
 #include "changeset.h"
 #include "http-client.h"
 #include "import.h"
+#include "stream-clone.h"
 #include "metadata.h"
 #include "file.h"
 #include "fsck.h"
@@ -223,6 +224,9 @@ static void cmd_import(const char **argv)
 		die("import needs a source");
 	if (!strcmp(argv[0], "file")) {
 		stream_init_file(&raw, argv[1]);
+	} else if (!strcmp(argv[0], "revlogs")) {
+		stream_init_revlogs(&raw, argv[1]);
+		cg_version = 2;
 	} else if (!strcmp(argv[0], "stdin")) {
 		if (strcmp(argv[1], "bundle") &&
 		    !(starts_with(argv[1], "cg") &&

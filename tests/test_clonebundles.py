@@ -79,10 +79,9 @@ def assert_clone_ok(result, dest, corpus, name=BUNDLE):
 
 def test_clone_uses_the_first_usable_clone_bundle(setup, corpus, tmp_path):
     setup.make_bundle('full.hg')
-    setup.make_bundle('stream.hg', spec='none-v2;stream=v2')
     setup.serve([
-        '{bundles}stream.hg BUNDLESPEC=none-v2%3Bstream%3Dv2',
-        '{bundles}packed.hg BUNDLESPEC=none-packed1',
+        '{bundles}stream.hg BUNDLESPEC=none-v2%3Bstream%3Dv3-exp',
+        '{bundles}packed.hg BUNDLESPEC=zstd-packed1',
         '{bundles}zstd-v1.hg BUNDLESPEC=zstd-v1',
         'peer-bundle-cache://full.hg BUNDLESPEC=zstd-v2',
         '{bundles}full.hg BUNDLESPEC=zstd-v2 REQUIRESNI=true',
@@ -297,3 +296,40 @@ def test_nginx_clone_bundle_cut_and_resumed(hg, hg_repos, hg_serve,
     assert [r['status'] for r in setup.bundle_gets()] == [200, 206]
     assert setup.bundles.bytes_sent('nginx.hg') == size
     assert setup.hg_commands().count('getbundle') == 1
+
+
+def make_stream_bundle(setup, filename, spec):
+    """A stream clone bundle of the repository, as Mercurial makes them
+    (`packed1` only by its debug command)."""
+    path = setup.www / filename
+    if spec == 'none-packed1':
+        setup.hg('-R', setup.repo, 'debugcreatestreamclonebundle', path)
+    else:
+        setup.hg('-R', setup.repo, 'bundle', '-q', '-a', '--type', spec,
+                 path)
+    return path
+
+
+@pytest.mark.parametrize('spec', ['none-v2;stream=v2', 'none-packed1'])
+def test_stream_clone_bundle(spec, setup, corpus, tmp_path):
+    """A stream clone bundle first in the manifest is used (cinnabar.stream
+    `auto`), and the clone is that of a normal clone; with `never` it is
+    skipped."""
+    make_stream_bundle(setup, 'stream.hg', spec)
+    setup.make_bundle('full.hg')
+    quoted = spec.replace(';', '%3B').replace('=', '%3D')
+    setup.serve([f'{{bundles}}stream.hg BUNDLESPEC={quoted}',
+                 '{bundles}full.hg BUNDLESPEC=zstd-v2'])
+    dest = tmp_path / 'clone'
+    result = clone(setup.url, dest, '--no-checkout')
+    assert_clone_ok(result, dest, corpus)
+    assert 'clone bundle: 111 changesets, ' in result.err, result.describe()
+    assert 'getbundle' not in setup.hg_commands()
+    normal = tmp_path / 'normal'
+    result = clone(setup.url, normal, '--no-checkout', '-c',
+                   'cinnabar.stream=never')
+    assert_clone_ok(result, normal, corpus)
+    assert [r['path'] for r in setup.bundle_gets()] == ['/stream.hg',
+                                                        '/full.hg']
+    assert (git('rev-parse', METADATA_REF, cwd=dest).out
+            == git('rev-parse', METADATA_REF, cwd=normal).out)

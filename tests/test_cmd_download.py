@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from cinnabar.helper import PROTOCOL
 from cinnabar.helper_version import (build_id_sources, expected_build_id,
                                      probe)
 from lib import env as test_env
@@ -20,8 +21,6 @@ from lib.checks import assert_failed_for_people, assert_no_traceback
 from lib.git import git
 from lib.proc import run
 from lib.releases import publish_helper, sha256, write_manifest
-
-from cinnabar.helper import PROTOCOL
 
 # A protocol this git-cinnabar does not speak.
 OTHER = PROTOCOL + 1

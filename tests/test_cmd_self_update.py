@@ -10,6 +10,8 @@ import tarfile
 
 import pytest
 
+from cinnabar.helper import PROTOCOL
+
 from lib import env as test_env
 from lib.checks import assert_failed_for_people, assert_no_traceback
 from lib.proc import run

@@ -214,3 +214,77 @@ def read_bundle(read):
         if size == 0:
             return parts
         _read_part(reader, size, parts)
+
+
+# Reading part by part, payloads as streams (stream clones, whose
+# payloads are the size of the repository).
+
+class PartPayload:
+    """The payload of the part being read by `stream_parts`: exact reads
+    across its chunks. An interruption (out-of-band part) is refused."""
+
+    def __init__(self, reader):
+        self._reader = reader
+        self._left = 0
+        self.done = False
+
+    def _next_chunk(self):
+        size = self._reader.i32()
+        if size == INTERRUPT:
+            raise BundleError('interrupted bundle2 part in a stream')
+        if size < 0:
+            raise BundleError('bad bundle2 chunk size %d' % size)
+        self._left = size
+        self.done = size == 0
+
+    def read(self, size):
+        """Up to `size` bytes (fewer only at the end of the payload)."""
+        data = []
+        while size and not self.done:
+            if not self._left:
+                self._next_chunk()
+                continue
+            count = min(size, self._left)
+            data.append(self._reader.exactly(count))
+            self._left -= count
+            size -= count
+        return b''.join(data)
+
+    def exactly(self, size):
+        data = self.read(size)
+        if len(data) != size:
+            raise BundleError('bundle2 part payload ends early')
+        return data
+
+    def drain(self):
+        while not self.done:
+            self.read(CHUNK_SIZE)
+
+
+def stream_parts(read):
+    """Read an uncompressed bundle2 from `read(size)` part by part: yields
+    (type, params, mandatory, PartPayload) for each part, whose payload
+    is drained when the consumer leaves it before its end. Reads nothing
+    past the end of the bundle."""
+    reader = _Reader(read)
+    magic = reader.exactly(4)
+    if magic != MAGIC:
+        raise BundleError('the server did not answer with a bundle2 '
+                          '(it starts with %r)' % magic)
+    params = parse_stream_params(reader.exactly(reader.u32()))
+    unknown = [name for name in params if name[:1].isupper()]
+    if unknown:
+        raise BundleError('the server answered with a bundle2 needing %s, '
+                          'which we do not support' % ', '.join(unknown))
+    while True:
+        size = reader.u32()
+        if size == 0:
+            return
+        if size > MAX_HEADER_SIZE:
+            raise BundleError('bundle2 part header too large (%d bytes)'
+                              % size)
+        part_type, params, mandatory = parse_part_header(
+            reader.exactly(size))
+        payload = PartPayload(reader)
+        yield part_type, params, mandatory, payload
+        payload.drain()

@@ -63,6 +63,11 @@ REDIRECTS = (301, 302, 303, 307, 308)
 POST_COMMANDS = ('pushkey',)
 # The helper's request header naming the file holding the request body.
 BODY_FILE_HEADER = 'X-Cinnabar-Body-File'
+# Stream commands whose application/mercurial-0.1 answer is not
+# compressed (hgweb sends stream_out as it is).
+UNCOMPRESSED_V1 = ('stream_out',)
+# The helper's request header naming the file the answer goes to.
+OUTPUT_FILE_HEADER = 'X-Cinnabar-Output-File'
 MAX_REDIRECTS = 5
 # The compression engines we decode in Python, and those the helper may.
 PYTHON_ENGINES = ('zlib', 'none')
@@ -223,12 +228,14 @@ class HttpTransport(Transport):
         return b'0.2tx' in media_types
 
     def _fetch(self, command, args, protocol_header=None, body_file=None,
-               limit=None):
+               limit=None, output_file=None):
         url, headers, body = self._request(command, args, protocol_header,
                                            body_file)
         self._trace_request(url, headers, body)
         if limit:
             headers = headers + [(MAX_SIZE_HEADER, str(limit))]
+        if output_file:
+            headers = headers + [(OUTPUT_FILE_HEADER, output_file)]
         response = self._helper.http_fetch(url, headers, body)
         if self._trace.enabled:
             self._trace.received('HTTP %d' % response.status)
@@ -326,25 +333,46 @@ class HttpTransport(Transport):
                              'manifests, %d files)' % ((status,) + counts))
         return counts
 
+    def read_stream(self, command, args, consume):
+        # The answer (a whole repository for a stream clone) goes to a
+        # file, not through memory, then is read from there.
+        with tempfile.NamedTemporaryFile(prefix='hg-answer-') as answer:
+            response = self._fetch(
+                command, args, '0.1 0.2 comp=' + ','.join(PYTHON_ENGINES),
+                output_file=answer.name)
+            check_whole(response, self.description, command, 0)
+            content_type = self._check(response)
+            with open(answer.name, 'rb') as body:
+                reader = _ChunkReader(self._decoded(
+                    body, content_type, command,
+                    'none' if command in UNCOMPRESSED_V1 else 'zlib'))
+                return consume(reader.read)
+
     def _spool_changegroup(self, command, args, spool):
         response = self._fetch(command, args,
                                '0.1 0.2 comp=' + ','.join(PYTHON_ENGINES))
         check_whole(response, self.description, command, 0)
         content_type = self._check(response)
-        engine = 'zlib'
+        for chunk in self._decoded(response.body, content_type, command):
+            spool.write(chunk)
+
+    def _decoded(self, body, content_type, command, v1_engine='zlib'):
+        """The chunks of a stream command's answer read from `body`,
+        decompressed (`v1_engine`: how an application/mercurial-0.1
+        answer is)."""
+        engine = v1_engine
         if content_type.startswith(MEDIA_TYPE_2):
-            size = response.body.read(1)
-            engine = response.body.read(size[0] if size else 0).decode(
+            size = body.read(1)
+            engine = body.read(size[0] if size else 0).decode(
                 'ascii', 'replace')
         if engine not in PYTHON_ENGINES:
             raise Abort('the server answered with the %r compression, which '
                         'we did not ask for' % engine)
         decompressor = zlib.decompressobj() if engine == 'zlib' else None
-        for chunk in iter(lambda: response.body.read(READ_SIZE), b''):
-            spool.write(decompressor.decompress(chunk)
-                        if decompressor else chunk)
+        for chunk in iter(lambda: body.read(READ_SIZE), b''):
+            yield decompressor.decompress(chunk) if decompressor else chunk
         if decompressor:
-            spool.write(decompressor.flush())
+            yield decompressor.flush()
             if not decompressor.eof:
                 raise Abort('the answer of %s to %s was cut short'
                             % (self.description, command))
@@ -382,6 +410,32 @@ class HttpTransport(Transport):
                                           MAX_CAPABILITIES)
         self.server_caps = wireformat.parse_capabilities(self._capabilities)
         return None
+
+
+class _ChunkReader:
+    """`read(size)` over an iterable of chunks (fewer bytes only at its
+    end)."""
+
+    def __init__(self, chunks):
+        self._chunks = iter(chunks)
+        self._buffer = b''
+        self._offset = 0
+
+    def read(self, size):
+        parts = []
+        while size:
+            if self._offset == len(self._buffer):
+                self._buffer = next(self._chunks, None)
+                self._offset = 0
+                if self._buffer is None:
+                    self._buffer = b''
+                    break
+                continue
+            part = self._buffer[self._offset:self._offset + size]
+            self._offset += len(part)
+            size -= len(part)
+            parts.append(part)
+        return b''.join(parts)
 
 
 def _save_bundle(head, body):

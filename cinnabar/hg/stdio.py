@@ -225,6 +225,14 @@ class StdioTransport(Transport):
         self._wait()
         return counts
 
+    def read_stream(self, command, args, consume):
+        self._send(encode_command(command, args))
+        self._close_input()
+        try:
+            return consume(self._process.stdout.read)
+        finally:
+            self._wait()
+
     def save_stream(self, command, args, out):
         self._send(encode_command(command, args))
         self._close_input()

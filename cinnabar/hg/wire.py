@@ -9,7 +9,7 @@ HTTP one (`httptransport.HttpTransport`). The formats are described in
 import collections
 
 from cinnabar.errors import Abort
-from cinnabar.hg import unbundle, wireformat
+from cinnabar.hg import streamclone, unbundle, wireformat
 from cinnabar.ids import HgId
 
 # How many nodes one `known` command asks about.
@@ -34,6 +34,10 @@ class Transport:
     `import_stream(command, args, kind, helper)`: run a command answering
     a stream (getbundle) and have the helper import the answer as `kind`
     (`bundle` or `cg01`, see helper.import_stream); returns ImportCounts.
+    `read_stream(command, args, consume)`: run a command answering a
+    stream and return `consume(read)`, where `read(size)` reads the
+    answer (decompressed; fewer bytes only at its end). Over stdio, no
+    command can follow on the connection.
     `save_stream(command, args, out)`: the same, but write the answer (as
     helper.import_stream would read it) to the binary file `out`.
     `unbundle(args, path, bundle2)`: run `unbundle` sending the bundle
@@ -52,6 +56,9 @@ class Transport:
         raise NotImplementedError
 
     def import_stream(self, command, args, kind, helper):
+        raise NotImplementedError
+
+    def read_stream(self, command, args, consume):
         raise NotImplementedError
 
     def save_stream(self, command, args, out):
@@ -206,7 +213,21 @@ class Peer:
             out.write(b'HG10UN')
         self.transport.save_stream('getbundle', args, out)
 
-    # Clone seeds (cinnabar.clonebundles, cinnabar.cinnabarclone).
+    # Clone seeds (cinnabar.clonebundles, cinnabar.cinnabarclone,
+    # cinnabar.streamclone).
+
+    def stream_clone(self, spool):
+        """Receive a stream v2 clone (see cinnabar.hg.streamclone) into
+        `spool`."""
+        return self.transport.read_stream(
+            'getbundle', streamclone.stream_clone_args(),
+            lambda read: streamclone.receive_bundle(read, spool))
+
+    def stream_out(self, spool):
+        """Receive a legacy stream (v1) clone into `spool`."""
+        return self.transport.read_stream(
+            'stream_out', {},
+            lambda read: streamclone.receive_stream_out(read, spool))
 
     def clonebundles_manifest(self):
         """The server's clone bundles manifest (bytes): the

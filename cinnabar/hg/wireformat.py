@@ -47,6 +47,7 @@ ARGUMENT_SPECS = {
     'listkeys': ('namespace',),
     'lookup': ('key',),
     'pushkey': ('namespace', 'key', 'old', 'new'),
+    'stream_out': (),
     'unbundle': ('heads',),
 }
 
@@ -101,10 +102,9 @@ def encode_bundle2_caps(caps):
     return '\n'.join(lines)
 
 
-def getbundle_bundlecaps():
+def getbundle_bundlecaps(caps=OUR_BUNDLE2_CAPS):
     """The bundlecaps argument asking a bundle2 server for a bundle2."""
-    return 'HG20,bundle2=' + quote(encode_bundle2_caps(OUR_BUNDLE2_CAPS),
-                                   safe='')
+    return 'HG20,bundle2=' + quote(encode_bundle2_caps(caps), safe='')
 
 
 # Arguments.

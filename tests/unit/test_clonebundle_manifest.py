@@ -52,9 +52,19 @@ def test_parse_bundlespec(spec, result):
     ('http://h/b', {'BUNDLESPEC': 'zstd-v2'}, {'zlib'}, 'without zstd'),
     ('http://h/b', {'BUNDLESPEC': 'zstd-v1'}, ALL, 'unknown compression'),
     ('http://h/b', {'BUNDLESPEC': 'lzma-v2'}, ALL, 'unknown compression'),
-    ('http://h/b', {'BUNDLESPEC': 'none-v2;stream=v2'}, ALL, 'stream'),
-    ('http://h/b', {'BUNDLESPEC': 'none-streamv2'}, ALL, 'stream'),
-    ('http://h/b', {'BUNDLESPEC': 'none-packed1'}, ALL, 'stream'),
+    ('http://h/b', {'BUNDLESPEC': 'none-v2;stream=v2'}, ALL, None),
+    ('http://h/b', {'BUNDLESPEC': 'none-packed1'}, ALL, None),
+    ('http://h/b', {'BUNDLESPEC': 'none-packed1;requirements=revlogv1%2C'
+                                  'generaldelta'}, ALL, None),
+    ('http://h/b', {'BUNDLESPEC': 'none-v2;stream=v2;requirements='
+                                  'revlogv1%2Ctreemanifest'}, ALL,
+     'requirements we do not read in a stream (treemanifest)'),
+    ('http://h/b', {'BUNDLESPEC': 'none-streamv2'}, ALL,
+     'stream clone bundle of a kind we do not read'),
+    ('http://h/b', {'BUNDLESPEC': 'none-v2;stream=v3-exp'}, ALL,
+     'stream clone bundle of a kind we do not read'),
+    ('http://h/b', {'BUNDLESPEC': 'zstd-v2;stream=v2'}, ALL,
+     'compressed stream clone bundle'),
     ('http://h/b', {'BUNDLESPEC': 'gzip-v9'}, ALL, 'unknown bundle type'),
     ('http://h/b', {'BUNDLESPEC': 'v2'}, ALL, 'not <compression>-<type>'),
     ('peer-bundle-cache://b', {'BUNDLESPEC': 'zstd-v2'}, ALL, 'http(s)'),
@@ -74,8 +84,13 @@ def test_requiresni():
     assert why_unusable(entry, ALL, has_sni=False) == 'needs SNI'
 
 
+def test_streams_can_be_refused():
+    entry = Entry('https://h/b', {'BUNDLESPEC': 'none-packed1'})
+    assert 'cinnabar.stream=never' in why_unusable(entry, ALL, streams=False)
+
+
 def test_choose_keeps_server_order():
-    entries = [Entry('https://h/stream', {'BUNDLESPEC': 'none-packed1'}),
+    entries = [Entry('https://h/stream', {'BUNDLESPEC': 'none-streamv3'}),
                Entry('https://h/second', {'BUNDLESPEC': 'gzip-v2'}),
                Entry('https://h/third', {'BUNDLESPEC': 'zstd-v2'})]
     assert choose(entries, ALL).url == 'https://h/second'

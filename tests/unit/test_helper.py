@@ -34,7 +34,7 @@ FAKE_HELPER = textwrap.dedent('''
     for line in inp:
         words = line.decode().split()
         if words == ['version']:
-            say('version %s 9.9' % os.environ.get('FAKE_PROTOCOL', '2'))
+            say('version %s 9.9' % os.environ.get('FAKE_PROTOCOL', '3'))
         elif words == ['capabilities']:
             say('capabilities http zlib')
         elif words[0] == 'hg2git':

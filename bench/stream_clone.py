@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""Benchmark: stream clones over HTTP, against normal clones.
+
+Makes an hg repository from a bundle (default: the corpus's nginx.hg;
+`--bundle` the corpus's scale/manifest100k.hg for the large manifest),
+serves it with `hg serve` on 127.0.0.1, then, in the same run, times
+`hg clone --stream -U`, `hg clone -U`, our `git clone --no-checkout
+hg::...` with `cinnabar.stream=always` (every id verified, the default)
+and with `cinnabar.stream=never`, and the reference git-cinnabar's
+normal clone when found (as bench/clone_manifest100k.py), each --runs
+times. Prints times, medians, ratios, and the peak RSS of the largest
+process of each clone.
+
+    build/venv/bin/python bench/stream_clone.py [--runs N]
+        [--bundle FILE] [--reference DIR] [--keep]
+"""
+
+import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / 'tests'))
+
+from clone_manifest100k import (DEFAULT_REFERENCE, ScaleBench,  # noqa: E402
+                                largest_process, prepare, ratio)
+from clone_nginx import MB, bench_parser, bench_workdir  # noqa: E402
+from clone_nginx import find_reference  # noqa: E402
+from lib import env as test_env  # noqa: E402
+from lib.hg import HgServer  # noqa: E402
+
+STREAM = 'git clone (ours, stream)'
+NORMAL = 'git clone (ours, normal)'
+THEIRS = 'git clone (git-cinnabar)'
+HG_STREAM = 'hg clone --stream -U'
+HG_NORMAL = 'hg clone -U'
+
+
+def benchmark(hg, server, reference, args, workdir):
+    bench = ScaleBench(workdir, args.interval / 1000)
+    url = server.url
+    clone = ['git', 'clone', '-q', '--no-checkout', f'hg::{url}']
+    print(f'hg serve: {url} ({hg.version()})')
+    print(f'reference: {reference or "none found"}', flush=True)
+    for _ in range(args.runs):
+        bench.run_labelled(HG_STREAM, [hg.exe, 'clone', '--stream', '-U',
+                                       '-q', url])
+        bench.run_labelled(HG_NORMAL, [hg.exe, 'clone', '-U', '-q', url])
+        bench.run_labelled(STREAM, clone,
+                           env={'GIT_CINNABAR_STREAM': 'always'})
+        bench.run_labelled(NORMAL, clone,
+                           env={'GIT_CINNABAR_STREAM': 'never'})
+        if reference:
+            path = f'{reference}{os.pathsep}{os.environ["PATH"]}'
+            bench.run_labelled(THEIRS, clone, env={'PATH': path})
+    bench.summary()
+    ratio(bench, STREAM, HG_STREAM, 2.0)
+    ratio(bench, STREAM, HG_NORMAL, 0.75)
+    ratio(bench, STREAM, NORMAL, 1.0)
+    ratio(bench, STREAM, THEIRS, 0.7)
+    print(f'peak RSS of the largest process (sampled every '
+          f'{args.interval:.0f} ms):')
+    for label in bench.sampled:
+        print(f'  {label:<28} {largest_process(bench, label) / MB:8.1f} MB')
+    return 1 if bench.failed else 0
+
+
+def parse_args():
+    parser = bench_parser(__doc__, 1, 'repeat each clone; ratios use '
+                          'medians (default 1)')
+    parser.add_argument('--bundle', type=Path, help='the bundle to serve '
+                        '(default: the corpus\'s nginx.hg)')
+    parser.add_argument('--reference', help='directory of a git-cinnabar '
+                        'to compare with')
+    return parser.parse_args()
+
+
+def main():
+    args = parse_args()
+    try:
+        bundle = args.bundle or test_env.corpus_dir() / 'nginx.hg'
+        with bench_workdir('cinnabar-bench-stream-', args.keep) as (
+                hg, workdir):
+            repo = prepare(hg, bundle, workdir)
+            with HgServer(hg, repo, workdir / 'serve') as server:
+                reference = find_reference(args.reference,
+                                           [DEFAULT_REFERENCE])
+                return benchmark(hg, server, reference, args, workdir)
+    except test_env.SetupError as e:
+        print(f'error: {e}', file=sys.stderr)
+        return 1
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,415 @@
+"""Stream clones: a server's revlogs, as they are on its disk.
+
+A server that allows them (`server.uncompressed`, on by default)
+advertises `stream=v2` among its bundle2 capabilities and the store
+requirements its revlogs need as `streamreqs=<req>,<req>...`;
+`stream-preferred` says it would rather send them than a changegroup
+(`server.preferuncompressed`). A `getbundle` with `stream=1`, `cg=0` and
+our bundle2 capabilities naming `stream=v2` answers a bundle2 whose
+`stream2` part holds them. The part's parameters: `requirements`
+(comma-separated, URL-quoted in the header), `filecount`, `bytecount`.
+Its payload, all integers unsigned LEB128 varints (7 bits a byte, low
+bits first, the high bit saying another byte follows):
+
+    for each of filecount files:
+        <1 byte: 's' (a store file) or 'c' (a cache file)>
+        <varint: length of the name> <varint: length of the data>
+        <name: the path in the store, not encoded: data/a/b.txt.i>
+        <data>
+
+the lengths of the data adding up to bytecount. We keep the revlogs
+(`00changelog.i`/`.d`, `00manifest.i`/`.d`, `data/<path>.i`/`.d`) and
+drop the rest (caches, phaseroots, nodemaps). They are spooled to a
+temporary directory under names of our own (helper/stream-clone.h), then
+the helper reads them as the changegroup they hold (`import revlogs`):
+nothing is kept as a Mercurial repository, every id is checked as for a
+changegroup.
+
+Anything we do not read is refused before any data is taken: a
+requirement not in SUPPORTED_REQUIREMENTS (treemanifest, revlogv2,
+changelogv2...) raises Unsupported, for the caller to fall back to a
+changegroup clone. A stream that does not add up (sizes, names outside
+the store, a revlog without its index) is an Abort.
+"""
+
+import os
+import shutil
+import tempfile
+from urllib.parse import unquote
+
+from cinnabar.errors import Abort
+from cinnabar.hg import bundle2, wireformat
+
+# The store requirements the helper's revlog reader reads (persistent
+# nodemaps are caches we drop).
+SUPPORTED_REQUIREMENTS = frozenset((
+    'revlogv1', 'generaldelta', 'sparserevlog', 'revlog-compression-zstd',
+    'store', 'fncache', 'dotencode', 'persistent-nodemap'))
+# The bundle2 capabilities of a stream clone request.
+STREAM_BUNDLE2_CAPS = wireformat.OUR_BUNDLE2_CAPS + (('stream', ('v2',)),)
+COPY_SIZE = 1 << 20
+# A name longer than this is not one of a revlog Mercurial could write.
+MAX_NAME = 1 << 16
+TOP_REVLOGS = {b'00changelog': 'changelog', b'00manifest': 'manifest'}
+
+
+class Unsupported(Exception):
+    """The server's stream is not one we read; the message says why."""
+
+
+class StreamError(Abort):
+    """A stream that does not add up."""
+
+
+def offers_v2(peer):
+    """Whether the server offers stream v2 clones."""
+    caps = peer.capable('bundle2')
+    if caps is None or peer.capable('getbundle') is None:
+        return False
+    return 'v2' in wireformat.decode_bundle2_caps(caps).get('stream', [])
+
+
+def requirements_problem(requirements):
+    """Why we cannot read a store with `requirements` (str), or None."""
+    unknown = sorted(set(requirements) - SUPPORTED_REQUIREMENTS)
+    if unknown:
+        return ('the server\'s repository has requirements we do not read '
+                'in a stream (%s)' % ', '.join(unknown))
+    return None
+
+
+def parse_requirements(text):
+    return [r for r in unquote(text).split(',') if r]
+
+
+def offers_v1(peer):
+    """Whether the server offers legacy (`stream_out`) stream clones."""
+    return (peer.capable('stream') is not None
+            or peer.capable('streamreqs') is not None)
+
+
+def server_requirements(peer):
+    """The requirements the server advertises (`streamreqs`; `stream`
+    alone means revlogv1), or None."""
+    value = peer.capable('streamreqs')
+    if value is None:
+        return ['revlogv1'] if peer.capable('stream') is not None else None
+    return parse_requirements(wireformat.to_text(value))
+
+
+# The spool.
+
+def _check_name(name):
+    """Refuse a store name that is not a relative path in the store. The
+    rest of a `data/` name is a file's path, whatever it holds (the store
+    encodes it on disk): the import checks it as any changegroup's."""
+    top = name.split(b'/', 1)[0]
+    if (not name or b'\0' in name or name.startswith(b'/')
+            or top in (b'', b'.', b'..')):
+        raise StreamError('the stream has an entry outside the store: %r'
+                          % name)
+
+
+def classify(name):
+    """(key, extension) of a revlog we keep: key 'changelog', 'manifest'
+    or ('file', path); None for what we drop. Raises StreamError for a
+    name outside the store, Unsupported for tree manifests."""
+    _check_name(name)
+    stem, ext = name[:-2], name[-2:]
+    if ext not in (b'.i', b'.d'):
+        return None
+    if stem in TOP_REVLOGS:
+        return TOP_REVLOGS[stem], ext
+    if name.startswith(b'meta/'):
+        raise Unsupported('the server\'s repository has tree manifests')
+    if name.startswith(b'data/') and len(stem) > 5:
+        path = stem[5:]
+        if b'\n' in path or b'\r' in path:
+            raise StreamError('the stream has a file with a newline in its '
+                              'path: %r' % path)
+        return ('file', path), ext
+    return None
+
+
+class Spool:
+    """The revlogs of a stream, written to a temporary directory as the
+    helper reads them (helper/stream-clone.h)."""
+
+    def __init__(self, parent=None):
+        if parent is not None and ' ' in os.fsdecode(parent):
+            parent = None  # the helper's command line splits at spaces
+        self.path = tempfile.mkdtemp(prefix='hg-stream-', dir=parent)
+        self._names = {}  # key -> base name in the spool
+        self._seen = set()
+        self._paths = []
+
+    def _base(self, key):
+        if key not in self._names:
+            if key in ('changelog', 'manifest'):
+                self._names[key] = key
+            else:
+                self._names[key] = 'data-%d' % len(self._paths)
+                self._paths.append(key[1])
+        return self._names[key]
+
+    def add(self, name, size, payload):
+        """Keep (or drop) the store file `name` of `size` bytes read from
+        `payload`."""
+        kept = classify(name)
+        if kept is None:
+            _copy(payload, size, None)
+            return
+        if name in self._seen:
+            raise StreamError('the stream sends %r twice' % name)
+        self._seen.add(name)
+        key, ext = kept
+        path = os.path.join(self.path, self._base(key) + ext.decode())
+        with open(path, 'wb') as out:
+            _copy(payload, size, out)
+
+    def finish(self):
+        """Write the list of files; check every revlog has its index.
+        Returns whether there is anything to import."""
+        for key, base in self._names.items():
+            if not os.path.exists(os.path.join(self.path, base + '.i')):
+                raise StreamError('the stream has the data of %s without '
+                                  'its index' % _describe(key))
+        if not self._names:
+            return False
+        for key in ('changelog', 'manifest'):
+            # A missing revlog is an empty one, as for Mercurial (which
+            # sends no empty file in a stream v1).
+            if key not in self._names:
+                open(os.path.join(self.path, key + '.i'), 'wb').close()
+        with open(os.path.join(self.path, 'files'), 'wb') as out:
+            out.write(b''.join(p + b'\0' for p in self._paths))
+        return True
+
+    def remove(self):
+        shutil.rmtree(self.path, ignore_errors=True)
+
+    discard = remove
+
+
+def _describe(key):
+    if isinstance(key, tuple):
+        return 'the file %r' % key[1]
+    return 'the %s' % key
+
+
+def _copy(payload, size, out):
+    while size:
+        data = payload.exactly(min(size, COPY_SIZE))
+        if out is not None:
+            out.write(data)
+        size -= len(data)
+
+
+# The stream2 part.
+
+def _varint(payload):
+    value = shift = 0
+    for _ in range(10):
+        byte = payload.exactly(1)[0]
+        value |= (byte & 0x7f) << shift
+        if not byte & 0x80:
+            return value
+        shift += 7
+    raise StreamError('malformed length in the stream')
+
+
+def _count(params, name):
+    value = params.get(name, '')
+    if not value.isdigit():
+        raise StreamError('the stream has no valid %s (%r)' % (name, value))
+    return int(value)
+
+
+def receive_v2(params, payload, spool):
+    """Spool the files of a `stream2` part."""
+    problem = requirements_problem(
+        parse_requirements(params.get('requirements', '')))
+    if problem:
+        raise Unsupported(problem)
+    files, total = _count(params, 'filecount'), _count(params, 'bytecount')
+    received = 0
+    for _ in range(files):
+        source = payload.exactly(1)
+        name_size, size = _varint(payload), _varint(payload)
+        if name_size > MAX_NAME:
+            raise StreamError('the stream has a name of %d bytes'
+                              % name_size)
+        received += size
+        if received > total:
+            raise StreamError('the stream has more data than it says '
+                              '(%d bytes)' % total)
+        name = payload.exactly(name_size)
+        if source == b's':
+            spool.add(name, size, payload)
+        elif source == b'c':
+            _copy(payload, size, None)
+        else:
+            raise StreamError('the stream has an entry of unknown kind %r'
+                              % source)
+    if received != total or payload.read(1):
+        raise StreamError('the sizes in the stream do not add up (%d files, '
+                          '%d bytes said)' % (files, total))
+
+
+def receive_bundle(read, spool):
+    """Read a getbundle answer holding a stream2 part from `read(size)`
+    into `spool`."""
+    streams = 0
+    for part_type, params, mandatory, payload in bundle2.stream_parts(read):
+        if part_type == 'stream2':
+            receive_v2(params, payload, spool)
+            streams += 1
+        elif part_type == 'error:abort':
+            raise Abort('the server failed: %s' % params.get('message', ''),
+                        hint=params.get('hint'))
+        elif mandatory:
+            raise StreamError('the server answered with a %r part we do not '
+                              'read' % part_type)
+    if streams != 1:
+        raise StreamError('the server answered with %d streams instead of one'
+                          % streams)
+
+
+# Stream v1: the `stream_out` wire command and `packed1` bundles.
+#
+# `stream_out` answers a status line (`0`: here it comes, `1`: not
+# allowed, `2`: the server could not lock its repository), then
+# `<filecount> <bytecount>\n`, then for each file `<name>\0<size>\n` and
+# its data. Names are the store's with directories ending in `.i`, `.d`
+# or `.hg` escaped by a `.hg` suffix (Mercurial's encodedir), which we
+# undo. The requirements are the server's `streamreqs` capability (only
+# `revlogv1` when it advertises `stream` alone).
+#
+# A `packed1` bundle: "HGS1", "UN", <u64 filecount> <u64 bytecount>
+# <u16 size> <requirements: comma-separated, NUL-terminated>, then the
+# same files.
+
+V1_STATUS = {b'1': 'the server does not allow stream clones',
+             b'2': 'the server could not lock its repository'}
+MAX_LINE = 1024
+
+
+def _line(read, what):
+    data = []
+    while True:
+        byte = read(1)
+        if not byte:
+            raise StreamError('the stream ends in its %s' % what)
+        if byte == b'\n':
+            return b''.join(data)
+        data.append(byte)
+        if len(data) > MAX_LINE:
+            raise StreamError('the stream has a %s too long' % what)
+
+
+def _decodedir(name):
+    if b'.hg/' not in name:
+        return name
+    return name.replace(b'.d.hg/', b'.d/').replace(b'.i.hg/', b'.i/').replace(
+        b'.hg.hg/', b'.hg/')
+
+
+class _Exact:
+    """`exactly(size)` over `read(size)`."""
+
+    def __init__(self, read):
+        self.read = read
+
+    def exactly(self, size):
+        data = self.read(size)
+        if len(data) != size:
+            raise StreamError('the stream ends early')
+        return data
+
+
+def receive_v1_files(read, files, total, spool):
+    """Spool `files` stream v1 entries adding up to `total` bytes."""
+    reader = _Exact(read)
+    received = 0
+    for _ in range(files):
+        name, nul, size = _line(read, 'file header').partition(b'\0')
+        if not nul or not size.isdigit():
+            raise StreamError('malformed file header in the stream')
+        received += int(size)
+        if received > total:
+            raise StreamError('the stream has more data than it says '
+                              '(%d bytes)' % total)
+        spool.add(_decodedir(name), int(size), reader)
+    if received != total or read(1):
+        raise StreamError('the sizes in the stream do not add up (%d files, '
+                          '%d bytes said)' % (files, total))
+
+
+def _v1_counts(line):
+    files, _, total = line.partition(b' ')
+    if not files.isdigit() or not total.isdigit():
+        raise StreamError('malformed stream header %r' % line)
+    return int(files), int(total)
+
+
+def receive_stream_out(read, spool):
+    """Read a `stream_out` answer into `spool`."""
+    status = _line(read, 'status')
+    if status != b'0':
+        raise Unsupported(V1_STATUS.get(status, 'the server refused the '
+                                        'stream (%r)' % status))
+    files, total = _v1_counts(_line(read, 'header'))
+    receive_v1_files(read, files, total, spool)
+
+
+def receive_packed1(read, spool):
+    """Read a `packed1` bundle (after its "HGS1") into `spool`."""
+    reader = _Exact(read)
+    if reader.exactly(2) != b'UN':
+        raise StreamError('a packed1 bundle compressed in a way we do not '
+                          'know')
+    head = reader.exactly(18)
+    files, total = (int.from_bytes(head[:8], 'big'),
+                    int.from_bytes(head[8:16], 'big'))
+    requirements = reader.exactly(int.from_bytes(head[16:], 'big'))
+    problem = requirements_problem(parse_requirements(
+        requirements.rstrip(b'\0').decode('utf-8', 'replace')))
+    if problem:
+        raise Unsupported(problem)
+    receive_v1_files(read, files, total, spool)
+
+
+def receive_bundle_file(path, spool):
+    """Read a stream clone bundle file (`packed1` or a bundle2 with a
+    `stream2` part) into `spool`."""
+    with open(path, 'rb') as bundle:
+        if bundle.read(4) == b'HGS1':
+            return receive_packed1(bundle.read, spool)
+        bundle.seek(0)
+        return receive_bundle(bundle.read, spool)
+
+
+def is_stream_bundle(path):
+    """Whether the bundle file at `path` is a stream clone bundle."""
+    with open(path, 'rb') as bundle:
+        magic = bundle.read(4)
+        if magic == b'HGS1':
+            return True
+        if magic != bundle2.MAGIC:
+            return False
+        bundle.seek(0)
+        try:
+            for part_type, _, _, _ in bundle2.stream_parts(bundle.read):
+                return part_type == 'stream2'
+        except Abort:
+            return False
+    return False
+
+
+def stream_clone_args():
+    """getbundle's arguments for a stream v2 clone."""
+    return {
+        'bundlecaps': wireformat.getbundle_bundlecaps(STREAM_BUNDLE2_CAPS),
+        'stream': '1',
+        'cg': '0',
+    }

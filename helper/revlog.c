@@ -1,0 +1,338 @@
+/* Revlogs: see revlog.h. */
+#include "cache.h"
+#include <zlib.h>
+#include <zstd.h>
+#include "hg-delta.h"
+#include "revlog.h"
+
+#define ENTRY_SIZE 64
+#define FLAG_INLINE (1U << 16)
+#define FLAG_GENERALDELTA (1U << 17)
+/* Longest delta chain revlog_text follows (hg's default limit is 1000). */
+#define MAX_CHAIN 100000
+
+static uint64_t file_size(int fd, const char *name)
+{
+	struct stat st;
+	if (fstat(fd, &st))
+		die_errno("cannot stat the %s", name);
+	return st.st_size;
+}
+
+static void read_at(int fd, void *buf, size_t len, uint64_t pos,
+		    const char *name)
+{
+	ssize_t n = pread_in_full(fd, buf, len, pos);
+	if (n < 0)
+		die_errno("cannot read the %s", name);
+	if ((size_t)n != len)
+		die("the %s ends early (truncated stream)", name);
+}
+
+void revlog_open(struct revlog *rl, const char *name, const char *index_path,
+		 const char *data_path)
+{
+	unsigned char hdr[4];
+	uint32_t header;
+
+	memset(rl, 0, sizeof(*rl));
+	rl->name = xstrdup(name);
+	rl->index_fd = xopen(index_path, O_RDONLY);
+	rl->index_size = file_size(rl->index_fd, name);
+	rl->data_fd = -1;
+	if (!rl->index_size)
+		return;	/* an empty revlog */
+	read_at(rl->index_fd, hdr, 4, 0, name);
+	header = get_be32(hdr);
+	if ((header & 0xffff) != 1)
+		die("the %s is a revlog of version %u, which we do not read",
+		    name, header & 0xffff);
+	if (header & ~(FLAG_INLINE | FLAG_GENERALDELTA) & ~0xffffU)
+		die("the %s has revlog features %#x we do not read", name,
+		    header >> 16);
+	rl->is_inline = !!(header & FLAG_INLINE);
+	rl->generaldelta = !!(header & FLAG_GENERALDELTA);
+	if (rl->is_inline) {
+		rl->data_fd = rl->index_fd;
+		rl->data_size = rl->index_size;
+		return;
+	}
+	if (rl->index_size % ENTRY_SIZE)
+		die("the %s has a size that is not a whole number of entries "
+		    "(corrupt stream)", name);
+	rl->data_fd = open(data_path, O_RDONLY);
+	if (rl->data_fd < 0) {
+		if (errno != ENOENT)
+			die_errno("cannot open the data of the %s", name);
+		rl->data_size = 0;
+	} else {
+		rl->data_size = file_size(rl->data_fd, name);
+	}
+}
+
+void revlog_release(struct revlog *rl)
+{
+	if (rl->data_fd >= 0 && rl->data_fd != rl->index_fd)
+		close(rl->data_fd);
+	if (rl->index_fd >= 0)
+		close(rl->index_fd);
+	free(rl->entries);
+	free(rl->name);
+	memset(rl, 0, sizeof(*rl));
+	rl->index_fd = rl->data_fd = -1;
+}
+
+static int32_t get_rev(const unsigned char *p)
+{
+	return (int32_t)get_be32(p);
+}
+
+static void check_entry(struct revlog *rl, const struct revlog_entry *e,
+			uint32_t rev, unsigned flags)
+{
+	const char *node = hg_oid_to_hex(&e->node);
+	uint64_t expected = rev ? rl->entries[rev - 1].offset +
+				  rl->entries[rev - 1].chunk_len : 0;
+
+	if (flags)
+		die("revision %s of the %s has flags %#x we do not read",
+		    node, rl->name, flags);
+	if (e->offset != expected)
+		die("revision %s of the %s does not follow the one before it "
+		    "(corrupt stream)", node, rl->name);
+	if (e->base < 0 || (uint32_t)e->base > rev)
+		die("revision %s of the %s has a delta base past it "
+		    "(corrupt stream)", node, rl->name);
+	if (e->p1 < -1 || e->p2 < -1 || (e->p1 >= 0 && (uint32_t)e->p1 >= rev) ||
+	    (e->p2 >= 0 && (uint32_t)e->p2 >= rev))
+		die("revision %s of the %s has a parent past it "
+		    "(corrupt stream)", node, rl->name);
+	if (e->link < 0)
+		die("revision %s of the %s has no changeset (corrupt stream)",
+		    node, rl->name);
+}
+
+static void parse_entry(struct revlog *rl, const unsigned char *p,
+			struct revlog_entry *e)
+{
+	uint64_t offset_flags = get_be64(p);
+	uint32_t rev = rl->nr;
+
+	e->offset = rev ? offset_flags >> 16 : 0;
+	e->chunk_len = get_be32(p + 8);
+	e->text_len = get_be32(p + 12);
+	e->base = get_rev(p + 16);
+	e->link = get_rev(p + 20);
+	e->p1 = get_rev(p + 24);
+	e->p2 = get_rev(p + 28);
+	memcpy(e->node.hash, p + 32, HG_RAWSZ);
+	check_entry(rl, e, rev, offset_flags & 0xffff);
+}
+
+/* Where revision `rev`'s chunk starts in the data (or inline index). */
+static uint64_t chunk_pos(const struct revlog *rl, uint32_t rev)
+{
+	uint64_t pos = rl->entries[rev].offset;
+	if (rl->is_inline)
+		pos += (uint64_t)(rev + 1) * ENTRY_SIZE;
+	return pos;
+}
+
+const struct revlog_entry *revlog_next(struct revlog *rl)
+{
+	unsigned char buf[ENTRY_SIZE];
+	struct revlog_entry *e;
+	uint64_t end;
+
+	if (rl->next_pos == rl->index_size) {
+		if (!rl->is_inline && rl->nr &&
+		    chunk_pos(rl, rl->nr - 1) +
+		    rl->entries[rl->nr - 1].chunk_len != rl->data_size)
+			die("the data of the %s does not end where its index "
+			    "says (corrupt stream)", rl->name);
+		return NULL;
+	}
+	if (rl->nr == INT32_MAX)
+		die("the %s has too many revisions", rl->name);
+	if (rl->index_size - rl->next_pos < ENTRY_SIZE)
+		die("the %s ends in the middle of an entry (truncated stream)",
+		    rl->name);
+	read_at(rl->index_fd, buf, ENTRY_SIZE, rl->next_pos, rl->name);
+	ALLOC_GROW(rl->entries, rl->nr + 1, rl->alloc);
+	e = &rl->entries[rl->nr];
+	parse_entry(rl, buf, e);
+	end = chunk_pos(rl, rl->nr) + e->chunk_len;
+	if (end > rl->data_size)
+		die("revision %s of the %s goes past the end of its data "
+		    "(truncated stream)", hg_oid_to_hex(&e->node), rl->name);
+	rl->next_pos = rl->is_inline ? end : rl->next_pos + ENTRY_SIZE;
+	rl->nr++;
+	return e;
+}
+
+int revlog_is_full(const struct revlog *rl, uint32_t rev)
+{
+	return (uint32_t)rl->entries[rev].base == rev;
+}
+
+uint32_t revlog_delta_parent(const struct revlog *rl, uint32_t rev)
+{
+	if (revlog_is_full(rl, rev))
+		BUG("revision %u is a full text", rev);
+	return rl->generaldelta ? (uint32_t)rl->entries[rev].base : rev - 1;
+}
+
+/*
+ * The most a chunk may decompress to: its text's length for a full text;
+ * for a delta, the text's length plus a hunk header per byte of the base
+ * and one (hunks do not overlap, so there are at most that many).
+ */
+static size_t chunk_limit(const struct revlog *rl, uint32_t rev)
+{
+	const struct revlog_entry *e = &rl->entries[rev];
+	uint64_t base_len;
+
+	if (revlog_is_full(rl, rev))
+		return e->text_len;
+	base_len = rl->entries[revlog_delta_parent(rl, rev)].text_len;
+	return e->text_len + 12 * (base_len + 1);
+}
+
+static NORETURN void too_large(const struct revlog *rl, uint32_t rev)
+{
+	die("revision %s of the %s decompresses past its stated length "
+	    "(corrupt stream)", hg_oid_to_hex(&rl->entries[rev].node),
+	    rl->name);
+}
+
+static NORETURN void corrupt(const struct revlog *rl, uint32_t rev,
+			     const char *what)
+{
+	die("revision %s of the %s is not valid %s (corrupt stream)",
+	    hg_oid_to_hex(&rl->entries[rev].node), rl->name, what);
+}
+
+static void inflate_chunk(const struct revlog *rl, uint32_t rev,
+			  const struct strbuf *in, size_t limit,
+			  struct strbuf *out)
+{
+	z_stream z;
+	unsigned char buf[65536];
+	int ret;
+
+	memset(&z, 0, sizeof(z));
+	if (inflateInit(&z) != Z_OK)
+		die("cannot start zlib");
+	z.next_in = (unsigned char *)in->buf;
+	z.avail_in = in->len;
+	do {
+		z.next_out = buf;
+		z.avail_out = sizeof(buf);
+		ret = inflate(&z, Z_NO_FLUSH);
+		if (ret != Z_OK && ret != Z_STREAM_END && ret != Z_BUF_ERROR) {
+			inflateEnd(&z);
+			corrupt(rl, rev, "zlib data");
+		}
+		if (out->len + (sizeof(buf) - z.avail_out) > limit)
+			too_large(rl, rev);
+		strbuf_add(out, buf, sizeof(buf) - z.avail_out);
+		if (ret == Z_BUF_ERROR && !z.avail_in)
+			corrupt(rl, rev, "zlib data");
+	} while (ret != Z_STREAM_END);
+	inflateEnd(&z);
+	if (z.avail_in)
+		corrupt(rl, rev, "zlib data");
+}
+
+static void unzstd_chunk(const struct revlog *rl, uint32_t rev,
+			 const struct strbuf *in, size_t limit,
+			 struct strbuf *out)
+{
+	/* One context for every chunk: making one costs more than a chunk. */
+	static ZSTD_DStream *d;
+	ZSTD_inBuffer input = { in->buf, in->len, 0 };
+	char buf[65536];
+	size_t ret;
+
+	if (!d && !(d = ZSTD_createDStream()))
+		die("out of memory for zstd");
+	ZSTD_initDStream(d);
+	do {
+		ZSTD_outBuffer output = { buf, sizeof(buf), 0 };
+		ret = ZSTD_decompressStream(d, &output, &input);
+		if (ZSTD_isError(ret))
+			corrupt(rl, rev, "zstd data");
+		if (out->len + output.pos > limit)
+			too_large(rl, rev);
+		strbuf_add(out, buf, output.pos);
+		if (ret && input.pos == input.size && !output.pos)
+			corrupt(rl, rev, "zstd data");
+	} while (ret);
+	if (input.pos != input.size)
+		corrupt(rl, rev, "zstd data");
+}
+
+void revlog_chunk(struct revlog *rl, uint32_t rev, struct strbuf *out)
+{
+	static struct strbuf raw = STRBUF_INIT;
+	const struct revlog_entry *e = &rl->entries[rev];
+	size_t limit = chunk_limit(rl, rev);
+
+	strbuf_reset(out);
+	strbuf_reset(&raw);
+	strbuf_grow(&raw, e->chunk_len);
+	read_at(rl->data_fd, raw.buf, e->chunk_len, chunk_pos(rl, rev),
+		rl->name);
+	strbuf_setlen(&raw, e->chunk_len);
+	if (!raw.len)
+		;
+	else if (raw.buf[0] == '\0' || raw.buf[0] == 'u') {
+		size_t skip = raw.buf[0] == 'u';
+		if (raw.len - skip > limit)
+			too_large(rl, rev);
+		strbuf_add(out, raw.buf + skip, raw.len - skip);
+	} else if (raw.buf[0] == 'x') {
+		inflate_chunk(rl, rev, &raw, limit, out);
+	} else if (raw.buf[0] == '\x28') {
+		unzstd_chunk(rl, rev, &raw, limit, out);
+	} else {
+		die("revision %s of the %s has a compression we do not know "
+		    "(%#x)", hg_oid_to_hex(&e->node), rl->name,
+		    (unsigned char)raw.buf[0]);
+	}
+	if (revlog_is_full(rl, rev) && out->len != e->text_len)
+		die("revision %s of the %s is not of its stated length "
+		    "(corrupt stream)", hg_oid_to_hex(&e->node), rl->name);
+	if (raw.alloc > (1 << 24))
+		strbuf_release(&raw);
+}
+
+void revlog_text(struct revlog *rl, uint32_t rev, struct strbuf *out)
+{
+	uint32_t *chain = NULL;
+	size_t nr = 0, alloc = 0;
+	struct strbuf delta = STRBUF_INIT, next = STRBUF_INIT;
+
+	for (;;) {
+		ALLOC_GROW(chain, nr + 1, alloc);
+		chain[nr++] = rev;
+		if (revlog_is_full(rl, rev))
+			break;
+		if (nr > MAX_CHAIN)
+			die("the %s has a delta chain too long (corrupt stream)",
+			    rl->name);
+		rev = revlog_delta_parent(rl, rev);
+	}
+	revlog_chunk(rl, chain[--nr], out);
+	while (nr--) {
+		revlog_chunk(rl, chain[nr], &delta);
+		strbuf_reset(&next);
+		if (hg_delta_apply(out->buf, out->len, delta.buf, delta.len,
+				   &next))
+			corrupt(rl, chain[nr], "delta");
+		strbuf_swap(out, &next);
+	}
+	strbuf_release(&delta);
+	strbuf_release(&next);
+	free(chain);
+}
