@@ -17,7 +17,6 @@ from lib.checks import assert_failed_for_people, assert_no_traceback
 from lib.proc import run
 from lib.releases import publish_helper, sha256, write_manifest
 
-from cinnabar.helper import PROTOCOL
 
 ROOT = test_env.ROOT
 PLATFORM = '%s-%s' % (os.uname().sysname.lower(), os.uname().machine.lower())

@@ -30,7 +30,6 @@ from lib.checks import assert_failed_for_people, assert_no_traceback
 from lib.git import git
 from lib.proc import run
 
-from cinnabar.helper import PROTOCOL
 
 ROOT = test_env.ROOT
 DIST_GIT_TREE = ROOT / 'build' / 'dist' / 'git-2.39.5'
