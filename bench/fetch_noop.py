@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""Benchmark: a fetch with nothing new, nginx over HTTP.
+
+Makes an hg repository from the corpus's nginx.hg, serves it with `hg
+serve` on 127.0.0.1 and clones it once with this git-cinnabar (and, when
+one is found, with another git-cinnabar: --reference DIR, or the first
+`git-cinnabar` on PATH that is not this repository's, as the other nginx
+benchmarks do) and once with hg. Then, in turns, in the same run, it times
+`git fetch` in our clone, `git fetch` in the reference's clone and `hg
+pull` in hg's, none of which has anything to fetch: what people run all
+day. Each is repeated (--runs, default 10); medians of wall time and of
+CPU time (user + sys of all its processes) are printed, and the ratio of
+ours to the reference's (target, reported and not enforced: at most 1).
+
+Which `python3` git-remote-hg starts with is printed first: a version
+manager's shim on PATH (pyenv's costs 0.3 s a start here) counts in ours.
+
+    build/venv/bin/python bench/fetch_noop.py [--runs N] [--reference DIR]
+        [--keep]
+"""
+
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / 'tests'))
+
+from clone_nginx import bench_parser, find_reference  # noqa: E402
+from clone_nginx import nginx_workdir  # noqa: E402
+from lib import env as test_env  # noqa: E402
+from lib.hg import HgServer  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def children_cpu():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed(args, cwd, path):
+    """(wall seconds, CPU seconds) of `args`, with PATH `path`."""
+    env = dict(os.environ, PATH=path)
+    cpu, start = children_cpu(), time.monotonic()
+    subprocess.run(args, cwd=cwd, env=env, check=True,
+                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+    return time.monotonic() - start, children_cpu() - cpu
+
+
+def median(values):
+    return sorted(values)[len(values) // 2]
+
+
+def benchmark(hg, workdir, repo, args):
+    with HgServer(hg, repo, workdir / 'serve') as server:
+        url = server.url
+        ours_path = os.pathsep.join([str(ROOT), os.environ['PATH']])
+        print('python3 for git-remote-hg: '
+              + (shutil.which('python3', path=ours_path) or 'none'))
+        kinds = {'git fetch (ours)': (workdir / 'ours', ours_path)}
+        reference = find_reference(args.reference)
+        if reference:
+            kinds['git fetch (reference)'] = (
+                workdir / 'reference',
+                os.pathsep.join([str(reference), os.environ['PATH']]))
+        print(f'reference: {reference or "none found"}')
+        for dest, path in kinds.values():
+            timed(['git', 'clone', '-q', '--no-checkout', f'hg::{url}',
+                   str(dest)], workdir, path)
+        timed([hg.exe, 'clone', '-q', '-U', url, str(workdir / 'hg')],
+              workdir, os.environ['PATH'])
+        commands = {label: (['git', 'fetch', '-q'], dest, path)
+                    for label, (dest, path) in kinds.items()}
+        commands['hg pull'] = ([hg.exe, 'pull', '-q'], workdir / 'hg',
+                               os.environ['PATH'])
+        results = {label: [] for label in commands}
+        for _ in range(args.runs):
+            for label, (command, cwd, path) in commands.items():
+                results[label].append(timed(command, cwd, path))
+    for label, runs in results.items():
+        print(f'{label:<24} median {median([w for w, _ in runs]):6.3f} s '
+              f'wall, {median([c for _, c in runs]):6.3f} s CPU '
+              f'({len(runs)} runs)')
+    if reference:
+        ratio = (median([w for w, _ in results['git fetch (ours)']])
+                 / median([w for w, _ in results['git fetch (reference)']]))
+        print(f'ours / reference: {ratio:.2f} (target <= 1: '
+              f'{"ok" if ratio <= 1 else "OVER TARGET"})')
+    return 0
+
+
+def main():
+    parser = bench_parser(__doc__, 10, 'fetches of each kind (default 10)',
+                          memory=False)
+    parser.add_argument('--reference', help='directory of another '
+                        'git-cinnabar (git-cinnabar, git-remote-hg)')
+    args = parser.parse_args()
+    try:
+        with nginx_workdir('cinnabar-bench-noop-', args.keep) as (
+                hg, workdir, repo):
+            return benchmark(hg, workdir, repo, args)
+    except test_env.SetupError as e:
+        print(f'error: {e}', file=sys.stderr)
+        return 1
+
+
+if __name__ == '__main__':
+    sys.exit(main())
