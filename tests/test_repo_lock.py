@@ -163,3 +163,22 @@ def test_gc_during_fetch(hg, slow_server, request):
     assert gc.returncode == 0, gc.describe()
     first.assert_succeeds()
     assert_consistent(hg, repo, work)
+
+
+def test_fetch_in_a_linked_worktree_shares_the_lock(hg, slow_server, request,
+                                                    tmp_path):
+    """A linked worktree's fetch updates the same metadata: it takes the
+    lock of the common git directory (named by the worktree's
+    `commondir`), not one of its own."""
+    repo, work = slow_server
+    linked = tmp_path / 'linked'
+    git('worktree', 'add', '-q', '--detach', str(linked), cwd=work)
+    first = SlowFetch(work)
+    request.addfinalizer(first.kill)
+    second = git('fetch', 'origin', cwd=linked, check=False,
+                 extra_env={'GIT_CINNABAR_LOCK_TIMEOUT': '0'})
+    assert_failed_for_people(second, 'another git-cinnabar process')
+    assert not (work / '.git' / 'worktrees' / 'linked' /
+                'cinnabar.lock').exists()
+    first.assert_succeeds()
+    assert_consistent(hg, repo, work)
