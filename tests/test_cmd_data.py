@@ -4,10 +4,10 @@ For small corpus bundles (copy metadata, copies with p1=null, symlinks,
 named branches, latin-1 messages), every changeset (`-c`), every manifest
 (`-m`) and every file revision (the file ids of the manifests, with their
 paths for `hg debugdata <path> <id>`) of a git clone of the repository
-gives exactly the bytes hg gives for the same id.  For nginx.hg (slow): 30
+gives exactly the bytes hg gives for the same id.  For nginx.hg (slow): 15
 changesets spread over history, their manifests, a sample of the file
 revisions of those manifests and the file revisions that record a copy in
-20 changesets spread over those that record copies (their text starts
+10 changesets spread over those that record copies (their text starts
 with the "\\x01\\n" metadata block).
 
 Ids: a unique abbreviation gives the same bytes; an ambiguous one, an
@@ -20,6 +20,7 @@ import pytest
 from lib.checks import assert_failed_for_people, assert_no_traceback
 from lib.corpus import NGINX
 from lib.git import clone, git, hg_url
+from lib.hgcmdserver import HgCommandServer
 
 BUNDLES = ('issue6528.hg-v2', 'renames.hg', 'test-merge-symlinks.hg',
            'legacy-encoding.hg', 'issue4041.hg')
@@ -32,10 +33,26 @@ def changesets(hg, repo, revset='all()'):
     return [tuple(line.split()) for line in out.splitlines()]
 
 
+# One hg command server per repository (lib.hgcmdserver): hundreds of `hg
+# debugdata` cost milliseconds each instead of an hg start each.
+_SERVERS = {}
+
+
+@pytest.fixture(scope='module', autouse=True)
+def _stop_command_servers():
+    yield
+    for server in _SERVERS.values():
+        server.stop()
+    _SERVERS.clear()
+
+
 def hg_data(hg, repo, *args):
     """What `hg debugdata <args>` prints (run in the repository, where
     file paths are relative to)."""
-    return hg('debugdata', *args, cwd=repo).stdout
+    server = _SERVERS.get(repo)
+    if server is None:
+        server = _SERVERS[repo] = HgCommandServer(hg.exe, repo)
+    return server('debugdata', *args).stdout
 
 
 def manifest_files(text):
@@ -157,9 +174,9 @@ def test_data_outside_a_repository(tmp_path):
 
 # nginx.hg
 
-NGINX_CHANGESETS = 30
+NGINX_CHANGESETS = 15
 FILES_PER_MANIFEST = 2
-COPY_REVISIONS = 20
+COPY_REVISIONS = 10
 
 
 @pytest.fixture(scope='module')
