@@ -277,6 +277,21 @@ def test_ssh_absurd_answers_are_refused(answer, message, tmp_path):
     assert not (tmp_path / 'work').exists()
 
 
+def test_ssh_answer_of_a_server_that_stopped_reading(tmp_path):
+    """A server that answers and exits without reading what it is sent:
+    the client's write fails (a broken pipe), and its answer, not "the
+    connection ended", is what the user is told."""
+    fake = tmp_path / 'fake-ssh'
+    fake.write_text('#!/bin/sh\nexec 0<&-\n'
+                    'printf "99999999999999999999\\n"\n')
+    fake.chmod(0o755)
+    result = git('clone', 'hg::ssh://localhost/repo', 'work', cwd=tmp_path,
+                 check=False, extra_env={'GIT_SSH_COMMAND': str(fake)})
+    assert_failed_for_people(result)
+    assert 'more than the' in result.err, result.describe()
+    assert not (tmp_path / 'work').exists()
+
+
 def test_no_secret_in_errors_or_traces(hostile, tmp_path):
     """A server that is gone: the error names it without the password."""
     server = hostile(upstream_port=None)

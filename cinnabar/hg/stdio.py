@@ -111,17 +111,23 @@ class StdioTransport(Transport):
             args=(self._process.stderr, sys.stderr.buffer), daemon=True)
         self._stderr_thread.start()
         self._input_open = True
+        self._stopped_reading = False
         self._capabilities = self._handshake()
 
     # The one send and the one receive function.
 
     def _send(self, data):
+        """Send `data`. A server that stopped reading may have answered
+        first (an error, an absurd length...): what it sent is read next,
+        and only when there is nothing is the connection reported lost."""
         self._trace.sent(data)
+        if self._stopped_reading:
+            return
         try:
             self._process.stdin.write(data)
             self._process.stdin.flush()
         except (BrokenPipeError, ValueError):
-            self._lost()
+            self._stopped_reading = True
 
     def _receive(self, size=None):
         """Read one line (with its LF) or, given a size, that many bytes."""
