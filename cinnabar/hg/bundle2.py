@@ -195,9 +195,9 @@ def _read_part(reader, size, parts):
     parts.append(Part(part_type, params, mandatory, b''.join(payload)))
 
 
-def read_bundle(read):
-    """Read a whole (uncompressed) bundle2 from `read(size)`; returns its
-    parts in order. Reads nothing past the end of the bundle."""
+def _read_header(read):
+    """A _Reader of the bundle2 read by `read(size)`, past its magic and
+    stream parameters (none of which may be mandatory: we know none)."""
     reader = _Reader(read)
     magic = reader.exactly(4)
     if magic != MAGIC:
@@ -208,6 +208,13 @@ def read_bundle(read):
     if unknown:
         raise BundleError('the server answered with a bundle2 needing %s, '
                           'which we do not support' % ', '.join(unknown))
+    return reader
+
+
+def read_bundle(read):
+    """Read a whole (uncompressed) bundle2 from `read(size)`; returns its
+    parts in order. Reads nothing past the end of the bundle."""
+    reader = _read_header(read)
     parts = []
     while True:
         size = reader.u32()
@@ -266,16 +273,7 @@ def stream_parts(read):
     (type, params, mandatory, PartPayload) for each part, whose payload
     is drained when the consumer leaves it before its end. Reads nothing
     past the end of the bundle."""
-    reader = _Reader(read)
-    magic = reader.exactly(4)
-    if magic != MAGIC:
-        raise BundleError('the server did not answer with a bundle2 '
-                          '(it starts with %r)' % magic)
-    params = parse_stream_params(reader.exactly(reader.u32()))
-    unknown = [name for name in params if name[:1].isupper()]
-    if unknown:
-        raise BundleError('the server answered with a bundle2 needing %s, '
-                          'which we do not support' % ', '.join(unknown))
+    reader = _read_header(read)
     while True:
         size = reader.u32()
         if size == 0:
