@@ -8,6 +8,7 @@
 #   make venv             build/venv with Mercurial, hg-evolve, pytest and flake8
 #                         (requirements-test.txt), and hg-evolve for hg 6.3
 #   make test             the test suite with the venv's Mercurial
+#                         (TEST_PYTHON=python3.9: the launchers run with that Python)
 #   make test-hg63        the same suite with Debian's /usr/bin/hg (Mercurial 6.3)
 #   make hg-matrix        build/hg-matrix/<version>/hg: the older Mercurial releases
 #                         of HG_MATRIX, in pure Python from PyPI's sources (needs
@@ -70,6 +71,10 @@ EVOLVE_HG63_VERSION = 11.1.10
 # The hg the tests drive: the venv's (PyPI's latest), or Debian's for test-hg63.
 TEST_HG = $(CURDIR)/$(VENV)/bin/hg
 DEBIAN_HG = /usr/bin/hg
+# The Python that runs git-remote-hg and git-cinnabar in the tests (python3 on
+# their PATH): the venv's unless given (e.g. TEST_PYTHON=python3.9; CI runs one
+# suite with pyenv's 3.9, the oldest the README promises, and one with 3.13).
+TEST_PYTHON =
 PYTEST_ARGS =
 
 prefix = /usr/local
@@ -240,6 +245,7 @@ test: helper venv
 	@test -x '$(TEST_HG)' || \
 		{ echo "error: no hg at $(TEST_HG)" >&2; exit 1; }
 	PATH='$(CURDIR)':"$$PATH" HG='$(TEST_HG)' CINNABAR_TEST_HG='$(TEST_HG)' \
+		CINNABAR_TEST_PYTHON='$(TEST_PYTHON)' \
 		$(VENV)/bin/python -m pytest tests $(PYTEST_ARGS)
 
 test-hg63:

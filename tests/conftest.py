@@ -77,12 +77,24 @@ def _hg_version_line():
     return f'mercurial under test: {first} ({exe})'
 
 
+def _client_python_line():
+    try:
+        exe = test_env.client_python()
+    except test_env.SetupError as e:
+        return f'client Python: NOT FOUND: {e}'
+    result = run([exe, '-c', 'import sys; print(sys.version.split()[0])'],
+                 check=False, timeout=60)
+    return f'client Python (git-remote-hg, git-cinnabar): ' \
+        f'{result.out.strip() or "?"} ({exe})'
+
+
 def pytest_report_header(config):
-    return [_hg_version_line()]
+    return [_hg_version_line(), _client_python_line()]
 
 
 def pytest_terminal_summary(terminalreporter, config):
     terminalreporter.write_line(_hg_version_line())
+    terminalreporter.write_line(_client_python_line())
     notes = config.stash.get(NOTES, {})
     for key in sorted(notes):
         terminalreporter.write_line(f'{key}: {notes[key]}')

@@ -83,6 +83,20 @@ def _write_git_config(home):
         '\tdetachedHead = false\n')
 
 
+def client_python():
+    """The Python that runs git-remote-hg and git-cinnabar in the tests:
+    CINNABAR_TEST_PYTHON (the Makefile's TEST_PYTHON; CI runs its two
+    suites with the oldest Python the README promises and the newest),
+    else the one running the tests."""
+    given = os.environ.get('CINNABAR_TEST_PYTHON')
+    if not given:
+        return os.path.realpath(sys.executable)
+    path = shutil.which(given)
+    if path is None:
+        raise SetupError(f'CINNABAR_TEST_PYTHON={given}: no such Python')
+    return os.path.realpath(path)
+
+
 def isolated_env(home, hg=None):
     """An environment for child processes, rooted at the directory `home`.
 
@@ -113,13 +127,14 @@ def isolated_env(home, hg=None):
         'HGENCODING': 'utf-8',
         'PATH': _search_path(bindir),
     })
-    # `python3` for the launchers' `#!/usr/bin/env python3`: the Python the
-    # tests run with, itself, not through a version manager's shim on PATH
-    # (pyenv's is a bash script starting several processes: 0.3 s for each
-    # git-remote-hg and git cinnabar run, minutes over the suite).
+    # `python3` for the launchers' `#!/usr/bin/env python3`: the client
+    # Python (see client_python), itself, not through a version manager's
+    # shim on PATH (pyenv's is a bash script starting several processes:
+    # 0.3 s for each git-remote-hg and git cinnabar run, minutes over the
+    # suite).
     python = bindir / 'python3'
     if not python.exists():
-        python.symlink_to(os.path.realpath(sys.executable))
+        python.symlink_to(client_python())
     if hg:
         link = bindir / 'hg'
         if not link.exists():
