@@ -26,7 +26,7 @@ import pytest
 
 from lib import evolve
 from lib.git import NULL_ID, clone, git, hg2git, refs, rev_parse
-from lib.hg import Hg
+from lib.hg import Hg, HgServer, http_get
 from lib.hgcmdserver import HgCommandServer
 from lib.push import Author, assert_hg_verify, assert_pushed
 from lib.push import assert_refused, hg_date, nothing_changes, push
@@ -39,12 +39,15 @@ HG_USER = 'Hg Author <hg@example.com>'
 
 @pytest.fixture(scope='module')
 def hg_repo(hg, request):
-    """hg_repo(path, config='') -> a command server in a new hg
-    repository at `path` with topic and evolve (lib.evolve.enable) and
-    one public changeset, stopped when the module ends."""
-    def make(path, config=''):
+    """hg_repo(path, config='', hg=hg, namespaces=True) -> a command
+    server in a new hg repository at `path` with topic and evolve
+    (lib.evolve.enable) and one public changeset, stopped when the module
+    ends."""
+    default_hg = hg
+
+    def make(path, config='', hg=default_hg, namespaces=True):
         hg('init', path)
-        evolve.enable(hg, path, config)
+        evolve.enable(hg, path, config, namespaces)
         server = HgCommandServer(hg.exe, path)
         request.addfinalizer(server.stop)
         commit(server, {'a': 'a\n'}, 'initial import', '1600000000 0')
@@ -80,10 +83,22 @@ def ids(hg_server, revset, *options):
                      '-T', '{node}\n').out.split()
 
 
+def split_topic(w, topic, date):
+    """Two heads of `topic` on the public root, committed with the command
+    server `w`; returns their ids, the first committed first."""
+    w('update', '-q', '0')
+    w('topic', '-q', topic)
+    first = commit(w, {'s': 's1\n'}, f'{topic} 1', date)
+    w('update', '-q', '0')
+    w('topic', '-q', topic)
+    return [first, commit(w, {'s': 's2\n'}, f'{topic} 2', date)]
+
+
 @pytest.fixture(scope='module')
 def fetched(hg, hg_repo, hg_serve_module, tmp_path_factory):
-    """A server with two draft topics on default, one of them amended
-    (its first version obsolete and hidden), cloned with git."""
+    """A server with three draft topics on default, `feature` amended
+    (its first version obsolete and hidden), `split` with two heads,
+    cloned with git."""
     tmp = tmp_path_factory.mktemp('topics-fetch')
     server = hg_repo(tmp / 'server')
     work = tmp / 'hgwork'
@@ -100,12 +115,13 @@ def fetched(hg, hg_repo, hg_serve_module, tmp_path_factory):
         w('update', '-q', '0')
         w('topic', '-q', 'other')
         other = commit(w, {'d': 'd\n'}, 'other', '1600000300 0')
-        w('push', '-q', server.repo)
+        split = split_topic(w, 'split', '1600000400 0')
+        w('push', '-q', '-f', server.repo)
     served = hg_serve_module(server.repo)
     repo = tmp / 'git'
     clone(f'hg::{served.url}', repo, '--no-checkout')
     return server, repo, dict(first=first, old=old, amended=amended,
-                              other=other)
+                              other=other, split=split)
 
 
 def test_topics_fetched_as_refs(fetched):
@@ -119,11 +135,26 @@ def test_topics_fetched_as_refs(fetched):
         mapped[nodes['other']]
     base = hg2git(repo, ids(server, '0'))
     assert remote[DEFAULT_TIP] == list(base.values())[0]
-    # Only the default branch and the two topics: no `default//feature`.
+    # Only the default branch and the topics: no `default//feature`.
     assert sorted(remote) == sorted([
         'refs/remotes/origin/HEAD', DEFAULT_TIP,
         TOPIC_TIP.format('default', 'feature'),
-        TOPIC_TIP.format('default', 'other')])
+        TOPIC_TIP.format('default', 'other'),
+        *split_refs(server, repo, nodes['split'])])
+
+
+def split_refs(server, repo, split):
+    """The refs of the topic `split` with two heads (`split`, hg ids),
+    checked against what hg says: `tip` for the tip (the head of highest
+    revision), `<hg id>` for the other head."""
+    assert ids(server, 'heads(topic(split))') == split
+    remote = refs(repo, 'refs/remotes/origin/topics/default/split')
+    mapped = hg2git(repo, split)
+    expected = {TOPIC_TIP.format('default', 'split'): mapped[split[1]],
+                f'refs/remotes/origin/topics/default/split/{split[0]}':
+                mapped[split[0]]}
+    assert remote == expected
+    return list(expected)
 
 
 def test_topics_in_tips_layout(fetched):
@@ -131,7 +162,8 @@ def test_topics_in_tips_layout(fetched):
     listed = ls_remote_names(repo, 'tips,topics')
     assert listed == ['refs/heads/branches/default',
                       'refs/heads/topics/default/feature',
-                      'refs/heads/topics/default/other']
+                      'refs/heads/topics/default/other',
+                      'refs/heads/topics/default/split']
     # Without `topics`, no topic.
     assert ls_remote_names(repo, 'tips') == ['refs/heads/default']
 
@@ -141,6 +173,35 @@ def ls_remote_names(repo, styles):
               cwd=repo).out
     return sorted(line.split('\t')[1] for line in out.splitlines()
                   if not line.endswith('\tHEAD'))
+
+
+def test_topics_without_namespaces(hg_repo, tmp_path_factory, request):
+    """A server whose topic extension predates topic namespaces
+    (hg-evolve 10.5, lib.evolve) has no `branchmaptns`: the topics come
+    from `branchmap`'s `<branch>:<topic>` names, as the same refs."""
+    tmp = tmp_path_factory.mktemp('topics-notns')
+    old_hg = evolve.without_namespaces()
+    server = hg_repo(tmp / 'server', hg=old_hg, namespaces=False)
+    server('topic', '-q', 'feature')
+    feature = commit(server, {'b': 'b\n'}, 'feature 1', '1600000100 0')
+    split = split_topic(server, 'split', '1600000400 0')
+    server('update', '-q', 'null')
+    served = HgServer(old_hg, server.repo, tmp / 'logs')
+    request.addfinalizer(served.stop)
+    served.start()
+    repo = tmp / 'git'
+    clone(f'hg::{served.url}', repo, '--no-checkout')
+    status, body = http_get(served.url + '?cmd=capabilities')
+    capabilities = body.decode().split()
+    assert 'topics' in capabilities
+    assert 'topics-namespaces' not in capabilities
+    remote = refs(repo, 'refs/remotes/origin')
+    assert remote[TOPIC_TIP.format('default', 'feature')] == \
+        hg2git(repo, [feature])[feature]
+    assert sorted(remote) == sorted([
+        'refs/remotes/origin/HEAD', DEFAULT_TIP,
+        TOPIC_TIP.format('default', 'feature'),
+        *split_refs(server, repo, split)])
 
 
 def test_obsolete_changesets_stay_out(fetched):
