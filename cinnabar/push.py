@@ -93,9 +93,11 @@ def data_policy(remote):
 
     `always` keeps it, `never` drops it (a later fetch brings the
     changesets back), `phase` (the default) keeps it when the server made
-    them public, i.e. when it is publishing: newly pushed changesets are
-    drafts on a non-publishing server (but those pushed to a topic are
-    kept: replacing them later needs them). `force` is `always`, and also keeps
+    them public, i.e. when it is publishing, or publishes what is pushed
+    without a topic (hg-evolve's `topic.publish-bare-branch`, as on
+    Heptapod): newly pushed changesets are drafts on a non-publishing
+    server (but those pushed to a topic are kept: replacing them later
+    needs them). `force` is `always`, and also keeps
     the changesets a `--dry-run` makes (without sending them).
     """
     policy = (config.lookup('data', remote) or 'phase').lower()
@@ -654,6 +656,12 @@ class Pusher:
             return policy in ('always', 'force')
         if self._set and any(isinstance(v, tuple) for v in self._set.values()):
             # Draft topics: a later force push needs to know them.
+            return True
+        if self.peer.capable('ext-topics-publish') in (b'all', b'auto'):
+            # hg-evolve's topic extension: `all` on a publishing server,
+            # `auto` with `topic.publish-bare-branch` (Heptapod), which
+            # publishes what is pushed without a topic (and what pushes
+            # to topics bring is kept above).
             return True
         try:
             phases = self.peer.listkeys('phases')

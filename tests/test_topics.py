@@ -415,3 +415,27 @@ def test_server_enforcing_topics(hg, hg_repo, hg_serve, tmp_path,
     node = pushed_nodes(repo, [commit])[commit]
     assert topic_log(server, 'topic(b)') == [
         (node, 'draft', 'default', 'b')]
+
+
+def test_server_publishing_bare_branch(hg_repo, hg_serve, tmp_path,
+                                       monkeypatch):
+    """`experimental.topic.publish-bare-branch` (as on Heptapod): what is
+    pushed to a topic stays draft; what is pushed to a branch, without a
+    topic, is made public by the server, and we keep its metadata as for
+    a publishing server (while the server has drafts)."""
+    server = hg_repo(tmp_path / 'server',
+                     '[experimental]\ntopic.publish-bare-branch = yes\n')
+    src = writable_remote('http', server.repo, hg_serve, tmp_path,
+                          monkeypatch.setenv)
+    repo = tmp_path / 'git'
+    clone(src.url, repo)
+    in_topic = commit_files(repo, {'c': 'c\n'}, 'Add c', '1700000100 +0000')
+    assert_pushed(push(repo, 'origin', 'HEAD:refs/heads/topics/default/c'))
+    node = pushed_nodes(repo, [in_topic])[in_topic]
+    assert topic_log(server, node) == [(node, 'draft', 'default', 'c')]
+    git('checkout', '-q', DEFAULT_TIP, cwd=repo)
+    bare = commit_files(repo, {'b': 'b\n'}, 'Add b', '1700000000 +0000')
+    assert_pushed(push(repo, 'origin',
+                       'HEAD:refs/heads/branches/default/tip'))
+    node = pushed_nodes(repo, [bare])[bare]
+    assert topic_log(server, node) == [(node, 'public', 'default', '')]
