@@ -516,9 +516,23 @@ class Pusher:
         pairs = topics.pair([c for c, _, _ in old], new)
         hg_of = dict(mapping)
         hg_of.update((c, h) for c, h, _ in old)
-        parents_of = {c: list(self.helper.git2hg_many(p))
-                      for c, _, p in old}
-        return topics.markers(pairs, hg_of, parents_of, _git_user())
+        parents = {c: p for c, _, p in old}
+        parents.update((c, self._new_parents.get(c, [])) for c in new)
+
+        def describe(commit):
+            return self._rewritten(commit, hg_of, parents[commit])
+        return topics.markers(pairs, describe, _git_user())
+
+    def _rewritten(self, commit, hg_of, parents):
+        """The topics.Rewritten of `commit` (old or new), with `hg_of`
+        {commit: HgId} and its `parents` (commits)."""
+        unknown = [p for p in parents if p not in hg_of]
+        hg_of.update(zip(unknown, self.helper.git2hg_many(unknown)))
+        hg_id = hg_of[commit]
+        return topics.Rewritten(
+            hg_id, [hg_of[p] for p in parents],
+            self.helper.data('changeset', hg_id).text,
+            topics.diff_lines(commit))
 
     def _draft_roots(self):
         """The commits of the server's draft roots (`listkeys phases`: a

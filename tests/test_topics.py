@@ -233,6 +233,37 @@ def markers(server):
     return {line.split()[0]: line.split()[1:] for line in out.splitlines()}
 
 
+# Run by `hg debugshell` on the server: for each marker with a successor,
+# the effect flags it records (`ef1`) and those Mercurial computes for the
+# same changesets (obsutil.geteffectflag), with its operation.
+EFFECT_FLAGS = """
+from mercurial import obsutil
+from mercurial.node import hex
+u = repo.unfiltered()
+for m in u.obsstore:
+    meta = dict(m[3])
+    print('EF', hex(m[0]).decode(), meta.get(b'operation', b'').decode(),
+          meta.get(b'ef1', b'').decode(),
+          obsutil.geteffectflag(u[m[0]], [u[s] for s in m[1]])
+          if m[1] else 0)
+
+"""
+
+
+def marker_metadata(hg, server):
+    """{precursor: (operation, ef1)} of the server's markers, checking
+    that each `ef1` is what Mercurial computes for its changesets."""
+    out = hg('-R', server.repo, 'debugshell', input=EFFECT_FLAGS.encode(),
+             extra_env={'HGRCPATH': str(server.repo / '.hg' / 'hgrc')}).out
+    found = {}
+    for line in out.splitlines():
+        if 'EF ' in line:
+            node, operation, written, computed = line.split('EF ')[1].split()
+            assert written == computed, line
+            found[node] = (operation, written)
+    return found
+
+
 def topic_log(server, revset):
     """[(node, phase, branch, topic)] of `revset` on the server."""
     out = server('log', '-r', revset,
@@ -331,6 +362,11 @@ def test_force_push_after_amend_obsoletes(hg, topic_push):
     assert nodes[first] == before[0][0]
     assert ids(server, 'obsolete()', '--hidden') == [before[1][0]]
     assert markers(server) == {before[1][0]: [nodes[amended]]}
+    # As `hg amend` records it: the same parents; the message, the
+    # file and the meta changed (DESCRIPTION | META | DIFF; META: the
+    # committer extra, git's committer date differing from the author's
+    # after an amend), as Mercurial computes it (marker_metadata).
+    assert marker_metadata(hg, server) == {before[1][0]: ('amend', '11')}
     assert [n for n, *_ in topic_log(server, 'topic(feat)')] == [
         nodes[first], nodes[amended]]
     assert ids(server, 'heads(topic(feat))') == [nodes[amended]]
@@ -355,6 +391,10 @@ def test_rebase_onto_moved_branch(hg, topic_push):
     assert len(new) == 2 and not set(new) & set(old)
     assert ids(server, 'parents(roots(topic(feat)))') == [moved]
     assert set(old) <= set(ids(server, 'obsolete()', '--hidden'))
+    # As `hg rebase` records it: PARENTS among the effect flags.
+    found = marker_metadata(hg, server)
+    assert all(found[n][0] == 'rebase' and int(found[n][1]) & 4
+               for n in old)
     assert ids(server, 'heads(topic(feat))') == [new[-1]]
     assert server('evolve', '--list').out.strip() == ''
     # What git says the topic is, after a fetch.
@@ -363,7 +403,7 @@ def test_rebase_onto_moved_branch(hg, topic_push):
         rev_parse(repo, 'HEAD')
 
 
-def test_dropped_commit_is_pruned(topic_push):
+def test_dropped_commit_is_pruned(hg, topic_push):
     """The last commit dropped, the first reworded: the first is
     replaced (same patch), the last pruned (a marker without
     successor)."""
@@ -378,6 +418,8 @@ def test_dropped_commit_is_pruned(topic_push):
         rev_parse(repo, 'HEAD')]]
     found = markers(server)
     assert found[old[0]] == new and found[old[1]] == []
+    # As `hg prune` records it.
+    assert marker_metadata(hg, server)[old[1]] == ('prune', '0')
     assert server('evolve', '--list').out.strip() == ''
 
 

@@ -24,7 +24,8 @@ integers big-endian:
     then each key and value (UTF-8), in that order, keys sorted
 
 Keys and values are at most 255 bytes. Mercurial records `user` (who
-rewrote) and `operation` (`amend`, `rebase`, ...).
+rewrote), `operation` (`amend`, `rebase`, `prune`, ...) and `ef1`, its
+"effect flags": what the rewrite changed (`cinnabar.topics.effect_flags`).
 """
 
 import collections
