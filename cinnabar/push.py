@@ -30,7 +30,9 @@ For a batch of `push [+]<src>:<dst>` requests:
    (`bundle-heads`). New commits a push to a topic leads to get its
    branch and topic (the `topic` extra); a forced one that replaces the
    topic's changesets adds an `OBSMARKERS` part saying which old
-   changesets the new ones replace (`cinnabar.topics`). Checks that
+   changesets the new ones replace (`cinnabar.topics`); to a server
+   that takes no markers of our format, the changesets go without
+   them, with a warning (`hg push` sends them so, silently). Checks that
    need the branches: a commit pushed to a
    branch ref must be on that branch (new commits take the branch of
    their first parent); no branch may end up with more heads than it
@@ -192,6 +194,7 @@ class Pusher:
         self._related = set()
         # From _set_branches: {commit: branch or (branch, topic)}.
         self._set = {}
+        self._warned_without_markers = False
 
     # The whole batch.
 
@@ -496,13 +499,28 @@ class Pusher:
                                          draft_roots)
         if not found:
             return None
-        if not push_format.bundle2:
-            raise Abort('the Mercurial server at %s cannot take '
-                        'obsolescence markers (no bundle2)'
-                        % self.peer.description)
-        obsmarkers.check_version(push_format.obsmarkers,
-                                 self.peer.description)
+        if not push_format.bundle2 or \
+                obsmarkers.VERSION not in push_format.obsmarkers:
+            self._warn_without_markers(forced)
+            return None
         return obsmarkers.encode_part(found)
+
+    def _warn_without_markers(self, forced):
+        """A server that takes no markers of our format (one without the
+        evolve extension, or with `experimental.evolution.exchange` off):
+        the changesets go without them, as `hg push` sends them."""
+        if self._warned_without_markers:
+            return
+        self._warned_without_markers = True
+        sys.stderr.write(
+            'warning: the Mercurial server at %s does not take obsolescence '
+            'markers (format %d); pushing without them, as hg push does: '
+            'the changesets replaced in %s stay there as other heads (prune '
+            'them with hg, or enable the evolve extension on the server)\n'
+            % (self.peer.description, obsmarkers.VERSION,
+               ', '.join('topic %s//%s' % (p.target.name, p.target.topic)
+                         for p in forced)))
+        sys.stderr.flush()
 
     def _topic_markers(self, push, commits, mapping, draft_roots):
         value = (push.target.name, push.target.topic)

@@ -481,3 +481,30 @@ def test_server_publishing_bare_branch(hg_repo, hg_serve, tmp_path,
                        'HEAD:refs/heads/branches/default/tip'))
     node = pushed_nodes(repo, [bare])[bare]
     assert topic_log(server, node) == [(node, 'public', 'default', '')]
+
+
+def test_server_without_marker_exchange(hg_repo, hg_serve, tmp_path,
+                                        monkeypatch):
+    """A server that takes no obsolescence markers (evolve with
+    `experimental.evolution.exchange` off: no `obsmarkers` in its bundle2
+    capabilities): a forced push after an amend sends the changesets
+    without markers, as `hg push` does, with a warning; the topic then
+    has two heads there."""
+    server = hg_repo(tmp_path / 'server',
+                     '[experimental]\nevolution.exchange = no\n')
+    src = writable_remote('http', server.repo, hg_serve, tmp_path,
+                          monkeypatch.setenv)
+    repo = tmp_path / 'git'
+    clone(src.url, repo)
+    commit_files(repo, {'b': 'b\n'}, 'Add b', '1700000000 +0000')
+    assert_pushed(push(repo, 'origin', 'HEAD:' + TOPIC_REF))
+    old = ids(server, 'topic(feat)')
+    amended = commit_files(repo, {'b': 'b2\n'}, 'Add b, amended',
+                           '1700000100 +0000', amend=True)
+    result = push(repo, '-f', 'origin', 'HEAD:' + TOPIC_REF)
+    assert_pushed(result)
+    assert 'does not take obsolescence markers' in result.err
+    assert 'topic default//feat' in result.err
+    new = pushed_nodes(repo, [amended])[amended]
+    assert server('debugobsolete').out == ''
+    assert ids(server, 'heads(topic(feat))') == old + [new]

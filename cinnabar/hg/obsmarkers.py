@@ -73,14 +73,3 @@ def encode_marker(marker):
 def encode_part(markers):
     """The payload of an `OBSMARKERS` part holding `markers`."""
     return bytes((VERSION,)) + b''.join(encode_marker(m) for m in markers)
-
-
-def check_version(versions, description):
-    """Abort unless the server's obsmarkers versions include ours."""
-    if VERSION not in versions:
-        raise Abort('the Mercurial server at %s does not take obsolescence '
-                    'markers of version %d (it takes: %s)'
-                    % (description, VERSION,
-                       ', '.join('V%d' % v for v in versions) or 'none'),
-                    hint='enable the evolve extension on the server, or '
-                         'push to a new topic instead of replacing one')
