@@ -488,8 +488,7 @@ class Pusher:
     def _obsmarkers(self, pushes, push_format, commits, mapping):
         """The OBSMARKERS part's payload for the changesets that the
         forced pushes to topics replace, or None."""
-        forced = [p for p in pushes
-                  if p.target.kind == 'topic' and p.replaced]
+        forced = [p for p in pushes if p.target.kind == 'topic' and p.force]
         if not forced:
             return None
         draft_roots = self._draft_roots()
@@ -526,12 +525,26 @@ class Pusher:
         value = (push.target.name, push.target.topic)
         keep = self.helper.hg2git_many(
             dict(self.state.branchmap).get(push.target.name, []))
+        keep = [c for c in keep if not c.is_null]
         old = topics.old_changesets(
-            self.helper, push.replaced, push.commit,
-            [c for c in keep if not c.is_null], draft_roots,
-            push.target.topic)
+            self.helper, push.replaced, push.commit, keep, draft_roots,
+            push.target.topic) if push.replaced else []
         new = [c for c in commits if self._set.get(c) == value]
-        pairs = topics.pair([c for c, _, _ in old], new)
+        published = topics.published_changesets(
+            self.helper, push.replaced + keep, push.commit, draft_roots,
+            push.target.topic)
+        pairs = topics.pair([c for c, _, _ in old] +
+                            [c for c, _ in published], new)
+        rewritten = [h for c, h in published if pairs.get(c)]
+        if rewritten:
+            push.refuse('%s was made public on the server since you '
+                        'fetched (topic %s//%s): it cannot be replaced; '
+                        'fetch, then rebase onto it'
+                        % (', '.join(h[:12] for h in rewritten),
+                           push.target.name, push.target.topic))
+            return []
+        for commit, _ in published:
+            pairs.pop(commit, None)
         hg_of = dict(mapping)
         hg_of.update((c, h) for c, h, _ in old)
         parents = {c: p for c, _, p in old}

@@ -103,6 +103,30 @@ def old_changesets(helper, old_heads, new_commit, keep, draft_roots, topic):
     return old
 
 
+def published_changesets(helper, starts, new_commit, draft_roots, topic):
+    """[(commit, HgId)] of the public changesets carrying `topic` that the
+    push of `new_commit` leaves out of its history: found from `starts`
+    (the topic's and its branch's server heads) down the parents, through
+    the changesets with `topic`. Published since we fetched, when the new
+    commits rewrite them: hg-evolve would mark a public changeset
+    obsolete (phase-divergence); we never do."""
+    seen, todo, found = set(), list(starts), []
+    while todo:
+        commit = todo.pop()
+        if commit in seen or git.is_ancestor(commit, new_commit):
+            continue
+        seen.add(commit)
+        hg_id = helper.git2hg(commit)
+        if hg_id.is_null or changeset_extras(
+                helper.data('changeset', hg_id).text).get('topic') != topic:
+            continue
+        if not any(git.is_ancestor(r, commit) for r in draft_roots):
+            found.append((commit, hg_id))
+        parents = git.history(['rev-list', '--parents', '-n1', commit])
+        todo.extend(parents.stdout.decode('ascii').split()[1:])
+    return found
+
+
 def _patch_ids(commits):
     """{commit: patch id} (`git patch-id --stable`; merges and empty
     commits have none)."""

@@ -508,3 +508,49 @@ def test_server_without_marker_exchange(hg_repo, hg_serve, tmp_path,
     new = pushed_nodes(repo, [amended])[amended]
     assert server('debugobsolete').out == ''
     assert ids(server, 'heads(topic(feat))') == old + [new]
+
+
+def test_published_since_fetch_is_not_replaced(hg_repo, hg_serve, tmp_path,
+                                               monkeypatch):
+    """A changeset of the topic made public on the server after our fetch
+    never gets a marker: a forced push rewriting it is refused (hg-evolve
+    would mark a public changeset obsolete: phase-divergence); after a
+    fetch and a rebase onto it, the push replaces only the drafts. The
+    phases are the server's at the push (`listkeys phases`), as git's
+    refs still show the topic as it was."""
+    server = hg_repo(tmp_path / 'server')
+    src = writable_remote('http', server.repo, hg_serve, tmp_path,
+                          monkeypatch.setenv)
+    repo = tmp_path / 'git'
+    clone(src.url, repo)
+    first = commit_files(repo, {'b': 'b\n'}, 'Add b', '1700000000 +0000')
+    commit_files(repo, {'c': 'c\n'}, 'Add c', '1700000100 +0000')
+    assert_pushed(push(repo, 'origin', 'HEAD:' + TOPIC_REF))
+    published = pushed_nodes(repo, [first])[first]
+    server('phase', '-q', '-p', published)
+    # Both rewritten (the first reworded, the second rebased on it).
+    git('rebase', '-q', '--exec', 'git commit -q --amend -m "$(git log -1 '
+        '--format=%s) (reworded)"', DEFAULT_TIP, cwd=repo)
+    before = markers(server)
+    with nothing_changes(ViaServer(server), server.repo, repo):
+        assert_refused(push(repo, '-f', 'origin', 'HEAD:' + TOPIC_REF),
+                       published[:12], 'made public', 'fetch, then rebase')
+    # Fetched, then rebased: the reworded first commit is dropped (its
+    # patch is on the branch now), only the draft is replaced.
+    draft = ids(server, 'topic(feat)')
+    git('fetch', '-q', '--prune', 'origin', cwd=repo)
+    git('rebase', '-q', DEFAULT_TIP, cwd=repo)
+    assert_pushed(push(repo, '-f', 'origin', 'HEAD:' + TOPIC_REF))
+    head = rev_parse(repo, 'HEAD')
+    new = pushed_nodes(repo, [head])[head]
+    assert markers(server) == {**before, draft[0]: [new]}
+    assert ids(server, 'topic(feat)') == [new]
+    assert ids(server, 'public() and not obsolete()', '--hidden')[-1] == \
+        published
+    # The whole topic published: a forced push of an amend is refused.
+    server('phase', '-q', '-p', new)
+    commit_files(repo, {'c': 'c2\n'}, 'Add c, amended', '1700000200 +0000',
+                 amend=True)
+    with nothing_changes(ViaServer(server), server.repo, repo):
+        assert_refused(push(repo, '-f', 'origin', 'HEAD:' + TOPIC_REF),
+                       new[:12], 'made public')
