@@ -745,7 +745,11 @@ class Pusher:
             success, output = self.peer.pushkey('bookmarks', name,
                                                 old or '', new)
         except Abort as error:
-            push.refuse(error.message)
+            # Server hooks that refuse a bookmark (Heptapod's) fail the
+            # whole pushkey command: their message stays in the server log.
+            push.refuse('the server failed to %s bookmark %s: %s'
+                        % ('delete' if push.commit is None else 'set', name,
+                           error.message))
             return
         show_remote_output(output)
         if not success:
