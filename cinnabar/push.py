@@ -51,9 +51,12 @@ that are not fast-forwards. With `option dry-run true` everything but
 the sending happens, and nothing is kept (but with `cinnabar.data`
 `force`, the changesets made are kept, as git-cinnabar does).
 
-Phases need nothing: a publishing server makes what it receives public,
-a non-publishing one keeps it draft. Heads of topics are not heads of
-their branch (hg-evolve): the branch head checks leave them out.
+Phases are not stored: a publishing server makes what it receives
+public, a non-publishing one keeps it draft. A forced push to a topic
+asks the server's phases (`listkeys phases`) when it makes the markers:
+only drafts are replaced, and rewriting a changeset of the topic that
+was published since the fetch is refused. Heads of topics are not heads
+of their branch (hg-evolve): the branch head checks leave them out.
 """
 
 import collections
