@@ -459,18 +459,27 @@ def test_server_enforcing_topics(hg, hg_repo, hg_serve, tmp_path,
         (node, 'draft', 'default', 'b')]
 
 
-def test_server_publishing_bare_branch(hg_repo, hg_serve, tmp_path,
-                                       monkeypatch):
-    """`experimental.topic.publish-bare-branch` (as on Heptapod): what is
-    pushed to a topic stays draft; what is pushed to a branch, without a
-    topic, is made public by the server, and we keep its metadata as for
-    a publishing server (while the server has drafts)."""
-    server = hg_repo(tmp_path / 'server',
-                     '[experimental]\ntopic.publish-bare-branch = yes\n')
-    src = writable_remote('http', server.repo, hg_serve, tmp_path,
-                          monkeypatch.setenv)
-    repo = tmp_path / 'git'
-    clone(src.url, repo)
+@pytest.fixture(scope='module')
+def bare_publishing(hg_repo, hg_serve_module, tmp_path_factory):
+    """A server publishing what is pushed without a topic
+    (`experimental.topic.publish-bare-branch`, as on Heptapod) and taking
+    no obsolescence markers (evolve with `experimental.evolution.exchange`
+    off: no `obsmarkers` in its bundle2 capabilities), and a git clone."""
+    tmp = tmp_path_factory.mktemp('topics-bare')
+    server = hg_repo(tmp / 'server',
+                     '[experimental]\ntopic.publish-bare-branch = yes\n'
+                     'evolution.exchange = no\n')
+    served = hg_serve_module(server.repo)
+    repo = tmp / 'git'
+    clone(f'hg::{served.url}', repo)
+    return server, repo
+
+
+def test_server_publishing_bare_branch(bare_publishing):
+    """What is pushed to a topic stays draft; what is pushed to a branch,
+    without a topic, is made public by the server, and we keep its
+    metadata as for a publishing server (while the server has drafts)."""
+    server, repo = bare_publishing
     in_topic = commit_files(repo, {'c': 'c\n'}, 'Add c', '1700000100 +0000')
     assert_pushed(push(repo, 'origin', 'HEAD:refs/heads/topics/default/c'))
     node = pushed_nodes(repo, [in_topic])[in_topic]
@@ -483,24 +492,16 @@ def test_server_publishing_bare_branch(hg_repo, hg_serve, tmp_path,
     assert topic_log(server, node) == [(node, 'public', 'default', '')]
 
 
-def test_server_without_marker_exchange(hg_repo, hg_serve, tmp_path,
-                                        monkeypatch):
-    """A server that takes no obsolescence markers (evolve with
-    `experimental.evolution.exchange` off: no `obsmarkers` in its bundle2
-    capabilities): a forced push after an amend sends the changesets
-    without markers, as `hg push` does, with a warning; the topic then
-    has two heads there."""
-    server = hg_repo(tmp_path / 'server',
-                     '[experimental]\nevolution.exchange = no\n')
-    src = writable_remote('http', server.repo, hg_serve, tmp_path,
-                          monkeypatch.setenv)
-    repo = tmp_path / 'git'
-    clone(src.url, repo)
-    commit_files(repo, {'b': 'b\n'}, 'Add b', '1700000000 +0000')
+def test_server_without_marker_exchange(bare_publishing):
+    """A forced push after an amend to a server that takes no markers
+    sends the changesets without them, as `hg push` does, with a warning;
+    the topic then has two heads there."""
+    server, repo = bare_publishing
+    commit_files(repo, {'d': 'd\n'}, 'Add d', '1700000200 +0000')
     assert_pushed(push(repo, 'origin', 'HEAD:' + TOPIC_REF))
     old = ids(server, 'topic(feat)')
-    amended = commit_files(repo, {'b': 'b2\n'}, 'Add b, amended',
-                           '1700000100 +0000', amend=True)
+    amended = commit_files(repo, {'d': 'd2\n'}, 'Add d, amended',
+                           '1700000300 +0000', amend=True)
     result = push(repo, '-f', 'origin', 'HEAD:' + TOPIC_REF)
     assert_pushed(result)
     assert 'does not take obsolescence markers' in result.err
