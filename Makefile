@@ -7,6 +7,9 @@
 #                         when they are all there)
 #   make venv             build/venv with Mercurial, hg-evolve, pytest and flake8
 #                         (requirements-test.txt), and hg-evolve for hg 6.3
+#   make heptapod-venv    build/heptapod-venv: the `heptapod` server package (Heptapod's
+#                         hg extension and hooks, with the Mercurial and hg-evolve it
+#                         pins), for tests/test_heptapod.py; made by hand, not by CI
 #   make test             the test suite with the venv's Mercurial
 #                         (TEST_PYTHON=python3.9: the launchers run with that Python)
 #   make test-hg63        the same suite with Debian's /usr/bin/hg (Mercurial 6.3)
@@ -67,6 +70,15 @@ VENV_STAMP = $(VENV)/.requirements-test.txt
 # venv; the tests load it by path (tests/lib/evolve.py).
 EVOLVE_HG63 = $(BUILD)/evolve-hg63
 EVOLVE_HG63_VERSION = 11.1.10
+# hg-evolve 10.5, the last release whose topic extension has no topic namespaces
+# (no `branchmaptns`: topics are `<branch>:<topic>` names in `branchmap`), for a
+# server of the older kind, also served by Debian's hg 6.3.
+EVOLVE_NOTNS = $(BUILD)/evolve-notns
+EVOLVE_NOTNS_VERSION = 10.5.3
+# The `heptapod` server package, in a venv of its own: it pins its Mercurial and
+# hg-evolve (and brings hg-git, boto3 and a JWT library).
+HEPTAPOD_VENV = $(BUILD)/heptapod-venv
+HEPTAPOD_VERSION = 5.5.3
 
 # The hg the tests drive: the venv's (PyPI's latest), or Debian's for test-hg63.
 TEST_HG = $(CURDIR)/$(VENV)/bin/hg
@@ -83,7 +95,7 @@ cinnabardir = $(prefix)/lib/git-cinnabar
 LAUNCHERS = git-remote-hg git-cinnabar
 
 .PHONY: all deps helper check-deps git-source venv test test-hg63 lint demo \
-	hg-matrix hg-matrix-test hg-matrix-ci hg-matrix-test-ci \
+	hg-matrix hg-matrix-test hg-matrix-ci hg-matrix-test-ci heptapod-venv \
 	install uninstall clean distclean asan fuzz fuzz-short fuzz-push
 .DELETE_ON_ERROR:
 
@@ -219,13 +231,30 @@ fuzz-push: helper venv
 		--commits $(COMMITS) --steps $(STEPS) $(if $(KEEP),--keep) \
 		$(if $(PUSH_HELPER),--helper '$(abspath $(PUSH_HELPER))')
 
-venv: $(VENV_STAMP) $(EVOLVE_HG63)/.version
+venv: $(VENV_STAMP) $(EVOLVE_HG63)/.version $(EVOLVE_NOTNS)/.version
+
+# $(call install-evolve,DIR,VERSION): hg-evolve VERSION (pure Python) in DIR.
+define install-evolve
+	rm -rf $(1)
+	$(VENV)/bin/python -m pip install -q --disable-pip-version-check --no-deps \
+		--target $(1) hg-evolve==$(2)
+	@echo $(2) >$@
+endef
 
 $(EVOLVE_HG63)/.version: $(VENV_STAMP)
-	rm -rf $(EVOLVE_HG63)
-	$(VENV)/bin/python -m pip install -q --disable-pip-version-check --no-deps \
-		--target $(EVOLVE_HG63) hg-evolve==$(EVOLVE_HG63_VERSION)
-	@echo $(EVOLVE_HG63_VERSION) >$@
+	$(call install-evolve,$(EVOLVE_HG63),$(EVOLVE_HG63_VERSION))
+
+$(EVOLVE_NOTNS)/.version: $(VENV_STAMP)
+	$(call install-evolve,$(EVOLVE_NOTNS),$(EVOLVE_NOTNS_VERSION))
+
+heptapod-venv: $(HEPTAPOD_VENV)/.version
+
+$(HEPTAPOD_VENV)/.version:
+	rm -rf $(HEPTAPOD_VENV)
+	$(PYTHON) -m venv $(HEPTAPOD_VENV)
+	$(HEPTAPOD_VENV)/bin/python -m pip install -q --disable-pip-version-check \
+		heptapod==$(HEPTAPOD_VERSION)
+	@echo $(HEPTAPOD_VERSION) >$@
 
 $(VENV_STAMP): requirements-test.txt
 	@$(PYTHON) -c 'import ensurepip, venv' 2>/dev/null || \

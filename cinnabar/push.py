@@ -30,7 +30,9 @@ For a batch of `push [+]<src>:<dst>` requests:
    (`bundle-heads`). New commits a push to a topic leads to get its
    branch and topic (the `topic` extra); a forced one that replaces the
    topic's changesets adds an `OBSMARKERS` part saying which old
-   changesets the new ones replace (`cinnabar.topics`). Checks that
+   changesets the new ones replace (`cinnabar.topics`); to a server
+   that takes no markers of our format, the changesets go without
+   them, with a warning (`hg push` sends them so, silently). Checks that
    need the branches: a commit pushed to a
    branch ref must be on that branch (new commits take the branch of
    their first parent); no branch may end up with more heads than it
@@ -49,9 +51,12 @@ that are not fast-forwards. With `option dry-run true` everything but
 the sending happens, and nothing is kept (but with `cinnabar.data`
 `force`, the changesets made are kept, as git-cinnabar does).
 
-Phases need nothing: a publishing server makes what it receives public,
-a non-publishing one keeps it draft. Heads of topics are not heads of
-their branch (hg-evolve): the branch head checks leave them out.
+Phases are not stored: a publishing server makes what it receives
+public, a non-publishing one keeps it draft. A forced push to a topic
+asks the server's phases (`listkeys phases`) when it makes the markers:
+only drafts are replaced, and rewriting a changeset of the topic that
+was published since the fetch is refused. Heads of topics are not heads
+of their branch (hg-evolve): the branch head checks leave them out.
 """
 
 import collections
@@ -93,9 +98,11 @@ def data_policy(remote):
 
     `always` keeps it, `never` drops it (a later fetch brings the
     changesets back), `phase` (the default) keeps it when the server made
-    them public, i.e. when it is publishing: newly pushed changesets are
-    drafts on a non-publishing server (but those pushed to a topic are
-    kept: replacing them later needs them). `force` is `always`, and also keeps
+    them public, i.e. when it is publishing, or publishes what is pushed
+    without a topic (hg-evolve's `topic.publish-bare-branch`, as on
+    Heptapod): newly pushed changesets are drafts on a non-publishing
+    server (but those pushed to a topic are kept: replacing them later
+    needs them). `force` is `always`, and also keeps
     the changesets a `--dry-run` makes (without sending them).
     """
     policy = (config.lookup('data', remote) or 'phase').lower()
@@ -190,6 +197,7 @@ class Pusher:
         self._related = set()
         # From _set_branches: {commit: branch or (branch, topic)}.
         self._set = {}
+        self._warned_without_markers = False
 
     # The whole batch.
 
@@ -483,8 +491,7 @@ class Pusher:
     def _obsmarkers(self, pushes, push_format, commits, mapping):
         """The OBSMARKERS part's payload for the changesets that the
         forced pushes to topics replace, or None."""
-        forced = [p for p in pushes
-                  if p.target.kind == 'topic' and p.replaced]
+        forced = [p for p in pushes if p.target.kind == 'topic' and p.force]
         if not forced:
             return None
         draft_roots = self._draft_roots()
@@ -494,29 +501,72 @@ class Pusher:
                                          draft_roots)
         if not found:
             return None
-        if not push_format.bundle2:
-            raise Abort('the Mercurial server at %s cannot take '
-                        'obsolescence markers (no bundle2)'
-                        % self.peer.description)
-        obsmarkers.check_version(push_format.obsmarkers,
-                                 self.peer.description)
+        if not push_format.bundle2 or \
+                obsmarkers.VERSION not in push_format.obsmarkers:
+            self._warn_without_markers(forced)
+            return None
         return obsmarkers.encode_part(found)
+
+    def _warn_without_markers(self, forced):
+        """A server that takes no markers of our format (one without the
+        evolve extension, or with `experimental.evolution.exchange` off):
+        the changesets go without them, as `hg push` sends them."""
+        if self._warned_without_markers:
+            return
+        self._warned_without_markers = True
+        sys.stderr.write(
+            'warning: the Mercurial server at %s does not take obsolescence '
+            'markers (format %d); pushing without them, as hg push does: '
+            'the changesets replaced in %s stay there as other heads (prune '
+            'them with hg, or enable the evolve extension on the server)\n'
+            % (self.peer.description, obsmarkers.VERSION,
+               ', '.join('topic %s//%s' % (p.target.name, p.target.topic)
+                         for p in forced)))
+        sys.stderr.flush()
 
     def _topic_markers(self, push, commits, mapping, draft_roots):
         value = (push.target.name, push.target.topic)
         keep = self.helper.hg2git_many(
             dict(self.state.branchmap).get(push.target.name, []))
+        keep = [c for c in keep if not c.is_null]
         old = topics.old_changesets(
-            self.helper, push.replaced, push.commit,
-            [c for c in keep if not c.is_null], draft_roots,
-            push.target.topic)
+            self.helper, push.replaced, push.commit, keep, draft_roots,
+            push.target.topic) if push.replaced else []
         new = [c for c in commits if self._set.get(c) == value]
-        pairs = topics.pair([c for c, _, _ in old], new)
+        published = topics.published_changesets(
+            self.helper, push.replaced + keep, push.commit, draft_roots,
+            push.target.topic)
+        pairs = topics.pair([c for c, _, _ in old] +
+                            [c for c, _ in published], new)
+        rewritten = [h for c, h in published if pairs.get(c)]
+        if rewritten:
+            push.refuse('%s was made public on the server since you '
+                        'fetched (topic %s//%s): it cannot be replaced; '
+                        'fetch, then rebase onto it'
+                        % (', '.join(h[:12] for h in rewritten),
+                           push.target.name, push.target.topic))
+            return []
+        for commit, _ in published:
+            pairs.pop(commit, None)
         hg_of = dict(mapping)
         hg_of.update((c, h) for c, h, _ in old)
-        parents_of = {c: list(self.helper.git2hg_many(p))
-                      for c, _, p in old}
-        return topics.markers(pairs, hg_of, parents_of, _git_user())
+        parents = {c: p for c, _, p in old}
+        parents.update((c, self._new_parents.get(c, [])) for c in new)
+
+        def describe(commit):
+            return self._rewritten(commit, hg_of, parents[commit])
+        return topics.markers(pairs, describe, _git_user())
+
+    def _rewritten(self, commit, hg_of, parents):
+        """The topics.Rewritten of `commit` (old or new), with `hg_of`
+        {commit: HgId} and its `parents` (commits)."""
+        unknown = [p for p in parents if p not in hg_of]
+        hg_of.update(zip(unknown, self.helper.git2hg_many(unknown)))
+        hg_id = hg_of[commit]
+        return topics.Rewritten(
+            hg_id, [hg_of[p] for p in parents],
+            self.helper.data('changeset', hg_id).text,
+            topics.diff_lines(commit))
 
     def _draft_roots(self):
         """The commits of the server's draft roots (`listkeys phases`: a
@@ -655,6 +705,12 @@ class Pusher:
         if self._set and any(isinstance(v, tuple) for v in self._set.values()):
             # Draft topics: a later force push needs to know them.
             return True
+        if self.peer.capable('ext-topics-publish') in (b'all', b'auto'):
+            # hg-evolve's topic extension: `all` on a publishing server,
+            # `auto` with `topic.publish-bare-branch` (Heptapod), which
+            # publishes what is pushed without a topic (and what pushes
+            # to topics bring is kept above).
+            return True
         try:
             phases = self.peer.listkeys('phases')
         except Abort:
@@ -692,7 +748,11 @@ class Pusher:
             success, output = self.peer.pushkey('bookmarks', name,
                                                 old or '', new)
         except Abort as error:
-            push.refuse(error.message)
+            # Server hooks that refuse a bookmark (Heptapod's) fail the
+            # whole pushkey command: their message stays in the server log.
+            push.refuse('the server failed to %s bookmark %s: %s'
+                        % ('delete' if push.commit is None else 'set', name,
+                           error.message))
             return
         show_remote_output(output)
         if not success:

@@ -12,9 +12,14 @@ are left on each side, in the order of the history (the order git
 rewrote them); old ones left over were dropped: pruned (a marker
 without successor). The pairs become obsolescence markers
 (`cinnabar.hg.obsmarkers`) sent with the changesets, so that the server
-hides the old ones and the topic keeps one head.
+hides the old ones and the topic keeps one head. They record what
+hg-evolve's commands record: the `operation` (`amend` when the parents
+stayed, as `hg amend`; `rebase` when they changed, as `hg rebase`;
+`prune`, as `hg prune`), the `user` and the effect flags (`ef1`).
 """
 
+import collections
+import re
 import subprocess
 import time
 
@@ -98,6 +103,30 @@ def old_changesets(helper, old_heads, new_commit, keep, draft_roots, topic):
     return old
 
 
+def published_changesets(helper, starts, new_commit, draft_roots, topic):
+    """[(commit, HgId)] of the public changesets carrying `topic` that the
+    push of `new_commit` leaves out of its history: found from `starts`
+    (the topic's and its branch's server heads) down the parents, through
+    the changesets with `topic`. Published since we fetched, when the new
+    commits rewrite them: hg-evolve would mark a public changeset
+    obsolete (phase-divergence); we never do."""
+    seen, todo, found = set(), list(starts), []
+    while todo:
+        commit = todo.pop()
+        if commit in seen or git.is_ancestor(commit, new_commit):
+            continue
+        seen.add(commit)
+        hg_id = helper.git2hg(commit)
+        if hg_id.is_null or changeset_extras(
+                helper.data('changeset', hg_id).text).get('topic') != topic:
+            continue
+        if not any(git.is_ancestor(r, commit) for r in draft_roots):
+            found.append((commit, hg_id))
+        parents = git.history(['rev-list', '--parents', '-n1', commit])
+        todo.extend(parents.stdout.decode('ascii').split()[1:])
+    return found
+
+
 def _patch_ids(commits):
     """{commit: patch id} (`git patch-id --stable`; merges and empty
     commits have none)."""
@@ -155,19 +184,79 @@ def pair(old, new):
     return pairs
 
 
-def markers(pairs, hg_of, parents_of, user, now=None):
+# What a rewrite changed, as Mercurial records it in a marker's `ef1`
+# metadata (its "effect flags", `mercurial/obsutil.py`): bits of the
+# differences between the old changeset and its successor.
+DESCRIPTION, META, PARENTS, DIFF, USER, DATE, BRANCH = \
+    1, 2, 4, 8, 16, 32, 64
+# Extras that are not "meta" for the effect flags.
+_NOT_META = re.compile(r'branch$|source$|.*[-_]source$')
+
+Rewritten = collections.namedtuple('Rewritten', 'hg_id parents text diff')
+Rewritten.__doc__ = """One side of a rewrite: the changeset's HgId, its
+parents' HgIds, its raw text (bytes), and its diff (`diff_lines`)."""
+
+
+def _fields(text):
+    """(user, date, {extras}, description) of a changeset's raw text."""
+    head, _, description = text.partition(b'\n\n')
+    lines = head.split(b'\n')
+    date = lines[2].split(b' ', 2)[:2] if len(lines) > 2 else []
+    return (lines[1] if len(lines) > 1 else b'', date,
+            changeset_extras(text), description)
+
+
+def effect_flags(old, new):
+    """hg's effect flags for the rewrite of `old` into `new` (Rewritten)."""
+    old_user, old_date, old_extras, old_desc = _fields(old.text)
+    new_user, new_date, new_extras, new_desc = _fields(new.text)
+    meta = [{k: v for k, v in extras.items() if not _NOT_META.match(k)}
+            for extras in (old_extras, new_extras)]
+    changed = ((DESCRIPTION, old_desc != new_desc),
+               (USER, old_user != new_user), (DATE, old_date != new_date),
+               (BRANCH, old_extras.get('branch', 'default')
+                != new_extras.get('branch', 'default')),
+               (PARENTS, list(old.parents) != list(new.parents)),
+               (META, meta[0] != meta[1]), (DIFF, old.diff != new.diff))
+    return sum(bit for bit, differs in changed if differs)
+
+
+def diff_lines(commit):
+    """The diff `commit` brings (against its first parent), as hg compares
+    two for the effect flags: one line of context, hunk headers and blob
+    ids left out (they change when only the parent changed)."""
+    out = git.run(['diff-tree', '-p', '-U1', '--no-renames', '--root',
+                   '--diff-merges=first-parent', '--no-commit-id', commit])
+    return [line for line in out.stdout.split(b'\n')
+            if not line.startswith((b'@@', b'index '))]
+
+
+def rewrite_metadata(old, new, user):
+    """The metadata of the marker for `old` rewritten into `new`
+    (Rewritten, None when pruned), as hg-evolve writes them: `user`,
+    `operation` (`amend` when the parents stayed, `rebase` when they
+    changed, `prune`) and `ef1`."""
+    if new is None:
+        return {'user': user, 'operation': 'prune', 'ef1': '0'}
+    operation = 'amend' if list(old.parents) == list(new.parents) \
+        else 'rebase'
+    return {'user': user, 'operation': operation,
+            'ef1': str(effect_flags(old, new))}
+
+
+def markers(pairs, describe, user, now=None):
     """The Markers for `pairs` ({old commit: new commit or None}), with
-    `hg_of` {commit: HgId}, `parents_of` {old commit: [parent HgIds]}
-    (recorded for prunes), `user` (who rewrote)."""
+    `describe` giving the Rewritten of a commit, `user` (who rewrote)."""
     seconds = int(time.time() if now is None else now)
     offset = time.altzone if time.localtime(seconds).tm_isdst \
         else time.timezone
     result = []
     for old, new in pairs.items():
-        successors = (hg_of[new],) if new is not None else ()
+        before = describe(old)
+        after = describe(new) if new is not None else None
+        successors = (after.hg_id,) if after is not None else ()
         result.append(Marker(
-            hg_of[old], successors, None if successors else parents_of[old],
-            (seconds, offset),
-            {'user': user,
-             'operation': 'push' if successors else 'prune'}))
+            before.hg_id, successors,
+            None if successors else before.parents, (seconds, offset),
+            rewrite_metadata(before, after, user)))
     return sorted(result, key=lambda m: m.precursor)

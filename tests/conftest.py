@@ -9,6 +9,7 @@ ends.
 
 import os
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -28,6 +29,10 @@ NOTES = pytest.StashKey[dict]()
 # The server matrix runs only when given its servers (make hg-matrix-test).
 collect_ignore = [] if os.environ.get('CINNABAR_HG_MATRIX') else [
     'test_server_matrix.py']
+# Heptapod's rules run only where `make heptapod-venv` made their venv.
+if not (Path(__file__).parent.parent / 'build' / 'heptapod-venv'
+        / '.version').exists():
+    collect_ignore.append('test_heptapod.py')
 SESSION_SKIPPED = []
 # Printed after the summary unless a test noted otherwise (session_note).
 DEFAULT_NOTES = {

@@ -24,7 +24,8 @@ integers big-endian:
     then each key and value (UTF-8), in that order, keys sorted
 
 Keys and values are at most 255 bytes. Mercurial records `user` (who
-rewrote) and `operation` (`amend`, `rebase`, ...).
+rewrote), `operation` (`amend`, `rebase`, `prune`, ...) and `ef1`, its
+"effect flags": what the rewrite changed (`cinnabar.topics.effect_flags`).
 """
 
 import collections
@@ -72,14 +73,3 @@ def encode_marker(marker):
 def encode_part(markers):
     """The payload of an `OBSMARKERS` part holding `markers`."""
     return bytes((VERSION,)) + b''.join(encode_marker(m) for m in markers)
-
-
-def check_version(versions, description):
-    """Abort unless the server's obsmarkers versions include ours."""
-    if VERSION not in versions:
-        raise Abort('the Mercurial server at %s does not take obsolescence '
-                    'markers of version %d (it takes: %s)'
-                    % (description, VERSION,
-                       ', '.join('V%d' % v for v in versions) or 'none'),
-                    hint='enable the evolve extension on the server, or '
-                         'push to a new topic instead of replacing one')

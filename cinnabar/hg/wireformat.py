@@ -42,6 +42,7 @@ ARGUMENT_SPECS = {
     'clonebundles_manifest': ('*',),
     'getbundle': ('*',),
     'heads': (),
+    '_exttopics_heads': (),  # hg-evolve's topic extension
     'hello': (),
     'known': ('nodes', '*'),
     'listkeys': ('namespace',),

@@ -38,9 +38,3 @@ def test_metadata_too_long():
     marker = obsmarkers.Marker(OLD, (), None, (0, 0), {'user': 'x' * 256})
     with pytest.raises(Abort):
         obsmarkers.encode_marker(marker)
-
-
-def test_server_without_version_1():
-    with pytest.raises(Abort, match='version 1'):
-        obsmarkers.check_version((0,), 'server')
-    obsmarkers.check_version((0, 1), 'server')

@@ -61,3 +61,35 @@ def test_drafts(history):
     assert topics._drafts(walk, {t2}) == {t2}
     assert topics._drafts(walk, set()) == set()
     assert topics._drafts([(d1, [public]), (d2, [d1])], {d1}) == {d1, d2}
+
+
+def _changeset(user=b'Me', date=b'1700000000 0', extras=b'topic:feat',
+               description=b'msg'):
+    return (b'0' * 40 + b'\n' + user + b'\n' + date + b' ' + extras
+            + b'\nx\n\n' + description)
+
+
+@pytest.mark.parametrize('changes, operation, flags', [
+    ({}, 'amend', 0),
+    ({'description': b'other'}, 'amend', topics.DESCRIPTION),
+    ({'user': b'You', 'date': b'1700000001 0'}, 'amend',
+     topics.USER | topics.DATE),
+    ({'extras': b'topic:feat\0rebase_source:' + b'1' * 40}, 'amend', 0),
+    ({'extras': b'topic:other\0branch:stable'}, 'amend',
+     topics.META | topics.BRANCH),
+    ({'parents': ['2' * 40], 'diff': [b'+y']}, 'rebase',
+     topics.PARENTS | topics.DIFF),
+])
+def test_rewrite_metadata(changes, operation, flags):
+    """`operation` and `ef1` as hg-evolve writes them (the flags as
+    Mercurial's obsutil computes them; tests/test_topics.py checks them
+    against it)."""
+    old = topics.Rewritten('a' * 40, ['1' * 40], _changeset(), [b'+x'])
+    fields = {k: v for k, v in changes.items()
+              if k not in ('parents', 'diff')}
+    new = topics.Rewritten('b' * 40, changes.get('parents', ['1' * 40]),
+                           _changeset(**fields), changes.get('diff', [b'+x']))
+    assert topics.rewrite_metadata(old, new, 'Me') == {
+        'user': 'Me', 'operation': operation, 'ef1': str(flags)}
+    assert topics.rewrite_metadata(old, None, 'Me') == {
+        'user': 'Me', 'operation': 'prune', 'ef1': '0'}
