@@ -9,7 +9,7 @@
 #                         (requirements-test.txt), and hg-evolve for hg 6.3
 #   make heptapod-venv    build/heptapod-venv: the `heptapod` server package (Heptapod's
 #                         hg extension and hooks, with the Mercurial and hg-evolve it
-#                         pins), for tests/test_heptapod.py; made by hand, not by CI
+#                         pins), for tests/test_heptapod.py (CI makes it)
 #   make test             the test suite with the venv's Mercurial
 #                         (TEST_PYTHON=python3.9: the launchers run with that Python)
 #   make test-hg63        the same suite with Debian's /usr/bin/hg (Mercurial 6.3)
