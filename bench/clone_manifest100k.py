@@ -21,16 +21,14 @@ serve, --unbundle also times `git cinnabar unbundle` of the bundle file.
 
 import os
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / 'tests'))
 
 from clone_nginx import MB, Bench, bench_parser  # noqa: E402
-from clone_nginx import bench_workdir, find_reference  # noqa: E402
+from clone_nginx import served_bundle  # noqa: E402
 from lib import env as test_env  # noqa: E402
-from lib.hg import HgServer  # noqa: E402
 
 HG_RATIO_TARGET = 1.0
 REFERENCE_RATIO_TARGET = 0.7
@@ -70,15 +68,6 @@ class ScaleBench(Bench):
             os.environ.clear()
             os.environ.update(saved)
         self.sampled.setdefault(label, []).extend(self.samplers[before:])
-
-
-def prepare(hg, bundle, workdir):
-    repo = workdir / 'repo'
-    start = time.monotonic()
-    hg.repo_from_bundle(bundle, repo)
-    print(f'{bundle.name}: {len(hg.nodes(repo))} changesets, unbundled in '
-          f'{time.monotonic() - start:.1f} s', flush=True)
-    return repo
 
 
 def benchmark(hg, server, bundle, reference, args, workdir):
@@ -129,14 +118,10 @@ def main():
     try:
         bundle = args.bundle or (test_env.corpus_dir() / 'scale' /
                                  'manifest100k.hg')
-        with bench_workdir('cinnabar-bench-scale-', args.keep) as (
-                hg, workdir):
-            repo = prepare(hg, bundle, workdir)
-            with HgServer(hg, repo, workdir / 'serve') as server:
-                reference = find_reference(args.reference,
-                                           [DEFAULT_REFERENCE])
-                return benchmark(hg, server, bundle, reference, args,
-                                 workdir)
+        with served_bundle('cinnabar-bench-scale-', bundle, args.keep,
+                           args.reference, [DEFAULT_REFERENCE]) as (
+                hg, workdir, server, reference):
+            return benchmark(hg, server, bundle, reference, args, workdir)
     except test_env.SetupError as e:
         print(f'error: {e}', file=sys.stderr)
         return 1

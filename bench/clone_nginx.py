@@ -267,13 +267,14 @@ class Bench:
                       f'{sampler.commands[key]}')
 
 
-def prepare(hg, corpus, workdir):
-    repo = workdir / 'nginx'
+def prepare(hg, bundle, repo):
+    """Make the hg repository `repo` from the bundle file `bundle`,
+    saying how long it took."""
     start = time.monotonic()
-    hg.repo_from_bundle(corpus / 'nginx.hg', repo)
+    hg.repo_from_bundle(bundle, repo)
     count = len(hg.nodes(repo))
-    print(f'nginx.hg: {count} changesets, unbundled in '
-          f'{time.monotonic() - start:.1f} s')
+    print(f'{bundle.name}: {count} changesets, unbundled in '
+          f'{time.monotonic() - start:.1f} s', flush=True)
     return repo
 
 
@@ -363,7 +364,21 @@ def nginx_workdir(prefix, keep):
     cannot be found."""
     corpus = test_env.corpus_dir()
     with bench_workdir(prefix, keep) as (hg, workdir):
-        yield hg, workdir, prepare(hg, corpus, workdir)
+        yield hg, workdir, prepare(hg, corpus / 'nginx.hg',
+                                   workdir / 'nginx')
+
+
+@contextlib.contextmanager
+def served_bundle(prefix, bundle, keep, reference=None, first=()):
+    """(hg, work directory, HgServer, reference): the hg repository made
+    from the bundle file `bundle` in a bench_workdir, served on
+    127.0.0.1, and the directory of the git-cinnabar to compare with
+    (find_reference(reference, first), None when none is found). Raises
+    test_env.SetupError when hg cannot be found."""
+    with bench_workdir(prefix, keep) as (hg, workdir):
+        repo = prepare(hg, bundle, workdir / 'repo')
+        with HgServer(hg, repo, workdir / 'serve') as server:
+            yield hg, workdir, server, find_reference(reference, first)
 
 
 def main():

@@ -23,11 +23,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / 'tests'))
 
 from clone_manifest100k import (DEFAULT_REFERENCE, ScaleBench,  # noqa: E402
-                                largest_process, prepare, ratio)
-from clone_nginx import MB, bench_parser, bench_workdir  # noqa: E402
-from clone_nginx import find_reference  # noqa: E402
+                                largest_process, ratio)
+from clone_nginx import MB, bench_parser, served_bundle  # noqa: E402
 from lib import env as test_env  # noqa: E402
-from lib.hg import HgServer  # noqa: E402
 
 STREAM = 'git clone (ours, stream)'
 NORMAL = 'git clone (ours, normal)'
@@ -79,13 +77,10 @@ def main():
     args = parse_args()
     try:
         bundle = args.bundle or test_env.corpus_dir() / 'nginx.hg'
-        with bench_workdir('cinnabar-bench-stream-', args.keep) as (
-                hg, workdir):
-            repo = prepare(hg, bundle, workdir)
-            with HgServer(hg, repo, workdir / 'serve') as server:
-                reference = find_reference(args.reference,
-                                           [DEFAULT_REFERENCE])
-                return benchmark(hg, server, reference, args, workdir)
+        with served_bundle('cinnabar-bench-stream-', bundle, args.keep,
+                           args.reference, [DEFAULT_REFERENCE]) as (
+                hg, workdir, server, reference):
+            return benchmark(hg, server, reference, args, workdir)
     except test_env.SetupError as e:
         print(f'error: {e}', file=sys.stderr)
         return 1

@@ -11,14 +11,6 @@
 /* Longest delta chain revlog_text follows (hg's default limit is 1000). */
 #define MAX_CHAIN 100000
 
-static uint64_t file_size(int fd, const char *name)
-{
-	struct stat st;
-	if (fstat(fd, &st))
-		die_errno("cannot stat the %s", name);
-	return st.st_size;
-}
-
 static void read_at(int fd, void *buf, size_t len, uint64_t pos,
 		    const char *name)
 {
@@ -29,20 +21,21 @@ static void read_at(int fd, void *buf, size_t len, uint64_t pos,
 		die("the %s ends early (truncated stream)", name);
 }
 
-void revlog_open(struct revlog *rl, const char *name, const char *index_path,
-		 const char *data_path)
+void revlog_open(struct revlog *rl, const char *name, int fd,
+		 const struct revlog_extent *index,
+		 const struct revlog_extent *data)
 {
 	unsigned char hdr[4];
 	uint32_t header;
 
 	memset(rl, 0, sizeof(*rl));
 	rl->name = xstrdup(name);
-	rl->index_fd = xopen(index_path, O_RDONLY);
-	rl->index_size = file_size(rl->index_fd, name);
-	rl->data_fd = -1;
+	rl->fd = fd;
+	rl->index_start = index->offset;
+	rl->index_size = index->size;
 	if (!rl->index_size)
 		return;	/* an empty revlog */
-	read_at(rl->index_fd, hdr, 4, 0, name);
+	read_at(fd, hdr, 4, rl->index_start, name);
 	header = get_be32(hdr);
 	if ((header & 0xffff) != 1)
 		die("the %s is a revlog of version %u, which we do not read",
@@ -53,33 +46,23 @@ void revlog_open(struct revlog *rl, const char *name, const char *index_path,
 	rl->is_inline = !!(header & FLAG_INLINE);
 	rl->generaldelta = !!(header & FLAG_GENERALDELTA);
 	if (rl->is_inline) {
-		rl->data_fd = rl->index_fd;
+		rl->data_start = rl->index_start;
 		rl->data_size = rl->index_size;
 		return;
 	}
 	if (rl->index_size % ENTRY_SIZE)
 		die("the %s has a size that is not a whole number of entries "
 		    "(corrupt stream)", name);
-	rl->data_fd = open(data_path, O_RDONLY);
-	if (rl->data_fd < 0) {
-		if (errno != ENOENT)
-			die_errno("cannot open the data of the %s", name);
-		rl->data_size = 0;
-	} else {
-		rl->data_size = file_size(rl->data_fd, name);
-	}
+	rl->data_start = data->offset;
+	rl->data_size = data->size;
 }
 
 void revlog_release(struct revlog *rl)
 {
-	if (rl->data_fd >= 0 && rl->data_fd != rl->index_fd)
-		close(rl->data_fd);
-	if (rl->index_fd >= 0)
-		close(rl->index_fd);
 	free(rl->entries);
 	free(rl->name);
 	memset(rl, 0, sizeof(*rl));
-	rl->index_fd = rl->data_fd = -1;
+	rl->fd = -1;
 }
 
 static int32_t get_rev(const unsigned char *p)
@@ -157,7 +140,8 @@ const struct revlog_entry *revlog_next(struct revlog *rl)
 	if (rl->index_size - rl->next_pos < ENTRY_SIZE)
 		die("the %s ends in the middle of an entry (truncated stream)",
 		    rl->name);
-	read_at(rl->index_fd, buf, ENTRY_SIZE, rl->next_pos, rl->name);
+	read_at(rl->fd, buf, ENTRY_SIZE, rl->index_start + rl->next_pos,
+		rl->name);
 	ALLOC_GROW(rl->entries, rl->nr + 1, rl->alloc);
 	e = &rl->entries[rl->nr];
 	parse_entry(rl, buf, e);
@@ -281,8 +265,8 @@ void revlog_chunk(struct revlog *rl, uint32_t rev, struct strbuf *out)
 	strbuf_reset(out);
 	strbuf_reset(&raw);
 	strbuf_grow(&raw, e->chunk_len);
-	read_at(rl->data_fd, raw.buf, e->chunk_len, chunk_pos(rl, rev),
-		rl->name);
+	read_at(rl->fd, raw.buf, e->chunk_len,
+		rl->data_start + chunk_pos(rl, rev), rl->name);
 	strbuf_setlen(&raw, e->chunk_len);
 	if (!raw.len)
 		;

@@ -50,9 +50,15 @@ struct revlog_entry {
 	struct hg_oid node;
 };
 
+/* Where a file of a revlog lies in the file holding it. */
+struct revlog_extent {
+	uint64_t offset, size;
+};
+
 struct revlog {
 	char *name;		/* for messages */
-	int index_fd, data_fd;	/* data_fd == index_fd when inline */
+	int fd;			/* holds the index and the data; not owned */
+	uint64_t index_start, data_start;	/* equal when inline */
 	int is_inline, generaldelta;
 	uint64_t index_size, data_size;
 	/* Filled as revisions are read (revlog_next), in order. */
@@ -63,12 +69,14 @@ struct revlog {
 };
 
 /*
- * Open the revlog whose index is at `index_path` and data at `data_path`
- * (which may not exist when the index is inline). `name` says what it is
+ * Open the revlog whose index lies at `index` and data at `data` (of
+ * size 0 when the index is inline) in the file `fd`, which the caller
+ * keeps open while the revlog is read and closes. `name` says what it is
  * in messages. Dies naming it when the header is not one we read.
  */
-void revlog_open(struct revlog *rl, const char *name, const char *index_path,
-		 const char *data_path);
+void revlog_open(struct revlog *rl, const char *name, int fd,
+		 const struct revlog_extent *index,
+		 const struct revlog_extent *data);
 void revlog_release(struct revlog *rl);
 
 /*

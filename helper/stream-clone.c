@@ -8,28 +8,84 @@
 enum phase { CHANGELOG, MANIFESTS, FILES, DONE };
 
 struct revlog_cg {
-	struct strbuf dir;
+	int fd;				/* the `revlogs` file */
+	uint64_t size;			/* its size */
 	enum phase phase;
 	struct revlog changelog;	/* kept: linkrevs name its nodes */
 	struct revlog current;		/* the manifest or file being sent */
 	int current_open;
-	struct strbuf paths;		/* the "files" list */
-	size_t next_path;		/* offset in paths */
-	unsigned files;			/* filelogs sent */
+	struct strbuf table;		/* the "table" file */
+	size_t next_line;		/* offset in table */
 	struct strbuf out;		/* the changegroup bytes made */
 	size_t out_pos;
 	struct strbuf text, delta;
 };
 
-static void open_revlog(struct revlog_cg *rc, struct revlog *rl,
-			const char *name, const char *base)
+static NORETURN void bad_table(void)
 {
-	struct strbuf i = STRBUF_INIT, d = STRBUF_INIT;
-	strbuf_addf(&i, "%s/%s.i", rc->dir.buf, base);
-	strbuf_addf(&d, "%s/%s.d", rc->dir.buf, base);
-	revlog_open(rl, name, i.buf, d.buf);
-	strbuf_release(&i);
-	strbuf_release(&d);
+	die("malformed table of a stream clone's revlogs");
+}
+
+static uint64_t parse_number(const char **p, const char *end, char after)
+{
+	uint64_t n = 0;
+	const char *q = *p;
+
+	if (q == end || !isdigit(*q))
+		bad_table();
+	for (; q < end && isdigit(*q); q++) {
+		if (n > (UINT64_MAX - 9) / 10)
+			bad_table();
+		n = n * 10 + (*q - '0');
+	}
+	if (q == end || *q != after)
+		bad_table();
+	*p = q + 1;
+	return n;
+}
+
+static void parse_extent(struct revlog_cg *rc, const char **p,
+			 const char *end, struct revlog_extent *x, char after)
+{
+	x->offset = parse_number(p, end, ' ');
+	x->size = parse_number(p, end, after);
+	if (x->offset > rc->size || x->size > rc->size - x->offset)
+		bad_table();
+}
+
+/*
+ * Open the revlog of the table's next line; `path` (when not NULL) gets
+ * the path of a filelog's line. 0 at the end of the table.
+ */
+static int open_next(struct revlog_cg *rc, struct revlog *rl,
+		     const char *name, struct strbuf *path)
+{
+	const char *p = rc->table.buf + rc->next_line;
+	const char *end = rc->table.buf + rc->table.len;
+	const char *eol = memchr(p, '\n', end - p);
+	struct revlog_extent index, data;
+	struct strbuf filelog = STRBUF_INIT;
+
+	if (p == end)
+		return 0;
+	if (!eol)
+		bad_table();
+	parse_extent(rc, &p, eol + 1, &index, ' ');
+	parse_extent(rc, &p, eol + 1, &data, path ? ' ' : '\n');
+	if (path) {
+		if (p >= eol || memchr(p, '\0', eol - p))
+			bad_table();
+		strbuf_reset(path);
+		strbuf_add(path, p, eol - p);
+		strbuf_addf(&filelog, "filelog of '%s'", path->buf);
+		name = filelog.buf;
+	} else if (p != eol + 1) {
+		bad_table();
+	}
+	rc->next_line = eol + 1 - rc->table.buf;
+	revlog_open(rl, name, rc->fd, &index, &data);
+	strbuf_release(&filelog);
+	return 1;
 }
 
 static void add_chunk_len(struct strbuf *out, size_t len)
@@ -98,24 +154,16 @@ static void close_current(struct revlog_cg *rc)
 /* Open the next filelog and add its path chunk; 0 when there is none. */
 static int start_file(struct revlog_cg *rc)
 {
-	const char *path = rc->paths.buf + rc->next_path;
-	size_t len;
-	struct strbuf name = STRBUF_INIT, base = STRBUF_INIT;
+	struct strbuf path = STRBUF_INIT;
 
-	if (rc->next_path >= rc->paths.len)
+	if (!open_next(rc, &rc->current, NULL, &path)) {
+		strbuf_release(&path);
 		return 0;
-	len = strnlen(path, rc->paths.len - rc->next_path);
-	if (!len || rc->next_path + len == rc->paths.len)
-		die("malformed list of stream clone files");
-	rc->next_path += len + 1;
-	strbuf_addf(&name, "filelog of '%s'", path);
-	strbuf_addf(&base, "data-%u", rc->files++);
-	open_revlog(rc, &rc->current, name.buf, base.buf);
+	}
 	rc->current_open = 1;
-	add_chunk_len(&rc->out, len);
-	strbuf_add(&rc->out, path, len);
-	strbuf_release(&name);
-	strbuf_release(&base);
+	add_chunk_len(&rc->out, path.len);
+	strbuf_addbuf(&rc->out, &path);
+	strbuf_release(&path);
 	return 1;
 }
 
@@ -127,7 +175,8 @@ static void refill(struct revlog_cg *rc)
 		if (add_next_rev(rc, &rc->changelog))
 			return;
 		add_chunk_len(&rc->out, 0);
-		open_revlog(rc, &rc->current, "manifest revlog", "manifest");
+		if (!open_next(rc, &rc->current, "manifest revlog", NULL))
+			bad_table();
 		rc->current_open = 1;
 		rc->phase = MANIFESTS;
 		return;
@@ -176,8 +225,8 @@ static void revlog_cg_release(struct stream *s)
 	if (rc->current_open)
 		close_current(rc);
 	revlog_release(&rc->changelog);
-	strbuf_release(&rc->dir);
-	strbuf_release(&rc->paths);
+	close(rc->fd);
+	strbuf_release(&rc->table);
 	strbuf_release(&rc->out);
 	strbuf_release(&rc->text);
 	strbuf_release(&rc->delta);
@@ -188,18 +237,24 @@ void stream_init_revlogs(struct stream *s, const char *dir)
 {
 	struct revlog_cg *rc = xcalloc(1, sizeof(*rc));
 	struct strbuf path = STRBUF_INIT;
+	struct stat st;
 
-	strbuf_init(&rc->dir, 0);
-	strbuf_init(&rc->paths, 0);
+	strbuf_init(&rc->table, 0);
 	strbuf_init(&rc->out, 0);
 	strbuf_init(&rc->text, 0);
 	strbuf_init(&rc->delta, 0);
-	strbuf_addstr(&rc->dir, dir);
-	strbuf_addf(&path, "%s/files", dir);
-	if (strbuf_read_file(&rc->paths, path.buf, 0) < 0)
+	strbuf_addf(&path, "%s/table", dir);
+	if (strbuf_read_file(&rc->table, path.buf, 0) < 0)
 		die_errno("cannot read '%s'", path.buf);
+	strbuf_reset(&path);
+	strbuf_addf(&path, "%s/revlogs", dir);
+	rc->fd = xopen(path.buf, O_RDONLY);
+	if (fstat(rc->fd, &st))
+		die_errno("cannot stat '%s'", path.buf);
+	rc->size = st.st_size;
 	strbuf_release(&path);
-	open_revlog(rc, &rc->changelog, "changelog", "changelog");
+	if (!open_next(rc, &rc->changelog, "changelog", NULL))
+		bad_table();
 	memset(s, 0, sizeof(*s));
 	s->read = revlog_cg_read;
 	s->release = revlog_cg_release;

@@ -4,14 +4,17 @@
  * and every id checked, exactly as a changegroup is (import.h).
  *
  * The Python side (cinnabar/hg/streamclone.py) receives the stream and
- * spools its revlogs to a directory, under names of its own:
+ * spools its revlogs, one after the other as they come, to one file,
+ * `revlogs`, of a directory, beside a table of where each lies, `table`:
+ * one line per revlog, the changelog's first, the manifest's second, then
+ * one per filelog:
  *
- *   changelog.i, changelog.d   00changelog.i/.d
- *   manifest.i, manifest.d     00manifest.i/.d
- *   data-<n>.i, data-<n>.d     the filelog of the <n>th path (from 0) of
- *   files                      the paths, each followed by a NUL byte
+ *   <index offset> <index size> <data offset> <data size>[ <path>]\n
  *
- * (a `.d` is missing when its index is inline). The changegroup made from
+ * the offsets and sizes being decimal, in bytes, in `revlogs`; a filelog's
+ * line ends with a space and the file's path (which holds no NUL, LF or
+ * CR); a revlog without data (inline, or empty) has size 0 for it, and an
+ * empty revlog index size 0. The changegroup made from
  * them (version 02) has every revision of each revlog, in revlog order
  * (a revision's delta base and parents come before it), each with the
  * delta base the revlog has (a full text becomes a delta against the null

@@ -19,8 +19,9 @@ bits first, the high bit saying another byte follows):
 
 the lengths of the data adding up to bytecount. We keep the revlogs
 (`00changelog.i`/`.d`, `00manifest.i`/`.d`, `data/<path>.i`/`.d`) and
-drop the rest (caches, phaseroots, nodemaps). They are spooled to a
-temporary directory under names of our own (helper/stream-clone.h), then
+drop the rest (caches, phaseroots, nodemaps). They are spooled to one
+file of a temporary directory, with a table of where each lies
+(helper/stream-clone.h), then
 the helper reads them as the changegroup they hold (`import revlogs`):
 nothing is kept as a Mercurial repository, every id is checked as for a
 changegroup.
@@ -132,25 +133,18 @@ def classify(name):
 
 
 class Spool:
-    """The revlogs of a stream, written to a temporary directory as the
+    """The revlogs of a stream, written one after the other to one file
+    of a temporary directory, with the table of where each lies, as the
     helper reads them (helper/stream-clone.h)."""
 
     def __init__(self, parent=None):
         if parent is not None and ' ' in os.fsdecode(parent):
             parent = None  # the helper's command line splits at spaces
         self.path = tempfile.mkdtemp(prefix='hg-stream-', dir=parent)
-        self._names = {}  # key -> base name in the spool
+        self._out = None  # the `revlogs` file, opened on the first one
+        self._size = 0
+        self._extents = {}  # key -> {ext: (offset, size)}
         self._seen = set()
-        self._paths = []
-
-    def _base(self, key):
-        if key not in self._names:
-            if key in ('changelog', 'manifest'):
-                self._names[key] = key
-            else:
-                self._names[key] = 'data-%d' % len(self._paths)
-                self._paths.append(key[1])
-        return self._names[key]
 
     def add(self, name, size, payload):
         """Keep (or drop) the store file `name` of `size` bytes read from
@@ -163,29 +157,44 @@ class Spool:
             raise StreamError('the stream sends %r twice' % name)
         self._seen.add(name)
         key, ext = kept
-        path = os.path.join(self.path, self._base(key) + ext.decode())
-        with open(path, 'wb') as out:
-            _copy(payload, size, out)
+        if self._out is None:
+            self._out = open(os.path.join(self.path, 'revlogs'), 'wb')
+        self._extents.setdefault(key, {})[ext] = (self._size, size)
+        _copy(payload, size, self._out)
+        self._size += size
 
     def finish(self):
-        """Write the list of files; check every revlog has its index.
-        Returns whether there is anything to import."""
-        for key, base in self._names.items():
-            if not os.path.exists(os.path.join(self.path, base + '.i')):
+        """Write the table; check every revlog has its index. Returns
+        whether there is anything to import."""
+        if self._out is not None:
+            self._out.close()
+        for key, extents in self._extents.items():
+            if b'.i' not in extents:
                 raise StreamError('the stream has the data of %s without '
                                   'its index' % _describe(key))
-        if not self._names:
+        if not self._extents:
             return False
-        for key in ('changelog', 'manifest'):
-            # A missing revlog is an empty one, as for Mercurial (which
-            # sends no empty file in a stream v1).
-            if key not in self._names:
-                open(os.path.join(self.path, key + '.i'), 'wb').close()
-        with open(os.path.join(self.path, 'files'), 'wb') as out:
-            out.write(b''.join(p + b'\0' for p in self._paths))
+        # A missing revlog is an empty one, as for Mercurial (which sends
+        # no empty file in a stream v1).
+        lines = [self._line(self._extents.get(key, {}))
+                 for key in ('changelog', 'manifest')]
+        lines.extend(self._line(extents, key[1])
+                     for key, extents in self._extents.items()
+                     if isinstance(key, tuple))
+        with open(os.path.join(self.path, 'table'), 'wb') as out:
+            out.write(b''.join(lines))
         return True
 
+    @staticmethod
+    def _line(extents, path=None):
+        index = extents.get(b'.i', (0, 0))
+        data = extents.get(b'.d', (0, 0))
+        line = b'%d %d %d %d' % (index + data)
+        return line + (b' ' + path if path is not None else b'') + b'\n'
+
     def remove(self):
+        if self._out is not None:
+            self._out.close()
         shutil.rmtree(self.path, ignore_errors=True)
 
     discard = remove

@@ -48,25 +48,39 @@ def spool(tmp_path):
     spool.remove()
 
 
-def test_revlogs_are_spooled_under_our_names(spool):
+def spooled(spool):
+    """The spool's `revlogs` file and its table's lines."""
+    with open(os.path.join(spool.path, 'revlogs'), 'rb') as f:
+        data = f.read()
+    with open(os.path.join(spool.path, 'table'), 'rb') as f:
+        return data, f.read().splitlines()
+
+
+def test_revlogs_are_spooled_in_one_file(spool):
     read = stream2_bundle([
         (b'data/a b/C.txt.i', b'file'), (b'00manifest.i', b'm'),
         (b'00changelog.d', b'cd'), (b'00changelog.i', b'ci'),
-        (b'phaseroots', b'dropped'), (b'branch2-served', b'cache', b'c')])
+        (b'phaseroots', b'dropped'), (b'branch2-served', b'cache', b'c'),
+        (b'data/a b/C.txt.d', b'filedata')])
     sc.receive_bundle(read, spool)
     assert spool.finish()
-    names = sorted(os.listdir(spool.path))
-    assert names == ['changelog.d', 'changelog.i', 'data-0.i', 'files',
-                     'manifest.i']
-    with open(os.path.join(spool.path, 'files'), 'rb') as f:
-        assert f.read() == b'a b/C.txt\0'
+    assert sorted(os.listdir(spool.path)) == ['revlogs', 'table']
+    data, table = spooled(spool)
+    assert data == b'filemcdcifiledata'
+    assert table == [b'7 2 5 2', b'4 1 0 0', b'0 4 9 8 a b/C.txt']
+
+
+def test_missing_top_revlogs_are_empty(spool):
+    sc.receive_bundle(stream2_bundle([(b'data/f.i', b'x')]), spool)
+    assert spool.finish()
+    assert spooled(spool)[1] == [b'0 0 0 0', b'0 0 0 0', b'0 1 0 0 f']
 
 
 def test_varint_lengths(spool):
     sc.receive_bundle(stream2_bundle([(b'00changelog.i', b'x' * 300)]),
                       spool)
-    with open(os.path.join(spool.path, 'changelog.i'), 'rb') as f:
-        assert f.read() == b'x' * 300
+    spool.finish()
+    assert spooled(spool) == (b'x' * 300, [b'0 300 0 0', b'0 0 0 0'])
 
 
 @pytest.mark.parametrize('entries, files, total, message', [
@@ -106,8 +120,8 @@ def test_stream_out(spool):
             + b'00changelog.i\x002\nxy')
     sc.receive_stream_out(io.BytesIO(data).read, spool)
     spool.finish()
-    with open(os.path.join(spool.path, 'files'), 'rb') as f:
-        assert f.read() == b'd.i/f\0'
+    assert spooled(spool) == (b'abcxy', [b'3 2 0 0', b'0 0 0 0',
+                                         b'0 3 0 0 d.i/f'])
 
 
 @pytest.mark.parametrize('data, exception, message', [
