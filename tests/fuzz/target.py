@@ -123,10 +123,12 @@ def sanitizer_report(stderr):
 
 
 class ScratchRepo:
-    """A git repository that can be put back as it was."""
+    """A git repository that can be put back as it was (but the files
+    named in `volatile`, which are neither compared nor removed)."""
 
-    def __init__(self, parent, name='repo', config=()):
+    def __init__(self, parent, name='repo', config=(), volatile=()):
         self.path = os.path.join(parent, name)
+        self.volatile = volatile  # names of files left out
         env = dict(os.environ, GIT_CONFIG_NOSYSTEM='1',
                    HOME=parent, GIT_CONFIG_GLOBAL=os.devnull)
         subprocess.run(['git', 'init', '-q', self.path], check=True, env=env)
@@ -141,6 +143,8 @@ class ScratchRepo:
         files = {}
         for root, dirs, names in os.walk(self.git_dir):
             for name in names:
+                if name in self.volatile:
+                    continue
                 path = os.path.join(root, name)
                 st = os.lstat(path)
                 files[path] = (st.st_size, st.st_mtime_ns)
