@@ -286,3 +286,16 @@ def test_bad_stream_bundles_change_nothing(stream_bundles, tmp_path):
         assert len(error_lines(result)) == 1, (name, result.describe())
         assert digests(repo / '.git') == before, name
     assert not refs(repo)
+
+
+def test_unbundle_stream_bundle_of_an_empty_repository(hg, tmp_path):
+    """No changesets: imported as nothing, and the metadata left is
+    sound (`fsck --full` once read its changeset heads as damaged)."""
+    hg('init', tmp_path / 'empty')
+    bundle = tmp_path / 'empty.hg'
+    hg('-R', tmp_path / 'empty', 'debugcreatestreamclonebundle', bundle)
+    repo = init(tmp_path / 'repo')
+    result = unbundle(repo, bundle)
+    assert result.out == 'imported 0 changesets, 0 manifests, 0 files\n'
+    result = git('cinnabar', 'fsck', '--full', cwd=repo)
+    assert 'no problem' in result.out + result.err

@@ -294,7 +294,8 @@ class Fuzzer:
         elapsed = max(time.time() - start, 1e-9)
         s = self.stats
         used = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpu = (used.ru_utime + used.ru_stime) / max(s['inputs'], 1)
+        cpu = (used.ru_utime + used.ru_stime) / max(
+            s['inputs'] + s['streams'], 1)
         print('[%d] %ds: %d inputs (%.1f/s, %.0f ms CPU each), %d accepted, '
               '%d generated (%d clean), %d streams (%d accepted), %d answers '
               'seen, %d findings (%d kinds)' % (
