@@ -5,16 +5,14 @@ Clones over HTTP (`hg serve` on 127.0.0.1) with `git clone --no-checkout
 hg::...`, once normally (`cinnabar.stream=never`) and once as a stream
 clone (`always`), each of:
 
-- nginx (the corpus's nginx.hg: about 500 files, 9,828 changesets);
+- nginx (the corpus's nginx.hg: 389 files at tip, 9,828 changesets);
 - manifest100k (the corpus's scale/manifest100k.hg: 100,000 files, 10,000
   changesets);
 - a generated history of --files files (default 300,000) and --commits
-  changesets (default 300) made with the corpus's
-  scale/gen-fastimport.py, as manifest100k was: a first changeset holding
-  every file, then changesets editing 1-3 files. git fast-import makes it
-  a git repository, which real hg's `convert` extension turns into the hg
-  repository served (slow: the result is kept under
-  build/memory-scaling/, and used again).
+  changesets after the first (default 300), made as manifest100k was
+  (bench/scale_repos.py: the corpus's scale/gen-fastimport.py, git
+  fast-import, real hg's `convert`; slow, about 2 s per changeset at
+  300,000 files: kept under build/bench-data/scale/ and used again).
 
 For each clone, memory is sampled as bench/clone_nginx.py does (VmHWM of
 every process of the clone): the largest single process, the helper's
@@ -24,9 +22,7 @@ and Python's peaks, and helper + Python at one time. Prints a table.
         [--files N] [--commits N] [--interval MS] [--keep]
 """
 
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -36,56 +32,24 @@ from clone_manifest100k import ScaleBench  # noqa: E402
 from clone_nginx import MB, bench_parser, bench_workdir  # noqa: E402
 from lib import env as test_env  # noqa: E402
 from lib.hg import HgServer  # noqa: E402
+from scale_repos import CORPUS_SHAPE, RepoMaker, Shape  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
-CACHE = ROOT / 'build' / 'memory-scaling'
 KINDS = {'normal': 'never', 'stream': 'always'}
-
-
-def generated_repo(hg, corpus, files, commits):
-    """The hg repository of gen-fastimport.py's history (cached)."""
-    name = f'gen-{files}-{commits}'
-    repo = CACHE / f'{name}.hg'
-    done = CACHE / f'{name}.done'
-    if done.exists():
-        return repo
-    CACHE.mkdir(parents=True, exist_ok=True)
-    git_repo = CACHE / f'{name}.git'
-    subprocess.run(['rm', '-rf', str(git_repo), str(repo)], check=True)
-    subprocess.run(['git', 'init', '-q', '--bare', str(git_repo)],
-                   check=True)
-    start = time.monotonic()
-    gen = subprocess.Popen([sys.executable, str(corpus / 'scale' /
-                                                'gen-fastimport.py'),
-                            str(files), str(commits)],
-                           stdout=subprocess.PIPE)
-    subprocess.run(['git', '-C', str(git_repo), 'fast-import', '--quiet'],
-                   stdin=gen.stdout, check=True)
-    if gen.wait():
-        raise SystemExit('gen-fastimport.py failed')
-    print(f'{name}: git fast-import in {time.monotonic() - start:.0f} s',
-          flush=True)
-    start = time.monotonic()
-    hg('--config', 'extensions.convert=', 'convert', '-q', '--datesort',
-       git_repo, repo, timeout=6 * 3600)
-    print(f'{name}: hg convert in {time.monotonic() - start:.0f} s',
-          flush=True)
-    done.touch()
-    return repo
 
 
 def repos(hg, workdir, args):
     """{name: hg repository} of what --only asks."""
     corpus = test_env.corpus_dir()
-    bundles = {'nginx': corpus / 'nginx.hg',
-               'manifest100k': corpus / 'scale' / 'manifest100k.hg'}
+    maker = RepoMaker(hg.exe, corpus)
+    shapes = {'manifest100k': Shape(*CORPUS_SHAPE),
+              'generated': Shape(args.files, args.commits)}
     found = {}
     for name in args.only:
-        if name in bundles:
-            found[name] = hg.repo_from_bundle(bundles[name], workdir / name)
+        if name == 'nginx':
+            found[name] = hg.repo_from_bundle(corpus / 'nginx.hg',
+                                              workdir / name)
         else:
-            found[name] = generated_repo(hg, corpus, args.files,
-                                         args.commits)
+            found[name] = maker.repo(shapes[name])
     return found
 
 
