@@ -35,7 +35,7 @@ import subprocess
 import tempfile
 import shutil
 
-from target import (SANITIZER_ENV, Outcome, ScratchRepo, _normalize,
+from target import (Outcome, ScratchRepo, _normalize, sanitized_env,
                     sanitizer_report)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -58,15 +58,9 @@ class StreamTarget:
                                     dir=workdir)
         self.repo = ScratchRepo(self.tmp, volatile=VOLATILE)
         self.input_path = os.path.join(self.tmp, 'input.hg')
-        self.env = dict(os.environ, GIT_CINNABAR_HELPER=self.helper,
-                        GIT_CINNABAR_TRACEBACK='1', GIT_CONFIG_NOSYSTEM='1',
-                        GIT_CINNABAR_PROGRESS='0', HOME=self.tmp,
-                        GIT_CONFIG_GLOBAL=os.devnull, LC_ALL='C',
-                        **SANITIZER_ENV)
-        if not leaks:
-            self.env['ASAN_OPTIONS'] = self.env['ASAN_OPTIONS'].replace(
-                'detect_leaks=1', 'detect_leaks=0')
-        self.env.pop('GIT_DIR', None)
+        self.env = sanitized_env(self.tmp, leaks,
+                                 GIT_CINNABAR_HELPER=self.helper,
+                                 GIT_CINNABAR_TRACEBACK='1')
 
     def close(self):
         shutil.rmtree(self.tmp, ignore_errors=True)

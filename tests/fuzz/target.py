@@ -227,6 +227,21 @@ def _only_file_and_directory(data, out):
     return hgcheck.has_file_and_directory(data) is not False
 
 
+def sanitized_env(home, leaks, **extra):
+    """Our environment for the helper under test, isolated in `home`
+    (no git configuration), with the sanitizers' options; LeakSanitizer
+    off unless `leaks`."""
+    env = dict(os.environ, GIT_CINNABAR_PROGRESS='0',
+               GIT_CONFIG_NOSYSTEM='1', HOME=home,
+               GIT_CONFIG_GLOBAL=os.devnull, LC_ALL='C', **SANITIZER_ENV,
+               **extra)
+    if not leaks:
+        env['ASAN_OPTIONS'] = env['ASAN_OPTIONS'].replace(
+            'detect_leaks=1', 'detect_leaks=0')
+    env.pop('GIT_DIR', None)
+    return env
+
+
 class Target:
     """The helper under test, its scratch repository and its checks."""
 
@@ -241,14 +256,7 @@ class Target:
                                         (('core.ignorecase', 'true'),))}
         self.repo = self.repos[False]
         self.input_path = os.path.join(self.tmp, 'input.hg')
-        self.env = dict(os.environ, GIT_CINNABAR_PROGRESS='0',
-                        GIT_CONFIG_NOSYSTEM='1', HOME=self.tmp,
-                        GIT_CONFIG_GLOBAL=os.devnull, LC_ALL='C',
-                        **SANITIZER_ENV)
-        if not leaks:
-            self.env['ASAN_OPTIONS'] = self.env['ASAN_OPTIONS'].replace(
-                'detect_leaks=1', 'detect_leaks=0')
-        self.env.pop('GIT_DIR', None)
+        self.env = sanitized_env(self.tmp, leaks)
 
     def close(self):
         shutil.rmtree(self.tmp, ignore_errors=True)
