@@ -98,17 +98,27 @@ def main():
                 with HgServer(hg, repo, workdir / f'serve-{name}') as server:
                     for row in measure(bench, name, server.url):
                         table.append((files, changesets) + row)
+                        # As it comes: a long run may be stopped.
+                        print(format_row(table[-1]), flush=True)
     except test_env.SetupError as e:
         print(f'error: {e}', file=sys.stderr)
         return 1
     print(f'\npeak RSS in MB (VmHWM sampled every {args.interval:.0f} ms)')
-    print(f'{"clone":<22} {"files":>7} {"csets":>6} {"wall s":>7} '
-          f'{"largest":>8} {"helper":>7} {"python":>7} {"h+p once":>8}')
-    for files, csets, label, wall, largest, helper, python, once in table:
-        print(f'{label:<22} {files:>7} {csets:>6} {wall:7.1f} '
-              f'{largest / MB:8.1f} {helper / MB:7.1f} {python / MB:7.1f} '
-              f'{once / MB:8.1f}')
+    print(HEADER)
+    for row in table:
+        print(format_row(row))
     return 1 if bench.failed else 0
+
+
+HEADER = (f'{"clone":<22} {"files":>7} {"csets":>6} {"wall s":>7} '
+          f'{"largest":>8} {"helper":>7} {"python":>7} {"h+p once":>8}')
+
+
+def format_row(row):
+    files, csets, label, wall, largest, helper, python, once = row
+    return (f'{label:<22} {files:>7} {csets:>6} {wall:7.1f} '
+            f'{largest / MB:8.1f} {helper / MB:7.1f} {python / MB:7.1f} '
+            f'{once / MB:8.1f}')
 
 
 if __name__ == '__main__':
