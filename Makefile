@@ -201,13 +201,18 @@ fuzz: asan
 
 # The fixed findings of tests/fuzz/regressions/, replayed the three ways they were
 # found; any finding fails.
-FUZZ_REGRESSIONS = $(wildcard tests/fuzz/regressions/*.hg)
+# Those of the stream target (stream-*.hg) go through it alone.
+FUZZ_STREAM_REGRESSIONS = $(wildcard tests/fuzz/regressions/stream-*.hg)
+FUZZ_REGRESSIONS = $(filter-out $(FUZZ_STREAM_REGRESSIONS),$(wildcard \
+	tests/fuzz/regressions/*.hg))
 define replay-regressions
 	$(PYTHON) tests/fuzz/fuzz.py --helper $(ASAN_HELPER) --replay $(FUZZ_REGRESSIONS)
 	$(PYTHON) tests/fuzz/fuzz.py --helper $(ASAN_HELPER) --stdin \
 		--replay $(FUZZ_REGRESSIONS)
 	$(PYTHON) tests/fuzz/fuzz.py --helper $(ASAN_HELPER) --ignorecase \
 		--replay $(FUZZ_REGRESSIONS)
+	$(if $(FUZZ_STREAM_REGRESSIONS),$(PYTHON) tests/fuzz/fuzz.py \
+		--helper $(ASAN_HELPER) --stream --replay $(FUZZ_STREAM_REGRESSIONS))
 endef
 
 fuzz-short: asan

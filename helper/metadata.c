@@ -206,6 +206,11 @@ void metadata_load_commit(const struct object_id *commit)
 	const char *body;
 	char *buf;
 
+	/* The metadata loaded before (at start, or before an abort). */
+	notes_map_release(&metadata.hg2git);
+	notes_map_release(&metadata.git2hg);
+	notes_map_release(&metadata.files_meta);
+	oid_array_clear(&metadata.manifest_heads);
 	memset(&metadata, 0, sizeof(metadata));
 	if (cs_index)
 		kh_destroy_cs_index(cs_index);

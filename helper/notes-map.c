@@ -21,6 +21,14 @@ void notes_map_init(struct notes_map *m, const struct object_id *commit,
 	m->map = kh_init_cinnabar_notes();
 }
 
+void notes_map_release(struct notes_map *m)
+{
+	if (m->map)
+		kh_destroy_cinnabar_notes(MAP(m));
+	free(m->unread);
+	memset(m, 0, sizeof(*m));
+}
+
 static void put(struct notes_map *m, const struct object_id *key,
 		const struct object_id *value)
 {

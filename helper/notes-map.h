@@ -27,6 +27,8 @@ struct notes_map {
 
 void notes_map_init(struct notes_map *m, const struct object_id *commit,
 		    unsigned mode);
+/* Free the map's memory (a zeroed map too); it is left zeroed. */
+void notes_map_release(struct notes_map *m);
 const struct object_id *notes_map_get(struct notes_map *m,
 				      const struct object_id *key);
 void notes_map_set(struct notes_map *m, const struct object_id *key,

@@ -67,9 +67,11 @@ int raw_commit_parse(struct raw_commit *c, const char *buf, size_t len)
 			c->other_header = line;
 		line = eol + 1;
 	}
-	if (line >= end)
-		goto bad;
-	c->body = line + 1;
+	/*
+	 * As for git, no blank line after the headers is an empty message:
+	 * the changeset heads of a metadata without changesets.
+	 */
+	c->body = line < end ? line + 1 : end;
 	c->body_len = end - c->body;
 	return 0;
 bad:

@@ -2,14 +2,16 @@
 HTTP (our bundle server on 127.0.0.1), gives the reference's git ids;
 damaged, cut or missing bundles change nothing."""
 
+import hashlib
 import shutil
 
 import pytest
 
 from lib import env as test_env
-from lib.checks import assert_failed_for_people, assert_no_traceback
+from lib.checks import (assert_failed_for_people, assert_no_traceback,
+                        error_lines)
 from lib.corpus import NGINX, Corpus
-from lib.git import METADATA_REF, git, hg2git, init, refs
+from lib.git import METADATA_REF, git, hg2git, init, refs, rev_parse
 
 BUNDLES = Corpus(test_env.corpus_dir()).hgtests_bundles()
 
@@ -156,3 +158,144 @@ def test_unbundle_nginx(corpus, tmp_path):
     repo = init(tmp_path / 'repo')
     assert_no_traceback(unbundle(repo, corpus.bundle(NGINX)))
     assert_ids(repo, corpus.expected(NGINX))
+
+
+# Stream bundles: a whole repository's revlogs, as `hg bundle --type
+# 'none-v2;stream=v2'` and `hg debugcreatestreamclonebundle` (packed1)
+# make them, with the hg under test. Cases: (hg init options, command).
+STREAM_BUNDLES = {
+    'stream2': ((), ('bundle', '-q', '-a', '--type', 'none-v2;stream=v2')),
+    'packed1': ((), ('debugcreatestreamclonebundle',)),
+    'packed1-zlib': (('--config', 'format.revlog-compression=zlib',
+                      '--config', 'format.generaldelta=false',
+                      '--config', 'format.sparse-revlog=false'),
+                     ('debugcreatestreamclonebundle',)),
+}
+NOT_EMPTY = ('a stream bundle can only be imported into a repository '
+             'without Mercurial changesets')
+
+
+def digests(git_dir):
+    """{relative path: sha256} of the files under `git_dir` but the lock
+    (cinnabar/repolock.py), which each command rewrites."""
+    return {str(p.relative_to(git_dir)): hashlib.sha256(
+        p.read_bytes()).hexdigest()
+        for p in sorted(git_dir.rglob('*'))
+        if p.is_file() and p.name != 'cinnabar.lock'}
+
+
+@pytest.fixture(scope='module')
+def stream_bundles(hg, corpus, tmp_path_factory):
+    """(bundles, reference): {case: path} of stream bundles of one hg
+    repository holding every small corpus bundle, and (metadata commit,
+    sorted report lines) of `git cinnabar unbundle` of a changegroup
+    bundle of that repository."""
+    root = tmp_path_factory.mktemp('stream-bundles')
+    all_of_them = root / 'all.hg'
+    hg('init', root / 'all')
+    hg('-R', root / 'all', 'unbundle', '-q',
+       *(corpus.bundle(name) for name in BUNDLES), timeout=300)
+    hg('-R', root / 'all', 'bundle', '-q', '-a', '--type', 'none-v2',
+       all_of_them)
+    bundles = {}
+    for case, (options, command) in STREAM_BUNDLES.items():
+        repo = root / case
+        hg('init', *options, repo)
+        hg('-R', repo, 'unbundle', '-q', all_of_them)
+        bundles[case] = root / f'{case}.hg'
+        hg('-R', repo, *command, bundles[case])
+    normal = init(root / 'normal')
+    out = unbundle(normal, all_of_them).out
+    return bundles, (rev_parse(normal, METADATA_REF),
+                     sorted(out.splitlines()))
+
+
+@pytest.mark.parametrize('case', STREAM_BUNDLES)
+def test_unbundle_stream_bundle(case, stream_bundles, corpus, tmp_path):
+    """The same metadata commit, report and git ids as the changegroup's,
+    into a git repository with a branch of its own."""
+    bundles, (metadata_commit, report_lines) = stream_bundles
+    repo = init(tmp_path / 'repo')
+    git('commit', '-q', '--allow-empty', '-m', 'mine', cwd=repo)
+    mine = rev_parse(repo, 'HEAD')
+    branch = git('symbolic-ref', 'HEAD', cwd=repo).out.strip()
+    result = unbundle(repo, bundles[case])
+    assert_no_traceback(result)
+    assert sorted(result.out.splitlines()) == report_lines
+    assert rev_parse(repo, METADATA_REF) == metadata_commit
+    expected = {}
+    for bundle in BUNDLES:
+        expected.update(corpus.expected(bundle))
+    assert_ids(repo, expected)
+    assert set(refs(repo)) == {METADATA_REF, 'refs/notes/cinnabar',
+                               branch}
+    assert rev_parse(repo, 'HEAD') == mine
+
+
+def test_unbundle_stream_bundle_needs_empty_metadata(
+        stream_bundles, corpus, tmp_path):
+    """As `hg unbundle` refuses a stream bundle but in an empty
+    repository."""
+    bundles, _ = stream_bundles
+    repo = init(tmp_path / 'repo')
+    unbundle(repo, corpus.bundle('remote.hg'))
+    before = digests(repo / '.git')
+    for case in ('stream2', 'packed1'):
+        result = unbundle(repo, bundles[case], check=False)
+        assert_failed_for_people(result, NOT_EMPTY)
+        assert 'hint: unbundle it in a new git repository' in result.err
+        assert digests(repo / '.git') == before
+
+
+def wrong_first_node(data):
+    """`data` with a bit of the first changeset's node flipped: the
+    changelog's index follows its name and header (`\\0<size>\\n` in a
+    packed1), and holds the node at bytes 32-51 of each 64-byte entry."""
+    start = data.index(b'00changelog.i') + len(b'00changelog.i')
+    if data[start:start + 1] == b'\0':
+        start = data.index(b'\n', start) + 1
+    flipped = bytearray(data)
+    flipped[start + 40] ^= 1
+    return bytes(flipped)
+
+
+def damaged_stream_bundles(bundles, directory):
+    """{name: path} of broken copies of the stream bundles."""
+    broken = {}
+    for case in ('stream2', 'packed1'):
+        data = bundles[case].read_bytes()
+        half = len(data) // 2
+        broken[f'{case} truncated'] = data[:half]
+        broken[f'{case} corrupt'] = data[:half] + bytes(
+            b ^ 0x5a for b in data[half:])
+        broken[f'{case} wrong node'] = wrong_first_node(data)
+    paths = {}
+    for name, content in broken.items():
+        paths[name] = directory / (name.replace(' ', '-') + '.hg')
+        paths[name].write_bytes(content)
+    return paths
+
+
+def test_bad_stream_bundles_change_nothing(stream_bundles, tmp_path):
+    bundles, _ = stream_bundles
+    repo = init(tmp_path / 'repo')
+    before = digests(repo / '.git')
+    for name, path in damaged_stream_bundles(bundles, tmp_path).items():
+        result = unbundle(repo, path, check=False)
+        assert_failed_for_people(result)
+        assert len(error_lines(result)) == 1, (name, result.describe())
+        assert digests(repo / '.git') == before, name
+    assert not refs(repo)
+
+
+def test_unbundle_stream_bundle_of_an_empty_repository(hg, tmp_path):
+    """No changesets: imported as nothing, and the metadata left is
+    sound (`fsck --full` once read its changeset heads as damaged)."""
+    hg('init', tmp_path / 'empty')
+    bundle = tmp_path / 'empty.hg'
+    hg('-R', tmp_path / 'empty', 'debugcreatestreamclonebundle', bundle)
+    repo = init(tmp_path / 'repo')
+    result = unbundle(repo, bundle)
+    assert result.out == 'imported 0 changesets, 0 manifests, 0 files\n'
+    result = git('cinnabar', 'fsck', '--full', cwd=repo)
+    assert 'no problem' in result.out + result.err

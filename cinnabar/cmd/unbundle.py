@@ -17,6 +17,13 @@ dir, resuming a download that was cut, then imported. With
 <remote or URL> advertises (see `cinnabar.clonebundle` in the README),
 a remote being a git remote whose URL is `hg::...`.
 
+A stream bundle (`hg bundle --type 'none-v2;stream=v2'`, or `packed1`
+from `hg debugcreatestreamclonebundle`) holds a whole repository's
+revlogs, as a stream clone does: it is imported as a stream clone bundle
+is (every id checked), and only into a git repository without Mercurial
+changesets yet, as Mercurial applies one only to an empty repository.
+Its heads are then all the branch heads of that repository.
+
 Nothing changes when the bundle is damaged, cut short or cannot be
 downloaded.
 
@@ -26,10 +33,11 @@ downloaded.
 import os
 import sys
 
-from cinnabar import clonebundles, git, graft, hg, metadata
+from cinnabar import clonebundles, git, graft, hg, metadata, streamclone
 from cinnabar.cmd.options import split_options
 from cinnabar.errors import Abort
-from cinnabar.helper import Helper
+from cinnabar.helper import Helper, ImportCounts
+from cinnabar.hg import streamclone as hgstream
 from cinnabar.hg.url import parse_url, strip_prefix
 from cinnabar.resumable import Download
 
@@ -94,6 +102,29 @@ def _import(helper, location, git_dir):
     return path, None
 
 
+def _import_stream(helper, path, git_dir):
+    """(heads, counts) of the stream bundle at `path`, imported into
+    metadata without changesets."""
+    if helper.heads():
+        raise Abort('a stream bundle can only be imported into a repository '
+                    'without Mercurial changesets',
+                    hint='unbundle it in a new git repository, or make a '
+                         'bundle of changesets (`hg bundle`) instead')
+    counts = ImportCounts(*streamclone.import_bundle_file(helper, path,
+                                                          git_dir))
+    return helper.heads(), counts
+
+
+def _import_bundle(helper, path, git_dir):
+    """(heads, counts) of the bundle at `path`, imported (pending
+    `finish`)."""
+    # (An empty download leaves no file: the helper says so.)
+    if os.path.exists(path) and hgstream.is_stream_bundle(path):
+        return _import_stream(helper, path, git_dir)
+    heads = helper.bundle_heads(path)
+    return heads, helper.import_file(path)
+
+
 def report(helper, counts, heads, git_ids):
     print('imported %d changesets, %d manifests, %d files'
           % (counts.changesets, counts.manifests, counts.files))
@@ -115,8 +146,7 @@ def run(args):
         try:
             # cinnabar.graft, as git-cinnabar's unbundle honours it.
             grafting = graft.prepare(helper, None)
-            heads = helper.bundle_heads(path)
-            counts = helper.import_file(path)
+            heads, counts = _import_bundle(helper, path, git_dir)
             if grafting:
                 graft.check(helper, _say)
         except Abort:

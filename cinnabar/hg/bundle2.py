@@ -123,7 +123,7 @@ class _Reader:
     def exactly(self, size):
         data = self._read(size) if size else b''
         if len(data) != size:
-            raise BundleError('truncated bundle2 reply from the server')
+            raise BundleError('the bundle2 ends early (truncated)')
         return data
 
     def u32(self):

@@ -13,6 +13,10 @@ bundle whose ids do not verify, a clean bundle refused, a Python
 traceback from `git cinnabar unbundle`) is minimized and saved under
 --out, one directory per kind of finding; the exit status is 1 when there
 was one.  --replay runs given inputs once and prints what happened.
+
+The last --stream-share of each job's time goes to the stream target
+(stream_target.py): stream clone bundles (the `.packed1` and `.stream2`
+seeds, mutated by mutate_stream.py) through `git cinnabar unbundle`.
 """
 
 import argparse
@@ -33,10 +37,13 @@ sys.path.insert(0, HERE)
 import bundlefmt  # noqa: E402
 import hggen  # noqa: E402
 import mutate  # noqa: E402
+import mutate_stream  # noqa: E402
+from stream_target import StreamTarget  # noqa: E402
 from target import Outcome, Target  # noqa: E402
 
 TOP = os.path.dirname(os.path.dirname(HERE))
 POOL_LIMIT = 500
+STREAM_SUFFIXES = ('.packed1', '.stream2')
 
 
 def load_seeds(directory):
@@ -110,16 +117,24 @@ class Fuzzer:
                              leaks=args.leaks)
         self.zstd = Zstd(self.target.helper, self.target.tmp)
         self.generator = hggen.Generator(self.rng, self.zstd)
-        self.seeds = load_seeds(args.seeds)
+        seeds = load_seeds(args.seeds)
+        self.seeds = [s for s in seeds if not s[0].endswith(STREAM_SUFFIXES)]
+        self.stream_seeds = [s for s in seeds
+                             if s[0].endswith(STREAM_SUFFIXES)]
         self.pool = [data for _, data in self.seeds]
+        self.stream_pool = [data for _, data in self.stream_seeds]
+        self.stream_target = None
         self.marks = set()      # normalized answers seen: a coverage proxy
         self.findings = {}      # signature -> count
-        self.stats = dict(inputs=0, accepted=0, generated=0, clean=0)
+        self.stats = dict(inputs=0, accepted=0, generated=0, clean=0,
+                          streams=0, streams_accepted=0)
         self.cli = CliCheck(self.target.helper, self.target.tmp) \
             if args.cli_every else None
 
     def close(self):
         self.target.close()
+        if self.stream_target is not None:
+            self.stream_target.close()
 
     # Making inputs.
 
@@ -189,25 +204,53 @@ class Fuzzer:
                 self.pool.append(data)
         return outcome
 
-    def record(self, data, outcome, how):
+    def run_stream(self, data, how, seed=False):
+        outcome = self.stream_target.run(data)
+        self.stats['streams'] += 1
+        if outcome.accepted:
+            self.stats['streams_accepted'] += 1
+        elif seed and outcome.kind is None:
+            # Made by hg, so Mercurial reads it: so must we.
+            outcome = Outcome('refused-valid', outcome.detail,
+                              outcome.answers, outcome.stderr)
+        if outcome.leak is not None:
+            self.record(data, outcome.leak, how, self.stream_target.run)
+        if outcome.kind is not None:
+            self.record(data, outcome, how, self.stream_target.run)
+        elif outcome.detail not in self.marks:
+            self.marks.add(outcome.detail)
+            if len(self.stream_pool) < POOL_LIMIT:
+                self.stream_pool.append(data)
+
+    def record(self, data, outcome, how, run=None):
         sig = outcome.signature
         self.findings[sig] = self.findings.get(sig, 0) + 1
         if self.findings[sig] > 1:
             return
         print('FINDING %s (input %d, %s)' % (
-            sig, self.stats['inputs'], how[:60]), flush=True)
+            sig, self.stats['inputs'] + self.stats['streams'], how[:60]),
+            flush=True)
         budget = min(self.args.minimize, self.deadline - time.time())
         if outcome.kind in ('traceback', 'cli-exit', 'refused-valid') or \
                 budget <= 0:
             small = data
         else:
-            small = minimize(self.target, data, sig, budget)
+            small = minimize(self.target, data, sig, budget, run)
         save_finding(self.args.out, data, small, outcome, how)
 
     def loop(self):
         start = time.time()
+        streams = self.args.stream_share > 0 and not self.args.only_clean
+        end = start + self.args.seconds
+        self.deadline = end - (self.args.seconds * self.args.stream_share
+                               if streams else 0)
+        self.bundle_loop(start)
+        if streams:
+            self.deadline = end
+            self.stream_loop(start)
+
+    def bundle_loop(self, start):
         last = start
-        self.deadline = start + self.args.seconds
         if self.job == 0 and not self.args.only_clean:
             for name, data in self.seeds:
                 self.run_one(data, 'seed ' + name, False)
@@ -226,29 +269,56 @@ class Fuzzer:
         if time.time() - last > 1:
             self.progress(start)
 
+    def stream_loop(self, start):
+        self.stream_target = StreamTarget(
+            self.args.helper, timeout=self.args.timeout * 3,
+            leaks=self.args.leaks)
+        last = time.time()
+        if self.job == 0:
+            for name, data in self.stream_seeds:
+                self.run_stream(data, 'stream seed ' + name, seed=True)
+        while time.time() < self.deadline and self.stream_pool:
+            faulthandler.dump_traceback_later(300)
+            data = self.rng.choice(self.stream_pool)
+            for _ in range(self.rng.choice((1, 1, 2, 3))):
+                data = mutate_stream.mutated(self.rng, data,
+                                             self.stream_pool)
+            self.run_stream(data, 'stream mutated')
+            faulthandler.cancel_dump_traceback_later()
+            if time.time() - last >= 30:
+                last = time.time()
+                self.progress(start)
+        self.progress(start)
+
     def progress(self, start):
         elapsed = max(time.time() - start, 1e-9)
         s = self.stats
         used = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpu = (used.ru_utime + used.ru_stime) / max(s['inputs'], 1)
+        cpu = (used.ru_utime + used.ru_stime) / max(
+            s['inputs'] + s['streams'], 1)
         print('[%d] %ds: %d inputs (%.1f/s, %.0f ms CPU each), %d accepted, '
-              '%d generated (%d clean), %d answers seen, %d findings (%d '
-              'kinds)' % (
+              '%d generated (%d clean), %d streams (%d accepted), %d answers '
+              'seen, %d findings (%d kinds)' % (
                   self.job, elapsed, s['inputs'], s['inputs'] / elapsed,
                   cpu * 1000,
-                  s['accepted'], s['generated'], s['clean'],
-                  len(self.marks), sum(self.findings.values()),
-                  len(self.findings)), flush=True)
+                  s['accepted'], s['generated'], s['clean'], s['streams'],
+                  s['streams_accepted'], len(self.marks),
+                  sum(self.findings.values()), len(self.findings)),
+              flush=True)
 
 
-def minimize(target, data, signature, budget):
-    """A smaller input giving the same finding, within `budget` seconds."""
+def minimize(target, data, signature, budget, run=None):
+    """A smaller input giving the same finding, within `budget` seconds;
+    `run(input)` gives an input's outcome (default: through `target`)."""
     deadline = time.time() + budget
     ignorecase = '(core.ignorecase=true)' in signature
     stdin = '(import stdin)' in signature
 
     def same(candidate):
-        outcome = target.run(candidate, ignorecase, stdin)
+        if run is not None:
+            outcome = run(candidate)
+        else:
+            outcome = target.run(candidate, ignorecase, stdin)
         if stdin:
             outcome.detail += ' (import stdin)'
         return signature in (outcome.signature, outcome.leak and
@@ -289,11 +359,12 @@ def save_finding(out, original, small, outcome, how):
     with open(os.path.join(directory, 'report.txt'), 'w') as f:
         f.write('finding: %s\nfrom: %s\ninput: %d bytes (original %d)\n'
                 'replay: python3 tests/fuzz/fuzz.py --helper '
-                'build/asan/git-cinnabar-helper%s%s --replay %s\n\n'
+                'build/asan/git-cinnabar-helper%s%s%s --replay %s\n\n'
                 '--- answers\n%s\n--- stderr\n%s\n' % (
                     outcome.signature, how, len(small), len(original),
                     ' --ignorecase' if 'core.ignorecase' in how else '',
                     ' --stdin' if 'import stdin' in how else '',
+                    ' --stream' if how.startswith('stream') else '',
                     os.path.join(directory, 'input.hg'), outcome.answers,
                     outcome.stderr[-20000:]))
     print('  saved in %s (%d bytes)' % (directory, len(small)))
@@ -306,12 +377,20 @@ def save_finding(out, original, small, outcome, how):
 
 
 def replay(args):
-    target = Target(args.helper, timeout=args.timeout, leaks=args.leaks)
+    if args.stream:
+        target = StreamTarget(args.helper, timeout=args.timeout * 3,
+                              leaks=args.leaks)
+    else:
+        target = Target(args.helper, timeout=args.timeout, leaks=args.leaks)
     status = 0
     try:
         for path in args.replay:
             with open(path, 'rb') as f:
-                outcome = target.run(f.read(), args.ignorecase, args.stdin)
+                data = f.read()
+            if args.stream:
+                outcome = target.run(data)
+            else:
+                outcome = target.run(data, args.ignorecase, args.stdin)
             print('%s: %s' % (path, outcome.signature if outcome.kind
                               else 'no finding (%s)' % outcome.detail))
             if outcome.leak:
@@ -358,6 +437,12 @@ def main(argv=None):
                         help='replay with core.ignorecase=true')
     parser.add_argument('--stdin', action='store_true',
                         help='replay through `import stdin bundle`')
+    parser.add_argument('--stream', action='store_true',
+                        help='replay through the stream target (`git '
+                        'cinnabar unbundle`)')
+    parser.add_argument('--stream-share', type=float, default=0.25,
+                        help='the share of each job\'s time given to the '
+                        'stream target, at its end (0: none)')
     parser.add_argument('-v', '--verbose', action='store_true')
     args = parser.parse_args(argv)
     if args.replay:

@@ -15,7 +15,12 @@ enough (a few KB) for the mutators to reach every part of it quickly:
 each in several bundle types (bundle1 none/gzip/bzip2, bundle2
 none/gzip/bzip2/zstd with changegroup 02, and 03 which the helper
 refuses), plus a bare changegroup (a bundle1 without its header)
-and a bundle of changesets whose parents are missing.  The repositories
+and a bundle of changesets whose parents are missing.  For the stream
+target (stream_target.py): stream bundles (`.packed1` from `hg
+debugcreatestreamclonebundle`, `.stream2` from `hg bundle --type
+'none-v2;stream=v2'`) of those repositories, with hg's default revlog
+format, with zlib and without generaldelta, and with revlogs split in
+`.i` and `.d` files (an extension lowers hg's inline limit).  The repositories
 are built with fixed users and dates, so the seeds only change with hg's
 own output.  Run it again after changing the list; the seeds are checked
 in so that the fuzzer needs no hg.
@@ -125,6 +130,42 @@ def build_empty_changesets(hg, repo):
     hg.commit(repo, 'close', None, '2 0', '--close-branch')
 
 
+# An hg extension storing revlogs of more than 256 bytes as `.i` and `.d`
+# (hg's limit is 128 KiB: seeds would not be small).
+SPLIT_EXTENSION = (
+    'from mercurial import revlog\n'
+    'revlog._maxinline = 256\n')
+# (suffix, hg init options, command) of the stream seeds.
+STREAM_FORMATS = {
+    '': (),
+    '-zlib': ('--config', 'format.revlog-compression=zlib',
+              '--config', 'format.generaldelta=false',
+              '--config', 'format.sparse-revlog=false'),
+    '-split': ('--config', 'extensions.split={split}'),
+}
+
+
+def stream_seeds(hg, tmp, repo, name, out, formats):
+    """Stream bundles of `repo` in each of `formats` (STREAM_FORMATS)."""
+    extension = os.path.join(tmp, 'split.py')
+    with open(extension, 'w') as f:
+        f.write(SPLIT_EXTENSION)
+    for suffix in formats:
+        options = tuple(o.format(split=extension)
+                        for o in STREAM_FORMATS[suffix])
+        copy = os.path.join(tmp, 'stream-%s%s' % (name, suffix))
+        subprocess.run([hg.exe, 'init', *options, copy], check=True,
+                       env=hg.env)
+        hg(copy, 'pull', '-q', *options, repo)
+        stem = os.path.join(out, name + suffix)
+        for path in (stem + '.packed1', stem + '.stream2'):
+            if os.path.exists(path):
+                os.unlink(path)
+        hg(copy, *options, 'debugcreatestreamclonebundle', stem + '.packed1')
+        hg(copy, *options, 'bundle', '-q', '-a', '--type',
+           'none-v2;stream=v2', stem + '.stream2')
+
+
 def bundle(hg, repo, spec, dest, *extra):
     if os.path.exists(dest):
         os.unlink(dest)
@@ -152,6 +193,8 @@ def main():
                 bundle(hg, repo, spec,
                        os.path.join(args.out, '%s.%s' % (name, suffix)),
                        '--all')
+            stream_seeds(hg, tmp, repo, name, args.out,
+                         STREAM_FORMATS if name == 'basic' else ('',))
         basic = os.path.join(tmp, 'basic')
         # Changesets whose parents the importing repository lacks.
         bundle(hg, basic, 'none-v1', os.path.join(args.out, 'partial.un1'),

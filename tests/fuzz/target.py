@@ -123,10 +123,12 @@ def sanitizer_report(stderr):
 
 
 class ScratchRepo:
-    """A git repository that can be put back as it was."""
+    """A git repository that can be put back as it was (but the files
+    named in `volatile`, which are neither compared nor removed)."""
 
-    def __init__(self, parent, name='repo', config=()):
+    def __init__(self, parent, name='repo', config=(), volatile=()):
         self.path = os.path.join(parent, name)
+        self.volatile = volatile  # names of files left out
         env = dict(os.environ, GIT_CONFIG_NOSYSTEM='1',
                    HOME=parent, GIT_CONFIG_GLOBAL=os.devnull)
         subprocess.run(['git', 'init', '-q', self.path], check=True, env=env)
@@ -141,6 +143,8 @@ class ScratchRepo:
         files = {}
         for root, dirs, names in os.walk(self.git_dir):
             for name in names:
+                if name in self.volatile:
+                    continue
                 path = os.path.join(root, name)
                 st = os.lstat(path)
                 files[path] = (st.st_size, st.st_mtime_ns)
@@ -223,6 +227,21 @@ def _only_file_and_directory(data, out):
     return hgcheck.has_file_and_directory(data) is not False
 
 
+def sanitized_env(home, leaks, **extra):
+    """Our environment for the helper under test, isolated in `home`
+    (no git configuration), with the sanitizers' options; LeakSanitizer
+    off unless `leaks`."""
+    env = dict(os.environ, GIT_CINNABAR_PROGRESS='0',
+               GIT_CONFIG_NOSYSTEM='1', HOME=home,
+               GIT_CONFIG_GLOBAL=os.devnull, LC_ALL='C', **SANITIZER_ENV,
+               **extra)
+    if not leaks:
+        env['ASAN_OPTIONS'] = env['ASAN_OPTIONS'].replace(
+            'detect_leaks=1', 'detect_leaks=0')
+    env.pop('GIT_DIR', None)
+    return env
+
+
 class Target:
     """The helper under test, its scratch repository and its checks."""
 
@@ -237,14 +256,7 @@ class Target:
                                         (('core.ignorecase', 'true'),))}
         self.repo = self.repos[False]
         self.input_path = os.path.join(self.tmp, 'input.hg')
-        self.env = dict(os.environ, GIT_CINNABAR_PROGRESS='0',
-                        GIT_CONFIG_NOSYSTEM='1', HOME=self.tmp,
-                        GIT_CONFIG_GLOBAL=os.devnull, LC_ALL='C',
-                        **SANITIZER_ENV)
-        if not leaks:
-            self.env['ASAN_OPTIONS'] = self.env['ASAN_OPTIONS'].replace(
-                'detect_leaks=1', 'detect_leaks=0')
-        self.env.pop('GIT_DIR', None)
+        self.env = sanitized_env(self.tmp, leaks)
 
     def close(self):
         shutil.rmtree(self.tmp, ignore_errors=True)

@@ -1,0 +1,140 @@
+"""One stream bundle through `git cinnabar unbundle`, the ASan helper
+under it (the stream fuzz target).
+
+Stream bundles (packed1, bundle2 `stream2`: streamfmt.py) are read by the
+Python side, then imported by the helper; the command line is what is
+fuzzed, so the target does not depend on how the two share the work.
+For each input, in a scratch repository put back afterwards:
+
+    git cinnabar unbundle <input>          (GIT_CINNABAR_HELPER: the ASan one)
+    git cinnabar fsck --full               (when it was accepted)
+
+Outcome.kind (target.py) names what was wrong, or is None:
+
+  asan, ubsan, leak
+             a sanitizer report on standard error (a leak is kept aside in
+             Outcome.leak, and the rest judged too)
+  signal     the helper died (`... was killed by signal`, `exited with`)
+  traceback  a Python traceback
+  timeout    no end within the time limit
+  exit       an exit status other than 0 or 1
+  messages   a refusal without exactly one `fatal:`/`error:` line
+  leftover   after a refusal, any file added or changed in the git
+             directory (but the lock file, which every command rewrites);
+             after acceptance, a `tmp_pack_*` or a stream spool
+  accepted-bad
+             accepted, and `git cinnabar fsck --full` is not clean
+  refused-valid
+             a seed (a stream bundle made by hg) refused
+"""
+
+import os
+import re
+import signal
+import subprocess
+import tempfile
+import shutil
+
+from target import (Outcome, ScratchRepo, _normalize, sanitized_env,
+                    sanitizer_report)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.dirname(os.path.dirname(HERE))
+VOLATILE = ('cinnabar.lock',)
+_DIED = re.compile(r'git-cinnabar-helper (was killed by signal \d+|exited '
+                   r'with status \d+|stopped answering)')
+
+
+def error_lines(err):
+    return [line for line in err.splitlines()
+            if line.startswith(('fatal: ', 'error: '))]
+
+
+class StreamTarget:
+    def __init__(self, helper, timeout=60.0, workdir=None, leaks=True):
+        self.helper = os.path.abspath(helper)
+        self.timeout = timeout
+        self.tmp = tempfile.mkdtemp(prefix='cinnabar-fuzz-stream-',
+                                    dir=workdir)
+        self.repo = ScratchRepo(self.tmp, volatile=VOLATILE)
+        self.input_path = os.path.join(self.tmp, 'input.hg')
+        self.env = sanitized_env(self.tmp, leaks,
+                                 GIT_CINNABAR_HELPER=self.helper,
+                                 GIT_CINNABAR_TRACEBACK='1')
+
+    def close(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def run(self, data):
+        with open(self.input_path, 'wb') as f:
+            f.write(data)
+        try:
+            return self._run()
+        finally:
+            self.repo.reset()
+
+    def _cinnabar(self, *args):
+        """(status or None on timeout, stderr) of `git cinnabar args`."""
+        proc = subprocess.Popen(
+            [os.path.join(TOP, 'git-cinnabar'), *args], cwd=self.repo.path,
+            env=self.env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, start_new_session=True)
+        try:
+            out, err = proc.communicate(timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            out, err = proc.communicate()
+            return None, out.decode('utf-8', 'replace'), \
+                err.decode('utf-8', 'replace')
+        return proc.returncode, out.decode('utf-8', 'replace'), \
+            err.decode('utf-8', 'replace')
+
+    def _run(self):
+        status, out, err = self._cinnabar('unbundle', self.input_path)
+        result = self._judge(status, out, err)
+        if result.kind is None and result.accepted:
+            status, out, err = self._cinnabar('fsck', '--full')
+            checked = self._judge(status, out, err, fsck=True)
+            if checked.kind is not None or checked.error is not None:
+                leak = checked.leak or result.leak
+                result = checked if checked.kind is not None else Outcome(
+                    'accepted-bad', 'fsck --full: ' + checked.detail,
+                    out, err, True)
+                result.leak = leak
+        return result
+
+    def _judge(self, status, out, err, fsck=False):
+        def outcome(kind, detail, accepted=False, error=None):
+            return Outcome(kind, detail, out, err, accepted, error)
+
+        if status is None:
+            return outcome('timeout', 'no end in %gs' % self.timeout)
+        report = sanitizer_report(err)
+        if report and report[0] != 'leak':
+            return outcome(*report)
+        result = self._judge_rest(status, out, err, fsck, outcome)
+        if report:
+            result.leak = outcome(*report)
+        return result
+
+    def _judge_rest(self, status, out, err, fsck, outcome):
+        if 'Traceback (most recent call last)' in err:
+            last = err.strip().splitlines()[-1]
+            return outcome('traceback', last.split(':')[0])
+        died = _DIED.search(err)
+        if died:
+            return outcome('signal', re.sub(r'\d+', 'N', died.group(1)))
+        if status not in (0, 1):
+            return outcome('exit', 'status %d' % status)
+        errors = error_lines(err)
+        changes = self.repo.changes()
+        if status == 1:
+            if len(errors) != 1:
+                return outcome('messages', '%d error lines' % len(errors))
+            if changes and not fsck:
+                return outcome('leftover', _normalize(changes[0]))
+            return outcome(None, _normalize(errors[0]), error=errors[0])
+        left = [c for c in changes if 'tmp_pack_' in c or 'hg-stream' in c]
+        if left:
+            return outcome('leftover', _normalize(left[0]))
+        return outcome(None, 'accepted', accepted=True)
