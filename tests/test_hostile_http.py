@@ -16,7 +16,8 @@ import time
 import pytest
 
 from lib.checks import assert_failed_for_people, assert_no_traceback
-from lib.git import git, refs
+from lib.checks import error_lines
+from lib.git import git, lasting_refs, refs
 from lib.hostile_http import HostileServer
 from lib.push import hg_commit, make_hg_repo
 
@@ -252,9 +253,62 @@ def test_stalled_answer_gives_up_at_low_speed_limit(upstream, hostile,
                  'fetch', 'origin', cwd=tmp_path / 'work', check=False,
                  timeout=100)
     elapsed = time.monotonic() - started
-    assert_failed_for_people(result, 'Timeout was reached')
+    assert_failed_for_people(result, LOW_SPEED_MESSAGE)
     assert 2 <= elapsed < 60, elapsed
     assert refs(tmp_path / 'work') == before
+
+
+LOW_SPEED_MESSAGE = ('the server sent less than 1000 bytes/s for 2 s '
+                     '(http.lowSpeedLimit/http.lowSpeedTime)')
+# What git adds after a failed import (cinnabar.remote, _write_resets).
+GIT_IMPORT_LINE = ('fatal: could not read ref '
+                   'refs/cinnabar/refs/heads/branches/default/tip')
+
+
+@pytest.fixture
+def behind(hg, hg_serve, hostile, tmp_path):
+    """A clone (tmp_path/work), through a hostile server, of an hg
+    repository that then got one more changeset: the next fetch asks for
+    a bundle (getbundle)."""
+    repo = make_hg_repo(hg, tmp_path / 'repo', {'f': 'one\n'})
+    server = hostile(upstream_port=hg_serve(repo).port)
+    clone(tmp_path, server.url('a') + '/')
+    hg_commit(hg, repo, {'f': 'two\n'}, 'second')
+    return server
+
+
+def assert_import_failed(result, work, before, expected):
+    """A fetch that failed while importing: our one line first, then only
+    the line git cannot be kept from adding; nothing changed and no
+    fast-import crash report left behind."""
+    assert_failed_for_people(result, expected)
+    lines = error_lines(result)
+    assert expected in lines[0], result.describe()
+    assert lines[1:] == [GIT_IMPORT_LINE], result.describe()
+    assert lasting_refs(work) == before
+    assert not list((work / '.git').glob('fast_import_crash_*'))
+
+
+@pytest.mark.parametrize('rule', ['cut', 'stall'])
+def test_fetch_failing_mid_import_changes_nothing(rule, behind, tmp_path):
+    """The bundle's answer cut short, or stalled below http.lowSpeedLimit:
+    the fetch fails saying so, and the next one gets everything."""
+    work = tmp_path / 'work'
+    before = lasting_refs(work)
+    if rule == 'cut':
+        behind.cut['getbundle'] = 'with-length'
+        expected = 'failed during the transfer: Transferred a partial file'
+    else:
+        behind.stall['getbundle'] = 120
+        expected = 'failed during the transfer: ' + LOW_SPEED_MESSAGE
+    result = git('-c', 'http.lowSpeedLimit=1000', '-c', 'http.lowSpeedTime=2',
+                 'fetch', 'origin', cwd=work, check=False, timeout=100)
+    assert_import_failed(result, work, before, expected)
+    behind.cut.clear()
+    behind.stall.clear()
+    git('fetch', 'origin', cwd=work)
+    log = git('log', '--format=%s', 'origin/branches/default/tip', cwd=work)
+    assert log.out.split('\n')[:2] == ['second', 'initial import']
 
 
 @pytest.mark.parametrize('answer,message', [
