@@ -25,6 +25,10 @@ Rules (attributes, set before the client runs):
 - `stall[command] = seconds`: the answer to that wire command sends its
   headers (with the full length) and half its body, then nothing for
   that many seconds, then the connection is closed;
+- `hold[command] = path`: the request for that wire command is read and
+  recorded but never forwarded nor answered: the file `path` is created,
+  and the connection is closed only when the server stops (a client
+  killed at that point has sent its request to no server);
 - `tls`: (certificate, key) paths: side `a` speaks https (`b` stays
   plain http).
 """
@@ -73,6 +77,12 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(302, [('Location',
                                      hostile.redirect[side] + self.path)],
                               b'moved\n')
+        if command in hostile.hold:
+            with open(hostile.hold[command], 'w'):
+                pass
+            hostile.stopping.wait()
+            self.close_connection = True
+            return
         if command in hostile.endless:
             return self._send_endless(hostile.endless[command])
         status, headers, data = hostile.produce(self.command, self.path,
@@ -147,6 +157,7 @@ class HostileServer:
         self.cut = {}
         self.endless = {}
         self.stall = {}
+        self.hold = {}
         self.stopping = threading.Event()
         self.requests = []
         self._lock = threading.Lock()
