@@ -9,6 +9,7 @@ messages or trace files (mode 0600)."""
 import base64
 import json
 import os
+import shlex
 import stat
 import sys
 import time
@@ -17,6 +18,7 @@ import pytest
 
 from lib.checks import assert_failed_for_people, assert_no_traceback
 from lib.checks import error_lines
+from lib.env import SSH_WRAPPER
 from lib.git import git, lasting_refs, refs
 from lib.hostile_http import HostileServer
 from lib.push import hg_commit, make_hg_repo
@@ -343,6 +345,56 @@ def test_ssh_answer_of_a_server_that_stopped_reading(tmp_path):
                  check=False, extra_env={'GIT_SSH_COMMAND': str(fake)})
     assert_failed_for_people(result)
     assert 'more than the' in result.err, result.describe()
+    assert not (tmp_path / 'work').exists()
+
+
+def fake_ssh(tmp_path, script):
+    fake = tmp_path / 'fake-ssh'
+    fake.write_text('#!/bin/sh\n' + script)
+    fake.chmod(0o755)
+    return {'GIT_SSH_COMMAND': str(fake)}
+
+
+def test_ssh_banner_before_the_answers(upstream, tmp_path):
+    """test-ssh-proto.t: lines a login prints (a motd) before the real
+    `hg serve --stdio` answers are skipped."""
+    env = fake_ssh(tmp_path, "printf 'Welcome to the server\\n\\n"
+                   "Last login: today\\n'\nexec %s \"$@\"\n"
+                   % shlex.quote(str(SSH_WRAPPER)))
+    result = git('clone', '--no-checkout',
+                 f'hg::ssh://localhost/{upstream.repo}', 'work', cwd=tmp_path,
+                 extra_env=env)
+    assert_no_traceback(result)
+    log = git('log', '--format=%s', 'origin/branches/default/tip',
+              cwd=tmp_path / 'work')
+    assert log.out.splitlines() == ['second', 'initial import']
+
+
+def test_ssh_server_that_is_not_mercurial(tmp_path):
+    """test-ssh-proto.t: no hg at the other end (the shell says so on
+    stderr and exits): one line saying no Mercurial server answered, the
+    server's words shown as `remote:`."""
+    env = fake_ssh(tmp_path, 'cat <&0 >/dev/null &\n'
+                   "printf 'Welcome\\n'\n"
+                   "echo 'sh: 1: hg: not found' >&2\nexit 127\n")
+    result = git('clone', 'hg::ssh://localhost/repo', 'work', cwd=tmp_path,
+                 check=False, extra_env=env)
+    assert_failed_for_people(result)
+    assert 'remote: sh: 1: hg: not found' in result.err, result.describe()
+    assert len(error_lines(result)) == 1, result.describe()
+    assert not (tmp_path / 'work').exists()
+
+
+def test_ssh_capabilities_without_getbundle(tmp_path):
+    """test-ssh-proto.t's odd `hello` answers: capabilities a server we can
+    fetch from must have are missing (getbundle): refused, naming it."""
+    answer = b'capabilities: lookup branchmap\n'
+    env = fake_ssh(tmp_path, 'cat <&0 >/dev/null &\n'
+                   "printf '%d\\n%s\\n1\\n\\n'\nsleep 5\n"
+                   % (len(answer), answer.decode().strip()))
+    result = git('clone', 'hg::ssh://localhost/repo', 'work', cwd=tmp_path,
+                 check=False, extra_env=env)
+    assert_failed_for_people(result, 'getbundle')
     assert not (tmp_path / 'work').exists()
 
 
