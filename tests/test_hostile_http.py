@@ -348,6 +348,33 @@ def test_ssh_answer_of_a_server_that_stopped_reading(tmp_path):
     assert not (tmp_path / 'work').exists()
 
 
+@pytest.mark.parametrize('engines,expected', [
+    ('zlib', 'zlib'), ('none', 'none'), ('zstd,zlib', 'zstd')])
+def test_compression_negotiated(engines, expected, hg, hg_serve, hostile,
+                                tmp_path):
+    """test-http-protocol.t: with `server.compressionengines`, hg serve
+    answers a bundle (getbundle) as application/mercurial-0.2 compressed
+    with the first engine of its list that the client offered
+    (X-HgProto-1: the helper reads zstd, zlib, none and bzip2); other
+    answers (capabilities, batch) stay application/mercurial-0.1. The
+    clone is right whichever."""
+    repo = make_hg_repo(hg, tmp_path / 'repo', {'f': 'one\n'})
+    hg_commit(hg, repo, {'f': 'two\n'}, 'second')
+    with open(repo / '.hg' / 'hgrc', 'a') as hgrc:
+        hgrc.write(f'[server]\ncompressionengines = {engines}\n')
+    server = hostile(upstream_port=hg_serve(repo).port)
+    clone(tmp_path, server.url('a') + '/')
+    types = {(a['command'], a['content_type'], a['engine'])
+             for a in server.answers}
+    assert types == {
+        ('capabilities', 'application/mercurial-0.1', None),
+        ('batch', 'application/mercurial-0.1', None),
+        ('getbundle', 'application/mercurial-0.2', expected)}, types
+    log = git('log', '--format=%s', 'origin/branches/default/tip',
+              cwd=tmp_path / 'work')
+    assert log.out.splitlines() == ['second', 'initial import']
+
+
 def fake_ssh(tmp_path, script):
     fake = tmp_path / 'fake-ssh'
     fake.write_text('#!/bin/sh\n' + script)
