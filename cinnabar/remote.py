@@ -225,11 +225,13 @@ class RemoteHelper:
                 raise Abort('unexpected %r in a batch of imports' % line)
             names.append(name)
         wanted = self._resolve(names)
+        # Before anything can fail: git reads these refs once our stream
+        # ends, and must find none after a failure (see _write_resets).
+        git.delete_refs(SCRATCH_REFS)
         # Damaged or foreign metadata is not written to (fsck, upgrade).
         if self._git_dir is not None:
-            self._refuse_unusable_metadata()
+            metadata.check_usable()
             snapshots.save(self._git_dir)
-        git.delete_refs(SCRATCH_REFS)
         self._fetch(list(wanted.values()))
         self._write_resets(wanted)
         self._recommend_prune()
@@ -251,18 +253,6 @@ class RemoteHelper:
                              '  git config %s true\nor\n'
                              '  git config fetch.prune true\n' % (key, key))
             sys.stderr.flush()
-
-    def _refuse_unusable_metadata(self):
-        """Abort when the metadata must not be written to (damaged, or of
-        another format). The refs git would read (refs/cinnabar/refs/...)
-        still hold the last fetch's: a stream announcing `done` that ends
-        without it makes fast-import, and so git, fail without updating
-        any ref."""
-        try:
-            metadata.check_usable()
-        except Abort:
-            self._write('feature done')
-            raise
 
     def _resolve(self, names):
         """{ref name: HgId} for the refs git asked for."""
@@ -428,5 +418,12 @@ class RemoteHelper:
             lines += ['reset %s%s' % (PRIVATE_PREFIX, name),
                       'from %s' % git_id, '']
         # Nothing is written before the fetch succeeded: on a failure,
-        # fast-import sees an empty stream and git finds no ref to update.
+        # fast-import sees an empty stream and ends without error, and git
+        # finds no ref to update: it fails too, saying after our error
+        # that it "could not read ref refs/cinnabar/...". That line cannot
+        # be avoided: an import helper has no other way to tell git that
+        # the import failed (git's transport-helper.c, fetch_with_import).
+        # Declaring `feature done` first would be worse: fast-import
+        # would die of the missing `done` with two more lines and leave
+        # a crash report in .git.
         self._write('feature done', *lines, 'done')

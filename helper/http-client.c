@@ -25,6 +25,7 @@
 #include "http.h"
 #include "stream.h"
 #include "http-client.h"
+#include "urlmatch.h"
 
 extern struct credential http_auth;
 
@@ -63,6 +64,61 @@ static struct origin *origins;
 static size_t origins_nr, origins_alloc;
 static int current_origin = -1;
 
+/*
+ * http.lowSpeedLimit and http.lowSpeedTime as git's http.c applies them
+ * (it keeps them to itself): the same URL-matched configuration, then
+ * GIT_HTTP_LOW_SPEED_LIMIT and GIT_HTTP_LOW_SPEED_TIME; -1 when unset.
+ * Only to say which setting gave up on a transfer.
+ */
+static long low_speed_limit = -1, low_speed_time = -1;
+
+static int collect_low_speed(const char *var, const char *value,
+			     void *cb UNUSED)
+{
+	if (!strcmp(var, "http.lowspeedlimit"))
+		low_speed_limit = git_config_int(var, value);
+	else if (!strcmp(var, "http.lowspeedtime"))
+		low_speed_time = git_config_int(var, value);
+	return 0;
+}
+
+static void read_low_speed(const char *url)
+{
+	struct urlmatch_config config = URLMATCH_CONFIG_INIT;
+	char *normalized;
+	const char *env;
+
+	config.section = "http";
+	config.collect_fn = collect_low_speed;
+	normalized = url_normalize(url, &config.url);
+	git_config(urlmatch_config_entry, &config);
+	free(normalized);
+	urlmatch_config_release(&config);
+	if ((env = getenv("GIT_HTTP_LOW_SPEED_LIMIT")))
+		low_speed_limit = strtol(env, NULL, 10);
+	if ((env = getenv("GIT_HTTP_LOW_SPEED_TIME")))
+		low_speed_time = strtol(env, NULL, 10);
+}
+
+/*
+ * Why a transfer failed, for people: curl's words, except when the
+ * low-speed limit gave up on it (curl says "Timeout was reached").
+ * Valid until the next call.
+ */
+static const char *transfer_failure(CURLcode code)
+{
+	static struct strbuf buf = STRBUF_INIT;
+
+	if (code != CURLE_OPERATION_TIMEDOUT || low_speed_limit <= 0 ||
+	    low_speed_time <= 0)
+		return curl_easy_strerror(code);
+	strbuf_reset(&buf);
+	strbuf_addf(&buf, "the server sent less than %ld bytes/s for %ld s "
+		    "(http.lowSpeedLimit/http.lowSpeedTime)",
+		    low_speed_limit, low_speed_time);
+	return buf.buf;
+}
+
 static void ensure_http(const char *url)
 {
 	if (http_initialized)
@@ -70,6 +126,7 @@ static void ensure_http(const char *url)
 	http_init(NULL, url, 0);
 	/* http_init() reads core.ignorecase again: see main.c. */
 	ignore_case = 0;
+	read_low_speed(url);
 	http_initialized = 1;
 }
 
@@ -355,14 +412,14 @@ static void print_headers(FILE *out, struct request *r)
 		fprintf(out, "X-Cinnabar-Transfer: complete\n");
 	else
 		fprintf(out, "X-Cinnabar-Transfer: cut %s\n",
-			curl_easy_strerror(r->results.curl_result));
+			transfer_failure(r->results.curl_result));
 	fprintf(out, "\n");
 }
 
 static void connection_failed(struct request *r)
 {
 	die("HTTP request to %s failed: %s", shown_url(r->url),
-	    curl_easy_strerror(r->results.curl_result));
+	    transfer_failure(r->results.curl_result));
 }
 
 static void http_fetch(struct request *r, FILE *out)
@@ -426,7 +483,7 @@ static size_t transfer_read(struct stream *s, void *buf, size_t len)
 		join_transfer(ts->t);
 		if (ts->t->r->results.curl_result != CURLE_OK)
 			die("the connection to the server failed during the "
-			    "transfer: %s", curl_easy_strerror(
+			    "transfer: %s", transfer_failure(
 				ts->t->r->results.curl_result));
 	}
 	return n;

@@ -13,6 +13,7 @@ from lib.checks import (assert_expected_ids, assert_failed_for_people,
                         assert_no_traceback)
 from lib.corpus import NGINX
 from lib.git import METADATA_REF, clone, git, hg_url, init, refs
+from lib.hg import closed_port
 
 BUNDLE = 'issue4438-r1.hg'   # 111 changesets
 
@@ -205,6 +206,46 @@ def test_failed_clone_bundle_falls_back(problem, setup, corpus, tmp_path):
     assert 'getbundle' in setup.hg_commands()
     assert setup.bundle_gets()
     assert not list((dest / '.git' / 'cinnabar' / 'downloads').iterdir())
+
+
+@pytest.mark.parametrize('case', ['empty', 'none-usable', 'server-down'])
+def test_manifests_without_a_bundle_to_take(case, setup, corpus, tmp_path):
+    """Cases of Mercurial's test-clonebundles.t, as its client does them:
+    an empty manifest is no clone bundle (a normal clone, nothing said);
+    entries none of which can be used (an unknown BUNDLESPEC compression
+    or type, a URL we do not download from) are skipped, saying so in one
+    line (hg: "no compatible clone bundles available on server; falling
+    back to regular clone"); a bundle URL on a server that is down makes
+    a normal clone after a warning, as any failed clone bundle does here
+    (hg aborts instead, unless ui.clonebundlefallback is true)."""
+    setup.make_bundle('full.hg')
+    manifests = {
+        'empty': [],
+        'none-usable': ['{bundles}full.hg BUNDLESPEC=lzma-v2',
+                        '{bundles}full.hg BUNDLESPEC=gzip-v9',
+                        'ftp://127.0.0.1/full.hg BUNDLESPEC=gzip-v2'],
+        'server-down': ['http://127.0.0.1:{port}/full.hg BUNDLESPEC=gzip-v2'],
+    }
+    with closed_port() as port:
+        setup.serve([line.replace('{port}', str(port))
+                     for line in manifests[case]])
+        dest = tmp_path / 'clone'
+        result = clone(setup.url, dest, '--no-checkout')
+    assert_clone_ok(result, dest, corpus)
+    assert 'getbundle' in setup.hg_commands()
+    assert 'Getting clone bundle' not in result.err or case == 'server-down'
+    if case == 'empty':
+        assert 'clone bundle' not in result.err, result.describe()
+    elif case == 'none-usable':
+        assert not setup.bundle_gets()
+        said = [line for line in result.err.splitlines()
+                if line.startswith('no clone bundle we can use')]
+        assert len(said) == 1, result.describe()
+        for reason in ("'lzma'", "'v9'", 'ftp://'):
+            assert reason in said[0], said
+    else:
+        assert 'warning: the clone bundle failed' in result.err
+        assert 'falling back to a normal clone' in result.err
 
 
 def test_settings(setup, corpus, tmp_path):

@@ -12,7 +12,8 @@ a flag this version does not know comes from a newer version.
 import pytest
 
 from lib.checks import assert_failed_for_people, assert_no_traceback
-from lib.git import METADATA_REF, clone, git, hg_url, refs, rev_parse
+from lib.git import METADATA_REF, clone, git, hg_url, lasting_refs, refs
+from lib.git import rev_parse
 from lib.plumbing import MetadataParts, commit_tree, parents, tree_of
 
 OLDER = 'run `git cinnabar upgrade`'
@@ -41,15 +42,15 @@ def other_bundle(corpus):
 
 def assert_all_refuse(repo, corpus, hint):
     """hg2git, fsck and a fetch of something new all refuse, saying
-    `hint`, and change no ref."""
-    before = refs(repo)
+    `hint`, and change no ref (but the scratch refs of imports)."""
+    before = lasting_refs(repo)
     head = rev_parse(repo, 'refs/remotes/origin/HEAD')
     for args in (('cinnabar', 'git2hg', head), ('cinnabar', 'fsck'),
                  ('fetch', other_bundle(corpus), 'refs/heads/*:refs/o/*')):
         result = git(*args, cwd=repo, check=False)
         assert_failed_for_people(result)
         assert hint in result.err, result.describe()
-    assert refs(repo) == before
+    assert lasting_refs(repo) == before
 
 
 def upgrade(repo):
@@ -105,7 +106,7 @@ def test_before_0_4_refs(repo, corpus):
     git('update-ref', 'refs/cinnabar/hg2git', hg2git, cwd=repo)
     git('update-ref', 'refs/notes/cinnabar', metadata, cwd=repo)
     git('update-ref', '-d', METADATA_REF, cwd=repo)
-    before = refs(repo)
+    before = lasting_refs(repo)
     result = git('fetch', other_bundle(corpus), 'refs/heads/*:refs/o/*',
                  cwd=repo, check=False)
     assert_failed_for_people(result)
@@ -113,7 +114,7 @@ def test_before_0_4_refs(repo, corpus):
     result = upgrade(repo)
     assert_failed_for_people(result)
     assert 'before 0.4' in result.err and 'reclone' in result.err
-    assert refs(repo) == before
+    assert lasting_refs(repo) == before
 
 
 def test_leftover_refs_next_to_current_metadata_are_removed(repo):

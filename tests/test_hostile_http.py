@@ -9,6 +9,7 @@ messages or trace files (mode 0600)."""
 import base64
 import json
 import os
+import shlex
 import stat
 import sys
 import time
@@ -16,7 +17,9 @@ import time
 import pytest
 
 from lib.checks import assert_failed_for_people, assert_no_traceback
-from lib.git import git, refs
+from lib.checks import error_lines
+from lib.env import SSH_WRAPPER
+from lib.git import git, lasting_refs, refs
 from lib.hostile_http import HostileServer
 from lib.push import hg_commit, make_hg_repo
 
@@ -252,9 +255,62 @@ def test_stalled_answer_gives_up_at_low_speed_limit(upstream, hostile,
                  'fetch', 'origin', cwd=tmp_path / 'work', check=False,
                  timeout=100)
     elapsed = time.monotonic() - started
-    assert_failed_for_people(result, 'Timeout was reached')
+    assert_failed_for_people(result, LOW_SPEED_MESSAGE)
     assert 2 <= elapsed < 60, elapsed
     assert refs(tmp_path / 'work') == before
+
+
+LOW_SPEED_MESSAGE = ('the server sent less than 1000 bytes/s for 2 s '
+                     '(http.lowSpeedLimit/http.lowSpeedTime)')
+# What git adds after a failed import (cinnabar.remote, _write_resets).
+GIT_IMPORT_LINE = ('fatal: could not read ref '
+                   'refs/cinnabar/refs/heads/branches/default/tip')
+
+
+@pytest.fixture
+def behind(hg, hg_serve, hostile, tmp_path):
+    """A clone (tmp_path/work), through a hostile server, of an hg
+    repository that then got one more changeset: the next fetch asks for
+    a bundle (getbundle)."""
+    repo = make_hg_repo(hg, tmp_path / 'repo', {'f': 'one\n'})
+    server = hostile(upstream_port=hg_serve(repo).port)
+    clone(tmp_path, server.url('a') + '/')
+    hg_commit(hg, repo, {'f': 'two\n'}, 'second')
+    return server
+
+
+def assert_import_failed(result, work, before, expected):
+    """A fetch that failed while importing: our one line first, then only
+    the line git cannot be kept from adding; nothing changed and no
+    fast-import crash report left behind."""
+    assert_failed_for_people(result, expected)
+    lines = error_lines(result)
+    assert expected in lines[0], result.describe()
+    assert lines[1:] == [GIT_IMPORT_LINE], result.describe()
+    assert lasting_refs(work) == before
+    assert not list((work / '.git').glob('fast_import_crash_*'))
+
+
+@pytest.mark.parametrize('rule', ['cut', 'stall'])
+def test_fetch_failing_mid_import_changes_nothing(rule, behind, tmp_path):
+    """The bundle's answer cut short, or stalled below http.lowSpeedLimit:
+    the fetch fails saying so, and the next one gets everything."""
+    work = tmp_path / 'work'
+    before = lasting_refs(work)
+    if rule == 'cut':
+        behind.cut['getbundle'] = 'with-length'
+        expected = 'failed during the transfer: Transferred a partial file'
+    else:
+        behind.stall['getbundle'] = 120
+        expected = 'failed during the transfer: ' + LOW_SPEED_MESSAGE
+    result = git('-c', 'http.lowSpeedLimit=1000', '-c', 'http.lowSpeedTime=2',
+                 'fetch', 'origin', cwd=work, check=False, timeout=100)
+    assert_import_failed(result, work, before, expected)
+    behind.cut.clear()
+    behind.stall.clear()
+    git('fetch', 'origin', cwd=work)
+    log = git('log', '--format=%s', 'origin/branches/default/tip', cwd=work)
+    assert log.out.split('\n')[:2] == ['second', 'initial import']
 
 
 @pytest.mark.parametrize('answer,message', [
@@ -289,6 +345,83 @@ def test_ssh_answer_of_a_server_that_stopped_reading(tmp_path):
                  check=False, extra_env={'GIT_SSH_COMMAND': str(fake)})
     assert_failed_for_people(result)
     assert 'more than the' in result.err, result.describe()
+    assert not (tmp_path / 'work').exists()
+
+
+@pytest.mark.parametrize('engines,expected', [
+    ('zlib', 'zlib'), ('none', 'none'), ('zstd,zlib', 'zstd')])
+def test_compression_negotiated(engines, expected, hg, hg_serve, hostile,
+                                tmp_path):
+    """test-http-protocol.t: with `server.compressionengines`, hg serve
+    answers a bundle (getbundle) as application/mercurial-0.2 compressed
+    with the first engine of its list that the client offered
+    (X-HgProto-1: the helper reads zstd, zlib, none and bzip2); other
+    answers (capabilities, batch) stay application/mercurial-0.1. The
+    clone is right whichever."""
+    repo = make_hg_repo(hg, tmp_path / 'repo', {'f': 'one\n'})
+    hg_commit(hg, repo, {'f': 'two\n'}, 'second')
+    with open(repo / '.hg' / 'hgrc', 'a') as hgrc:
+        hgrc.write(f'[server]\ncompressionengines = {engines}\n')
+    server = hostile(upstream_port=hg_serve(repo).port)
+    clone(tmp_path, server.url('a') + '/')
+    types = {(a['command'], a['content_type'], a['engine'])
+             for a in server.answers}
+    assert types == {
+        ('capabilities', 'application/mercurial-0.1', None),
+        ('batch', 'application/mercurial-0.1', None),
+        ('getbundle', 'application/mercurial-0.2', expected)}, types
+    log = git('log', '--format=%s', 'origin/branches/default/tip',
+              cwd=tmp_path / 'work')
+    assert log.out.splitlines() == ['second', 'initial import']
+
+
+def fake_ssh(tmp_path, script):
+    fake = tmp_path / 'fake-ssh'
+    fake.write_text('#!/bin/sh\n' + script)
+    fake.chmod(0o755)
+    return {'GIT_SSH_COMMAND': str(fake)}
+
+
+def test_ssh_banner_before_the_answers(upstream, tmp_path):
+    """test-ssh-proto.t: lines a login prints (a motd) before the real
+    `hg serve --stdio` answers are skipped."""
+    env = fake_ssh(tmp_path, "printf 'Welcome to the server\\n\\n"
+                   "Last login: today\\n'\nexec %s \"$@\"\n"
+                   % shlex.quote(str(SSH_WRAPPER)))
+    result = git('clone', '--no-checkout',
+                 f'hg::ssh://localhost/{upstream.repo}', 'work', cwd=tmp_path,
+                 extra_env=env)
+    assert_no_traceback(result)
+    log = git('log', '--format=%s', 'origin/branches/default/tip',
+              cwd=tmp_path / 'work')
+    assert log.out.splitlines() == ['second', 'initial import']
+
+
+def test_ssh_server_that_is_not_mercurial(tmp_path):
+    """test-ssh-proto.t: no hg at the other end (the shell says so on
+    stderr and exits): one line saying no Mercurial server answered, the
+    server's words shown as `remote:`."""
+    env = fake_ssh(tmp_path, 'cat <&0 >/dev/null &\n'
+                   "printf 'Welcome\\n'\n"
+                   "echo 'sh: 1: hg: not found' >&2\nexit 127\n")
+    result = git('clone', 'hg::ssh://localhost/repo', 'work', cwd=tmp_path,
+                 check=False, extra_env=env)
+    assert_failed_for_people(result)
+    assert 'remote: sh: 1: hg: not found' in result.err, result.describe()
+    assert len(error_lines(result)) == 1, result.describe()
+    assert not (tmp_path / 'work').exists()
+
+
+def test_ssh_capabilities_without_getbundle(tmp_path):
+    """test-ssh-proto.t's odd `hello` answers: capabilities a server we can
+    fetch from must have are missing (getbundle): refused, naming it."""
+    answer = b'capabilities: lookup branchmap\n'
+    env = fake_ssh(tmp_path, 'cat <&0 >/dev/null &\n'
+                   "printf '%d\\n%s\\n1\\n\\n'\nsleep 5\n"
+                   % (len(answer), answer.decode().strip()))
+    result = git('clone', 'hg::ssh://localhost/repo', 'work', cwd=tmp_path,
+                 check=False, extra_env=env)
+    assert_failed_for_people(result, 'getbundle')
     assert not (tmp_path / 'work').exists()
 
 

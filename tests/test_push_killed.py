@@ -14,6 +14,11 @@ is exact both ways); the next `git push` then lands what is missing, or
 has nothing to send; `hg verify`, `git fsck` and `git cinnabar fsck` are
 clean. No lock is left behind (cinnabar.repolock).
 
+And killed before it sends (`before-sending`: it has worked out what
+to push and asks the server to take it, but a relay holds that request
+back: lib.hostile_http's `hold`, tests/bin/ssh-holding-wrapper): the
+server is unchanged, and the next push lands everything.
+
 And the server killed while it applies a push: the ref is rejected with
 why, nothing of ours changes, and once the server is recovered the push
 lands.
@@ -27,7 +32,9 @@ import time
 import pytest
 
 from lib.checks import assert_no_traceback
-from lib.git import NULL_ID, clone, git, git2hg, refs
+from lib.env import SSH_WRAPPER, TESTS
+from lib.git import NULL_ID, clone, git, git2hg, hg_url, refs
+from lib.hostile_http import HostileServer
 from lib.proc import kill_group
 from lib.push import Author, assert_hg_verify, assert_pushed, git_commit
 from lib.push import make_hg_repo, writable_remote
@@ -35,6 +42,7 @@ from lib.push import make_hg_repo, writable_remote
 AUTHOR = Author('Killed Pusher', 'killed@example.com')
 HOOKS = {'applying': 'pretxnchangegroup', 'applied': 'changegroup'}
 PUSH_TIP = 'HEAD:refs/heads/branches/default/tip'
+SSH_HOLDING_WRAPPER = TESTS / 'bin' / 'ssh-holding-wrapper'
 
 
 def kill_client(pgid):
@@ -60,11 +68,13 @@ def kill_client(pgid):
             pass
 
 
-def push_killed_at(work, marker):
-    """Start `git push`, SIGKILL its process group once `marker` exists."""
+def push_killed_at(work, marker, env=None):
+    """Start `git push` (with `env` added to the environment), SIGKILL
+    its process group once `marker` exists."""
     proc = subprocess.Popen(['git', 'push', 'origin', PUSH_TIP], cwd=work,
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, start_new_session=True)
+                            stderr=subprocess.PIPE, start_new_session=True,
+                            env=dict(os.environ, **(env or {})))
     deadline = time.monotonic() + 60
     while not marker.exists():
         if proc.poll() is not None or time.monotonic() > deadline:
@@ -122,6 +132,55 @@ def test_push_killed_then_fetch_and_push(transport, point, hg, hg_serve,
     assert (marker.exists()) == (not kept), result.describe()
     assert git2hg(work, [commit])[commit] == hg.nodes(server, 'tip')[0]
     assert len(hg.nodes(server)) == 2
+    assert_hg_verify(hg, server)
+    git('fsck', '--no-progress', cwd=work)
+    assert_no_traceback(git('cinnabar', 'fsck', cwd=work))
+
+
+def held_unbundle(transport, server, hg_serve, marker, request):
+    """(URL, environment, release): through that URL with that
+    environment, the `unbundle` request of a push to `server` is held
+    back, `marker` made once it is; after release(), no longer."""
+    if transport == 'ssh':
+        return (hg_url(f'ssh://localhost/{server}'),
+                {'GIT_SSH_COMMAND': str(SSH_HOLDING_WRAPPER),
+                 'CINNABAR_TEST_SSH_HOLD': f'unbundle:{marker}'},
+                lambda: None)
+    relay = HostileServer(upstream_port=hg_serve(server).port)
+    request.addfinalizer(relay.stop)
+    relay.start().hold['unbundle'] = marker
+    return hg_url(relay.url('a') + '/'), {}, relay.hold.clear
+
+
+@pytest.mark.parametrize('transport', ('http', 'ssh'))
+def test_push_killed_before_sending(transport, hg, hg_serve, tmp_path,
+                                    request):
+    server = make_hg_repo(hg, tmp_path / 'server', {'file': 'base\n'})
+    marker = tmp_path / 'held'
+    url, env, release = held_unbundle(transport, server, hg_serve, marker,
+                                      request)
+    work = tmp_path / 'work'
+    clone(url, work)
+    commits = []
+    for text in ('one\n', 'two\n'):
+        (work / 'file').write_text(text)
+        git('add', 'file', cwd=work)
+        commits.append(git_commit(work, 'held ' + text, AUTHOR,
+                                  '1700000000 +0000'))
+    remote_refs = refs(work, 'refs/remotes')
+
+    push_killed_at(work, marker, env)
+    assert len(hg.nodes(server)) == 1
+    assert_no_traceback(git('fetch', 'origin', cwd=work))
+    assert refs(work, 'refs/remotes') == remote_refs
+    release()
+    result = git('push', 'origin', PUSH_TIP, cwd=work, check=False,
+                 timeout=120,
+                 extra_env={'GIT_SSH_COMMAND': str(SSH_WRAPPER)})
+    assert_pushed(result)
+    assert len(hg.nodes(server)) == 3
+    mapped = git2hg(work, commits)
+    assert [mapped[c] for c in commits] == hg.nodes(server, '1:2')
     assert_hg_verify(hg, server)
     git('fsck', '--no-progress', cwd=work)
     assert_no_traceback(git('cinnabar', 'fsck', cwd=work))

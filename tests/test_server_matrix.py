@@ -22,6 +22,10 @@ go through these steps in order:
 6. `hg verify` clean, and a fresh clone maps every changeset to the
    same git commit as with every other release tested in the run.
 
+Over HTTP, a server as many are set up (test_clone_bundle_phases_and_
+post_arguments): the release's own bundle advertised as its clone
+bundle, not publishing, `httppostargs` on.
+
 And, over HTTP, each release's own `badserverext.py` (from its source
 distribution) closing the connection at points of a clone
 (test_server_closing_the_connection).
@@ -29,13 +33,14 @@ distribution) closing the connection at points of a clone
 
 import os
 import shlex
+import urllib.request
 from pathlib import Path
 
 import pytest
 
 from lib.checks import assert_expected_ids, assert_failed_for_people
 from lib.checks import assert_no_traceback
-from lib.git import NULL_ID, clone, git, hg2git, rev_parse
+from lib.git import NULL_ID, clone, git, git2hg, hg2git, rev_parse
 from lib.hg import Hg, HgServer
 from lib.push import Author, assert_hg_verify, assert_pushed, assert_refused
 from lib.push import git_commit, nothing_changes, pushed_nodes
@@ -291,3 +296,93 @@ def test_server_closing_the_connection(bad_release, setting, value, corpus,
         assert not (tmp_path / 'work').exists()
     else:
         assert_expected_ids(tmp_path / 'work', corpus.expected(BUNDLE))
+
+
+# A repository set up as many servers are: clone bundles advertised (the
+# clonebundles extension, in every release tested), a non-publishing
+# server, and command arguments in the POST body where the release knows
+# how (`httppostargs`, Mercurial 3.8 and newer).
+VARIANT_HGRC = ('[extensions]\nclonebundles =\n[phases]\npublish = False\n'
+                '[experimental]\nhttppostargs = True\n')
+
+
+def advertised_capabilities(server):
+    with urllib.request.urlopen(server.url + '?cmd=capabilities',
+                                timeout=60) as answer:
+        return answer.read().decode().split()
+
+
+def access_log(server):
+    """[(method, wire command)] of hg serve's access log."""
+    found = []
+    for line in (server.logdir / 'access.log').read_text().splitlines():
+        words = line.split('"')[1].split() if '"' in line else []
+        if len(words) > 1 and 'cmd=' in words[1]:
+            command = words[1].split('cmd=')[1].split('&')[0]
+            found.append((words[0], command))
+    return found
+
+
+@pytest.fixture(params=MATRIX, ids=lambda p: f'hg{release_id(p)}')
+def variant(request, corpus, bundle_server, tmp_path):
+    """(hg, repository, its server, the bundle server): the release's own
+    gzip-v2 bundle of the whole repository is its only clone bundle."""
+    hg = Hg(request.param)
+    repo = tmp_path / 'server'
+    hg('init', repo)
+    hg('-R', repo, 'unbundle', '-q', corpus.bundle(BUNDLE))
+    www = tmp_path / 'www'
+    www.mkdir()
+    hg('-R', repo, 'bundle', '-q', '--all', '--type', 'gzip-v2',
+       www / 'full.hg')
+    bundles = bundle_server(www)
+    (repo / '.hg' / 'clonebundles.manifest').write_text(
+        f'{bundles.url()}full.hg BUNDLESPEC=gzip-v2\n')
+    (repo / '.hg' / 'hgrc').write_text(VARIANT_HGRC)
+    server = HgServer(hg, repo, tmp_path / 'log')
+    server.start()
+    request.addfinalizer(server.stop)
+    return hg, repo, server, bundles
+
+
+def test_clone_bundle_phases_and_post_arguments(variant, corpus, tmp_path):
+    """A clone through the release's clone bundle gets the same ids as a
+    plain one, nothing more coming from the server (no getbundle); with
+    `httppostargs` advertised, the commands with arguments are POSTs; a
+    push to the non-publishing server leaves the changeset draft there,
+    and, not kept by the push (cinnabar.data), the next fetch gives it
+    back as the commit that was pushed."""
+    hg, repo, server, bundles = variant
+    work = tmp_path / 'work'
+    result = clone(f'hg::{server.url}', work, extra_env={'HG': str(hg.exe)})
+    assert_no_traceback(result)
+    assert 'Getting clone bundle from' in result.err, result.describe()
+    assert_expected_ids(work, corpus.expected(BUNDLE), hg.nodes(repo))
+    assert [r['path'] for r in bundles.requests()
+            if r['method'] == 'GET'] == ['/full.hg']
+    commands = access_log(server)
+    assert 'getbundle' not in [c for _, c in commands], commands
+    # Every release tested advertises it (3.8 and newer do).
+    assert 'httppostargs' in advertised_capabilities(server)
+    with_arguments = [(m, c) for m, c in commands
+                      if c not in ('capabilities', 'clonebundles',
+                                   'clonebundles_manifest')]
+    assert with_arguments and all(m == 'POST' for m, _ in
+                                  with_arguments), commands
+
+    git('checkout', '-q', '-B', 'main', DEFAULT_TIP, cwd=work)
+    (work / 'draft').write_text('draft\n')
+    git('add', 'draft', cwd=work)
+    commit = git_commit(work, 'stays draft', AUTHOR, '1700000600 +0100')
+    assert_pushed(git('push', 'origin', PUSH_TIP, cwd=work, check=False,
+                      timeout=600))
+    node, phase = hg('-R', repo, 'log', '-r', 'tip', '-T',
+                     '{node} {phase}').out.split()
+    assert phase == 'draft'
+    # cinnabar.data's default (`phase`): drafts are not kept by the push,
+    # the fetch brings them back, as the very commit that was pushed.
+    assert git2hg(work, [commit])[commit] == NULL_ID
+    result = git('fetch', 'origin', cwd=work)
+    assert_no_traceback(result)
+    assert git2hg(work, [commit])[commit] == node
+    assert rev_parse(work, DEFAULT_TIP) == commit

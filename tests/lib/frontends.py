@@ -17,11 +17,10 @@ import re
 import signal
 import subprocess
 import textwrap
-import time
 from pathlib import Path
 
 from .hg import free_port
-from .proc import kill_group, run, wait_then_kill_group
+from .proc import kill_group, run, wait_for, wait_then_kill_group
 
 READY_TIMEOUT = 60
 GUNICORN = '/usr/bin/gunicorn'
@@ -44,13 +43,8 @@ class Daemon:
             self.proc = subprocess.Popen(
                 [str(a) for a in args], stdin=subprocess.DEVNULL,
                 stdout=log, stderr=log, env=env, start_new_session=True)
-        deadline = time.monotonic() + READY_TIMEOUT
-        while time.monotonic() < deadline:
-            if self.ready():
-                return self
-            if self.proc.poll() is not None:
-                break
-            time.sleep(0.05)
+        if wait_for(self.ready, self.proc, READY_TIMEOUT):
+            return self
         self.stop()
         raise AssertionError(f'{args[0]} did not start:\n{self.log()}')
 

@@ -45,6 +45,18 @@ def refs(repo, *patterns):
             (line.split(' ', 1) for line in out.splitlines())}
 
 
+# Where git-remote-hg leaves what git reads of an import: emptied at the
+# start of every import (cinnabar.remote), so not kept by a failed one.
+SCRATCH_REFS = ('refs/cinnabar/refs/', 'refs/cinnabar/hg/',
+                'refs/cinnabar/HEAD')
+
+
+def lasting_refs(repo):
+    """refs(repo) but the scratch refs of imports."""
+    return {name: oid for name, oid in refs(repo).items()
+            if not name.startswith(SCRATCH_REFS)}
+
+
 def ls_remote(url, cwd):
     """{ref name: object id} of `git ls-remote url`, HEAD included."""
     out = git('ls-remote', url, cwd=cwd).out

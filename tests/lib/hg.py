@@ -7,12 +7,11 @@ import signal
 import socket
 import subprocess
 import tempfile
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
 
-from .proc import kill_group, run, wait_then_kill_group
+from .proc import kill_group, run, wait_for, wait_then_kill_group
 
 SERVE_READY_TIMEOUT = 60
 # What `hg serve` prints once it listens (Mercurial 6.3 and 7.2 alike).
@@ -134,15 +133,9 @@ class HgServer:
     def _bound_port(self):
         """The port hg says it bound, once it listens; None if it exits
         or says nothing within SERVE_READY_TIMEOUT."""
-        deadline = time.monotonic() + SERVE_READY_TIMEOUT
-        while time.monotonic() < deadline:
-            found = BOUND.search(self.log())
-            if found:
-                return int(found.group(1))
-            if self.proc.poll() is not None:
-                return None
-            time.sleep(0.02)
-        return None
+        found = wait_for(lambda: BOUND.search(self.log()), self.proc,
+                         SERVE_READY_TIMEOUT, interval=0.02)
+        return int(found.group(1)) if found else None
 
     def log(self):
         try:

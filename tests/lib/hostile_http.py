@@ -6,7 +6,9 @@ port), as two hosts would be. Each request is forwarded to the `hg
 serve` at `upstream_port` (when given) or answered from the files of
 `files` (`/<name>`), unless a rule says otherwise. Every request is
 recorded (`requests`): which side got it, method, path, wire command
-(`?cmd=`), Authorization header.
+(`?cmd=`), Authorization header; and every answer produced (`answers`):
+wire command, content type, compression engine of a
+`application/mercurial-0.2` answer.
 
 Rules (attributes, set before the client runs):
 
@@ -25,6 +27,10 @@ Rules (attributes, set before the client runs):
 - `stall[command] = seconds`: the answer to that wire command sends its
   headers (with the full length) and half its body, then nothing for
   that many seconds, then the connection is closed;
+- `hold[command] = path`: the request for that wire command is read and
+  recorded but never forwarded nor answered: the file `path` is created,
+  and the connection is closed only when the server stops (a client
+  killed at that point has sent its request to no server);
 - `tls`: (certificate, key) paths: side `a` speaks https (`b` stays
   plain http).
 """
@@ -73,10 +79,17 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(302, [('Location',
                                      hostile.redirect[side] + self.path)],
                               b'moved\n')
+        if command in hostile.hold:
+            with open(hostile.hold[command], 'w'):
+                pass
+            hostile.stopping.wait()
+            self.close_connection = True
+            return
         if command in hostile.endless:
             return self._send_endless(hostile.endless[command])
         status, headers, data = hostile.produce(self.command, self.path,
                                                 self.headers, body)
+        hostile.record_answer(command, headers, data)
         if command in hostile.cut:
             return self._send_cut(status, headers, data,
                                   hostile.cut[command])
@@ -147,8 +160,10 @@ class HostileServer:
         self.cut = {}
         self.endless = {}
         self.stall = {}
+        self.hold = {}
         self.stopping = threading.Event()
         self.requests = []
+        self.answers = []
         self._lock = threading.Lock()
         self._servers = {}
         self._threads = []
@@ -166,6 +181,19 @@ class HostileServer:
             self.requests.append({'side': side, 'method': method,
                                   'path': path, 'command': command,
                                   'authorization': authorization})
+
+    def record_answer(self, command, headers, data):
+        """Keep the content type of the answer to a wire command and, for
+        application/mercurial-0.2, the compression engine it names."""
+        content_type = dict((k.lower(), v) for k, v in headers).get(
+            'content-type', '')
+        engine = None
+        if content_type.startswith('application/mercurial-0.2') and data:
+            engine = data[1:1 + data[0]].decode('ascii', 'replace')
+        with self._lock:
+            self.answers.append({'command': command,
+                                 'content_type': content_type,
+                                 'engine': engine})
 
     def requests_to(self, side):
         with self._lock:

@@ -8,6 +8,7 @@ leader of a new process group, and a timeout kills the whole group.
 import os
 import signal
 import subprocess
+import time
 
 DEFAULT_TIMEOUT = 300
 
@@ -60,6 +61,21 @@ def wait_then_kill_group(proc, timeout=10):
         kill_group(proc.pid, signal.SIGKILL)
         proc.wait()
     kill_group(proc.pid, signal.SIGKILL)
+
+
+def wait_for(ready, proc, timeout, interval=0.05):
+    """Call `ready()` every `interval` seconds until it returns something
+    true, and return that; None once `proc` (the Popen of a server
+    starting up) has exited, or after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = ready()
+        if found:
+            return found
+        if proc.poll() is not None:
+            return None
+        time.sleep(interval)
+    return None
 
 
 def run(args, *, cwd=None, input=None, extra_env=None, env=None,
