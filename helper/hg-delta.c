@@ -120,13 +120,19 @@ void hg_delta_to_git(const char *delta, size_t delta_len, size_t base_len,
 	add_copy(out, last, base_len - last);
 }
 
+void hg_delta_hunk_header(unsigned char header[12], size_t start,
+			  size_t end, size_t len)
+{
+	put_be32(header, start);
+	put_be32(header + 4, end);
+	put_be32(header + 8, len);
+}
+
 void hg_delta_add_hunk(struct strbuf *delta, size_t start, size_t end,
 		       const char *data, size_t len)
 {
 	unsigned char header[12];
-	put_be32(header, start);
-	put_be32(header + 4, end);
-	put_be32(header + 8, len);
+	hg_delta_hunk_header(header, start, end, len);
 	strbuf_add(delta, header, 12);
 	strbuf_add(delta, data, len);
 }

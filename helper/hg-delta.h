@@ -25,6 +25,13 @@ void hg_delta_iter_init(struct hg_delta_iter *it, const char *delta,
 int hg_delta_next(struct hg_delta_iter *it, struct hg_hunk *hunk);
 
 /*
+ * The 12-byte header of a hunk replacing bytes [start, end) of the base
+ * with `len` bytes (which follow it in a delta).
+ */
+void hg_delta_hunk_header(unsigned char header[12], size_t start,
+			  size_t end, size_t len);
+
+/*
  * Append to `delta` a hunk replacing bytes [start, end) of the base with the
  * `len` bytes at `data`.
  */

@@ -16,8 +16,16 @@ struct revlog_cg {
 	int current_open;
 	struct strbuf table;		/* the "table" file */
 	size_t next_line;		/* offset in table */
-	struct strbuf out;		/* the changegroup bytes made */
+	/*
+	 * The changegroup bytes made, read out before `payload`: the text
+	 * or delta of the revision whose header ends `out`, served from
+	 * where it was read rather than copied (a full manifest text of a
+	 * wide repository is megabytes).
+	 */
+	struct strbuf out;
 	size_t out_pos;
+	const struct strbuf *payload;
+	size_t payload_pos;
 	struct strbuf text, delta;
 };
 
@@ -108,32 +116,38 @@ static void add_rev(struct revlog_cg *rc, struct revlog *rl, uint32_t rev)
 	const struct revlog_entry *e = &rl->entries[rev];
 	const struct hg_oid *base = rev_node(rl, -1);
 	int is_changelog = rl == &rc->changelog;
+	const struct strbuf *payload;
+	unsigned char hunk[12];	/* a full text: one hunk replacing nothing */
+	size_t hunk_len = 0;
 
 	if ((uint32_t)e->link >= rc->changelog.nr)
 		die("revision %s of the %s names a changeset the changelog "
 		    "lacks (corrupt stream)", hg_oid_to_hex(&e->node),
 		    rl->name);
-	strbuf_reset(&rc->delta);
 	if (revlog_is_full(rl, rev) ||
 	    (is_changelog && revlog_delta_parent(rl, rev) != rev - 1)) {
 		if (revlog_is_full(rl, rev))
 			revlog_chunk(rl, rev, &rc->text);
 		else
 			revlog_text(rl, rev, &rc->text);
-		hg_delta_add_hunk(&rc->delta, 0, 0, rc->text.buf,
-				  rc->text.len);
+		payload = &rc->text;
+		hg_delta_hunk_header(hunk, 0, 0, payload->len);
+		hunk_len = sizeof(hunk);
 	} else {
 		base = rev_node(rl, revlog_delta_parent(rl, rev));
 		revlog_chunk(rl, rev, &rc->delta);
+		payload = &rc->delta;
 	}
-	add_chunk_len(&rc->out, 5 * HG_RAWSZ + rc->delta.len);
+	add_chunk_len(&rc->out, 5 * HG_RAWSZ + hunk_len + payload->len);
 	strbuf_add(&rc->out, e->node.hash, HG_RAWSZ);
 	strbuf_add(&rc->out, rev_node(rl, e->p1)->hash, HG_RAWSZ);
 	strbuf_add(&rc->out, rev_node(rl, e->p2)->hash, HG_RAWSZ);
 	strbuf_add(&rc->out, base->hash, HG_RAWSZ);
 	strbuf_add(&rc->out, rev_node(&rc->changelog, e->link)->hash,
 		   HG_RAWSZ);
-	strbuf_addbuf(&rc->out, &rc->delta);
+	strbuf_add(&rc->out, hunk, hunk_len);
+	rc->payload = payload;
+	rc->payload_pos = 0;
 }
 
 /* Add the next revision of `rl` to the output; 0 at its end. */
@@ -167,7 +181,10 @@ static int start_file(struct revlog_cg *rc)
 	return 1;
 }
 
-/* Add the next chunk(s) of the changegroup to rc->out. */
+/*
+ * Add the next chunk(s) of the changegroup to rc->out; a revision, if
+ * any, comes last, its payload set aside (see struct revlog_cg).
+ */
 static void refill(struct revlog_cg *rc)
 {
 	switch (rc->phase) {
@@ -205,17 +222,26 @@ static size_t revlog_cg_read(struct stream *s, void *buf, size_t len)
 {
 	struct revlog_cg *rc = s->data;
 
-	while (rc->out_pos == rc->out.len) {
+	while (rc->out_pos == rc->out.len &&
+	       (!rc->payload || rc->payload_pos == rc->payload->len)) {
 		if (rc->phase == DONE)
 			return 0;
 		strbuf_reset(&rc->out);
 		rc->out_pos = 0;
+		rc->payload = NULL;
 		refill(rc);
 	}
-	if (len > rc->out.len - rc->out_pos)
-		len = rc->out.len - rc->out_pos;
-	memcpy(buf, rc->out.buf + rc->out_pos, len);
-	rc->out_pos += len;
+	if (rc->out_pos < rc->out.len) {
+		if (len > rc->out.len - rc->out_pos)
+			len = rc->out.len - rc->out_pos;
+		memcpy(buf, rc->out.buf + rc->out_pos, len);
+		rc->out_pos += len;
+	} else {
+		if (len > rc->payload->len - rc->payload_pos)
+			len = rc->payload->len - rc->payload_pos;
+		memcpy(buf, rc->payload->buf + rc->payload_pos, len);
+		rc->payload_pos += len;
+	}
 	return len;
 }
 
