@@ -225,13 +225,17 @@ class RemoteHelper:
                 raise Abort('unexpected %r in a batch of imports' % line)
             names.append(name)
         wanted = self._resolve(names)
-        # Before anything can fail: git reads these refs once our stream
-        # ends, and must find none after a failure (see _write_resets).
-        git.delete_refs(SCRATCH_REFS)
-        # Damaged or foreign metadata is not written to (fsck, upgrade).
-        if self._git_dir is not None:
-            metadata.check_usable()
-            snapshots.save(self._git_dir)
+        try:
+            # Damaged or foreign metadata is not written to (fsck,
+            # upgrade). The snapshot (for rollback) has the refs as they
+            # are, scratch refs included.
+            if self._git_dir is not None:
+                metadata.check_usable()
+                snapshots.save(self._git_dir)
+        finally:
+            # Even when that failed: git reads these refs once our stream
+            # ends, and must find none after a failure (see _write_resets).
+            git.delete_refs(SCRATCH_REFS)
         self._fetch(list(wanted.values()))
         self._write_resets(wanted)
         self._recommend_prune()
