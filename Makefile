@@ -84,9 +84,12 @@ HEPTAPOD_VERSION = 5.5.3
 TEST_HG = $(CURDIR)/$(VENV)/bin/hg
 DEBIAN_HG = /usr/bin/hg
 # The Python that runs git-remote-hg and git-cinnabar in the tests (python3 on
-# their PATH): the venv's unless given (e.g. TEST_PYTHON=python3.9; CI runs one
-# suite with pyenv's 3.9, the oldest the README promises, and one with 3.13).
+# their PATH): the venv's unless given (e.g. TEST_PYTHON=python3.9; CI runs the
+# hg 6.3 suite with pyenv's 3.9, the oldest the README promises, and a part of
+# the suite with its 3.13).
 TEST_PYTHON =
+# What `make test` runs (files or directories under tests/).
+TESTS = tests
 PYTEST_ARGS =
 
 prefix = /usr/local
@@ -280,7 +283,7 @@ test: helper venv
 		{ echo "error: no hg at $(TEST_HG)" >&2; exit 1; }
 	PATH='$(CURDIR)':"$$PATH" HG='$(TEST_HG)' CINNABAR_TEST_HG='$(TEST_HG)' \
 		CINNABAR_TEST_PYTHON='$(TEST_PYTHON)' \
-		$(VENV)/bin/python -m pytest tests $(PYTEST_ARGS)
+		$(VENV)/bin/python -m pytest $(TESTS) $(PYTEST_ARGS)
 
 test-hg63:
 	@test -x $(DEBIAN_HG) || \
