@@ -39,6 +39,7 @@ Handshake
     `0\\n`); `between` answers `\\n` (`1\\n\\n`), which ends the handshake.
 """
 
+import os
 import shutil
 import subprocess
 import sys
@@ -123,9 +124,13 @@ class StdioTransport(Transport):
         self._trace.sent(data)
         if self._stopped_reading:
             return
+        # Written to the descriptor, not through the pipe's buffer: after a
+        # broken pipe, a buffer would still hold the data and complain when
+        # Python flushes it at exit.
+        view = memoryview(data)
         try:
-            self._process.stdin.write(data)
-            self._process.stdin.flush()
+            while view:
+                view = view[os.write(self._process.stdin.fileno(), view):]
         except (BrokenPipeError, ValueError):
             self._stopped_reading = True
 
