@@ -297,8 +297,14 @@ def nginx_clone(hg_repos, tmp_path_factory):
     return repo, dest
 
 
+# Every spec is round-tripped on SMALL above; on nginx's whole history,
+# each compression and each framing once (the others are the same code on
+# less data): v1 with bzip2, v2 with zlib and with zstd.
+NGINX_SPECS = ('bzip2-v1', 'gzip-v2', 'zstd-v2')
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize('spec', SPECS)
+@pytest.mark.parametrize('spec', NGINX_SPECS)
 def test_nginx_bundle_round_trip(spec, nginx_clone, hg, tmp_path):
     repo, dest = nginx_clone
     assert_spec_round_trip(hg, dest, repo, spec, tmp_path)
