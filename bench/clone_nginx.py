@@ -371,12 +371,17 @@ def nginx_workdir(prefix, keep):
 @contextlib.contextmanager
 def served_bundle(prefix, bundle, keep, reference=None, first=()):
     """(hg, work directory, HgServer, reference): the hg repository made
-    from the bundle file `bundle` in a bench_workdir, served on
-    127.0.0.1, and the directory of the git-cinnabar to compare with
-    (find_reference(reference, first), None when none is found). Raises
-    test_env.SetupError when hg cannot be found."""
+    from the bundle file `bundle` in a bench_workdir (or `bundle` itself
+    when it is an hg repository, served as it is: bench/scale_repos.py's),
+    served on 127.0.0.1, and the directory of the git-cinnabar to compare
+    with (find_reference(reference, first), None when none is found).
+    Raises test_env.SetupError when hg cannot be found."""
     with bench_workdir(prefix, keep) as (hg, workdir):
-        repo = prepare(hg, bundle, workdir / 'repo')
+        if (bundle / '.hg').is_dir():
+            repo = bundle
+            print(f'{bundle}: {len(hg.nodes(repo))} changesets', flush=True)
+        else:
+            repo = prepare(hg, bundle, workdir / 'repo')
         with HgServer(hg, repo, workdir / 'serve') as server:
             yield hg, workdir, server, find_reference(reference, first)
 

@@ -2,7 +2,9 @@
 """Benchmark: stream clones over HTTP, against normal clones.
 
 Makes an hg repository from a bundle (default: the corpus's nginx.hg;
-`--bundle` the corpus's scale/manifest100k.hg for the large manifest),
+`--bundle` the corpus's scale/manifest100k.hg for the large manifest) or
+takes one as it is (`--bundle` a repository, such as bench/scale_repos.py's
+doubled manifest100k, build/bench-data/scale/f100000-c20000-s42/hg),
 serves it with `hg serve` on 127.0.0.1, then, in the same run, times
 `hg clone --stream -U`, `hg clone -U`, our `git clone --no-checkout
 hg::...` with `cinnabar.stream=always` (every id verified, the default)
@@ -66,8 +68,9 @@ def benchmark(hg, server, reference, args, workdir):
 def parse_args():
     parser = bench_parser(__doc__, 1, 'repeat each clone; ratios use '
                           'medians (default 1)')
-    parser.add_argument('--bundle', type=Path, help='the bundle to serve '
-                        '(default: the corpus\'s nginx.hg)')
+    parser.add_argument('--bundle', type=Path, help='the bundle or hg '
+                        'repository to serve (default: the corpus\'s '
+                        'nginx.hg)')
     parser.add_argument('--reference', help='directory of a git-cinnabar '
                         'to compare with')
     return parser.parse_args()
