@@ -78,6 +78,8 @@ class RemoteHelper:
         self._peer = None
         self._state = None
         self._ref_list = None
+        # A stream bundle file imported when listing, to finish.
+        self._stream_bundle_pending = False
         # What git asked for: passed on to the helper when it starts.
         self.verbosity = 1
         self.progress = None
@@ -171,11 +173,36 @@ class RemoteHelper:
 
     def _list_refs(self, for_push):
         if self._state is None:
+            if getattr(self.peer(), 'stream', False):
+                self._import_stream_bundle(self.peer(), for_push)
             self._state = self.peer().state()
         self._ref_list = refs.layout(self._state, self._styles(for_push))
         if not for_push and self._git_dir and self._wants_tags():
             self._ref_list = self._with_tags(self._ref_list)
         return self._ref_list
+
+    def _import_stream_bundle(self, peer, for_push):
+        """Import the stream bundle file `peer` now (pending `finish`, at
+        the fetch): its heads are known only then. As `hg unbundle` applies
+        one only to an empty repository, only into metadata without
+        changesets."""
+        if for_push:
+            raise Abort('%s is a bundle file: it cannot be pushed to'
+                        % peer.description)
+        helper = self.helper()
+        if helper.heads():
+            raise Abort('%s is a stream bundle: it can only be cloned, into '
+                        'a repository without Mercurial changesets'
+                        % peer.description,
+                        hint='fetch from the repository it was made from, '
+                             'or from a bundle of changesets (`hg bundle`)')
+        self._say('Importing the stream bundle %s' % peer.description)
+        counts = streamclone.import_bundle_file(helper, peer.path,
+                                                self._git_dir)
+        self._say('stream clone: %d changesets, %d manifests, %d files'
+                  % counts)
+        peer.imported(helper.heads())
+        self._stream_bundle_pending = True
 
     def _wants_tags(self):
         """Whether this remote lists the Mercurial tags: only when the
@@ -280,7 +307,8 @@ class RemoteHelper:
             self.peer().getbundle(helper, plan.heads, plan.common)
         if grafting:
             graft.check(helper, self._say)
-        if plan is not None or seed is not None:
+        if plan is not None or seed is not None or (
+                self._stream_bundle_pending):
             helper.finish()
             if tags.tags_or_none(helper) != tags_before:
                 sys.stderr.write('\n' + tags.UPDATE_HINT + '\n')

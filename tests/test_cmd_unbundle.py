@@ -11,7 +11,8 @@ from lib import env as test_env
 from lib.checks import (assert_failed_for_people, assert_no_traceback,
                         error_lines)
 from lib.corpus import NGINX, Corpus
-from lib.git import METADATA_REF, git, hg2git, init, refs, rev_parse
+from lib.git import (METADATA_REF, clone, git, hg2git, init, refs,
+                     rev_parse)
 
 BUNDLES = Corpus(test_env.corpus_dir()).hgtests_bundles()
 
@@ -245,6 +246,30 @@ def test_unbundle_stream_bundle_needs_empty_metadata(
         assert_failed_for_people(result, NOT_EMPTY)
         assert 'hint: unbundle it in a new git repository' in result.err
         assert digests(repo / '.git') == before
+
+
+@pytest.mark.parametrize('case', ('stream2', 'packed1'))
+def test_clone_of_a_stream_bundle_file(case, stream_bundles, tmp_path):
+    """`git clone hg::<stream bundle>` (which hg cannot: "No changegroups
+    found") gives the refs and metadata commit of a clone of the
+    changegroup bundle; a fetch from it later, into metadata with
+    changesets, is refused as `git cinnabar unbundle` refuses it."""
+    bundles, _ = stream_bundles
+    normal = tmp_path / 'normal'
+    clone(f'hg::{bundles[case].parent / "all.hg"}', normal, '--no-checkout')
+    repo = tmp_path / 'repo'
+    result = clone(f'hg::{bundles[case]}', repo, '--no-checkout')
+    assert_no_traceback(result)
+    assert 'Importing the stream bundle' in result.err, result.describe()
+    assert refs(repo) == refs(normal)
+    before = digests(repo / '.git')
+    result = git('fetch', cwd=repo, check=False)
+    assert_failed_for_people(result, 'is a stream bundle: it can only be '
+                             'cloned, into a repository without Mercurial '
+                             'changesets')
+    after = digests(repo / '.git')
+    after.pop('FETCH_HEAD')  # git empties it before it starts us
+    assert after == before
 
 
 def wrong_first_node(data):

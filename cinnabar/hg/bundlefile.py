@@ -3,10 +3,16 @@
 Its heads come from the helper's `bundle-heads`; nothing in it is known
 to be on our side, so discovery always asks for all of it, and
 "getbundle" imports the whole file (`import file`).
+
+A stream bundle (`hg bundle -t 'none-v2;stream=v2'`, packed1) holds
+revlogs, not a changegroup whose heads can be read first: its heads are
+known once it is imported (`stream` is set, and the caller imports it,
+then gives the heads with `imported()`).
 """
 
 import os
 
+from cinnabar.hg.streamclone import is_stream_bundle
 from cinnabar.hg.wire import RemoteState
 
 
@@ -27,12 +33,20 @@ class BundleFilePeer:
         self.description = description
         self.capabilities = {}
         self._temporary = temporary
-        self._heads = helper.bundle_heads(path)
+        self.stream = is_stream_bundle(path)
+        self._heads = None if self.stream else helper.bundle_heads(path)
+
+    def imported(self, heads):
+        """The heads of the stream bundle, once imported."""
+        self._heads = heads
 
     def capable(self, name):
         return None
 
     def state(self):
+        if self._heads is None:
+            raise RuntimeError('the heads of a stream bundle are known '
+                               'only once it is imported')
         return RemoteState(branchmap_from_heads(self._heads),
                            [h.hg_id for h in self._heads], {})
 
