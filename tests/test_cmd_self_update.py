@@ -3,7 +3,6 @@ the Python package and the helper in a directory of the test's), from a
 release served over https by our file server on 127.0.0.1, its manifest
 signed with a release key made for the test (see test_cmd_download)."""
 
-import hashlib
 import os
 import shutil
 import tarfile
@@ -13,7 +12,8 @@ import pytest
 from cinnabar.helper import PROTOCOL
 
 from lib import env as test_env
-from lib.checks import assert_failed_for_people, assert_no_traceback
+from lib.checks import (assert_failed_for_people, assert_no_traceback,
+                        file_digests)
 from lib.proc import run
 from lib.releases import publish_helper, sha256, write_manifest
 
@@ -30,16 +30,6 @@ def make_install(directory):
     shutil.copytree(ROOT / 'cinnabar', directory / 'cinnabar',
                     ignore=shutil.ignore_patterns('__pycache__'))
     return directory
-
-
-def snapshot(directory):
-    """{relative path: sha256} of every file under `directory`."""
-    result = {}
-    for path in sorted(directory.rglob('*')):
-        if path.is_file() and '__pycache__' not in path.parts:
-            result[str(path.relative_to(directory))] = hashlib.sha256(
-                path.read_bytes()).hexdigest()
-    return result
 
 
 def build_info(keys, date):
@@ -135,7 +125,7 @@ def test_self_update_refuses(case, install, tmp_path, https_server,
         (www / 'release').write_text(text.replace(f'version {NEW}',
                                                   'version 0.2.1'))
         release_key.sign(www / 'release')
-    before = snapshot(install)
+    before = file_digests(install, ['__pycache__'])
     server = https_server(www)
     result = self_update(install, '--url', server.url(), check=False)
     assert_failed_for_people(result)
@@ -146,7 +136,7 @@ def test_self_update_refuses(case, install, tmp_path, https_server,
         'tree-version': 'the Python tree archive is version 0.2.0',
     }[case]
     assert expected in result.err
-    assert snapshot(install) == before
+    assert file_digests(install, ['__pycache__']) == before
     assert sorted(os.listdir(install)) == [
         'cinnabar', 'git-cinnabar', 'git-cinnabar-helper', 'git-remote-hg']
 
@@ -173,12 +163,12 @@ def test_self_update_refuses_unsigned(case, install, tmp_path, https_server,
         (ReleaseKey() if case == 'other-key' else release_key).sign(
             www / 'release')
     server = (bundle_server if case == 'plain-http' else https_server)(www)
-    before = snapshot(install)
+    before = file_digests(install, ['__pycache__'])
     result = self_update(install, '--url', server.url(), check=False)
     assert_failed_for_people(result)
     assert ('not https' if case == 'plain-http'
             else 'does not verify with the release key') in result.err
-    assert snapshot(install) == before
+    assert file_digests(install, ['__pycache__']) == before
     assert not witness.exists()
     assert [r['path'] for r in server.requests()] in (
         [], ['/release', '/release.sig'])
@@ -222,12 +212,12 @@ def test_self_update_branch_and_exact(install, tmp_path, https_server,
     result = self_update(install, '--url', url, '--branch', 'next',
                          '--check')
     assert '0.3.0 is available' in result.out, result.describe()
-    before = snapshot(install)
+    before = file_digests(install, ['__pycache__'])
     result = self_update(install, '--url', url, '--exact', '0.2.0',
                          check=False)
     assert_failed_for_people(result, 'HTTP error 404 from https://127.0.0.1:')
     assert '/versions/0.2.0/release' in result.err
-    assert snapshot(install) == before
+    assert file_digests(install, ['__pycache__']) == before
     result = self_update(install, f'--url={url}', '--exact=0.0.9')
     assert_no_traceback(result)
     assert "VERSION = '0.0.9'" in (
@@ -256,7 +246,7 @@ def test_self_update_refuses_replays(case, install, tmp_path, https_server,
     }[case]
     make_release(www, tmp_path, release_key, **options)
     server = https_server(www)
-    before = snapshot(install)
+    before = file_digests(install, ['__pycache__'])
     result = self_update(install, '--url', server.url(), check=False)
     assert_failed_for_people(result)
     expected = {
@@ -266,7 +256,7 @@ def test_self_update_refuses_replays(case, install, tmp_path, https_server,
         'tree-keys': 'trusts other release keys than the manifest lists',
     }[case]
     assert expected in result.err
-    assert snapshot(install) == before
+    assert file_digests(install, ['__pycache__']) == before
     if case == 'older':
         assert '--exact 0.0.9' in result.err
 

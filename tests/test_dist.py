@@ -16,7 +16,6 @@ build/.dist.lock, so that concurrent sessions do not build the shared
 tree at once."""
 
 import fcntl
-import hashlib
 import os
 import shutil
 import tarfile
@@ -26,7 +25,8 @@ import pytest
 from cinnabar.helper import PROTOCOL
 
 from lib import env as test_env
-from lib.checks import assert_failed_for_people, assert_no_traceback
+from lib.checks import (assert_failed_for_people, assert_no_traceback,
+                        file_digests)
 from lib.git import git
 from lib.proc import run
 
@@ -85,12 +85,6 @@ def bump_version(source, version):
         (source / path).write_text(text.replace(old, new))
 
 
-def digests(directory):
-    return {str(p.relative_to(directory)): hashlib.sha256(
-        p.read_bytes()).hexdigest()
-        for p in sorted(directory.rglob('*')) if p.is_file()}
-
-
 @pytest.fixture(scope='module')
 def built(tmp_path_factory, release_key):
     """{'a', 'b', 'new'}: (source directory, make dist output) of this
@@ -110,8 +104,8 @@ def built(tmp_path_factory, release_key):
 
 def test_dist_is_reproducible(built, release_key):
     (a, out), (b, _) = built['a'], built['b']
-    assert digests(a / 'dist') == digests(b / 'dist')
-    assert sorted(digests(a / 'dist')) == [
+    assert file_digests(a / 'dist') == file_digests(b / 'dist')
+    assert sorted(file_digests(a / 'dist')) == [
         'git-cinnabar-0.1.0.tar.gz', f'{PLATFORM}/{HELPER}',
         f'{PLATFORM}/{HELPER}.sha256', 'release', 'release.sig']
     assert f'release public key: {release_key.public}' in out
@@ -227,11 +221,6 @@ def install_release(built, dest, name='a', version='0.1.0'):
     return dest
 
 
-def snapshot(directory):
-    return {k: v for k, v in digests(directory).items()
-            if '__pycache__' not in k}
-
-
 def test_self_update_with_the_release_keys(built, www, tmp_path,
                                            https_server, monkeypatch):
     """The installation trusts the key its release tree carries: no
@@ -248,11 +237,11 @@ def test_self_update_with_the_release_keys(built, www, tmp_path,
     # Back to 0.1.0 only with --exact; a replayed 0.1.0 is refused.
     old = tmp_path / 'old-www'
     shutil.copytree(www / 'versions' / '0.1.0', old)
-    before = snapshot(install)
+    before = file_digests(install, ['__pycache__'])
     refused = cinnabar(install, 'self-update', '--url', old, check=False)
     assert_failed_for_people(refused)
     assert 'refusing to go back' in refused.err
-    assert snapshot(install) == before
+    assert file_digests(install, ['__pycache__']) == before
     result = cinnabar(install, 'self-update', '--url', server.url(),
                       '--exact', '0.1.0')
     assert 'updated git-cinnabar from 0.2.0 to 0.1.0' in result.out
@@ -305,10 +294,10 @@ def test_refusals_leave_the_installation(case, built, www, tmp_path,
     else:
         server = https_server(served)
     command = 'self-update' if case == 'downgrade' else 'download'
-    before = snapshot(install)
+    before = file_digests(install, ['__pycache__'])
     result = cinnabar(install, command, '--url', server.url(), check=False)
     assert_failed_for_people(result)
     assert REFUSALS[case] in result.err
-    assert snapshot(install) == before
+    assert file_digests(install, ['__pycache__']) == before
     assert sorted(os.listdir(install)) == [
         'cinnabar', 'git-cinnabar', HELPER, 'git-remote-hg']

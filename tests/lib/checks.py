@@ -1,5 +1,7 @@
 """Assertions shared by the end-to-end tests."""
 
+import hashlib
+
 from . import git
 from .git import NULL_ID
 
@@ -93,3 +95,15 @@ def assert_failed_for_people(result, expected=None):
     assert said, (f'no error line says {" or ".join(map(repr, wanted))}\n'
                   + result.describe())
     return said[0]
+
+
+def file_digests(directory, ignore=()):
+    """{relative path: sha256} of every file under `directory` but those
+    with a name, or under a directory, in `ignore`: to check that a
+    command left a tree exactly as it was."""
+    ignore = set(ignore)
+    return {str(path.relative_to(directory)): hashlib.sha256(
+        path.read_bytes()).hexdigest()
+        for path in sorted(directory.rglob('*'))
+        if path.is_file()
+        and not ignore & set(path.relative_to(directory).parts)}
