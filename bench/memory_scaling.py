@@ -19,7 +19,8 @@ every process of the clone): the largest single process, the helper's
 and Python's peaks, and helper + Python at one time. Prints a table.
 
     build/venv/bin/python bench/memory_scaling.py [--only NAME...]
-        [--files N] [--commits N] [--interval MS] [--keep]
+        [--kinds normal|stream...] [--files N] [--commits N]
+        [--interval MS] [--keep]
 """
 
 import sys
@@ -57,9 +58,10 @@ def tip_files(hg, repo):
     return len(hg('-R', repo, 'files', '-r', 'tip').out.splitlines())
 
 
-def measure(bench, name, url):
+def measure(bench, name, url, kinds):
     rows = []
-    for kind, setting in KINDS.items():
+    for kind in kinds:
+        setting = KINDS[kind]
         label = f'{name} {kind}'
         before = len(bench.times.get(label, []))
         bench.run_labelled(label, ['git', 'clone', '-q', '--no-checkout',
@@ -82,6 +84,8 @@ def main():
     parser.add_argument('--only', nargs='+', default=[
         'nginx', 'manifest100k', 'generated'],
         choices=['nginx', 'manifest100k', 'generated'])
+    parser.add_argument('--kinds', nargs='+', default=list(KINDS),
+                        choices=list(KINDS))
     parser.add_argument('--files', type=int, default=300000)
     parser.add_argument('--commits', type=int, default=300)
     args = parser.parse_args()
@@ -96,7 +100,8 @@ def main():
                 print(f'{name}: {files} files at tip, {changesets} '
                       f'changesets', flush=True)
                 with HgServer(hg, repo, workdir / f'serve-{name}') as server:
-                    for row in measure(bench, name, server.url):
+                    for row in measure(bench, name, server.url,
+                                       args.kinds):
                         table.append((files, changesets) + row)
                         # As it comes: a long run may be stopped.
                         print(format_row(table[-1]), flush=True)

@@ -14,8 +14,8 @@ struct revlog_cg {
 	struct revlog changelog;	/* kept: linkrevs name its nodes */
 	struct revlog current;		/* the manifest or file being sent */
 	int current_open;
-	struct strbuf table;		/* the "table" file */
-	size_t next_line;		/* offset in table */
+	FILE *table;			/* the "table" file, read a line at a time */
+	struct strbuf line;		/* its current line */
 	/*
 	 * The changegroup bytes made, read out before `payload`: the text
 	 * or delta of the revision whose header ends `out`, served from
@@ -68,15 +68,19 @@ static void parse_extent(struct revlog_cg *rc, const char **p,
 static int open_next(struct revlog_cg *rc, struct revlog *rl,
 		     const char *name, struct strbuf *path)
 {
-	const char *p = rc->table.buf + rc->next_line;
-	const char *end = rc->table.buf + rc->table.len;
-	const char *eol = memchr(p, '\n', end - p);
+	const char *p, *end, *eol;
 	struct revlog_extent index, data;
 	struct strbuf filelog = STRBUF_INIT;
 
-	if (p == end)
+	if (strbuf_getwholeline(&rc->line, rc->table, '\n') == EOF) {
+		if (ferror(rc->table))
+			die_errno("cannot read a stream clone's table");
 		return 0;
-	if (!eol)
+	}
+	p = rc->line.buf;
+	end = p + rc->line.len;
+	eol = end - 1;
+	if (*eol != '\n')
 		bad_table();
 	parse_extent(rc, &p, eol + 1, &index, ' ');
 	parse_extent(rc, &p, eol + 1, &data, path ? ' ' : '\n');
@@ -90,7 +94,6 @@ static int open_next(struct revlog_cg *rc, struct revlog *rl,
 	} else if (p != eol + 1) {
 		bad_table();
 	}
-	rc->next_line = eol + 1 - rc->table.buf;
 	revlog_open(rl, name, rc->fd, &index, &data);
 	strbuf_release(&filelog);
 	return 1;
@@ -159,10 +162,25 @@ static int add_next_rev(struct revlog_cg *rc, struct revlog *rl)
 	return 1;
 }
 
+/* Buffers larger than this are not kept past the revlog they served. */
+#define KEPT_BUFFER (1 << 20)
+
+static void release_if_large(struct strbuf *sb)
+{
+	if (sb->alloc > KEPT_BUFFER)
+		strbuf_release(sb);
+}
+
 static void close_current(struct revlog_cg *rc)
 {
 	revlog_release(&rc->current);
 	rc->current_open = 0;
+	/*
+	 * The manifest's full texts (18 MB at 300,000 files) would otherwise
+	 * stay allocated while its revisions are imported, and the files.
+	 */
+	release_if_large(&rc->text);
+	release_if_large(&rc->delta);
 }
 
 /* Open the next filelog and add its path chunk; 0 when there is none. */
@@ -252,7 +270,8 @@ static void revlog_cg_release(struct stream *s)
 		close_current(rc);
 	revlog_release(&rc->changelog);
 	close(rc->fd);
-	strbuf_release(&rc->table);
+	fclose(rc->table);
+	strbuf_release(&rc->line);
 	strbuf_release(&rc->out);
 	strbuf_release(&rc->text);
 	strbuf_release(&rc->delta);
@@ -265,13 +284,12 @@ void stream_init_revlogs(struct stream *s, const char *dir)
 	struct strbuf path = STRBUF_INIT;
 	struct stat st;
 
-	strbuf_init(&rc->table, 0);
+	strbuf_init(&rc->line, 0);
 	strbuf_init(&rc->out, 0);
 	strbuf_init(&rc->text, 0);
 	strbuf_init(&rc->delta, 0);
 	strbuf_addf(&path, "%s/table", dir);
-	if (strbuf_read_file(&rc->table, path.buf, 0) < 0)
-		die_errno("cannot read '%s'", path.buf);
+	rc->table = xfopen(path.buf, "r");
 	strbuf_reset(&path);
 	strbuf_addf(&path, "%s/revlogs", dir);
 	rc->fd = xopen(path.buf, O_RDONLY);

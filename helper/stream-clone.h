@@ -11,10 +11,14 @@
  *
  *   <index offset> <index size> <data offset> <data size>[ <path>]\n
  *
- * the offsets and sizes being decimal, in bytes, in `revlogs`; a filelog's
- * line ends with a space and the file's path (which holds no NUL, LF or
- * CR); a revlog without data (inline, or empty) has size 0 for it, and an
- * empty revlog index size 0. The changegroup made from
+ * the offsets and sizes being decimal (leading zeros allowed), in bytes, in
+ * `revlogs`; a filelog's line ends with a space and the file's path (which
+ * holds no NUL, LF or CR); a revlog without data (inline, or empty) has
+ * size 0 for it, and an empty revlog index size 0. The table is read a
+ * line at a time (its size grows with the number of files), and so is
+ * written: a filelog's line as its revlog completes, the changelog's and
+ * the manifest's, which come last in a stream, over the first two lines,
+ * written first zero-padded to one width. The changegroup made from
  * them (version 02) has every revision of each revlog, in revlog order
  * (a revision's delta base and parents come before it), each with the
  * delta base the revlog has (a full text becomes a delta against the null

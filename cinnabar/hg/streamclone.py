@@ -33,6 +33,7 @@ changegroup clone. A stream that does not add up (sizes, names outside
 the store, a revlog without its index) is an Abort.
 """
 
+import hashlib
 import os
 import shutil
 import tempfile
@@ -135,16 +136,28 @@ def classify(name):
 class Spool:
     """The revlogs of a stream, written one after the other to one file
     of a temporary directory, with the table of where each lies, as the
-    helper reads them (helper/stream-clone.h)."""
+    helper reads them (helper/stream-clone.h).
+
+    Memory stays flat with the number of files: a filelog's line is
+    written to the table as soon as it is complete (its index, and its
+    data unless the index says it has none), and only the filelogs still
+    waiting for a file are kept (every Mercurial sends a revlog's files
+    together, or nearly: 6.3 sorts the store's file names, so `a.d` and
+    `a.i` may have `a.e.i` between them). The changelog's and the
+    manifest's lines, whose files come last, go to the two lines the
+    table starts with, kept for them. Names already taken are remembered
+    by digest only (NameDigests), to refuse a file sent twice."""
 
     def __init__(self, parent=None):
         if parent is not None and ' ' in os.fsdecode(parent):
             parent = None  # the helper's command line splits at spaces
         self.path = tempfile.mkdtemp(prefix='hg-stream-', dir=parent)
         self._out = None  # the `revlogs` file, opened on the first one
+        self._table = None  # the `table` file, likewise
         self._size = 0
-        self._extents = {}  # key -> {ext: (offset, size)}
-        self._seen = set()
+        self._top = {}  # 'changelog' or 'manifest' -> {ext: extent}
+        self._pending = {}  # path -> {ext: extent}, filelogs not complete
+        self._taken = NameDigests()  # names of complete filelogs' files
 
     def add(self, name, size, payload):
         """Keep (or drop) the store file `name` of `size` bytes read from
@@ -153,51 +166,159 @@ class Spool:
         if kept is None:
             _copy(payload, size, None)
             return
-        if name in self._seen:
-            raise StreamError('the stream sends %r twice' % name)
-        self._seen.add(name)
         key, ext = kept
+        if name in self._taken:
+            raise StreamError('the stream sends %r twice' % name)
+        if isinstance(key, str):
+            extents = self._top.setdefault(key, {})
+        else:
+            extents = self._pending.pop(key[1], {})
+            if ext == b'.d' and name[:-2] + b'.i' in self._taken:
+                # The data of an index that has none (inline or empty),
+                # which the helper would not read.
+                self._taken.add(name)
+                _copy(payload, size, None)
+                return
+        if ext in extents:
+            raise StreamError('the stream sends %r twice' % name)
         if self._out is None:
-            self._out = open(os.path.join(self.path, 'revlogs'), 'wb')
-        self._extents.setdefault(key, {})[ext] = (self._size, size)
-        _copy(payload, size, self._out)
+            self._open()
+        extents[ext] = (self._size, size)
+        head = _copy(payload, size, self._out)
         self._size += size
+        if isinstance(key, tuple):
+            self._filelog(name[:-2], key[1], extents,
+                          ext == b'.i' and not _has_data(head, size))
+
+    def _open(self):
+        self._out = open(os.path.join(self.path, 'revlogs'), 'wb')
+        self._table = open(os.path.join(self.path, 'table'), 'wb')
+        self._table.write(2 * _top_line({}))
+
+    def _filelog(self, stem, path, extents, index_without_data):
+        """Write the filelog's line if it is complete, else keep it."""
+        if b'.i' not in extents or (b'.d' not in extents
+                                    and not index_without_data):
+            self._pending[path] = extents
+            return
+        self._table.write(_table_line(extents, b' ' + path + b'\n'))
+        for ext in extents:
+            self._taken.add(stem + ext)
 
     def finish(self):
         """Write the table; check every revlog has its index. Returns
         whether there is anything to import."""
-        if self._out is not None:
-            self._out.close()
-        for key, extents in self._extents.items():
+        waiting = list(self._top.items()) + [
+            (('file', path), extents)
+            for path, extents in self._pending.items()]
+        for key, extents in waiting:
             if b'.i' not in extents:
                 raise StreamError('the stream has the data of %s without '
                                   'its index' % _describe(key))
-        if not self._extents:
+        if self._out is None:
             return False
+        self._out.close()
+        # An index whose data never came is written as it is (the helper
+        # refuses it if it needed any).
+        for path, extents in self._pending.items():
+            self._table.write(_table_line(extents, b' ' + path + b'\n'))
+        self._pending.clear()
         # A missing revlog is an empty one, as for Mercurial (which sends
         # no empty file in a stream v1).
-        lines = [self._line(self._extents.get(key, {}))
-                 for key in ('changelog', 'manifest')]
-        lines.extend(self._line(extents, key[1])
-                     for key, extents in self._extents.items()
-                     if isinstance(key, tuple))
-        with open(os.path.join(self.path, 'table'), 'wb') as out:
-            out.write(b''.join(lines))
+        self._table.seek(0)
+        for key in ('changelog', 'manifest'):
+            self._table.write(_top_line(self._top.get(key, {})))
+        self._table.close()
         return True
 
-    @staticmethod
-    def _line(extents, path=None):
-        index = extents.get(b'.i', (0, 0))
-        data = extents.get(b'.d', (0, 0))
-        line = b'%d %d %d %d' % (index + data)
-        return line + (b' ' + path if path is not None else b'') + b'\n'
-
     def remove(self):
-        if self._out is not None:
-            self._out.close()
+        for f in (self._out, self._table):
+            if f is not None:
+                f.close()
         shutil.rmtree(self.path, ignore_errors=True)
 
     discard = remove
+
+
+def _table_line(extents, end, width=0):
+    index = extents.get(b'.i', (0, 0))
+    data = extents.get(b'.d', (0, 0))
+    return b' '.join(b'%0*d' % (width, n) for n in index + data) + end
+
+
+# The changelog's and manifest's lines are written last over the table's
+# first two: of one width, in decimal with leading zeros.
+TOP_WIDTH = 20
+
+
+def _top_line(extents):
+    return _table_line(extents, b'\n', TOP_WIDTH)
+
+
+def _has_data(head, size):
+    """Whether a revlog index whose first bytes are `head` has a data
+    file: not when it is empty or inline (revlog.h)."""
+    return size >= 4 and not int.from_bytes(head[:4], 'big') & (1 << 16)
+
+
+class NameDigests:
+    """A set of names kept as 16-byte BLAKE2b digests (names differ when
+    their digests do, but for a chance of ~2**-128 a pair), in one open
+    addressing table of 16-byte slots (an empty slot is zeros), at most
+    7 tenths full: 23 to 46 bytes a name, where a set of bytes holds
+    ~100."""
+
+    SLOT = 16
+    EMPTY = bytes(SLOT)
+
+    def __init__(self):
+        self._slots = bytearray(self.SLOT * 1024)
+        self._count = 0
+
+    def _find(self, digest):
+        """The offset of `digest`'s slot, or of the empty one it goes to."""
+        slots, size = self._slots, self.SLOT
+        count = len(slots) // size
+        i = int.from_bytes(digest[:8], 'little') % count
+        while True:
+            slot = slots[i * size:(i + 1) * size]
+            if slot == digest or slot == self.EMPTY:
+                return i * size
+            i = (i + 1) % count
+
+    @classmethod
+    def _digest(cls, name):
+        digest = hashlib.blake2b(name, digest_size=cls.SLOT).digest()
+        return digest if digest != cls.EMPTY else b'\1' + digest[1:]
+
+    def __contains__(self, name):
+        digest = self._digest(name)
+        at = self._find(digest)
+        return self._slots[at:at + self.SLOT] == digest
+
+    def add(self, name):
+        self._insert(self._digest(name))
+
+    def _insert(self, digest):
+        at = self._find(digest)
+        if self._slots[at:at + self.SLOT] == digest:
+            return
+        self._slots[at:at + self.SLOT] = digest
+        self._count += 1
+        if self._count * 10 > len(self._slots) // self.SLOT * 7:
+            self._grow()
+
+    def _grow(self):
+        old, size = self._slots, self.SLOT
+        self._slots = bytearray(2 * len(old))
+        self._count = 0
+        for at in range(0, len(old), size):
+            digest = bytes(old[at:at + size])
+            if digest != self.EMPTY:
+                self._insert(digest)
+
+    def __len__(self):
+        return self._count
 
 
 def _describe(key):
@@ -207,11 +328,17 @@ def _describe(key):
 
 
 def _copy(payload, size, out):
+    """Copy `size` bytes of `payload` to `out` (None: drop them); returns
+    the first (up to 4) bytes."""
+    head = b''
     while size:
         data = payload.exactly(min(size, COPY_SIZE))
         if out is not None:
             out.write(data)
+        if len(head) < 4:
+            head += data[:4 - len(head)]
         size -= len(data)
+    return head
 
 
 # The stream2 part.

@@ -49,16 +49,25 @@ def spool(tmp_path):
 
 
 def spooled(spool):
-    """The spool's `revlogs` file and its table's lines."""
+    """The spool's `revlogs` file and its table's lines (numbers without
+    the leading zeros of the first two)."""
     with open(os.path.join(spool.path, 'revlogs'), 'rb') as f:
         data = f.read()
     with open(os.path.join(spool.path, 'table'), 'rb') as f:
-        return data, f.read().splitlines()
+        lines = f.read().splitlines()
+    return data, [b' '.join([b'%d' % int(n) for n in line.split(b' ')[:4]]
+                            + line.split(b' ', 4)[4:]) for line in lines]
+
+
+# The header of a revlog index with a data file (version 1, not inline),
+# and of an inline one.
+SPLIT = b'\0\0\0\1'
+INLINE = b'\0\1\0\1'
 
 
 def test_revlogs_are_spooled_in_one_file(spool):
     read = stream2_bundle([
-        (b'data/a b/C.txt.i', b'file'), (b'00manifest.i', b'm'),
+        (b'data/a b/C.txt.i', SPLIT), (b'00manifest.i', b'm'),
         (b'00changelog.d', b'cd'), (b'00changelog.i', b'ci'),
         (b'phaseroots', b'dropped'), (b'branch2-served', b'cache', b'c'),
         (b'data/a b/C.txt.d', b'filedata')])
@@ -66,8 +75,63 @@ def test_revlogs_are_spooled_in_one_file(spool):
     assert spool.finish()
     assert sorted(os.listdir(spool.path)) == ['revlogs', 'table']
     data, table = spooled(spool)
-    assert data == b'filemcdcifiledata'
+    assert data == SPLIT + b'mcdcifiledata'
     assert table == [b'7 2 5 2', b'4 1 0 0', b'0 4 9 8 a b/C.txt']
+
+
+def test_filelog_lines_as_they_complete(spool):
+    """A filelog's line is written once its index and (unless inline)
+    its data came, in either order: the table is in that order."""
+    read = stream2_bundle([
+        (b'data/a.d', b'DA'), (b'data/a.e.i', INLINE),
+        (b'data/a.i', SPLIT), (b'data/b.i', SPLIT), (b'data/c.i', INLINE),
+        (b'data/b.d', b'DB'), (b'00changelog.i', b'c')])
+    sc.receive_bundle(read, spool)
+    assert spool.finish()
+    data, table = spooled(spool)
+    assert data == b'DA' + INLINE + SPLIT + SPLIT + INLINE + b'DBc'
+    assert table == [b'20 1 0 0', b'0 0 0 0', b'2 4 0 0 a.e',
+                     b'6 4 0 2 a', b'14 4 0 0 c', b'10 4 18 2 b']
+
+
+def test_data_of_an_inline_index_is_dropped(spool):
+    """As the helper would not read it (an index without data)."""
+    read = stream2_bundle([(b'data/f.i', INLINE), (b'data/f.d', b'x'),
+                           (b'data/g.i', b''), (b'data/g.d', b'y')])
+    sc.receive_bundle(read, spool)
+    assert spool.finish()
+    assert spooled(spool) == (INLINE, [b'0 0 0 0', b'0 0 0 0',
+                                       b'0 4 0 0 f', b'4 0 0 0 g'])
+
+
+def test_index_whose_data_never_came(spool):
+    sc.receive_bundle(stream2_bundle([(b'data/f.i', SPLIT)]), spool)
+    assert spool.finish()
+    assert spooled(spool)[1] == [b'0 0 0 0', b'0 0 0 0', b'0 4 0 0 f']
+
+
+@pytest.mark.parametrize('entries', [
+    [(b'data/f.i', INLINE), (b'data/f.i', INLINE)],
+    [(b'data/f.d', b'x'), (b'data/f.i', SPLIT), (b'data/f.d', b'x')],
+    [(b'data/f.i', SPLIT), (b'data/f.i', SPLIT)],
+    [(b'data/f.d', b'x'), (b'data/f.d', b'x')],
+    [(b'data/f.i', INLINE), (b'data/f.d', b'x'), (b'data/f.d', b'x')],
+    [(b'00manifest.d', b'x'), (b'00manifest.d', b'x')],
+])
+def test_file_sent_twice(entries, spool):
+    with pytest.raises(sc.StreamError) as error:
+        sc.receive_bundle(stream2_bundle(entries), spool)
+    assert 'twice' in error.value.message
+
+
+def test_name_digests():
+    names = sc.NameDigests()
+    for n in range(5000):
+        names.add(b'data/%d.i' % n)
+    names.add(b'data/0.i')
+    assert len(names) == 5000
+    assert all(b'data/%d.i' % n in names for n in range(5000))
+    assert not any(b'data/%d.d' % n in names for n in range(5000))
 
 
 def test_missing_top_revlogs_are_empty(spool):
