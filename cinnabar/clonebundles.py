@@ -14,7 +14,8 @@ keys and values URI-encoded (`%20`...). The keys we look at:
   URI-encoded). We read the compressions `none`, `gzip`, `bzip2` and
   `zstd` (as far as the helper was built with them) and the types `v1`,
   `v2` and `v3` (bundle1, bundle2 with changegroup 01/02/03), and the
-  stream clone bundles `none-packed1` and `none-v2;stream=v2` (unless
+  stream clone bundles `none-packed1`, `none-v2;stream=v2` and
+  `none-v2;stream=v3-exp` (unless
   `cinnabar.stream` is `never`; with a `requirements` parameter naming
   only what we read, see cinnabar.streamclone). An
   entry without BUNDLESPEC is tried (the helper recognises what it reads
@@ -105,8 +106,8 @@ def parse_bundlespec(text):
 
 def _stream_problem(compression, kind, params):
     """Why we cannot read a stream clone bundle of this spec, or None."""
-    if kind != 'packed1' and not (kind == 'v2'
-                                  and params.get('stream') == 'v2'):
+    if kind != 'packed1' and not (kind == 'v2' and params.get('stream') in (
+            'v2', 'v3-exp')):
         return 'stream clone bundle of a kind we do not read'
     if compression != 'none':
         return 'compressed stream clone bundle'

@@ -17,7 +17,8 @@ Setting `cinnabar.stream` (looked up as `cinnabar.config` does):
 - `never`.
 
 Servers without stream v2 (`stream=v2` among their bundle2 capabilities)
-are asked with the legacy `stream_out` command.
+are asked with the legacy `stream_out` command; those that also offer the
+experimental v3 (`experimental.stream-v3`) send that.
 
 A server whose repository needs what we do not read (see
 `cinnabar.hg.streamclone.SUPPORTED_REQUIREMENTS`) gets a normal clone,
@@ -76,17 +77,16 @@ def seed_clone(peer, helper, git_dir, remote, say):
         say('Receiving a stream clone from %s%s'
             % (peer.description, '' if v2 else ' (stream_out)'))
         try:
-            if v2:
-                peer.stream_clone(spool)
-            else:
-                peer.stream_out(spool)
+            kind = peer.stream_clone(spool) if v2 else peer.stream_out(spool)
         except streamclone.Unsupported as error:
             say('%s; cloning normally' % error)
             return True, None
         if spool.finish():
             counts = helper.import_revlogs(spool.path)
-            say('stream clone: %d changesets, %d manifests, %d files'
-                % counts)
+            # (The experimental format, when the server chose it, is named.)
+            say('stream clone: %d changesets, %d manifests, %d files%s'
+                % (counts + (' (%s)' % kind if kind == 'stream3-exp'
+                             else '',)))
     finally:
         spool.remove()
     return True, spool

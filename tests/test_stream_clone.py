@@ -58,6 +58,9 @@ CASES = {
                     'format.sparse-revlog=false'), ''),
     'local': ('local', ('format.revlog-compression=zlib',), ''),
     'http-stream_out': ('http', (), '[server]\nbundle2.stream = false\n'),
+    # The experimental stream v3, when the hg under test has it (7.2 does,
+    # 6.3 does not: then it is a stream2).
+    'http-stream3': ('http', (), '[experimental]\nstream-v3 = true\n'),
 }
 
 
@@ -98,6 +101,8 @@ def test_stream_clone_equals_normal_clone(case, corpus_repos,
     result = clone(src.url, tmp_path / 'stream', '--no-checkout',
                    extra_env=ALWAYS)
     assert ('(stream_out)' in result.err) == case.endswith('stream_out')
+    offers_v3 = 'v3-exp' in hg('debugcapabilities', repo).out
+    assert ('(stream3-exp)' in result.err) == offers_v3, result.describe()
     assert_no_traceback(result)
     assert STREAMED in result.err, result.describe()
     src.assert_used()

@@ -17,7 +17,17 @@ bits first, the high bit saying another byte follows):
         <name: the path in the store, not encoded: data/a/b.txt.i>
         <data>
 
-the lengths of the data adding up to bytecount. We keep the revlogs
+the lengths of the data adding up to bytecount. A server with
+`experimental.stream-v3` also offers `stream=v3-exp`, which we ask for
+too (the server takes the highest version both name): its `stream3-exp`
+part has only the `requirements` parameter, and groups the same file
+records by store entry (a revlog's files), with counts instead of totals:
+
+    <varint: number of entries>
+    for each entry:
+        <varint: number of files> then that many file records as above
+
+We keep the revlogs
 (`00changelog.i`/`.d`, `00manifest.i`/`.d`, `data/<path>.i`/`.d`) and
 drop the rest (caches, phaseroots, nodemaps). They are spooled to one
 file of a temporary directory, with a table of where each lies
@@ -48,7 +58,9 @@ SUPPORTED_REQUIREMENTS = frozenset((
     'revlogv1', 'generaldelta', 'sparserevlog', 'revlog-compression-zstd',
     'store', 'fncache', 'dotencode', 'persistent-nodemap'))
 # The bundle2 capabilities of a stream clone request.
-STREAM_BUNDLE2_CAPS = wireformat.OUR_BUNDLE2_CAPS + (('stream', ('v2',)),)
+STREAM_BUNDLE2_CAPS = wireformat.OUR_BUNDLE2_CAPS + (
+    ('stream', ('v2', 'v3-exp')),)
+STREAM_PARTS = ('stream2', 'stream3-exp')
 COPY_SIZE = 1 << 20
 # A name longer than this is not one of a revlog Mercurial could write.
 MAX_NAME = 1 << 16
@@ -75,8 +87,8 @@ def requirements_problem(requirements):
     """Why we cannot read a store with `requirements` (str), or None."""
     unknown = sorted(set(requirements) - SUPPORTED_REQUIREMENTS)
     if unknown:
-        return ('the server\'s repository has requirements we do not read '
-                'in a stream (%s)' % ', '.join(unknown))
+        return ('the repository has requirements we do not read in a '
+                'stream (%s)' % ', '.join(unknown))
     return None
 
 
@@ -123,7 +135,7 @@ def classify(name):
     if stem in TOP_REVLOGS:
         return TOP_REVLOGS[stem], ext
     if name.startswith(b'meta/'):
-        raise Unsupported('the server\'s repository has tree manifests')
+        raise Unsupported('the repository has tree manifests')
     if name.startswith(b'data/') and len(stem) > 5:
         path = stem[5:]
         if b'\n' in path or b'\r' in path:
@@ -361,45 +373,67 @@ def _count(params, name):
     return int(value)
 
 
-def receive_v2(params, payload, spool):
-    """Spool the files of a `stream2` part."""
+def _check_requirements(params):
     problem = requirements_problem(
         parse_requirements(params.get('requirements', '')))
     if problem:
         raise Unsupported(problem)
+
+
+def _receive_file(payload, spool, room=None):
+    """Spool one file record of a stream2 or stream3-exp part; returns
+    the size of its data, refused when over `room`."""
+    source = payload.exactly(1)
+    name_size, size = _varint(payload), _varint(payload)
+    if name_size > MAX_NAME:
+        raise StreamError('the stream has a name of %d bytes' % name_size)
+    if room is not None and size > room:
+        raise StreamError('the stream has more data than it says')
+    name = payload.exactly(name_size)
+    if source == b's':
+        spool.add(name, size, payload)
+    elif source == b'c':
+        _copy(payload, size, None)
+    else:
+        raise StreamError('the stream has an entry of unknown kind %r'
+                          % source)
+    return size
+
+
+def receive_v2(params, payload, spool):
+    """Spool the files of a `stream2` part."""
+    _check_requirements(params)
     files, total = _count(params, 'filecount'), _count(params, 'bytecount')
     received = 0
     for _ in range(files):
-        source = payload.exactly(1)
-        name_size, size = _varint(payload), _varint(payload)
-        if name_size > MAX_NAME:
-            raise StreamError('the stream has a name of %d bytes'
-                              % name_size)
-        received += size
-        if received > total:
-            raise StreamError('the stream has more data than it says '
-                              '(%d bytes)' % total)
-        name = payload.exactly(name_size)
-        if source == b's':
-            spool.add(name, size, payload)
-        elif source == b'c':
-            _copy(payload, size, None)
-        else:
-            raise StreamError('the stream has an entry of unknown kind %r'
-                              % source)
+        received += _receive_file(payload, spool, total - received)
     if received != total or payload.read(1):
         raise StreamError('the sizes in the stream do not add up (%d files, '
                           '%d bytes said)' % (files, total))
 
 
+def receive_v3(params, payload, spool):
+    """Spool the files of a `stream3-exp` part."""
+    _check_requirements(params)
+    entries = _varint(payload)
+    for _ in range(entries):
+        for _ in range(_varint(payload)):
+            _receive_file(payload, spool)
+    if payload.read(1):
+        raise StreamError('the stream has more than its %d entries'
+                          % entries)
+
+
 def receive_bundle(read, spool):
-    """Read a getbundle answer holding a stream2 part from `read(size)`
-    into `spool`."""
+    """Read a getbundle answer holding a stream2 (or stream3-exp) part
+    from `read(size)` into `spool`; returns the part's type."""
     streams = 0
     for part_type, params, mandatory, payload in bundle2.stream_parts(read):
-        if part_type == 'stream2':
-            receive_v2(params, payload, spool)
+        if part_type in STREAM_PARTS:
+            (receive_v2 if part_type == 'stream2' else receive_v3)(
+                params, payload, spool)
             streams += 1
+            kind = part_type
         elif part_type == 'error:abort':
             raise Abort('the server failed: %s' % params.get('message', ''),
                         hint=params.get('hint'))
@@ -409,6 +443,7 @@ def receive_bundle(read, spool):
     if streams != 1:
         raise StreamError('the server answered with %d streams instead of one'
                           % streams)
+    return kind
 
 
 # Stream v1: the `stream_out` wire command and `packed1` bundles.
@@ -517,7 +552,7 @@ def receive_packed1(read, spool):
 
 def receive_bundle_file(path, spool):
     """Read a stream clone bundle file (`packed1` or a bundle2 with a
-    `stream2` part) into `spool`."""
+    `stream2` or `stream3-exp` part) into `spool`."""
     with open(path, 'rb') as bundle:
         if bundle.read(4) == b'HGS1':
             return receive_packed1(bundle.read, spool)
@@ -536,7 +571,7 @@ def is_stream_bundle(path):
         bundle.seek(0)
         try:
             for part_type, _, _, _ in bundle2.stream_parts(bundle.read):
-                return part_type == 'stream2'
+                return part_type in STREAM_PARTS
         except Abort:
             return False
     return False

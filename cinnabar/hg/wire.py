@@ -227,8 +227,9 @@ class Peer:
     # cinnabar.streamclone).
 
     def stream_clone(self, spool):
-        """Receive a stream v2 clone (see cinnabar.hg.streamclone) into
-        `spool`."""
+        """Receive a stream v2 (or v3-exp) clone (see
+        cinnabar.hg.streamclone) into `spool`; returns the bundle2 part's
+        type."""
         return self.transport.read_stream(
             'getbundle', streamclone.stream_clone_args(),
             lambda read: streamclone.receive_bundle(read, spool))

@@ -7,6 +7,7 @@ import os
 
 import pytest
 
+from cinnabar.errors import Abort
 from cinnabar.hg import bundle2 as b2
 from cinnabar.hg import streamclone as sc
 
@@ -37,6 +38,20 @@ def stream2_bundle(entries, files=None, total=None, requirements=REQS):
     b2.write_part(out, 'STREAM2', 1, payload, mandatory_params=[
         ('requirements', requirements), ('filecount', str(files)),
         ('bytecount', str(total))])
+    b2.write_end(out)
+    return io.BytesIO(out.getvalue()).read
+
+
+def stream3_bundle(groups, entries=None, tail=b''):
+    """A bundle2 with a stream3-exp part: `groups` of (name, data) files,
+    one store entry each; `entries` the count it says."""
+    payload = varint(len(groups) if entries is None else entries)
+    for group in groups:
+        payload += varint(len(group)) + b''.join(entry(*e) for e in group)
+    out = io.BytesIO()
+    b2.write_start(out)
+    b2.write_part(out, 'STREAM3-EXP', 1, payload + tail,
+                  mandatory_params=[('requirements', REQS)])
     b2.write_end(out)
     return io.BytesIO(out.getvalue()).read
 
@@ -145,6 +160,29 @@ def test_varint_lengths(spool):
                       spool)
     spool.finish()
     assert spooled(spool) == (b'x' * 300, [b'0 300 0 0', b'0 0 0 0'])
+
+
+def test_stream3_exp(spool):
+    """The same files as a stream2's, grouped by store entry."""
+    read = stream3_bundle([[(b'data/f.d', b'dd'), (b'data/f.i', SPLIT)],
+                           [(b'00manifest.i', b'm')], [],
+                           [(b'00changelog.i', b'c')]])
+    assert sc.receive_bundle(read, spool) == 'stream3-exp'
+    spool.finish()
+    data, lines = spooled(spool)
+    assert data == b'dd' + SPLIT + b'm' + b'c'
+    assert lines == [b'7 1 0 0', b'6 1 0 0', b'2 4 0 2 f']
+
+
+@pytest.mark.parametrize('groups, entries, tail, message', [
+    ([[(b'00changelog.i', b'c')]], 2, b'', 'ends early'),
+    ([[(b'00changelog.i', b'c')]], 1, b'\0', 'more than its 1 entries'),
+    ([[(b'../x.i', b'c')]], None, b'', 'outside the store'),
+])
+def test_bad_stream3_exp(groups, entries, tail, message, spool):
+    with pytest.raises(Abort) as error:
+        sc.receive_bundle(stream3_bundle(groups, entries, tail), spool)
+    assert message in error.value.message
 
 
 @pytest.mark.parametrize('entries, files, total, message', [
