@@ -14,7 +14,6 @@ build/ directory; the PATH.
 
 import collections
 import os
-import shutil
 import subprocess
 import sys
 
@@ -65,6 +64,7 @@ def find_helper():
         path = os.path.join(directory, HELPER_NAME)
         if os.path.isfile(path) and os.access(path, os.X_OK):
             return path
+    import shutil  # the last resort: not loaded when found beside us
     return shutil.which(HELPER_NAME)
 
 

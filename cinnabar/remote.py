@@ -40,14 +40,17 @@ helper drops what it imported, so no ref changes.
 
 import sys
 
-from cinnabar import (cinnabarclone, clonebundles, config, discovery, git,
-                      graft, hg, metadata, push, refs, snapshots,
-                      streamclone, tags)
+from cinnabar import config, git, hg, refs
 from cinnabar.errors import Abort
 from cinnabar.helper import Helper
 from cinnabar.ids import NULL_GIT
 from cinnabar.hg.url import parse_url
 from cinnabar.trace import Tracer
+
+# `capabilities` and `list` are all a fetch with nothing new asks for, and
+# people run it all day: the modules only `import` and `push` need are
+# imported where they are used, so that such a fetch does not load them
+# (bench/fetch_noop.py).
 
 CAPABILITIES = (
     'option',
@@ -190,6 +193,7 @@ class RemoteHelper:
     def _with_tags(self, ref_list):
         """The ref list and `refs/tags/<name>` for the Mercurial tags of
         what was fetched so far (see cinnabar.tags)."""
+        from cinnabar import tags
         found = tags.known_tags(self.helper())
         listed = dict(ref_list.refs)
         for name, (hg_id, _) in found.tags.items():
@@ -215,6 +219,7 @@ class RemoteHelper:
         return {h: '?' if g.is_null else g for h, g in zip(hg_ids, git_ids)}
 
     def import_(self, argument):
+        from cinnabar import metadata, snapshots
         names = [argument]
         while True:
             line = self._read_line()
@@ -272,6 +277,7 @@ class RemoteHelper:
         return wanted
 
     def _fetch(self, hg_ids):
+        from cinnabar import discovery, graft, tags
         tags_before = tags.tags_or_none(self.helper())
         seed, grafting = self._seed_and_graft()
         helper = self.helper()
@@ -292,6 +298,7 @@ class RemoteHelper:
         a clone bundle; the seed to discard after `finish`, or None), and
         give the helper the graft candidates (cinnabar.graft) before any
         changeset is imported; `grafting` says whether it has any."""
+        from cinnabar import graft
         seed = self._cinnabar_clone()
         # After cinnabarclone, which starts a new helper.
         grafting = self._git_dir is not None and graft.prepare(
@@ -309,6 +316,7 @@ class RemoteHelper:
     def _stream_clone(self):
         """Seed a clone (empty metadata) from the server's revlogs when
         `cinnabar.stream` says so (see cinnabar.streamclone)."""
+        from cinnabar import streamclone
         if self._git_dir is None or self.helper().heads():
             return None
         peer = self.peer()
@@ -325,6 +333,7 @@ class RemoteHelper:
         """Seed a clone (empty metadata) from the server's clone bundle
         (see cinnabar.clonebundles); a failure is a warning, and the
         fetch goes on as if there had been no clone bundle."""
+        from cinnabar import clonebundles
         if self._git_dir is None or self.helper().heads():
             return None
         try:
@@ -343,6 +352,7 @@ class RemoteHelper:
     def _cinnabar_clone(self):
         """Install the metadata cinnabarclone points to, then start the
         helper again on it; None when not used or failed (warned)."""
+        from cinnabar import cinnabarclone, clonebundles
         if self._git_dir is None or self.helper().heads():
             return None
         try:
@@ -384,6 +394,7 @@ class RemoteHelper:
             self._peer = None
 
     def push(self, argument):
+        from cinnabar import metadata, push
         specs = [push.parse_push(argument)]
         while True:
             line = self._read_line()

@@ -5,7 +5,7 @@ import io
 
 import pytest
 
-from cinnabar import remote, remote_main
+from cinnabar import push, remote, remote_main
 from cinnabar.errors import Abort
 from cinnabar.hg.wire import RemoteState
 from cinnabar.ids import GitId, HgId, NULL_GIT
@@ -178,7 +178,7 @@ class FakePusher:
 
 def test_push_batch(fakes, monkeypatch):
     FakePusher.made = []
-    monkeypatch.setattr(remote.push, 'Pusher', FakePusher)
+    monkeypatch.setattr(push, 'Pusher', FakePusher)
     out = session('option dry-run true\noption force false\n'
                   'push refs/heads/a:refs/heads/bookmarks/a\n'
                   'push +:refs/heads/bookmarks/b\n'
