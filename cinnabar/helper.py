@@ -155,6 +155,13 @@ class Helper:
         """Start the helper for the repository at `git_dir` (None outside a
         repository: then only `http` is of use), in the environment `env`
         (default: ours)."""
+        return cls.spawn(git_dir, env).ready()
+
+    @classmethod
+    def spawn(cls, git_dir, env=None):
+        """Start the helper as `start` does, without waiting for it: it
+        loads (libraries, git's configuration, the metadata ref) while we
+        do something else. Call `ready()` before the first command."""
         path = find_helper()
         if path is None:
             raise Abort('cannot find %s' % HELPER_NAME, hint=REBUILD_HINT)
@@ -167,9 +174,13 @@ class Helper:
         except OSError as error:
             raise Abort('cannot run %s: %s' % (path, error.strerror),
                         hint=REBUILD_HINT)
-        helper = cls(process, None)
-        helper.version = helper._handshake()
-        return helper
+        return cls(process, None)
+
+    def ready(self):
+        """This helper, once its version is checked (see `spawn`)."""
+        if self.version is None:
+            self.version = self._handshake()
+        return self
 
     def __enter__(self):
         return self

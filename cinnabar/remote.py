@@ -74,10 +74,15 @@ class RemoteHelper:
         self.url = url
         self._stdin = stdin
         self._stdout = stdout
-        self._trace = Tracer('remote-helper')
         self._resources = resources
         self._git_dir = git.git_dir()
         self._helper = None
+        self._spawned = None
+        # git's configuration (the tracer reads it) and the helper start
+        # side by side while we wait for git's first command.
+        git.read_config_soon()
+        self._spawn_helper()
+        self._trace = Tracer('remote-helper')
         self._peer = None
         self._state = None
         self._ref_list = None
@@ -122,10 +127,22 @@ class RemoteHelper:
 
     # Lazily started helper and connection.
 
+    def _spawn_helper(self):
+        """Start the helper when this session will need one (see `peer`),
+        without waiting for it: it loads while git's configuration is read
+        and git asks for our capabilities and the list (its start was a
+        fifth of a fetch with nothing new)."""
+        needs_helper = self._git_dir or parse_url(self.url).scheme in (
+            'http', 'https')
+        if self._helper is None and self._spawned is None and needs_helper:
+            self._spawned = self._resources.enter_context(
+                Helper.spawn(self._git_dir))
+
     def helper(self):
         if self._helper is None:
-            self._helper = self._resources.enter_context(
-                Helper.start(self._git_dir))
+            spawned, self._spawned = self._spawned, None
+            self._helper = spawned.ready() if spawned else \
+                self._resources.enter_context(Helper.start(self._git_dir))
             if self.progress is not None or self.verbosity < 1:
                 self._helper.set_progress(bool(self.progress)
                                           and self.verbosity >= 1)

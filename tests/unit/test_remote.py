@@ -46,6 +46,9 @@ class FakeHelper:
     def __exit__(self, exc_type, *rest):
         self.log.append('abort' if exc_type else 'close')
 
+    def ready(self):
+        return self
+
     def hg2git_many(self, hg_ids):
         return [self.known.get(h, NULL_GIT) for h in hg_ids]
 
@@ -66,8 +69,10 @@ def fakes(monkeypatch):
     deleted = []
     monkeypatch.setattr(remote.git, 'git_dir', lambda: '/repo/.git')
     monkeypatch.setattr(remote.git, 'delete_refs', deleted.extend)
+    monkeypatch.setattr(remote.git, 'read_config_soon', lambda: None)
     monkeypatch.setattr(remote.config, 'lookup', lambda name, r=None: None)
     monkeypatch.setattr(remote.Helper, 'start', lambda git_dir: helper)
+    monkeypatch.setattr(remote.Helper, 'spawn', lambda git_dir: helper)
     monkeypatch.setattr(remote.hg, 'connect', lambda url, helper: peer)
     return peer, helper, deleted
 
