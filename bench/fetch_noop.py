@@ -9,8 +9,9 @@ benchmarks do) and once with hg. Then, in turns, in the same run, it times
 `git fetch` in our clone, `git fetch` in the reference's clone and `hg
 pull` in hg's, none of which has anything to fetch: what people run all
 day. Each is repeated (--runs, default 10); medians of wall time and of
-CPU time (user + sys of all its processes) are printed, and the ratio of
-ours to the reference's (target, reported and not enforced: at most 1).
+CPU time (user + sys of all its processes) are printed with the number of
+requests the server logged for one such fetch, and the ratio of ours to
+the reference's (target, reported and not enforced: at most 1).
 
 Which `python3` git-remote-hg starts with is printed first: a version
 manager's shim on PATH (pyenv's costs 0.3 s a start here) counts in ours.
@@ -53,6 +54,14 @@ def timed(args, cwd, path):
     return time.monotonic() - start, children_cpu() - cpu
 
 
+def _lines(path):
+    """How many lines the server's access log has (one per request)."""
+    try:
+        return len(path.read_bytes().splitlines())
+    except FileNotFoundError:
+        return 0
+
+
 def median(values):
     return sorted(values)[len(values) // 2]
 
@@ -80,13 +89,17 @@ def benchmark(hg, workdir, repo, args):
         commands['hg pull'] = ([hg.exe, 'pull', '-q'], workdir / 'hg',
                                os.environ['PATH'])
         results = {label: [] for label in commands}
+        requests = {}
+        access_log = workdir / 'serve' / 'access.log'
         for _ in range(args.runs):
             for label, (command, cwd, path) in commands.items():
+                logged = _lines(access_log)
                 results[label].append(timed(command, cwd, path))
+                requests[label] = _lines(access_log) - logged
     for label, runs in results.items():
         print(f'{label:<24} median {median([w for w, _ in runs]):6.3f} s '
-              f'wall, {median([c for _, c in runs]):6.3f} s CPU '
-              f'({len(runs)} runs)')
+              f'wall, {median([c for _, c in runs]):6.3f} s CPU, '
+              f'{requests[label]} requests ({len(runs)} runs)')
     if reference:
         ratio = (median([w for w, _ in results['git fetch (ours)']])
                  / median([w for w, _ in results['git fetch (reference)']]))

@@ -9,7 +9,6 @@ one line naming it and says how to see the traceback
 
 import os
 import sys
-import traceback
 
 TRACEBACK_ENV = 'GIT_CINNABAR_TRACEBACK'
 
@@ -46,6 +45,7 @@ def _traceback_wanted():
 
 def report_bug(error):
     if _traceback_wanted():
+        import traceback  # only here: it costs a fetch's start 10 ms
         traceback.print_exc()
         return
     _say('fatal: unexpected error: %s: %s' % (type(error).__name__, error))

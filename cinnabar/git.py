@@ -56,7 +56,18 @@ def is_shallow():
 
 
 def git_dir():
-    """The absolute path of the current repository's git dir, or None."""
+    """The absolute path of the current repository's git dir, or None.
+
+    git gives the remote helpers it runs the repository in GIT_DIR (as
+    given or relative to the current directory): when it names a
+    directory with a HEAD, that is the answer (absolute, symlinks
+    resolved, as `git rev-parse --absolute-git-dir` says), without a git
+    process (two were a tenth of a fetch with nothing new)."""
+    named = os.environ.get('GIT_DIR')
+    if named:
+        path = os.path.realpath(named)
+        if os.path.isfile(os.path.join(path, 'HEAD')):
+            return path
     result = run(['rev-parse', '--absolute-git-dir'], check=False)
     if result.returncode:
         return None
@@ -76,23 +87,49 @@ def config(key):
 _config_cache = {}
 
 
+CONFIG_LIST = ['config', '--list', '-z']
+
+
+def _config_where():
+    return (os.getcwd(), os.environ.get('GIT_DIR'),
+            os.environ.get('GIT_CONFIG_PARAMETERS'))
+
+
+def read_config_soon():
+    """Start reading the configuration, which the next `config` waits
+    for instead of starting git then: git runs while we do something else
+    (a no-op fetch talks to the server meanwhile)."""
+    where = _config_where()
+    if where not in _config_cache:
+        _config_cache[where] = subprocess.Popen(
+            ['git'] + CONFIG_LIST, stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL)
+
+
 def _config_values():
-    where = (os.getcwd(), os.environ.get('GIT_DIR'),
-             os.environ.get('GIT_CONFIG_PARAMETERS'))
+    where = _config_where()
     values = _config_cache.get(where)
-    if values is None:
-        values = {}
-        result = run(['config', '--list', '-z'], check=False)
-        # Entries end with NUL: `<key>\n<value>`, or `<key>` alone for a
-        # key set without `=`. Keys come canonical: section and name in
-        # lower case, the subsection as written.
-        for entry in result.stdout.split(b'\0'):
-            if not entry:
-                continue
-            name, newline, value = entry.partition(b'\n')
-            values[name.decode('utf-8', 'surrogateescape')] = \
-                value.decode('utf-8', 'surrogateescape')
+    if isinstance(values, subprocess.Popen):
+        values = _parse_config(values.communicate()[0])
         _config_cache[where] = values
+    elif values is None:
+        values = _parse_config(run(CONFIG_LIST, check=False).stdout)
+        _config_cache[where] = values
+    return values
+
+
+def _parse_config(listed):
+    """{key: value} from the output of `git config --list -z`: entries end
+    with NUL, `<key>\\n<value>`, or `<key>` alone for a key set without
+    `=`. Keys come canonical: section and name in lower case, the
+    subsection as written."""
+    values = {}
+    for entry in listed.split(b'\0'):
+        if not entry:
+            continue
+        name, newline, value = entry.partition(b'\n')
+        values[name.decode('utf-8', 'surrogateescape')] = \
+            value.decode('utf-8', 'surrogateescape')
     return values
 
 

@@ -14,7 +14,6 @@ build/ directory; the PATH.
 
 import collections
 import os
-import shutil
 import subprocess
 import sys
 
@@ -65,6 +64,7 @@ def find_helper():
         path = os.path.join(directory, HELPER_NAME)
         if os.path.isfile(path) and os.access(path, os.X_OK):
             return path
+    import shutil  # the last resort: not loaded when found beside us
     return shutil.which(HELPER_NAME)
 
 
@@ -155,6 +155,13 @@ class Helper:
         """Start the helper for the repository at `git_dir` (None outside a
         repository: then only `http` is of use), in the environment `env`
         (default: ours)."""
+        return cls.spawn(git_dir, env).ready()
+
+    @classmethod
+    def spawn(cls, git_dir, env=None):
+        """Start the helper as `start` does, without waiting for it: it
+        loads (libraries, git's configuration, the metadata ref) while we
+        do something else. Call `ready()` before the first command."""
         path = find_helper()
         if path is None:
             raise Abort('cannot find %s' % HELPER_NAME, hint=REBUILD_HINT)
@@ -167,9 +174,13 @@ class Helper:
         except OSError as error:
             raise Abort('cannot run %s: %s' % (path, error.strerror),
                         hint=REBUILD_HINT)
-        helper = cls(process, None)
-        helper.version = helper._handshake()
-        return helper
+        return cls(process, None)
+
+    def ready(self):
+        """This helper, once its version is checked (see `spawn`)."""
+        if self.version is None:
+            self.version = self._handshake()
+        return self
 
     def __enter__(self):
         return self

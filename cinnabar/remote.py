@@ -40,14 +40,17 @@ helper drops what it imported, so no ref changes.
 
 import sys
 
-from cinnabar import (cinnabarclone, clonebundles, config, discovery, git,
-                      graft, hg, metadata, push, refs, snapshots,
-                      streamclone, tags)
+from cinnabar import config, git, hg, refs
 from cinnabar.errors import Abort
 from cinnabar.helper import Helper
 from cinnabar.ids import NULL_GIT
 from cinnabar.hg.url import parse_url
 from cinnabar.trace import Tracer
+
+# `capabilities` and `list` are all a fetch with nothing new asks for, and
+# people run it all day: the modules only `import` and `push` need are
+# imported where they are used, so that such a fetch does not load them
+# (bench/fetch_noop.py).
 
 CAPABILITIES = (
     'option',
@@ -71,10 +74,15 @@ class RemoteHelper:
         self.url = url
         self._stdin = stdin
         self._stdout = stdout
-        self._trace = Tracer('remote-helper')
         self._resources = resources
         self._git_dir = git.git_dir()
         self._helper = None
+        self._spawned = None
+        # git's configuration (the tracer reads it) and the helper start
+        # side by side while we wait for git's first command.
+        git.read_config_soon()
+        self._spawn_helper()
+        self._trace = Tracer('remote-helper')
         self._peer = None
         self._state = None
         self._ref_list = None
@@ -121,10 +129,22 @@ class RemoteHelper:
 
     # Lazily started helper and connection.
 
+    def _spawn_helper(self):
+        """Start the helper when this session will need one (see `peer`),
+        without waiting for it: it loads while git's configuration is read
+        and git asks for our capabilities and the list (its start was a
+        fifth of a fetch with nothing new)."""
+        needs_helper = self._git_dir or parse_url(self.url).scheme in (
+            'http', 'https')
+        if self._helper is None and self._spawned is None and needs_helper:
+            self._spawned = self._resources.enter_context(
+                Helper.spawn(self._git_dir))
+
     def helper(self):
         if self._helper is None:
-            self._helper = self._resources.enter_context(
-                Helper.start(self._git_dir))
+            spawned, self._spawned = self._spawned, None
+            self._helper = spawned.ready() if spawned else \
+                self._resources.enter_context(Helper.start(self._git_dir))
             if self.progress is not None or self.verbosity < 1:
                 self._helper.set_progress(bool(self.progress)
                                           and self.verbosity >= 1)
@@ -186,6 +206,7 @@ class RemoteHelper:
         the fetch): its heads are known only then. As `hg unbundle` applies
         one only to an empty repository, only into metadata without
         changesets."""
+        from cinnabar import streamclone
         if for_push:
             raise Abort('%s is a bundle file: it cannot be pushed to'
                         % peer.description)
@@ -217,6 +238,7 @@ class RemoteHelper:
     def _with_tags(self, ref_list):
         """The ref list and `refs/tags/<name>` for the Mercurial tags of
         what was fetched so far (see cinnabar.tags)."""
+        from cinnabar import tags
         found = tags.known_tags(self.helper())
         listed = dict(ref_list.refs)
         for name, (hg_id, _) in found.tags.items():
@@ -242,6 +264,7 @@ class RemoteHelper:
         return {h: '?' if g.is_null else g for h, g in zip(hg_ids, git_ids)}
 
     def import_(self, argument):
+        from cinnabar import metadata, snapshots
         names = [argument]
         while True:
             line = self._read_line()
@@ -299,6 +322,7 @@ class RemoteHelper:
         return wanted
 
     def _fetch(self, hg_ids):
+        from cinnabar import discovery, graft, tags
         tags_before = tags.tags_or_none(self.helper())
         seed, grafting = self._seed_and_graft()
         helper = self.helper()
@@ -320,6 +344,7 @@ class RemoteHelper:
         a clone bundle; the seed to discard after `finish`, or None), and
         give the helper the graft candidates (cinnabar.graft) before any
         changeset is imported; `grafting` says whether it has any."""
+        from cinnabar import graft
         seed = self._cinnabar_clone()
         # After cinnabarclone, which starts a new helper.
         grafting = self._git_dir is not None and graft.prepare(
@@ -337,6 +362,7 @@ class RemoteHelper:
     def _stream_clone(self):
         """Seed a clone (empty metadata) from the server's revlogs when
         `cinnabar.stream` says so (see cinnabar.streamclone)."""
+        from cinnabar import streamclone
         if self._git_dir is None or self.helper().heads():
             return None
         peer = self.peer()
@@ -353,6 +379,7 @@ class RemoteHelper:
         """Seed a clone (empty metadata) from the server's clone bundle
         (see cinnabar.clonebundles); a failure is a warning, and the
         fetch goes on as if there had been no clone bundle."""
+        from cinnabar import clonebundles
         if self._git_dir is None or self.helper().heads():
             return None
         try:
@@ -371,6 +398,7 @@ class RemoteHelper:
     def _cinnabar_clone(self):
         """Install the metadata cinnabarclone points to, then start the
         helper again on it; None when not used or failed (warned)."""
+        from cinnabar import cinnabarclone, clonebundles
         if self._git_dir is None or self.helper().heads():
             return None
         try:
@@ -412,6 +440,7 @@ class RemoteHelper:
             self._peer = None
 
     def push(self, argument):
+        from cinnabar import metadata, push
         specs = [push.parse_push(argument)]
         while True:
             line = self._read_line()

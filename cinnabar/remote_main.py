@@ -13,7 +13,6 @@ from cinnabar import git, repolock
 from cinnabar.errors import Abort, run_guarded
 from cinnabar.hg.url import strip_prefix
 from cinnabar.remote import RemoteHelper
-from cinnabar.tagsremote import TagsRemoteHelper
 
 
 def _remote_name(name):
@@ -28,7 +27,12 @@ def session(argv):
         raise Abort('usage: git-remote-hg <remote> [<url>]',
                     hint='git-remote-hg is run by git for hg:: URLs')
     url = strip_prefix(argv[-1])
-    helper_class = TagsRemoteHelper if url == 'tags:' else RemoteHelper
+    helper_class = RemoteHelper
+    if url == 'tags:':
+        # Its own import: a fetch from a Mercurial server needs none of
+        # cinnabar.tags.
+        from cinnabar.tagsremote import TagsRemoteHelper
+        helper_class = TagsRemoteHelper
     with contextlib.ExitStack() as resources:
         if helper_class is RemoteHelper:
             resources.enter_context(repolock.held(git.git_dir()))

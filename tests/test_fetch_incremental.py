@@ -74,3 +74,29 @@ def test_fetch_with_nothing_new_changes_nothing(source, tmp_path):
     result = git('fetch', 'origin', cwd=repo)
     assert_no_traceback(result)
     assert refs(repo) == before
+
+
+def test_fetch_with_nothing_new_is_two_requests_and_one_git(
+        hg, hg_repos, hg_serve, tmp_path):
+    """What people run all day (bench/fetch_noop.py) asks the server for
+    its capabilities and one batch (branchmap, heads, bookmarks), as
+    git-cinnabar 0.7.5 does, and runs one git process of its own (`git
+    config`: the git dir is the GIT_DIR git gives us), besides the
+    helper."""
+    server = hg_serve(hg_repos.get('hgweb+obs.hg'))
+    repo = tmp_path / 'clone'
+    clone(hg_url(server.url), repo, '--no-checkout')
+    access_log = server.logdir / 'access.log'
+    logged = len(access_log.read_text().splitlines())
+    trace = tmp_path / 'git-trace'
+    result = git('fetch', 'origin', cwd=repo,
+                 extra_env={'GIT_TRACE': str(trace)})
+    assert_no_traceback(result)
+    requests = [line.split('"')[1]
+                for line in access_log.read_text().splitlines()[logged:]]
+    assert requests == ['GET /?cmd=capabilities HTTP/1.1',
+                        'GET /?cmd=batch HTTP/1.1']
+    ours = [line for line in trace.read_text().splitlines()
+            if 'built-in: git ' in line and 'fetch' not in line
+            and 'rev-list' not in line and 'maintenance' not in line]
+    assert len(ours) == 1 and 'git config --list' in ours[0], ours

@@ -10,13 +10,16 @@ offer `capabilities`, `capable()`, `state()`, `known()`, `getbundle()` and
 import os
 
 from cinnabar.errors import Abort
-from cinnabar.hg import httptransport, localtransport, sshtransport
-from cinnabar.hg.bundlefile import BundleFilePeer
 from cinnabar.hg.url import parse_url
 from cinnabar.hg.wire import Peer
 
+# Each transport is imported when a URL needs it: a fetch over HTTP loads
+# neither ssh's nor the local one (nor what reads bundle files).
+
 
 def _connect_file(url, helper):
+    from cinnabar.hg import localtransport
+    from cinnabar.hg.bundlefile import BundleFilePeer
     if os.path.isfile(url.path):
         if helper is None:
             raise Abort('reading a bundle file needs a git repository')
@@ -33,7 +36,9 @@ def connect(text, helper):
     through it."""
     url = parse_url(text)
     if url.scheme in ('http', 'https'):
+        from cinnabar.hg import httptransport
         return httptransport.connect(url, helper)
     if url.scheme == 'ssh':
+        from cinnabar.hg import sshtransport
         return Peer(sshtransport.connect(url))
     return _connect_file(url, helper)

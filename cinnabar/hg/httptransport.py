@@ -43,16 +43,17 @@ Hostile servers
 import io
 import os
 import sys
-import tempfile
 import urllib.parse
 import zlib
 
 from cinnabar.errors import Abort
 from cinnabar.hg import bundle2, wireformat
-from cinnabar.hg.bundlefile import BundleFilePeer
 from cinnabar.hg.wire import Peer, Transport
 from cinnabar.redact import redact_url
 from cinnabar.trace import Tracer
+
+# tempfile is imported where a spool is needed: the small answers of a
+# fetch with nothing new need none.
 
 USER_AGENT = 'mercurial/proto-1.0'
 MEDIA_TYPE_1 = 'application/mercurial-0.1'
@@ -288,6 +289,7 @@ class HttpTransport(Transport):
         if (command in POST_COMMANDS
                 and 'httppostargs' not in self.server_caps):
             # The server wants a POST: send an empty body.
+            import tempfile
             with tempfile.NamedTemporaryFile(prefix='hg-empty-') as empty:
                 response = self._fetch(command, args, protocol, empty.name,
                                        limit=MAX_ANSWER)
@@ -302,6 +304,7 @@ class HttpTransport(Transport):
     def import_stream(self, command, args, kind, helper):
         if kind == 'bundle':
             return self._import_bundle2(command, args, helper)
+        import tempfile
         with tempfile.TemporaryFile() as spool:
             self._spool_changegroup(command, args, spool)
             spool.seek(0)
@@ -336,6 +339,7 @@ class HttpTransport(Transport):
     def read_stream(self, command, args, consume):
         # The answer (a whole repository for a stream clone) goes to a
         # file, not through memory, then is read from there.
+        import tempfile
         with tempfile.NamedTemporaryFile(prefix='hg-answer-') as answer:
             response = self._fetch(
                 command, args, '0.1 0.2 comp=' + ','.join(PYTHON_ENGINES),
@@ -439,6 +443,7 @@ class _ChunkReader:
 
 
 def _save_bundle(head, body):
+    import tempfile
     with tempfile.NamedTemporaryFile(prefix='hg-bundle-', suffix='.hg',
                                      delete=False) as spool:
         spool.write(head)
@@ -457,5 +462,6 @@ def connect(url, helper):
     bundle = transport.open()
     if bundle is not None:
         path = _save_bundle(*bundle)
+        from cinnabar.hg.bundlefile import BundleFilePeer
         return BundleFilePeer(path, helper, url.display, temporary=True)
     return Peer(transport)

@@ -9,7 +9,7 @@ HTTP one (`httptransport.HttpTransport`). The formats are described in
 import collections
 
 from cinnabar.errors import Abort
-from cinnabar.hg import streamclone, unbundle, wireformat
+from cinnabar.hg import wireformat
 from cinnabar.ids import HgId
 
 # How many nodes one `known` command asks about.
@@ -230,12 +230,14 @@ class Peer:
         """Receive a stream v2 (or v3-exp) clone (see
         cinnabar.hg.streamclone) into `spool`; returns the bundle2 part's
         type."""
+        from cinnabar.hg import streamclone
         return self.transport.read_stream(
             'getbundle', streamclone.stream_clone_args(),
             lambda read: streamclone.receive_bundle(read, spool))
 
     def stream_out(self, spool):
         """Receive a legacy stream (v1) clone into `spool`."""
+        from cinnabar.hg import streamclone
         return self.transport.read_stream(
             'stream_out', {},
             lambda read: streamclone.receive_stream_out(read, spool))
@@ -257,12 +259,14 @@ class Peer:
 
     def push_format(self):
         """How this server takes pushes (an unbundle.PushFormat)."""
+        from cinnabar.hg import unbundle
         return unbundle.push_format(self.capabilities,
                                     self.transport.description)
 
     def unbundle(self, path, push_format, server_heads):
         """Send the bundle file at `path`, written in `push_format` on the
         basis of `server_heads`; returns an unbundle.UnbundleResult."""
+        from cinnabar.hg import unbundle
         heads = unbundle.heads_argument(
             push_format, server_heads,
             hashed=self.capable('unbundlehash') is not None)
@@ -274,6 +278,7 @@ class Peer:
 
     def pushkey(self, namespace, key, old, new):
         """Set a pushkey value; returns (success, server output)."""
+        from cinnabar.hg import unbundle
         self.require('pushkey')
         return unbundle.decode_pushkey(self._call(
             'pushkey', namespace=namespace, key=key, old=old, new=new))

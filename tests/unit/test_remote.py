@@ -5,7 +5,7 @@ import io
 
 import pytest
 
-from cinnabar import remote, remote_main
+from cinnabar import push, remote, remote_main
 from cinnabar.errors import Abort
 from cinnabar.hg.wire import RemoteState
 from cinnabar.ids import GitId, HgId, NULL_GIT
@@ -46,6 +46,9 @@ class FakeHelper:
     def __exit__(self, exc_type, *rest):
         self.log.append('abort' if exc_type else 'close')
 
+    def ready(self):
+        return self
+
     def hg2git_many(self, hg_ids):
         return [self.known.get(h, NULL_GIT) for h in hg_ids]
 
@@ -66,8 +69,10 @@ def fakes(monkeypatch):
     deleted = []
     monkeypatch.setattr(remote.git, 'git_dir', lambda: '/repo/.git')
     monkeypatch.setattr(remote.git, 'delete_refs', deleted.extend)
+    monkeypatch.setattr(remote.git, 'read_config_soon', lambda: None)
     monkeypatch.setattr(remote.config, 'lookup', lambda name, r=None: None)
     monkeypatch.setattr(remote.Helper, 'start', lambda git_dir: helper)
+    monkeypatch.setattr(remote.Helper, 'spawn', lambda git_dir: helper)
     monkeypatch.setattr(remote.hg, 'connect', lambda url, helper: peer)
     return peer, helper, deleted
 
@@ -178,7 +183,7 @@ class FakePusher:
 
 def test_push_batch(fakes, monkeypatch):
     FakePusher.made = []
-    monkeypatch.setattr(remote.push, 'Pusher', FakePusher)
+    monkeypatch.setattr(push, 'Pusher', FakePusher)
     out = session('option dry-run true\noption force false\n'
                   'push refs/heads/a:refs/heads/bookmarks/a\n'
                   'push +:refs/heads/bookmarks/b\n'
