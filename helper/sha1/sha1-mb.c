@@ -27,9 +27,8 @@ const uint32_t sha1_initial[5] = {
 	0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476, 0xc3d2e1f0,
 };
 
-#if defined(__x86_64__) && defined(__GNUC__)
+#ifdef HAVE_SHA1_MB
 #include <immintrin.h>
-#define HAVE_SHA1_MB 1
 #endif
 
 int sha1_mb_available(void)

@@ -16,6 +16,10 @@
 #include <stdint.h>
 #include <stddef.h>
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#define HAVE_SHA1_MB 1
+#endif
+
 #define SHA1_MB_LANES 16
 /* The most blocks one call of sha1_mb_compress() may be given per lane. */
 #define SHA1_MB_MAX_RUN 256
@@ -38,6 +42,10 @@ int sha1_mb_available(void);
 void sha1_mb_compress(struct sha1_mb_state *state,
 		      const unsigned char *const data[SHA1_MB_LANES],
 		      size_t nblocks);
+
+/* The same for 8 lanes (0 to 7 of the state) with AVX2: sha1-mb8.c. */
+void sha1_mb8_compress(struct sha1_mb_state *state,
+		       const unsigned char *const data[8], size_t nblocks);
 
 /* SHA1_MB_MAX_RUN blocks of zeros, input for unused lanes. */
 extern const unsigned char sha1_mb_zeros[SHA1_MB_MAX_RUN * 64];

@@ -153,7 +153,7 @@ static double now(void)
 
 void sha1_test_speed(unsigned mb)
 {
-	size_t len = (size_t)mb << 20, i;
+	size_t len = (size_t)mb << 20, i, j;
 	struct test_msg msgs[SHA1_MB_LANES];
 	struct sha1_lanes lanes;
 	unsigned char digest[20];
@@ -164,7 +164,8 @@ void sha1_test_speed(unsigned mb)
 	for (i = 0; i < SHA1_MB_LANES; i++) {
 		msgs[i].len = len;
 		msgs[i].buf = xmalloc(len);
-		memset(msgs[i].buf, i, len);
+		for (j = 0; j < len; j++)
+			msgs[i].buf[j] = rnd();
 		msgs[i].cuts = xmalloc(2 * sizeof(size_t));
 		msgs[i].cuts[0] = 0;
 		msgs[i].cuts[1] = len;
@@ -177,6 +178,31 @@ void sha1_test_speed(unsigned mb)
 	t = now();
 	sha1_one_compress(h, msgs[0].buf, len / 64);
 	printf("one %.2f GB/s\n", len / (now() - t) / 1e9);
+	{
+		struct sha1_mb_state st;
+		const unsigned char *at[8];
+		size_t done;
+
+		for (i = 0; i < 8; i++)
+			for (j = 0; j < 5; j++)
+				st.h[j][i] = sha1_initial[j];
+		t = now();
+		for (done = 0; done < len / 64; done += SHA1_MB_MAX_RUN) {
+			for (i = 0; i < 8; i++)
+				at[i] = msgs[i].buf + 64 * done;
+			sha1_mb8_compress(&st, at, SHA1_MB_MAX_RUN);
+		}
+		printf("8-lane compress %.2f GB/s\n",
+		       8 * len / (now() - t) / 1e9);
+		for (i = 0; i < 8; i++) {
+			memcpy(h, sha1_initial, sizeof(h));
+			sha1_one_compress(h, msgs[i].buf, len / 64);
+			for (j = 0; j < 5; j++)
+				if (h[j] != st.h[j][i])
+					printf("8-lane lane %d differs\n",
+					       (int)i);
+		}
+	}
 	if (sha1_mb_available()) {
 		sha1_lanes_init(&lanes);
 		for (i = 0; i < SHA1_MB_LANES; i++)
