@@ -1,5 +1,6 @@
 /*
- * SHA-1 of 16 messages at once with AVX-512: see sha1-mb.h.
+ * SHA-1 of 16 messages at once with AVX-512, and the choice of the lanes
+ * for this CPU: see sha1-mb.h.
  *
  * FIPS 180-4, 6.1.2, for each 512-bit block M of a message, with
  * W[t] = M[t] (big-endian words) for t < 16 and
@@ -14,8 +15,8 @@
  * the schedule is one vpternlogd, each rotation one vprold.
  *
  * The functions using AVX-512 are compiled for it alone (git's flags
- * target the baseline x86-64) and only called once sha1_mb_available()
- * has checked the CPU.
+ * target the baseline x86-64) and only called once sha1_mb_lanes() has
+ * checked the CPU.
  */
 #include "cache.h"
 #include "config.h"
@@ -31,22 +32,35 @@ const uint32_t sha1_initial[5] = {
 #include <immintrin.h>
 #endif
 
-int sha1_mb_available(void)
+/* The most lanes this CPU runs: 16, 8 or 0. */
+static int cpu_lanes(void)
 {
 #ifdef HAVE_SHA1_MB
-	static int available = -1;
-
-	if (available < 0) {
-		__builtin_cpu_init();
-		available = __builtin_cpu_supports("avx512f") &&
-			    __builtin_cpu_supports("avx512bw") &&
-			    __builtin_cpu_supports("avx512vl") &&
-			    git_env_bool("CINNABAR_SHA1_MB", 1);
-	}
-	return available;
-#else
-	return 0;
+	__builtin_cpu_init();
+	if (__builtin_cpu_supports("avx512f") &&
+	    __builtin_cpu_supports("avx512bw") &&
+	    __builtin_cpu_supports("avx512vl"))
+		return 16;
+	if (__builtin_cpu_supports("avx2"))
+		return 8;
 #endif
+	return 0;
+}
+
+int sha1_mb_lanes(void)
+{
+	static int lanes = -1;
+
+	if (lanes < 0) {
+		const char *env = getenv("CINNABAR_SHA1_MB");
+
+		lanes = cpu_lanes();
+		if (env && !strcmp(env, "8"))
+			lanes = lanes > 8 ? 8 : lanes;
+		else if (!git_env_bool("CINNABAR_SHA1_MB", 1))
+			lanes = 0;
+	}
+	return lanes;
 }
 
 #ifdef HAVE_SHA1_MB
@@ -123,9 +137,9 @@ static MB_TARGET void load_words(__m512i w[16],
 	a = tmp_; \
 } while (0)
 
-MB_TARGET void sha1_mb_compress(struct sha1_mb_state *state,
-				const unsigned char *const data[SHA1_MB_LANES],
-				size_t nblocks)
+static MB_TARGET void compress16(struct sha1_mb_state *state,
+				 const unsigned char *const data[16],
+				 size_t nblocks)
 {
 	const __m512i k0 = _mm512_set1_epi32(0x5a827999);
 	const __m512i k1 = _mm512_set1_epi32(0x6ed9eba1);
@@ -170,11 +184,22 @@ MB_TARGET void sha1_mb_compress(struct sha1_mb_state *state,
 	_mm512_store_si512((void *)state->h[3], h3);
 	_mm512_store_si512((void *)state->h[4], h4);
 }
-#else
+#endif
+
 void sha1_mb_compress(struct sha1_mb_state *state,
 		      const unsigned char *const data[SHA1_MB_LANES],
 		      size_t nblocks)
 {
-	BUG("sha1_mb_compress without AVX-512");
-}
+	switch (sha1_mb_lanes()) {
+#ifdef HAVE_SHA1_MB
+	case 16:
+		compress16(state, data, nblocks);
+		break;
 #endif
+	case 8:
+		sha1_mb8_compress(state, data, nblocks);
+		break;
+	default:
+		BUG("sha1_mb_compress without the vector instructions");
+	}
+}

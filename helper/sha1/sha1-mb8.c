@@ -12,7 +12,7 @@
  *   Maj(b, c, d)    = (b & c) | (d & (b | c))
  *
  * The functions using AVX2 are compiled for it alone and only called once
- * sha1_mb_lanes() has chosen them for this CPU.
+ * sha1_mb_lanes() has chosen them for this CPU (sha1_mb_compress()).
  */
 #include "git-compat-util.h"
 #include "sha1-mb.h"
@@ -27,7 +27,7 @@
  * turn the 8 rows into 8 columns (word t of every lane, lane i in element
  * i), in big-endian order.
  */
-static MB8_TARGET void load_8words(__m256i w[8],
+static inline MB8_TARGET void load_8words(__m256i w[8],
 				   const unsigned char *const data[8],
 				   size_t offset)
 {
