@@ -7,10 +7,11 @@
 #define MAX_WORKERS 4
 /*
  * With the multi-lane SHA-1 (sha1/sha1-lanes.h), each worker hashes up to
- * 16 (AVX-512) or 8 (AVX2) texts at once; below MB_MIN_LANES texts, the
- * one-lane code is cheaper (either way a lane runs at about a fifth of the
- * SHA instructions' speed on one message), and it looks at the queue again
- * every ONE_LANE_RUN blocks (256 kB).
+ * 16 (AVX-512), 8 (AVX2) or 2 (SHA instructions) texts at once; with 16
+ * or 8 lanes, below MB_MIN_LANES texts the one-lane code is cheaper
+ * (either way a lane runs at about a fifth of the SHA instructions' speed
+ * on one message); with 2, both must be busy. The one-lane code looks at
+ * the queue again every ONE_LANE_RUN blocks (256 kB).
  */
 #define MB_MIN_LANES 6
 #define ONE_LANE_RUN 4096
@@ -149,7 +150,7 @@ static void start_lane(struct sha1_lanes *lanes, struct lane_job *slots)
 }
 
 /*
- * A worker with 16 or 8 lanes: it fills them from the queue and hashes once
+ * A worker with 16, 8 or 2 lanes: it fills them from the queue and hashes once
  * they are all busy, or when no more jobs may come soon (the importer
  * waits for a buffer, or the import ends). A lane that finishes is
  * refilled as soon as a job waits.
@@ -176,7 +177,8 @@ static void *worker_mb(void *unused)
 			continue;
 		}
 		pthread_mutex_unlock(&lock);
-		sha1_lanes_step(&lanes, MB_MIN_LANES, ONE_LANE_RUN);
+		sha1_lanes_step(&lanes, lanes.nr < MB_MIN_LANES ? lanes.nr :
+				MB_MIN_LANES, ONE_LANE_RUN);
 		pthread_mutex_lock(&lock);
 		while ((lj = (struct lane_job *)sha1_lanes_take_done(&lanes,
 								    digest))) {

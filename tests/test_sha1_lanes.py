@@ -1,13 +1,14 @@
 """Manifest ids are hashed 16 at a time (helper/sha1/sha1-lanes.h) when the
-CPU has AVX-512, 8 at a time when it has AVX2 only, else one at a time;
-CINNABAR_SHA1_MB=0 forces the latter, CINNABAR_SHA1_MB=8 the 8 lanes.
+CPU has AVX-512, 2 at a time with the SHA instructions, 8 with AVX2, else
+one at a time; CINNABAR_SHA1_MB=0 forces the latter, CINNABAR_SHA1_MB=8
+(or 2) those lanes where the CPU has them.
 
 - The helper's `test-sha1` hook hashes pseudo-random messages through
   the lanes (lengths 0..300, around multiples of 64, up to 420 kB; cut
   into pieces at odd offsets; lanes refilled while others go on; the
   multi-lane and one-lane code mixed) and compares every digest with
-  OpenSSL's: with the most lanes this CPU has, with 8 where that is 16,
-  and one at a time.
+  OpenSSL's: with the lanes chosen for this CPU, with each of the others
+  it has, and one at a time.
 - A history of 40 manifests, verified by the worker threads whichever
   code hashes them, clones; with one wrong manifest id anywhere in it,
   the clone is refused and names that manifest.
@@ -30,11 +31,13 @@ def cpu_flags():
 
 
 def cpu_lanes():
-    """What the helper should choose: 16, 8 or 0 lanes."""
+    """What the helper should choose (16, 2, 8 or 0 lanes), and the
+    other lane counts it can be asked for."""
     flags = cpu_flags()
+    others = [n for n, flag in ((8, 'avx2'), (2, 'sha_ni')) if flag in flags]
     if {'avx512f', 'avx512bw', 'avx512vl'} <= flags:
-        return 16
-    return 8 if 'avx2' in flags else 0
+        return 16, others
+    return (others[-1], others[:-1]) if others else (0, [])
 
 
 def lane_path(lanes):
@@ -57,18 +60,16 @@ def test_digests_equal_openssl(mb, seed, tmp_path, session_note):
     if mb == '0':
         assert digests_equal_openssl(seed, mb, tmp_path) == 'one-lane'
         return
-    lanes = cpu_lanes()
+    lanes, others = cpu_lanes()
     assert digests_equal_openssl(seed, mb, tmp_path) == lane_path(lanes)
-    # Where AVX-512 gives 16 lanes, the 8 AVX2 ones too.
-    if lanes == 16:
-        assert digests_equal_openssl(seed, '8', tmp_path) == '8-lane'
+    for other in others:
+        path = digests_equal_openssl(seed, str(other), tmp_path)
+        assert path == lane_path(other)
     ran = 'ran, digests equal OpenSSL\'s'
-    session_note('SHA-1 16-lane (AVX-512) path',
-                 ran if lanes == 16 else 'NOT run: this CPU lacks AVX-512 '
-                 f'(the {lane_path(lanes)} code was tested)')
-    session_note('SHA-1 8-lane (AVX2) path',
-                 ran if lanes else 'NOT run: this CPU lacks AVX2 (the '
-                 'one-lane code was tested)')
+    for n, what in ((16, 'AVX-512'), (8, 'AVX2'), (2, 'SHA instructions')):
+        session_note(f'SHA-1 {n}-lane ({what}) path',
+                     ran if n == lanes or n in others else
+                     f'NOT run: this CPU lacks {what}')
 
 
 def long_history(wrong_at=None, revisions=40):
@@ -107,3 +108,18 @@ def test_manifest_ids_verified_by_either_code(mb, wrong_at, tmp_path,
     wrong = history.manifests[wrong_at][0].hex()
     assert f'manifest {wrong} does not match its contents' in result.err
     assert not dest.exists() or refs(dest) == {}
+
+
+def test_manifest_ids_verified_by_the_other_lanes(tmp_path, monkeypatch):
+    """The lanes this CPU has but does not choose (8 AVX2 ones where the
+    SHA instructions give 2) verify ids too: one clone refused."""
+    others = cpu_lanes()[1]
+    for other in others:
+        monkeypatch.setenv('CINNABAR_SHA1_MB', str(other))
+        history = long_history(17)
+        dest = tmp_path / f'clone{other}'
+        result = clone(write(history, tmp_path), dest, '--no-checkout',
+                       check=False)
+        assert_failed_for_people(result)
+        wrong = history.manifests[17][0].hex()
+        assert f'manifest {wrong} does not match its contents' in result.err

@@ -32,16 +32,31 @@ const uint32_t sha1_initial[5] = {
 #include <immintrin.h>
 #endif
 
-/* The most lanes this CPU runs: 16, 8 or 0. */
-static int cpu_lanes(void)
+/*
+ * The lanes for this CPU: AVX-512's 16; else the SHA extensions' 2, which
+ * beat AVX2's 8 on the AMD EPYC measured (sha1-mb.h) once both cores
+ * hash; else AVX2's 8; else none. `want` (8 or 2) asks for those lanes
+ * when the CPU has them.
+ */
+static int cpu_lanes(int want)
 {
 #ifdef HAVE_SHA1_MB
+	int avx2, sha_ni;
+
 	__builtin_cpu_init();
+	avx2 = __builtin_cpu_supports("avx2");
+	sha_ni = sha1_has_sha_ni();
+	if (want == 8 && avx2)
+		return 8;
+	if (want == 2 && sha_ni)
+		return 2;
 	if (__builtin_cpu_supports("avx512f") &&
 	    __builtin_cpu_supports("avx512bw") &&
 	    __builtin_cpu_supports("avx512vl"))
 		return 16;
-	if (__builtin_cpu_supports("avx2"))
+	if (sha_ni)
+		return 2;
+	if (avx2)
 		return 8;
 #endif
 	return 0;
@@ -54,11 +69,12 @@ int sha1_mb_lanes(void)
 	if (lanes < 0) {
 		const char *env = getenv("CINNABAR_SHA1_MB");
 
-		lanes = cpu_lanes();
-		if (env && !strcmp(env, "8"))
-			lanes = lanes > 8 ? 8 : lanes;
+		if (env && (!strcmp(env, "8") || !strcmp(env, "2")))
+			lanes = cpu_lanes(atoi(env));
 		else if (!git_env_bool("CINNABAR_SHA1_MB", 1))
 			lanes = 0;
+		else
+			lanes = cpu_lanes(0);
 	}
 	return lanes;
 }
@@ -198,6 +214,9 @@ void sha1_mb_compress(struct sha1_mb_state *state,
 #endif
 	case 8:
 		sha1_mb8_compress(state, data, nblocks);
+		break;
+	case 2:
+		sha1_ni2_compress(state, data, nblocks);
 		break;
 	default:
 		BUG("sha1_mb_compress without the vector instructions");

@@ -151,6 +151,8 @@ const char *sha1_test_path(void)
 		return "16-lane";
 	case 8:
 		return "8-lane";
+	case 2:
+		return "2-lane";
 	default:
 		return "one-lane";
 	}

@@ -13,7 +13,7 @@
  */
 unsigned sha1_test_messages(unsigned seed, unsigned count);
 
-/* The path the lanes take here: "16-lane", "8-lane" or "one-lane". */
+/* The path the lanes take here: "16-lane", "8-lane", "2-lane", "one-lane". */
 const char *sha1_test_path(void);
 
 /*
