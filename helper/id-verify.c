@@ -6,9 +6,12 @@
 
 #define MAX_WORKERS 4
 /*
- * With the 16-lane SHA-1 (sha1/sha1-lanes.h), each worker hashes up to 16
- * texts at once; below MB_MIN_LANES texts, the one-lane code is cheaper,
- * and it looks at the queue again every ONE_LANE_RUN blocks (256 kB).
+ * With the multi-lane SHA-1 (sha1/sha1-lanes.h), each worker hashes up to
+ * 16 (AVX-512), 8 (AVX2) or 2 (SHA instructions) texts at once; with 16
+ * or 8 lanes, below MB_MIN_LANES texts the one-lane code is cheaper
+ * (either way a lane runs at about a fifth of the SHA instructions' speed
+ * on one message); with 2, both must be busy. The one-lane code looks at
+ * the queue again every ONE_LANE_RUN blocks (256 kB).
  */
 #define MB_MIN_LANES 6
 #define ONE_LANE_RUN 4096
@@ -107,7 +110,7 @@ static void *worker(void *unused)
 }
 
 /*
- * What the 16-lane hashing reads of a job: the parents, smaller first,
+ * What the multi-lane hashing reads of a job: the parents, smaller first,
  * then the blocks of the text.
  */
 struct lane_job {
@@ -147,7 +150,7 @@ static void start_lane(struct sha1_lanes *lanes, struct lane_job *slots)
 }
 
 /*
- * A worker with 16 lanes: it fills them from the queue and hashes once
+ * A worker with 16, 8 or 2 lanes: it fills them from the queue and hashes once
  * they are all busy, or when no more jobs may come soon (the importer
  * waits for a buffer, or the import ends). A lane that finishes is
  * refilled as soon as a job waits.
@@ -174,7 +177,8 @@ static void *worker_mb(void *unused)
 			continue;
 		}
 		pthread_mutex_unlock(&lock);
-		sha1_lanes_step(&lanes, MB_MIN_LANES, ONE_LANE_RUN);
+		sha1_lanes_step(&lanes, lanes.nr < MB_MIN_LANES ? lanes.nr :
+				MB_MIN_LANES, ONE_LANE_RUN);
 		pthread_mutex_lock(&lock);
 		while ((lj = (struct lane_job *)sha1_lanes_take_done(&lanes,
 								    digest))) {
@@ -229,7 +233,7 @@ static void stop_workers_at_exit(void)
 
 static void start(void)
 {
-	int cpus = online_cpus(), i, mb;
+	int cpus = online_cpus(), i, lanes;
 	static int exit_handler_set;
 
 	if (!exit_handler_set) {
@@ -239,14 +243,14 @@ static void start(void)
 	}
 
 	nr_workers = cpus < 2 ? 0 : cpus > MAX_WORKERS ? MAX_WORKERS : cpus;
-	mb = nr_workers && sha1_mb_available();
+	lanes = nr_workers ? sha1_mb_lanes() : 0;
 	/* The importer's two (base and result), and one per worker's lane. */
-	nr_texts = nr_workers * (mb ? SHA1_MB_LANES : 1) + 2;
+	nr_texts = nr_workers * (lanes ? lanes : 1) + 2;
 	CALLOC_ARRAY(texts, nr_texts);
 	CALLOC_ARRAY(queue, nr_texts);
 	stopping = dropping = 0;
 	for (i = 0; i < nr_workers; i++)
-		if (pthread_create(&workers[i], NULL, mb ? worker_mb : worker,
+		if (pthread_create(&workers[i], NULL, lanes ? worker_mb : worker,
 				   NULL))
 			die_errno("cannot start a thread to verify ids");
 }

@@ -12,10 +12,10 @@
  * any verification pending on it, and goes back to the set when both are
  * done. Memory is bounded by that set, whatever the history's length.
  *
- * When the CPU has AVX-512 (sha1/sha1-mb.h), each worker hashes 16 texts at
- * once: the set then has room for 16 texts per worker, as long as the
- * blocks made for the texts taken stay under a few MB (texts share their
- * other blocks, block-text.h).
+ * With AVX-512, the SHA instructions or AVX2 (sha1/sha1-mb.h), each worker
+ * hashes 16, 2 or 8 texts at once: the set has room for that many per
+ * worker, as long as the blocks made for the texts taken stay under a few
+ * MB (texts share their other blocks, block-text.h).
  */
 #ifndef CINNABAR_ID_VERIFY_H
 #define CINNABAR_ID_VERIFY_H

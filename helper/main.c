@@ -460,7 +460,7 @@ static void cmd_data(const char **argv)
 /* Test hook: see PROTOCOL.md, "Test hooks". */
 static void cmd_test_sha1(const char **argv)
 {
-	const char *path = sha1_mb_available() ? "16-lane" : "one-lane";
+	const char *path = sha1_test_path();
 	unsigned seed, count, bad;
 
 	if (argv[0] && !strcmp(argv[0], "speed")) {

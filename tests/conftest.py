@@ -38,6 +38,10 @@ SESSION_SKIPPED = []
 DEFAULT_NOTES = {
     'SHA-1 16-lane (AVX-512) path': 'not tested in this run '
                                     '(tests/test_sha1_lanes.py)',
+    'SHA-1 8-lane (AVX2) path': 'not tested in this run '
+                                '(tests/test_sha1_lanes.py)',
+    'SHA-1 2-lane (SHA instructions) path': 'not tested in this run '
+                                            '(tests/test_sha1_lanes.py)',
 }
 
 

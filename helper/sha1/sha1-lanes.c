@@ -5,11 +5,14 @@
 void sha1_lanes_init(struct sha1_lanes *l)
 {
 	memset(l, 0, sizeof(*l));
+	l->nr = sha1_mb_lanes();
+	if (!l->nr)
+		l->nr = SHA1_MB_LANES;
 }
 
 int sha1_lanes_has_room(const struct sha1_lanes *l)
 {
-	return l->busy < SHA1_MB_LANES;
+	return l->busy < l->nr;
 }
 
 void sha1_lanes_add(struct sha1_lanes *l, sha1_piece_fn piece,
@@ -17,9 +20,9 @@ void sha1_lanes_add(struct sha1_lanes *l, sha1_piece_fn piece,
 {
 	int i, j;
 
-	for (i = 0; i < SHA1_MB_LANES && l->lane[i].src; i++)
+	for (i = 0; i < l->nr && l->lane[i].src; i++)
 		;
-	if (i == SHA1_MB_LANES)
+	if (i == l->nr)
 		BUG("sha1_lanes_add without a free lane");
 	memset(&l->lane[i], 0, sizeof(l->lane[i]));
 	l->lane[i].src = src;
@@ -115,7 +118,7 @@ static int lane_done(const struct sha1_lane *ln)
 
 /*
  * Keep the digest of a lane that has just finished: later runs of the
- * 16-lane code overwrite the state of lanes that have nothing to hash.
+ * multi-lane code overwrite the state of lanes that have nothing to hash.
  */
 static void keep_digest(struct sha1_lanes *l, int i)
 {
@@ -132,7 +135,7 @@ static void step_mb(struct sha1_lanes *l)
 	size_t n = SHA1_MB_MAX_RUN;
 	int i, any = 0;
 
-	for (i = 0; i < SHA1_MB_LANES; i++) {
+	for (i = 0; i < l->nr; i++) {
 		struct sha1_lane *ln = &l->lane[i];
 		size_t k;
 
@@ -146,7 +149,7 @@ static void step_mb(struct sha1_lanes *l)
 	if (!any)
 		return;
 	sha1_mb_compress(&l->state, at, n);
-	for (i = 0; i < SHA1_MB_LANES; i++)
+	for (i = 0; i < l->nr; i++)
 		if (at[i] != sha1_mb_zeros) {
 			advance(&l->lane[i], n);
 			keep_digest(l, i);
@@ -179,7 +182,7 @@ void sha1_lanes_step(struct sha1_lanes *l, int min_mb, size_t max_blocks)
 {
 	int i, hashing = 0, first = -1;
 
-	for (i = 0; i < SHA1_MB_LANES; i++) {
+	for (i = 0; i < l->nr; i++) {
 		if (!l->lane[i].src || lane_done(&l->lane[i]))
 			continue;
 		hashing++;
@@ -188,7 +191,7 @@ void sha1_lanes_step(struct sha1_lanes *l, int min_mb, size_t max_blocks)
 	}
 	if (!hashing)
 		return;
-	if (hashing >= min_mb && sha1_mb_available())
+	if (hashing >= min_mb && sha1_mb_lanes())
 		step_mb(l);
 	else
 		step_one(l, first, max_blocks);
@@ -199,7 +202,7 @@ const void *sha1_lanes_take_done(struct sha1_lanes *l,
 {
 	int i;
 
-	for (i = 0; i < SHA1_MB_LANES; i++) {
+	for (i = 0; i < l->nr; i++) {
 		struct sha1_lane *ln = &l->lane[i];
 		const void *src = ln->src;
 

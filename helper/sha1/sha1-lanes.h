@@ -1,5 +1,5 @@
 /*
- * SHA-1 of up to 16 messages at once, each given in pieces of any length
+ * SHA-1 of up to 16 (or 8) messages at once, each given in pieces of any length
  * (e.g. 40 bytes of parent ids, then the blocks of a block_text).
  *
  * Each lane streams its message: whole 64-byte blocks are read where
@@ -7,9 +7,10 @@
  * padding (FIPS 180-4, 5.1.1: 0x80, zeros, the length in bits as 64-bit
  * big-endian, to a multiple of 64 bytes), go through the lane's staging
  * buffer. A lane that finishes can be given a new message while the
- * others go on. With many lanes busy, a step runs the 16-lane code
- * (sha1-mb.h) for as many blocks as every busy lane has ready; with few,
- * it runs the one-message code on one lane, from that lane's state.
+ * others go on. With many lanes busy, a step runs the multi-lane code
+ * (sha1-mb.h: 16 lanes with AVX-512, 8 with AVX2) for as many blocks as
+ * every busy lane has ready; with few, it runs the one-message code on one
+ * lane, from that lane's state. Without either, every step is one lane's.
  */
 #ifndef CINNABAR_SHA1_LANES_H
 #define CINNABAR_SHA1_LANES_H
@@ -37,9 +38,14 @@ struct sha1_lane {
 struct sha1_lanes {
 	struct sha1_mb_state state;
 	struct sha1_lane lane[SHA1_MB_LANES];
+	int nr;			/* lanes in use: sha1_mb_lanes(), or 16 */
 	int busy;		/* lanes with a message */
 };
 
+/*
+ * As many lanes as sha1_mb_compress() runs, or SHA1_MB_LANES lanes hashed
+ * one at a time without it.
+ */
 void sha1_lanes_init(struct sha1_lanes *l);
 /* Whether a lane is free for sha1_lanes_add(). */
 int sha1_lanes_has_room(const struct sha1_lanes *l);
@@ -47,7 +53,7 @@ int sha1_lanes_has_room(const struct sha1_lanes *l);
 void sha1_lanes_add(struct sha1_lanes *l, sha1_piece_fn piece,
 		    const void *src);
 /*
- * Hash some more: a run of the 16-lane code if at least `min_mb` lanes
+ * Hash some more: a run of the multi-lane code if at least `min_mb` lanes
  * are busy, else up to `max_blocks` blocks of one lane. Call only with a
  * busy lane.
  */

@@ -1,7 +1,8 @@
 /*
  * SHA-1 compression of one message from a given intermediate hash value
- * (sha1-mb.h): for a message the 16-lane code leaves alone, continuing
- * from where the lanes were.
+ * (sha1-mb.h): for a message the multi-lane code leaves alone, continuing
+ * from where the lanes were. And two messages at once with the SHA
+ * extensions (the 2 lanes of sha1-mb.h).
  *
  * With the CPU's SHA extensions (sha1rnds4 does four rounds of FIPS
  * 180-4, 6.1.2; sha1msg1 and sha1msg2 compute four words of the message
@@ -67,7 +68,7 @@ static void compress_c(uint32_t h[5], const unsigned char *data,
 #include <cpuid.h>
 #define SHA_TARGET __attribute__((target("sha,sse4.1,ssse3")))
 
-static int have_sha_ni(void)
+int sha1_has_sha_ni(void)
 {
 	static int have = -1;
 	unsigned a, b, c, d;
@@ -138,15 +139,92 @@ static SHA_TARGET void compress_ni(uint32_t h[5], const unsigned char *data,
 	h[4] = _mm_extract_epi32(e0, 3);
 }
 
+/*
+ * Two messages, the instructions of each round interleaved: each
+ * sha1rnds4 needs the result of the one before, so one message leaves the
+ * SHA unit waiting most of the time; the other message's rounds fill it.
+ * The same steps as compress_ni(), for lanes 0 and 1 of the state.
+ */
+SHA_TARGET void sha1_ni2_compress(struct sha1_mb_state *state,
+				  const unsigned char *const data[2],
+				  size_t nblocks)
+{
+	const __m128i bswap = _mm_set_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
+					   11, 12, 13, 14, 15);
+	__m128i abcd[2], e0[2];
+	size_t n;
+	int g, j;
+
+	for (j = 0; j < 2; j++) {
+		abcd[j] = _mm_set_epi32(state->h[0][j], state->h[1][j],
+					state->h[2][j], state->h[3][j]);
+		e0[j] = _mm_set_epi32(state->h[4][j], 0, 0, 0);
+	}
+	for (n = 0; n < nblocks; n++) {
+		__m128i abcd_save[2], e_save[2], m[2][4], prev[2], e[2];
+
+		for (j = 0; j < 2; j++) {
+			abcd_save[j] = abcd[j];
+			e_save[j] = e0[j];
+			for (g = 0; g < 4; g++)
+				m[j][g] = _mm_shuffle_epi8(_mm_loadu_si128(
+					(const __m128i *)(data[j] + 64 * n +
+							  16 * g)), bswap);
+			e[j] = _mm_add_epi32(e0[j], m[j][0]);
+			prev[j] = abcd[j];
+			abcd[j] = rounds4(abcd[j], e[j], 0);
+		}
+#pragma GCC unroll 19
+		for (g = 1; g < 20; g++) {
+#pragma GCC unroll 2
+			for (j = 0; j < 2; j++) {
+				__m128i *mj = m[j];
+				if (g >= 4)
+					mj[g & 3] = _mm_sha1msg2_epu32(
+						_mm_xor_si128(_mm_sha1msg1_epu32(
+							mj[g & 3],
+							mj[(g + 1) & 3]),
+							mj[(g + 2) & 3]),
+						mj[(g + 3) & 3]);
+				e[j] = _mm_sha1nexte_epu32(prev[j], mj[g & 3]);
+				prev[j] = abcd[j];
+				abcd[j] = rounds4(abcd[j], e[j], g / 5);
+			}
+		}
+		for (j = 0; j < 2; j++) {
+			e0[j] = _mm_sha1nexte_epu32(prev[j], e_save[j]);
+			abcd[j] = _mm_add_epi32(abcd[j], abcd_save[j]);
+		}
+	}
+	for (j = 0; j < 2; j++) {
+		state->h[0][j] = _mm_extract_epi32(abcd[j], 3);
+		state->h[1][j] = _mm_extract_epi32(abcd[j], 2);
+		state->h[2][j] = _mm_extract_epi32(abcd[j], 1);
+		state->h[3][j] = _mm_extract_epi32(abcd[j], 0);
+		state->h[4][j] = _mm_extract_epi32(e0[j], 3);
+	}
+}
+
 void sha1_one_compress(uint32_t h[5], const unsigned char *data,
 		       size_t nblocks)
 {
-	if (have_sha_ni())
+	if (sha1_has_sha_ni())
 		compress_ni(h, data, nblocks);
 	else
 		compress_c(h, data, nblocks);
 }
 #else
+int sha1_has_sha_ni(void)
+{
+	return 0;
+}
+
+void sha1_ni2_compress(struct sha1_mb_state *state,
+		       const unsigned char *const data[2], size_t nblocks)
+{
+	BUG("sha1_ni2_compress without the SHA extensions");
+}
+
 void sha1_one_compress(uint32_t h[5], const unsigned char *data,
 		       size_t nblocks)
 {
