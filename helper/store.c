@@ -322,6 +322,7 @@ static void ensure_pack(void)
 #define MAX_ONE_CALL (1UL << 30)
 #define KEEP_OUTPUT (1UL << 20)
 static struct object_deflater pack_deflater;
+static unsigned long deflated_on_thread;
 static struct strbuf pack_z_out = STRBUF_INIT;
 
 static int is_pending(const struct object_entry *e)
@@ -445,6 +446,7 @@ static int push_pending(struct object_entry *e, char *in, size_t len,
 	e->pack_id = pack_id;
 	e->idx.offset = 1;
 	pack_data->pack_size = 0;
+	deflated_on_thread++;
 	return 0;
 }
 
@@ -542,7 +544,7 @@ static void store_object_reusing_zlib(enum object_type type,
 		oidcpy(oidout, &oid);
 	if (!e)
 		return;
-	if (last && last->data.len && last->data.buf &&
+	if (last && last_entry && last->data.len && last->data.buf &&
 	    last->depth < max_depth && dat->len > the_hash_algo->rawsz) {
 		delta_count_attempts_by_type[type]++;
 		delta = diff_delta(last->data.buf, last->data.len, dat->buf,
@@ -911,9 +913,10 @@ static void trace_stats(void)
 		dups += duplicate_count_by_type[i];
 		objects += object_count_by_type[i];
 	}
-	fprintf(stderr, "cinnabar-helper: store: %lu objects written, "
-		"%lu duplicates not written, %lu checkpoints\n",
-		objects, dups, checkpoints);
+	fprintf(stderr, "cinnabar-helper: store: %lu objects written "
+		"(%lu deflated on a second thread), %lu duplicates not "
+		"written, %lu checkpoints\n",
+		objects, deflated_on_thread, dups, checkpoints);
 }
 
 /*
