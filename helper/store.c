@@ -15,7 +15,19 @@
 #if !defined(CINNABAR_GIT_VERSION_ID) || !CINNABAR_PINNED(CINNABAR_GIT_VERSION_ID)
 #error "store.c is written against git 2.39.5's fast-import; check it against this git version"
 #endif
+/*
+ * fast-import flushes the pack being written before reading an object
+ * back from it (gfi_unpack_entry); objects deflated on a second thread
+ * are appended to the pack there first (see "Writing objects" below).
+ */
+#include "git-compat-util.h"
+#include "csum-file.h"
+static void flush_pending_then_hashflush(struct hashfile *f);
+static void flush_pending(void);
+#define hashflush(f) flush_pending_then_hashflush(f)
 #include "builtin/fast-import.c"
+#undef hashflush
+#include "deflate-queue.h"
 #include "sigchain.h"
 #include "fatal-signal.h"
 #include "store.h"
@@ -230,6 +242,7 @@ static void store_checkpoint(void)
 
 	/* A small pack would become loose objects, which we cannot remove. */
 	unpack_limit = 0;
+	flush_pending();
 	end_packfile();
 	unpack_limit = saved_limit;
 	if (pack_id == before)
@@ -252,6 +265,13 @@ static void store_checkpoint(void)
 	checkpoints++;
 }
 
+/* A forked process has no worker thread: no object may be pending. */
+static void before_fork(void)
+{
+	flush_pending();
+	deflate_queue_atfork_prepare();
+}
+
 /* Start a pack when the first object of the session is stored. */
 static void ensure_pack(void)
 {
@@ -269,6 +289,8 @@ static void ensure_pack(void)
 		store_pid = getpid();
 		sigchain_push_common(remove_pack_on_signal);
 		on_fatal_signal(remove_pack_on_crash);
+		pthread_atfork(before_fork, deflate_queue_atfork_parent,
+			       deflate_queue_atfork_child);
 		handlers = 1;
 	}
 }
@@ -279,108 +301,52 @@ static void ensure_pack(void)
  * object, which for the small objects an import writes most (tree deltas
  * of ~100 bytes, commits) costs ten times the compression itself (32 us
  * against 3 us per 100-byte object, measured): a quarter of the serial
- * end of a 100k-file import went there. Here one stream serves the whole
- * session, reset between objects, which gives the same bytes:
- * store_object_reusing_zlib() does what fast-import's store_object() does,
- * with that stream; objects too big for one zlib call (MAX_ONE_CALL) go
- * through fast-import's own. The output buffer is kept between objects
- * unless it grew past KEEP_OUTPUT.
+ * end of a 100k-file import went there. Here the streams of one thread
+ * serve the whole session, reset between objects, which gives the same
+ * bytes (deflate-queue.h): store_object_reusing_zlib() does what
+ * fast-import's store_object() does, with those; objects too big for one
+ * zlib call (MAX_ONE_CALL) go through fast-import's own. The output
+ * buffer is kept between objects unless it grew past KEEP_OUTPUT.
+ *
+ * Objects are deflated on a second thread when there is a CPU for it
+ * (deflate-queue.h) and no pack size limit: an object pushed there is
+ * "pending", its entry in fast-import's table saying so by an offset of 1
+ * with the pack_id of the pack being written (objects of other packs
+ * have MAX_PACK_ID), until it is appended to the pack, in the order
+ * pushed, by append_deflated(). Whatever reads the pack being written or
+ * ends it first appends every pending object (flush_pending()): our own
+ * reads, and fast-import's, which all go through gfi_unpack_entry(): with
+ * objects pending, pack_data->pack_size is kept at 0, so that it flushes
+ * the pack (hashflush, see the top of this file) before reading it.
  */
 #define MAX_ONE_CALL (1UL << 30)
 #define KEEP_OUTPUT (1UL << 20)
-static z_stream pack_z;
-static int pack_z_ready, pack_z_level;
+static struct object_deflater pack_deflater;
+static unsigned long deflated_on_thread;
 static struct strbuf pack_z_out = STRBUF_INIT;
 
-/*
- * The level an object is deflated at. Big objects that do not compress
- * (already compressed or random data: archives, images) are stored at
- * level 0, which costs a copy, where even level 1 spends seconds per
- * hundred megabytes for a few bytes saved; git reads any level. Whether
- * an object compresses is tried on a few windows of it (start, middle,
- * end) at level 1: unless they shrink by more than 1/32 together, they
- * are taken as incompressible.
- */
-#define SAMPLE_FROM (1UL << 20)	/* smaller objects: the configured level */
-#define SAMPLE_WINDOW 16384
-#define SAMPLE_WINDOWS 3
-
-static int compresses(const unsigned char *in, size_t len)
+static int is_pending(const struct object_entry *e)
 {
-	static z_stream sample;
-	static int sample_ready;
-	static unsigned char out[SAMPLE_WINDOW + 1024];
-	size_t i, total_in = 0, total_out = 0;
-
-	if (!sample_ready) {
-		if (deflateInit(&sample, Z_BEST_SPEED) != Z_OK)
-			die("cannot set up zlib to write objects");
-		sample_ready = 1;
-	}
-	for (i = 0; i < SAMPLE_WINDOWS; i++) {
-		size_t at = (len - SAMPLE_WINDOW) / (SAMPLE_WINDOWS - 1) * i;
-
-		if (deflateReset(&sample) != Z_OK)
-			die("cannot reset zlib to write objects");
-		sample.next_in = (Bytef *)in + at;
-		sample.avail_in = SAMPLE_WINDOW;
-		sample.next_out = out;
-		sample.avail_out = sizeof(out);
-		if (deflate(&sample, Z_FINISH) != Z_STREAM_END)
-			die("cannot compress an object (zlib error)");
-		total_in += SAMPLE_WINDOW;
-		total_out += sample.total_out;
-	}
-	return total_out < total_in - total_in / 32;
-}
-
-static int object_level(const void *in, size_t len)
-{
-	if (len < SAMPLE_FROM || pack_compression_level == Z_NO_COMPRESSION)
-		return pack_compression_level;
-	return compresses(in, len) ? pack_compression_level : Z_NO_COMPRESSION;
+	return e->idx.offset == 1 && e->pack_id != MAX_PACK_ID;
 }
 
 /* `len` bytes at `in`, deflated into pack_z_out. */
 static void deflate_object(const void *in, size_t len)
 {
-	struct strbuf *out = &pack_z_out;
-	int ret, level = object_level(in, len);
-
-	if (pack_z_ready && pack_z_level != level) {
-		deflateEnd(&pack_z);
-		pack_z_ready = 0;
-	}
-	if (!pack_z_ready) {
-		memset(&pack_z, 0, sizeof(pack_z));
-		if (deflateInit(&pack_z, level) != Z_OK)
-			die("cannot set up zlib to write objects");
-		pack_z_ready = 1;
-		pack_z_level = level;
-	} else if (deflateReset(&pack_z) != Z_OK) {
-		die("cannot reset zlib to write objects");
-	}
-	strbuf_reset(out);
-	strbuf_grow(out, deflateBound(&pack_z, len));
-	pack_z.next_in = (Bytef *)in;
-	pack_z.avail_in = len;
-	pack_z.next_out = (Bytef *)out->buf;
-	pack_z.avail_out = out->alloc - 1;
-	ret = deflate(&pack_z, Z_FINISH);
-	if (ret != Z_STREAM_END)
-		die("cannot compress an object (zlib error %d)", ret);
-	strbuf_setlen(out, pack_z.total_out);
+	if (object_deflate(&pack_deflater, pack_compression_level, in, len,
+			   &pack_z_out))
+		die("cannot compress an object (zlib error)");
 }
 
 /*
  * The entry of `e` at the end of the pack: its header (the whole object's
  * type and size, or OBJ_OFS_DELTA, the delta's size and the distance back
- * to `base_offset`), then what deflate_object() made. gitformat-pack.txt.
+ * to `base_offset`), then `deflated`. gitformat-pack.txt.
  */
 static void write_pack_entry(struct object_entry *e, enum object_type type,
-			     size_t size, off_t base_offset)
+			     size_t size, off_t base_offset,
+			     const struct strbuf *deflated)
 {
-	const struct strbuf *deflated = &pack_z_out;
 	unsigned char hdr[96];
 	unsigned long hdrlen;
 
@@ -407,8 +373,81 @@ static void write_pack_entry(struct object_entry *e, enum object_type type,
 	hashwrite(pack_file, deflated->buf, deflated->len);
 	pack_size += deflated->len;
 	e->idx.crc32 = crc32_end(pack_file);
-	if (pack_z_out.alloc > KEEP_OUTPUT)
-		strbuf_release(&pack_z_out);
+}
+
+/* Append a pending object, deflated (`job`), to the pack. */
+static void append_deflated(struct deflate_job *job)
+{
+	struct object_entry *e = job->entry, *base = job->base;
+
+	if (job->failed)
+		die("cannot compress an object (zlib error)");
+	if (!is_pending(e) || (base && is_pending(base)))
+		BUG("pending objects out of order");
+	if (pack_size + PACK_SIZE_THRESHOLD + job->out.len < pack_size)
+		die("the pack being written is too large");
+	write_pack_entry(e, e->type, job->len, base ? base->idx.offset : 0,
+			 &job->out);
+	strbuf_release(&job->out);
+}
+
+/* Append the pending objects already deflated, or all of them (`wait`). */
+static void append_pending(int wait)
+{
+	struct deflate_job job;
+
+	while (!deflate_queue_pop(&job, wait))
+		append_deflated(&job);
+}
+
+/* Append the oldest pending object, waiting for it to be deflated. */
+static void append_one_pending(void)
+{
+	struct deflate_job job;
+
+	if (!deflate_queue_pop(&job, 1))
+		append_deflated(&job);
+}
+
+static void flush_pending(void)
+{
+	append_pending(1);
+}
+
+/* fast-import's flush of the pack before reading it back: see above. */
+static void flush_pending_then_hashflush(struct hashfile *f)
+{
+	flush_pending();
+	hashflush(f);
+}
+
+/*
+ * Make `e` pending, its delta against `base` (or its content when NULL),
+ * `len` bytes at `in` (xmalloc'ed and ours when `owned`, else copied), to
+ * be deflated on the worker. Return 0, or -1 when the worker cannot take
+ * it (`in` stays the caller's).
+ */
+static int push_pending(struct object_entry *e, char *in, size_t len,
+			int owned, struct object_entry *base)
+{
+	int level = pack_compression_level;
+
+	if (max_packsize)
+		return -1;	/* whether a pack is full needs the size */
+	append_pending(0);
+	if (deflate_queue_push(in, len, owned, level, e, base)) {
+		if (!deflate_queue_pending() || len > DEFLATE_QUEUE_MAX_OBJECT)
+			return -1;
+		/* Full: make room. */
+		append_one_pending();
+		if (deflate_queue_push(in, len, owned, level, e, base))
+			return -1;
+	}
+	e->pack_id = pack_id;
+	e->idx.offset = 1;
+	pack_data->pack_size = 0;
+	deflated_on_thread++;
+	return 0;
 }
 
 /*
@@ -447,21 +486,56 @@ static struct object_entry *new_object_entry(enum object_type type,
 }
 
 /*
+ * Write `e` now: `len` bytes at `in`, its delta against `base` (an object
+ * of this pack) or its content (`dat`, then NULL); `depth` is its depth
+ * as a delta. Objects pending go first, keeping the order of the pack.
+ */
+static void write_now(struct object_entry *e, const char *in, size_t len,
+		      struct object_entry *base, unsigned depth,
+		      struct strbuf *dat)
+{
+	flush_pending();
+	deflate_object(in, len);
+	if ((max_packsize &&
+	     pack_size + PACK_SIZE_THRESHOLD + pack_z_out.len > max_packsize) ||
+	    pack_size + PACK_SIZE_THRESHOLD + pack_z_out.len < pack_size) {
+		/* The pack is full: a new one, where no delta can go. */
+		e->pack_id = pack_id + 1;
+		cycle_packfile();
+		if (base) {
+			base = NULL;
+			len = dat->len;
+			deflate_object(dat->buf, len);
+		}
+	}
+	e->depth = base ? depth : 0;
+	write_pack_entry(e, e->type, len, base ? base->idx.offset : 0,
+			 &pack_z_out);
+	if (pack_z_out.alloc > KEEP_OUTPUT)
+		strbuf_release(&pack_z_out);
+}
+
+/*
  * What fast-import's store_object does (without marks): store `dat`, as a
- * delta against `last` when there is one worth it, and make it the next
- * `last`.
+ * delta against `last` (the data of `last_entry`, an object of this pack)
+ * when there is one worth it, and make it the next `last` (its data and
+ * depth: last->offset is left alone, as the object may be pending).
  */
 static void store_object_reusing_zlib(enum object_type type,
 				      struct strbuf *dat,
 				      struct last_object *last,
+				      struct object_entry *last_entry,
 				      struct object_id *oidout)
 {
 	struct object_id oid;
-	struct object_entry *e;
+	struct object_entry *e, *base = NULL;
 	unsigned long deltalen = 0;
 	void *delta = NULL;
 
 	if (dat->len >= MAX_ONE_CALL) {
+		flush_pending();
+		if (last && last_entry)
+			last->offset = last_entry->idx.offset;
 		store_object(type, dat, last, oidout, 0);
 		return;
 	}
@@ -470,35 +544,31 @@ static void store_object_reusing_zlib(enum object_type type,
 		oidcpy(oidout, &oid);
 	if (!e)
 		return;
-	if (last && last->data.len && last->data.buf &&
+	if (last && last_entry && last->data.len && last->data.buf &&
 	    last->depth < max_depth && dat->len > the_hash_algo->rawsz) {
 		delta_count_attempts_by_type[type]++;
 		delta = diff_delta(last->data.buf, last->data.len, dat->buf,
 				   dat->len, &deltalen,
 				   dat->len - the_hash_algo->rawsz);
+		if (delta)
+			base = last_entry;
 	}
-	deflate_object(delta ? delta : dat->buf, delta ? deltalen : dat->len);
-	if ((max_packsize &&
-	     pack_size + PACK_SIZE_THRESHOLD + pack_z_out.len > max_packsize) ||
-	    pack_size + PACK_SIZE_THRESHOLD + pack_z_out.len < pack_size) {
-		/* The pack is full: a new one, where no delta can go. */
-		e->pack_id = pack_id + 1;
-		cycle_packfile();
-		if (delta) {
-			FREE_AND_NULL(delta);
-			deflate_object(dat->buf, dat->len);
-		}
+	if (delta && !push_pending(e, delta, deltalen, 1, base)) {
+		e->depth = last->depth + 1;
+		delta = NULL;	/* the queue's now */
+	} else if (!delta && !push_pending(e, dat->buf, dat->len, 0, NULL)) {
+		e->depth = 0;
+	} else {
+		write_now(e, delta ? delta : dat->buf,
+			  delta ? deltalen : dat->len, base,
+			  last ? last->depth + 1 : 0, dat);
 	}
-	e->depth = delta ? last->depth + 1 : 0;
-	write_pack_entry(e, type, delta ? deltalen : dat->len,
-			 delta ? last->offset : 0);
 	free(delta);
 	if (last) {
 		if (last->no_swap)
 			last->data = *dat;
 		else
 			strbuf_swap(&last->data, dat);
-		last->offset = e->idx.offset;
 		last->depth = e->depth;
 	}
 }
@@ -513,13 +583,14 @@ void store_object_buf(enum object_type type, const char *buf, size_t len,
 	data.buf = (char *)buf;
 	data.len = len;
 	data.alloc = len + 1;
-	store_object_reusing_zlib(type, &data, NULL, result);
+	store_object_reusing_zlib(type, &data, NULL, NULL, result);
 }
 
 static struct object_entry *in_current_pack(const struct object_id *oid)
 {
 	struct object_entry *e = find_object((struct object_id *)oid);
-	if (e && e->idx.offset > 1 && e->pack_id == pack_id)
+	/* Written or pending (an object of another pack has MAX_PACK_ID). */
+	if (e && e->idx.offset && e->pack_id == pack_id)
 		return e;
 	return NULL;
 }
@@ -538,14 +609,13 @@ void store_blob_with_base(const char *buf, size_t len,
 	data.alloc = len + 1;
 	e = base ? in_current_pack(base) : NULL;
 	if (!e) {
-		store_object_reusing_zlib(OBJ_BLOB, &data, NULL, result);
+		store_object_reusing_zlib(OBJ_BLOB, &data, NULL, NULL, result);
 		return;
 	}
 	last.data.buf = (char *)base_data;
 	last.data.len = base_len;
-	last.offset = e->idx.offset;
 	last.depth = e->depth;
-	store_object_reusing_zlib(OBJ_BLOB, &data, &last, result);
+	store_object_reusing_zlib(OBJ_BLOB, &data, &last, e, result);
 }
 
 void *store_read_object(const struct object_id *oid, enum object_type *type,
@@ -555,7 +625,8 @@ void *store_read_object(const struct object_id *oid, enum object_type *type,
 
 	if (store_initialized)
 		e = find_object((struct object_id *)oid);
-	if (e && e->idx.offset > 1 && e->pack_id != MAX_PACK_ID) {
+	if (e && e->idx.offset && e->pack_id != MAX_PACK_ID) {
+		/* Written or pending: gfi_unpack_entry flushes the pending. */
 		*type = e->type;
 		return gfi_unpack_entry(e, size);
 	}
@@ -753,11 +824,12 @@ static void write_tree(struct tree_entry *root)
 	    stored->pack_id == pack_id) {
 		format_tree(t, 0, &old_tree);
 		base.data = old_tree;
-		base.offset = stored->idx.offset;
 		base.depth = t->delta_depth;
+	} else {
+		stored = NULL;
 	}
 	format_tree(t, 1, &new_tree);
-	store_object_reusing_zlib(OBJ_TREE, &new_tree, &base,
+	store_object_reusing_zlib(OBJ_TREE, &new_tree, &base, stored,
 				  &root->versions[1].oid);
 	t->delta_depth = base.depth;
 
@@ -841,9 +913,10 @@ static void trace_stats(void)
 		dups += duplicate_count_by_type[i];
 		objects += object_count_by_type[i];
 	}
-	fprintf(stderr, "cinnabar-helper: store: %lu objects written, "
-		"%lu duplicates not written, %lu checkpoints\n",
-		objects, dups, checkpoints);
+	fprintf(stderr, "cinnabar-helper: store: %lu objects written "
+		"(%lu deflated on a second thread), %lu duplicates not "
+		"written, %lu checkpoints\n",
+		objects, deflated_on_thread, dups, checkpoints);
 }
 
 /*
@@ -861,6 +934,8 @@ void store_finish(void)
 
 	if (!store_initialized)
 		return;
+	flush_pending();
+	deflate_queue_stop();
 	if (pack_data && pack_size > LOOSEN_MAX_PACK_BYTES)
 		unpack_limit = 0;
 	end_packfile();
@@ -884,6 +959,7 @@ void store_abort(void)
 	int i;
 	if (!store_initialized)
 		return;
+	deflate_queue_stop();
 	if (pack_data) {
 		close_pack_windows(pack_data);
 		close(pack_data->pack_fd);
@@ -922,8 +998,12 @@ int store_blob_from_delta(const char *buf, size_t len,
 	e = new_object_entry(OBJ_BLOB, buf, len, result);
 	if (!e)
 		return 0;
-	deflate_object(delta, delta_len);
 	e->depth = b->depth + 1;
-	write_pack_entry(e, OBJ_BLOB, delta_len, b->idx.offset);
+	if (push_pending(e, (char *)delta, delta_len, 0, b)) {
+		flush_pending();
+		deflate_object(delta, delta_len);
+		write_pack_entry(e, OBJ_BLOB, delta_len, b->idx.offset,
+				 &pack_z_out);
+	}
 	return 0;
 }

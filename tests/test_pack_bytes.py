@@ -1,0 +1,51 @@
+"""The packs the helper writes are the same bytes whether objects are
+deflated on its second thread (the default with two CPUs or more) or in
+place, as it does when a pack size limit is set (helper/store.c): a pack's
+name is the checksum of its bytes. Checkpoints every few objects make the
+import end packs, and read back objects, while others are still being
+deflated."""
+
+import os
+import re
+
+from lib import env as test_env
+from lib.corpus import Corpus
+from lib.git import METADATA_REF, git, init, rev_parse
+
+BUNDLE = 'hgweb+obs.hg'  # the corpus's largest small bundle
+ENV = {'CINNABAR_TEST_CHECKPOINT': '8', 'GIT_CINNABAR_TRACE': '1'}
+STATS = re.compile(r'^cinnabar-helper: store: (\d+) objects written '
+                   r'\((\d+) deflated on a second thread\)', re.M)
+
+
+def packs(repo):
+    return sorted(p.name for p in (repo / '.git' / 'objects' / 'pack')
+                  .glob('*.pack'))
+
+
+def unbundled(bundle, repo, *config):
+    """The packs and metadata of `bundle` imported into `repo`, and the
+    count of objects deflated on the second thread."""
+    init(repo)
+    options = []
+    for item in config:
+        options += ['-c', item]
+    result = git(*options, 'cinnabar', 'unbundle', bundle, cwd=repo,
+                 extra_env=ENV)
+    stats = STATS.findall(result.err)
+    assert len(stats) == 1, result.err
+    written, on_thread = map(int, stats[0])
+    assert written
+    return (packs(repo), rev_parse(repo, METADATA_REF)), on_thread
+
+
+def test_same_pack_bytes_on_the_second_thread_or_not(tmp_path):
+    path = Corpus(test_env.corpus_dir()).bundle(BUNDLE)
+    threaded, on_thread = unbundled(path, tmp_path / 'threaded')
+    in_place, none = unbundled(path, tmp_path / 'in-place',
+                               'pack.packSizeLimit=1g')
+    assert len(threaded[0]) > 1, 'no checkpoint: nothing was tested'
+    assert threaded == in_place
+    assert none == 0
+    # One CPU: no second thread (helper/deflate-queue.c).
+    assert (on_thread > 0) == (os.cpu_count() > 1)
