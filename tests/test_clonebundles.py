@@ -81,7 +81,7 @@ def assert_clone_ok(result, dest, corpus, name=BUNDLE):
 def test_clone_uses_the_first_usable_clone_bundle(setup, corpus, tmp_path):
     setup.make_bundle('full.hg')
     setup.serve([
-        '{bundles}stream.hg BUNDLESPEC=none-v2%3Bstream%3Dv3-exp',
+        '{bundles}stream.hg BUNDLESPEC=none-v2%3Bstream%3Dv4',
         '{bundles}packed.hg BUNDLESPEC=zstd-packed1',
         '{bundles}zstd-v1.hg BUNDLESPEC=zstd-v1',
         'peer-bundle-cache://full.hg BUNDLESPEC=zstd-v2',
