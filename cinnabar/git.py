@@ -108,12 +108,10 @@ def read_config_soon():
 
 def _config_values():
     where = _config_where()
-    values = _config_cache.get(where)
+    read_config_soon()  # started here when nobody started it sooner
+    values = _config_cache[where]
     if isinstance(values, subprocess.Popen):
         values = _parse_config(values.communicate()[0])
-        _config_cache[where] = values
-    elif values is None:
-        values = _parse_config(run(CONFIG_LIST, check=False).stdout)
         _config_cache[where] = values
     return values
 
