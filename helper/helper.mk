@@ -16,7 +16,7 @@
 # program.  Objects live in build/helper/ (build/helper/sha1/ for the library),
 # the program at the top of the work tree, next to the launchers.
 #
-# Two macros are defined for every helper source:
+# Two macros are defined for helper/main.c, the one source that uses them:
 #   CINNABAR_HELPER_VERSION   the helper's version, e.g. "0.1.0"
 #   CINNABAR_BUILD_ID         a hash of the helper's sources, so that a helper
 #                             built from other sources can be recognised as stale:
@@ -24,7 +24,8 @@
 #                             the one definition of it, run here with python3
 #                             ($(HELPER_PYTHON)), which the Python side compares
 #                             with the helper's answer to `version`.
-# Changing either one recompiles every helper object.
+# Changing either one recompiles main.o only: the build id changes with every
+# edit of a helper source, which would otherwise recompile all of them.
 
 # Where this file is, before git's Makefile adds its own names to MAKEFILE_LIST.
 HELPER_MK_DIR := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
@@ -63,9 +64,11 @@ ifeq ($(HELPER_BUILD_ID),)
 $(error cannot compute the build id: $(HELPER_PYTHON) running $(CINNABAR_TOP)/cinnabar/helper_version.py)
 endif
 
-HELPER_DEFINES = -DCINNABAR_HELPER_VERSION='"$(HELPER_VERSION)"' \
-	-DCINNABAR_BUILD_ID='"$(HELPER_BUILD_ID)"' \
-	-DCINNABAR_GIT_VERSION_ID=$(subst .,_,$(GIT_VERSION))
+HELPER_DEFINES = -DCINNABAR_GIT_VERSION_ID=$(subst .,_,$(GIT_VERSION))
+HELPER_VERSION_DEFINES = -DCINNABAR_HELPER_VERSION='"$(HELPER_VERSION)"' \
+	-DCINNABAR_BUILD_ID='"$(HELPER_BUILD_ID)"'
+$(HELPER_OBJDIR)/main.o: HELPER_OBJ_DEFINES = $(HELPER_VERSION_DEFINES)
+$(HELPER_OBJDIR)/main.o: $(HELPER_OBJDIR)/HELPER-VERSION
 
 # Flags for the helper's own objects only, not git's (which would all be rebuilt
 # when they change): `make dist` maps the source directory away with
@@ -92,24 +95,30 @@ $(HELPER_PROGRAM): $(HELPER_OBJS) http.o GIT-LDFLAGS $(GITLIBS)
 		$(CURL_LIBCURL) $(LIBS) $(HELPER_LIBS) && mv $@+ $@
 endif
 
-# Rewritten only when the version, the build id or the developer flags change, so
-# that objects are recompiled then and only then (git's GIT-CFLAGS does the same for
-# its flags).
-$(HELPER_OBJDIR)/HELPER-CFLAGS: FORCE
+# Rewritten only when what they hold changes, so that objects are recompiled then
+# and only then (git's GIT-CFLAGS does the same for its flags): HELPER-CFLAGS, the
+# flags of every helper object; HELPER-VERSION, the version and build id of main.o.
+# $(call helper-stamp,<file>,<contents>)
+define helper-stamp
 	@mkdir -p $(sort $(HELPER_OBJDIR) $(dir $(HELPER_OBJS)))
-	@flags='$(strip $(HELPER_VERSION) $(HELPER_BUILD_ID) $(GIT_VERSION) $(HELPER_DEV_CFLAGS) $(HELPER_EXTRA_CFLAGS))'; \
-	if test x"$$flags" != x"`cat $@ 2>/dev/null`"; then \
-		echo "$$flags" >$@; \
+	@flags='$(strip $(2))'; \
+	if test x"$$flags" != x"`cat $(1) 2>/dev/null`"; then \
+		echo "$$flags" >$(1); \
 	fi
+endef
+$(HELPER_OBJDIR)/HELPER-CFLAGS: FORCE
+	$(call helper-stamp,$@,$(GIT_VERSION) $(HELPER_DEV_CFLAGS) $(HELPER_EXTRA_CFLAGS))
+$(HELPER_OBJDIR)/HELPER-VERSION: FORCE
+	$(call helper-stamp,$@,$(HELPER_VERSION) $(HELPER_BUILD_ID))
 
 $(HELPER_OBJDIR)/%.o: $(HELPER_SRCDIR)/%.c $(HELPER_OBJDIR)/HELPER-CFLAGS GIT-CFLAGS \
 		| $(GENERATED_H)
 	$(QUIET_CC)$(CC) -o $@ -c -MMD -MP -MF $(@:.o=.d) $(ALL_CFLAGS) $(HELPER_DEV_CFLAGS) \
-		$(HELPER_DEFINES) $(HELPER_EXTRA_CFLAGS) $<
+		$(HELPER_DEFINES) $(HELPER_OBJ_DEFINES) $(HELPER_EXTRA_CFLAGS) $<
 
 -include $(HELPER_OBJS:.o=.d)
 
 # For editors and tools: the exact flags a helper source is compiled with.
 helper-print-flags:
-	@echo $(CC) $(ALL_CFLAGS) $(HELPER_DEV_CFLAGS) $(HELPER_DEFINES) $(HELPER_EXTRA_CFLAGS)
+	@echo $(CC) $(ALL_CFLAGS) $(HELPER_DEV_CFLAGS) $(HELPER_DEFINES) $(HELPER_VERSION_DEFINES) $(HELPER_EXTRA_CFLAGS)
 	@echo $(ALL_LDFLAGS) $(CURL_LIBCURL) $(LIBS) $(HELPER_LIBS)

@@ -7,11 +7,12 @@ download` installs the helper, which clones and pushes; an installation
 from the release tarball self-updates to 0.2.0 trusting only the key its
 tree carries; refusals leave the installed helper as it was.
 
-Cost: the helper's objects are compiled three times (two builds of this
-commit, one of 0.2.0). git's libraries, compiled from relative paths
-with the release flags, are built once in build/dist/ of this checkout
-and shared (DIST_GIT_TREE); `make dist-check` (tools/dist-check, by
-hand) rebuilds them too in each directory. The builds hold
+Cost: the helper's objects are compiled twice (two builds of this
+commit; 0.2.0 recompiles only main.o, which holds the version). git's
+libraries, compiled from relative paths with the release flags, are
+built once in build/dist/ of this checkout and shared (DIST_GIT_TREE);
+`make dist-check` (tools/dist-check, by hand) rebuilds them too in each
+directory. The builds hold
 build/.dist.lock, so that concurrent sessions do not build the shared
 tree at once."""
 
@@ -95,11 +96,19 @@ def built(tmp_path_factory, release_key):
         'a': copy_source(base / 'a', 0o022, '2001-01-01', False),
         'b': copy_source(base / 'second' / 'b-longer-name', 0o002,
                          '2030-06-15 12:34', True),
-        'new': copy_source(base / 'new', 0o022, '2001-01-01', False),
     }
-    bump_version(sources['new'], '0.2.0')
-    return {name: (source, make_dist(source, key_file).out)
-            for name, source in sources.items()}
+    built = {name: (source, make_dist(source, key_file).out)
+             for name, source in sources.items()}
+    # 0.2.0 is built where the first tree was (the source directory is in
+    # the helper's flags: -ffile-prefix-map), on its objects, so that only
+    # main.o, which holds the version, is compiled again; 0.1.0 is kept in
+    # a copy.
+    release = base / 'release-0.1.0'
+    shutil.copytree(sources['a'], release, symlinks=True)
+    bump_version(sources['a'], '0.2.0')
+    built['new'] = (sources['a'], make_dist(sources['a'], key_file).out)
+    built['a'] = (release, built['a'][1])
+    return built
 
 
 def test_dist_is_reproducible(built, release_key):
@@ -111,6 +120,14 @@ def test_dist_is_reproducible(built, release_key):
     assert f'release public key: {release_key.public}' in out
     assert 'helper needs glibc >= 2.' in out
     assert 'throwaway' not in out
+
+
+def test_new_version_recompiles_only_main(built):
+    """The version and build id are compiled into main.o alone
+    (helper/helper.mk): a version bump rebuilds that object, not all."""
+    compiled = [line.split()[-1] for line in built['new'][1].splitlines()
+                if line.split()[:1] == ['CC']]
+    assert [os.path.basename(c) for c in compiled] == ['main.o']
 
 
 def test_dist_contents(built):
@@ -138,8 +155,9 @@ def test_dist_contents(built):
 
 def test_dist_throwaway_key(built, tmp_path):
     """Without DIST_KEY, the tree is signed with a throwaway key and
-    says it is for testing only."""
-    source, _ = built['a']
+    says it is for testing only (built where its objects are: 0.2.0's
+    tree)."""
+    source, _ = built['new']
     with open(LOCK, 'w') as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         out = run(['make', '--no-print-directory', 'dist',
