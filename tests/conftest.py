@@ -17,6 +17,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from lib import env as test_env  # noqa: E402
 from lib.corpus import Corpus  # noqa: E402
+from lib.git import CloneCache  # noqa: E402
 from lib.hg import Hg, HgServer, RepoCache  # noqa: E402
 from lib.proc import run  # noqa: E402
 from lib.proxy import HgProxy  # noqa: E402
@@ -154,6 +155,13 @@ def _server_factory(hg, tmp_path_factory, addfinalizer):
         addfinalizer(server.stop)
         return server.start()
     return start
+
+
+@pytest.fixture(scope='session')
+def git_clones(hg_repos, tmp_path_factory):
+    """Clones of corpus repositories to start from, made once (lib.git's
+    CloneCache)."""
+    return CloneCache(hg_repos, tmp_path_factory.mktemp('git-clones'))
 
 
 @pytest.fixture

@@ -289,12 +289,8 @@ def test_bundle_outside_a_repository(tmp_path):
 # nginx.hg
 
 @pytest.fixture(scope='module')
-def nginx_clone(hg_repos, tmp_path_factory):
-    repo = hg_repos.get(NGINX)
-    dest = tmp_path_factory.mktemp('bundle-nginx') / 'clone'
-    assert_no_traceback(clone(hg_url(repo), dest, '--no-checkout',
-                              timeout=TIMEOUT))
-    return repo, dest
+def nginx_clone(hg_repos, git_clones):
+    return hg_repos.get(NGINX), git_clones.get(NGINX)
 
 
 # Every spec is round-tripped on SMALL above; on nginx's whole history,

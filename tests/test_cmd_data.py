@@ -180,12 +180,8 @@ COPY_REVISIONS = 10
 
 
 @pytest.fixture(scope='module')
-def nginx_clone(hg_repos, tmp_path_factory):
-    repo = hg_repos.get(NGINX)
-    dest = tmp_path_factory.mktemp('data-nginx') / 'clone'
-    assert_no_traceback(clone(hg_url(repo), dest, '--no-checkout',
-                              timeout=1800))
-    return repo, dest
+def nginx_clone(hg_repos, git_clones):
+    return hg_repos.get(NGINX), git_clones.get(NGINX)
 
 
 def copied_file_revisions(hg, repo, sample):

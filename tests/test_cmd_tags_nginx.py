@@ -1,5 +1,5 @@
 """The 594 tags of nginx.hg, made git tags by `git cinnabar fetch --tags`
-after a clone of the bundle: exactly the names of `hg tags --debug`
+after a clone of its repository: exactly the names of `hg tags --debug`
 (without `tip`), each on the git commit the reference gives for its hg
 node (corpus expected/nginx.hg.tsv)."""
 
@@ -9,20 +9,18 @@ import pytest
 
 from lib.checks import assert_no_traceback
 from lib.corpus import NGINX
-from lib.git import clone, git, hg_url, refs
+from lib.git import git, refs
 from test_cmd_tags import hg_tags
 
 pytestmark = pytest.mark.slow
 NGINX_TAGS = 594
 
 
-def test_nginx_tags(hg, hg_repos, corpus, tmp_path):
+def test_nginx_tags(hg, hg_repos, git_clones, corpus, tmp_path):
     expected_ids = corpus.expected(NGINX)
     tags = hg_tags(hg, hg_repos.get(NGINX))
     assert len(tags) == NGINX_TAGS
-    work = tmp_path / 'nginx'
-    assert_no_traceback(clone(hg_url(corpus.bundle(NGINX)), work,
-                              '--no-checkout', timeout=1800))
+    work = git_clones.copy(NGINX, tmp_path / 'nginx')
     assert refs(work, 'refs/tags/') == {}
     start = time.monotonic()
     result = git('cinnabar', 'fetch', '--tags', cwd=work)

@@ -15,7 +15,7 @@ import pytest
 
 from lib.checks import assert_no_traceback
 from lib.corpus import NGINX
-from lib.git import METADATA_REF, clone, git, hg_url, refs, rev_parse
+from lib.git import METADATA_REF, git, refs, rev_parse
 from lib.push import assert_hg_verify, assert_pushed, push
 from lib.push import writable_remote
 
@@ -25,13 +25,10 @@ ORIGIN = 'refs/remotes/origin/'
 
 
 @pytest.fixture(scope='module')
-def nginx_git(hg_repos, tmp_path_factory):
+def nginx_git(git_clones, tmp_path_factory):
     """A --no-checkout clone of nginx.hg (from its local path)."""
-    dest = tmp_path_factory.mktemp('nginx-push') / 'clone'
-    result = clone(hg_url(hg_repos.get(NGINX)), dest, '--no-checkout',
-                   timeout=TIMEOUT)
-    assert_no_traceback(result)
-    return dest
+    return git_clones.copy(NGINX,
+                           tmp_path_factory.mktemp('nginx-push') / 'clone')
 
 
 def head_refspecs(repo):

@@ -1,5 +1,6 @@
 """git repositories made through git-cinnabar, and reading its metadata."""
 
+import shutil
 from pathlib import Path
 
 from .proc import run
@@ -22,6 +23,32 @@ def clone(url, dest, *options, **kwargs):
     dest = Path(dest)
     return git('clone', *options, url, dest.name, cwd=dest.parent,
                **kwargs)
+
+
+class CloneCache:
+    """--no-checkout clones of the pristine hg repositories of a RepoCache
+    (`git clone hg::<local path>`), made once each per session: what a test
+    needs to start from, not what it checks.  `get` returns a clone nobody
+    may change; `copy` a writable copy of it."""
+
+    def __init__(self, hg_repos, workdir, timeout=1800):
+        self.hg_repos = hg_repos
+        self.workdir = Path(workdir)
+        self.timeout = timeout
+        self.clones = {}
+
+    def get(self, name):
+        if name not in self.clones:
+            dest = self.workdir / name
+            result = clone(hg_url(self.hg_repos.get(name)), dest,
+                           '--no-checkout', timeout=self.timeout)
+            assert 'Traceback' not in result.err, result.describe()
+            self.clones[name] = dest
+        return self.clones[name]
+
+    def copy(self, name, dest):
+        shutil.copytree(self.get(name), dest, symlinks=True)
+        return Path(dest)
 
 
 def init(dest):
