@@ -6,6 +6,7 @@
 #include "store.h"
 #include "file.h"
 #include "check.h"
+#include "id-verify.h"
 
 /* The last revision imported or loaded: full text and content blob. */
 static struct hg_oid last_node;
@@ -70,7 +71,6 @@ static struct strbuf text = STRBUF_INIT, git_delta = STRBUF_INIT;
 
 void import_file(struct rev_chunk *chunk)
 {
-	struct hg_oid check;
 	struct object_id blob, meta, key;
 	size_t meta_len;
 
@@ -83,12 +83,9 @@ void import_file(struct rev_chunk *chunk)
 			   chunk->delta_len, &text))
 		die("malformed file revision %s in the changegroup (corrupt "
 		    "data)", hg_oid_to_hex(&chunk->node));
-	if (check_enabled(CHECK_FILES)) {
-		hg_hash(&chunk->p1, &chunk->p2, text.buf, text.len, &check);
-		if (!hg_oideq(&check, &chunk->node))
-			die("file revision %s does not match its contents "
-			    "(corrupt data)", hg_oid_to_hex(&chunk->node));
-	}
+	if (check_enabled(CHECK_FILES))
+		verify_id_async_buf("file revision", &chunk->node, &chunk->p1,
+				    &chunk->p2, text.buf, text.len);
 
 	meta_len = metadata_length(&text);
 	hg_oid_to_git(&key, &chunk->node);

@@ -14,7 +14,7 @@ import struct
 import pytest
 
 from lib.checks import assert_failed_for_people
-from lib.crafted import History, manifest_line
+from lib.crafted import History, manifest_line, node
 from lib.git import clone, git, hg_url, refs
 
 A = (b'a', b'one\n')
@@ -161,3 +161,19 @@ def test_manifest_with_an_empty_line_is_refused(manifest, tmp_path):
     history.add(dict([A, B]), manifest_text=manifest)
     assert_refused(write(history, tmp_path), tmp_path,
                    'malformed manifest revision')
+
+
+def test_first_wrong_file_id_is_the_one_reported(tmp_path):
+    """File ids are checked on worker threads, which finish out of order:
+    with many wrong ones, the error names the first in the changegroup
+    (files come sorted by path), as a check done in turn would, even when
+    it takes longest to hash (1 MB, then small files)."""
+    files = {b'f%02d' % i: b'content %d\n' % i for i in range(40)}
+    files[b'f00'] = b'x' * (1 << 20)
+    history = History()
+    history.add(files, wrong='file')
+    first = node(files[b'f00'] + b'!').hex()
+    result = assert_refused(write(history, tmp_path), tmp_path,
+                            f'file revision {first} does not match its '
+                            'contents')
+    assert result.err.count('does not match') == 1, result.describe()
