@@ -14,7 +14,7 @@ import struct
 import pytest
 
 from lib.checks import assert_failed_for_people
-from lib.crafted import History, manifest_line, node
+from lib.crafted import History, manifest_line, node, replace_delta
 from lib.git import clone, git, hg_url, refs
 
 A = (b'a', b'one\n')
@@ -177,3 +177,19 @@ def test_first_wrong_file_id_is_the_one_reported(tmp_path):
                             f'file revision {first} does not match its '
                             'contents')
     assert result.err.count('does not match') == 1, result.describe()
+
+
+def test_wrong_file_id_reported_before_a_later_malformed_file(tmp_path):
+    """The import goes on while a file's id is checked: a malformed file
+    revision after it must not hide the wrong id that came first."""
+    files = {b'f0': b'x' * (1 << 20), b'f1': b'one\n'}
+    history = History()
+    history.add(files, wrong='file')
+    # f1's delta (same length) replaces bytes past the end of its base.
+    data = history.bundle().replace(replace_delta(b'', files[b'f1']),
+                                    struct.pack('>III', 5, 10, 4) + b'bad\n')
+    path = tmp_path / 'crafted.hg'
+    path.write_bytes(data)
+    first = node(files[b'f0'] + b'!').hex()
+    assert_refused(hg_url(str(path)), tmp_path,
+                   f'file revision {first} does not match its contents')
