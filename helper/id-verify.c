@@ -269,7 +269,7 @@ static void start(void)
 	lanes = nr_workers ? sha1_mb_lanes() : 0;
 	/*
 	 * The importer's two (base and result), one per worker's lane, and
-	 * small texts queued (see WAKE_JOBS).
+	 * small texts queued (see WAKE_BYTES).
 	 */
 	wake_jobs = nr_workers * (lanes ? lanes : 1);
 	nr_texts = wake_jobs + 2 + QUEUED_TEXTS;
