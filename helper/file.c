@@ -6,6 +6,7 @@
 #include "store.h"
 #include "file.h"
 #include "check.h"
+#include "id-verify.h"
 
 /* The last revision imported or loaded: full text and content blob. */
 static struct hg_oid last_node;
@@ -13,12 +14,70 @@ static struct strbuf last_text = STRBUF_INIT;
 static size_t last_meta_len;	/* bytes of "\1\n...\1\n" in last_text */
 static struct object_id last_blob;
 
+/*
+ * The last revisions imported, for a delta against one of them
+ * (a filelog's branches): read back from the pack, it would be inflated
+ * again, and wait for the thread deflating it (store.h). Small texts
+ * only, each slot's buffer kept.
+ */
+#define KEPT_FILES 8
+#define KEPT_FILE_MAX (64 << 10)
+struct kept_file {
+	struct hg_oid node;
+	struct strbuf text;
+	size_t meta_len;
+	struct object_id blob;
+};
+static struct kept_file kept[KEPT_FILES];
+static unsigned kept_next;
+
 void file_reset_cache(void)
 {
+	int i;
+
 	hg_oidcpy(&last_node, &hg_null_oid);
 	strbuf_release(&last_text);
 	last_meta_len = 0;
 	oidclr(&last_blob);
+	for (i = 0; i < KEPT_FILES; i++) {
+		strbuf_release(&kept[i].text);
+		oidclr(&kept[i].blob);
+	}
+	kept_next = 0;
+}
+
+/* Keep a copy of the revision just imported. */
+static void keep_last(void)
+{
+	struct kept_file *k = &kept[kept_next++ % KEPT_FILES];
+
+	if (is_null_oid(&last_blob) || last_text.len > KEPT_FILE_MAX)
+		return;
+	hg_oidcpy(&k->node, &last_node);
+	if (!k->text.alloc)	/* zeroed (static) or released */
+		strbuf_init(&k->text, last_text.len);
+	strbuf_reset(&k->text);
+	strbuf_addbuf(&k->text, &last_text);
+	k->meta_len = last_meta_len;
+	oidcpy(&k->blob, &last_blob);
+}
+
+/* Make a kept revision the last one; 0 if `node` is not kept. */
+static int load_kept(const struct hg_oid *node, const struct object_id *blob)
+{
+	int i;
+
+	for (i = 0; i < KEPT_FILES; i++) {
+		struct kept_file *k = &kept[i];
+		if (is_null_oid(&k->blob) || !hg_oideq(&k->node, node) ||
+		    !oideq(&k->blob, blob))
+			continue;
+		strbuf_addbuf(&last_text, &k->text);
+		last_meta_len = k->meta_len;
+		oidcpy(&last_blob, blob);
+		return 1;
+	}
+	return 0;
 }
 
 static void load_file(const struct hg_oid *node)
@@ -34,6 +93,9 @@ static void load_file(const struct hg_oid *node)
 	hg_oidcpy(&last_node, node);
 	if (hg_oid_is_null(node) || hg_oideq(node, &hg_empty_file_oid))
 		return;
+	blob = hg2git(node);
+	if (blob && load_kept(node, blob))
+		return;
 	hg_oid_to_git(&key, node);
 	meta = notes_map_get(&metadata.files_meta, &key);
 	if (meta) {
@@ -44,7 +106,6 @@ static void load_file(const struct hg_oid *node)
 		free(buf);
 		last_meta_len = last_text.len;
 	}
-	blob = hg2git(node);
 	if (!blob)
 		die("unknown delta base file revision %s (corrupt data, or a "
 		    "repository missing history it should have)", hg_oid_to_hex(node));
@@ -70,7 +131,6 @@ static struct strbuf text = STRBUF_INIT, git_delta = STRBUF_INIT;
 
 void import_file(struct rev_chunk *chunk)
 {
-	struct hg_oid check;
 	struct object_id blob, meta, key;
 	size_t meta_len;
 
@@ -83,12 +143,9 @@ void import_file(struct rev_chunk *chunk)
 			   chunk->delta_len, &text))
 		die("malformed file revision %s in the changegroup (corrupt "
 		    "data)", hg_oid_to_hex(&chunk->node));
-	if (check_enabled(CHECK_FILES)) {
-		hg_hash(&chunk->p1, &chunk->p2, text.buf, text.len, &check);
-		if (!hg_oideq(&check, &chunk->node))
-			die("file revision %s does not match its contents "
-			    "(corrupt data)", hg_oid_to_hex(&chunk->node));
-	}
+	if (check_enabled(CHECK_FILES))
+		verify_id_async_buf("file revision", &chunk->node, &chunk->p1,
+				    &chunk->p2, text.buf, text.len);
 
 	meta_len = metadata_length(&text);
 	hg_oid_to_git(&key, &chunk->node);
@@ -115,6 +172,7 @@ stored:
 	last_meta_len = meta_len;
 	oidcpy(&last_blob, &blob);
 	hg_oidcpy(&last_node, &chunk->node);
+	keep_last();
 }
 
 void file_text(const struct hg_oid *node, struct strbuf *out)

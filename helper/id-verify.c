@@ -22,20 +22,42 @@
  * texts taken add up to less than this.
  */
 #define MAX_TEXT_BYTES (3 << 20)
+/*
+ * Flat texts (file revisions) are copied into a shared text to be hashed
+ * on a worker; larger ones are hashed in place, not to hold a second copy.
+ */
+#define MAX_COPIED_TEXT (4 << 20)
+/*
+ * Waking the workers for each small text (file revisions, the manifests
+ * of small repositories) costs more than hashing it: the workers are
+ * woken once there are jobs for each of their lanes, or a text of
+ * WAKE_BYTES, or the importer waits for a buffer, or the import ends;
+ * meanwhile up to QUEUED_TEXTS more small texts may wait in the queue.
+ */
+#define WAKE_BYTES (64 << 10)
+#define QUEUED_TEXTS 32
 
 struct verify_job {
 	const char *what;
 	struct hg_oid node, p1, p2;
 	struct shared_text *text;
+	size_t seq;		/* the order it was queued in */
 };
 
 /*
  * Everything below is shared with the workers, under `lock`: the buffers,
  * the queue of jobs (a ring as large as the set of buffers: a job holds
- * one), and the first failure seen.
+ * one), and the failure of the job queued first among those that failed
+ * (workers finish jobs out of order: the one reported must be the first
+ * bad revision of the import, whichever is seen first).
  */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t changed = PTHREAD_COND_INITIALIZER;
+/*
+ * Workers wait for `more` (jobs, a taker waiting, the end), the taker of
+ * a buffer for `freed`.
+ */
+static pthread_cond_t more = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t freed = PTHREAD_COND_INITIALIZER;
 static struct shared_text *texts;
 static size_t nr_texts;
 static struct verify_job *queue;
@@ -44,13 +66,14 @@ static pthread_t workers[MAX_WORKERS], main_thread;
 static int nr_workers, stopping, dropping, taker_waiting;
 static struct verify_job failure;
 static int failed;
+static size_t next_seq, wake_jobs;
 
 static void put_text(struct shared_text *text)
 {
 	if (--text->refs < 0)
 		BUG("shared text released too often");
 	if (!text->refs)
-		pthread_cond_broadcast(&changed);
+		pthread_cond_broadcast(&freed);
 }
 
 static void hash_block(const char *data, size_t len, void *hasher)
@@ -61,13 +84,13 @@ static void hash_block(const char *data, size_t len, void *hasher)
 /* A job is done (`id` is what its text hashes to): under `lock`. */
 static void job_done(struct verify_job *job, const struct hg_oid *id)
 {
-	if (id && !hg_oideq(id, &job->node) && !failed) {
+	if (id && !hg_oideq(id, &job->node) &&
+	    (!failed || job->seq < failure.seq)) {
 		failure = *job;
 		failed = 1;
 	}
 	put_text(job->text);
 	running--;
-	pthread_cond_broadcast(&changed);
 }
 
 static void check_job(struct verify_job *job)
@@ -97,7 +120,7 @@ static void *worker(void *unused)
 	for (;;) {
 		struct verify_job job;
 		while (!queue_len && !stopping)
-			pthread_cond_wait(&changed, &lock);
+			pthread_cond_wait(&more, &lock);
 		if (!queue_len)
 			break;
 		pop_job(&job);
@@ -173,7 +196,7 @@ static void *worker_mb(void *unused)
 			break;
 		if (!lanes.busy || (sha1_lanes_has_room(&lanes) &&
 				    !stopping && !taker_waiting)) {
-			pthread_cond_wait(&changed, &lock);
+			pthread_cond_wait(&more, &lock);
 			continue;
 		}
 		pthread_mutex_unlock(&lock);
@@ -211,7 +234,7 @@ static void stop_workers(int drop_queued)
 		queue_len = 0;
 		dropping = 1;
 	}
-	pthread_cond_broadcast(&changed);
+	pthread_cond_broadcast(&more);
 	pthread_mutex_unlock(&lock);
 	for (i = 0; i < nr_workers; i++)
 		pthread_join(workers[i], NULL);
@@ -244,8 +267,12 @@ static void start(void)
 
 	nr_workers = cpus < 2 ? 0 : cpus > MAX_WORKERS ? MAX_WORKERS : cpus;
 	lanes = nr_workers ? sha1_mb_lanes() : 0;
-	/* The importer's two (base and result), and one per worker's lane. */
-	nr_texts = nr_workers * (lanes ? lanes : 1) + 2;
+	/*
+	 * The importer's two (base and result), one per worker's lane, and
+	 * small texts queued (see WAKE_BYTES).
+	 */
+	wake_jobs = nr_workers * (lanes ? lanes : 1);
+	nr_texts = wake_jobs + 2 + QUEUED_TEXTS;
 	CALLOC_ARRAY(texts, nr_texts);
 	CALLOC_ARRAY(queue, nr_texts);
 	stopping = dropping = 0;
@@ -273,19 +300,22 @@ struct shared_text *shared_text_take(void)
 {
 	struct shared_text *found = NULL;
 	size_t i;
+	int room;
 
 	if (!texts)
 		start();
 	pthread_mutex_lock(&lock);
+	room = has_room();
 	while (!found) {
-		for (i = 0; i < nr_texts && !found && has_room(); i++)
+		for (i = 0; i < nr_texts && !found && room; i++)
 			if (!texts[i].refs)
 				found = &texts[i];
 		if (!found) {
 			/* The workers must not wait for more jobs now. */
 			taker_waiting = 1;
-			pthread_cond_broadcast(&changed);
-			pthread_cond_wait(&changed, &lock);
+			pthread_cond_broadcast(&more);
+			pthread_cond_wait(&freed, &lock);
+			room = has_room();
 		}
 	}
 	taker_waiting = 0;
@@ -311,10 +341,35 @@ void shared_text_release(struct shared_text *text)
 	pthread_mutex_unlock(&lock);
 }
 
+/*
+ * Let the workers finish every job queued (then stop them), so that a
+ * failure found is the first: from the main thread only.
+ */
+static void settle(void)
+{
+	if (nr_workers && pthread_equal(pthread_self(), main_thread))
+		stop_workers(0);
+}
+
 static NORETURN void die_failure(void)
 {
+	settle();
 	die("%s %s does not match its contents (corrupt data)", failure.what,
 	    hg_oid_to_hex(&failure.node));
+}
+
+const char *verify_id_failed_before(void)
+{
+	static char msg[256];
+
+	if (!texts || !pthread_equal(pthread_self(), main_thread))
+		return NULL;
+	settle();
+	if (!failed)
+		return NULL;
+	xsnprintf(msg, sizeof(msg), "%s %s does not match its contents "
+		  "(corrupt data)", failure.what, hg_oid_to_hex(&failure.node));
+	return msg;
 }
 
 void verify_id_poll(void)
@@ -334,6 +389,7 @@ void verify_id_async(const char *what, const struct hg_oid *node,
 {
 	struct verify_job job = { what };
 
+	job.seq = next_seq++;
 	hg_oidcpy(&job.node, node);
 	hg_oidcpy(&job.p1, p1);
 	hg_oidcpy(&job.p2, p2);
@@ -352,8 +408,47 @@ void verify_id_async(const char *what, const struct hg_oid *node,
 	}
 	queue[(queue_head + queue_len) % nr_texts] = job;
 	queue_len++;
-	pthread_cond_broadcast(&changed);
+	if (queue_len >= wake_jobs || text->text.len >= WAKE_BYTES)
+		pthread_cond_broadcast(&more);
 	pthread_mutex_unlock(&lock);
+}
+
+/* Check a text too large to copy here and now, in its turn. */
+static void verify_in_place(const char *what, const struct hg_oid *node,
+			    const struct hg_oid *p1, const struct hg_oid *p2,
+			    const char *buf, size_t len)
+{
+	struct hg_oid id;
+
+	hg_hash(p1, p2, buf, len, &id);
+	pthread_mutex_lock(&lock);
+	if (!hg_oideq(&id, node) && !failed) {
+		failure.what = what;
+		hg_oidcpy(&failure.node, node);
+		failure.seq = next_seq;
+		failed = 1;
+	}
+	next_seq++;
+	pthread_mutex_unlock(&lock);
+	verify_id_poll();
+}
+
+void verify_id_async_buf(const char *what, const struct hg_oid *node,
+			 const struct hg_oid *p1, const struct hg_oid *p2,
+			 const char *buf, size_t len)
+{
+	struct shared_text *text;
+
+	if (len > MAX_COPIED_TEXT) {
+		if (!texts)
+			start();
+		verify_in_place(what, node, p1, p2, buf, len);
+		return;
+	}
+	text = shared_text_take();
+	block_text_set(&text->text, buf, len);
+	verify_id_async(what, node, p1, p2, text);
+	shared_text_release(text);
 }
 
 void verify_id_finish(void)
@@ -373,4 +468,5 @@ void verify_id_finish(void)
 	FREE_AND_NULL(texts);
 	FREE_AND_NULL(queue);
 	queue_head = 0;
+	next_seq = 0;
 }

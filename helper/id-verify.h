@@ -5,7 +5,10 @@
  * (hg-id.h): megabytes per revision on large repositories, and no way to
  * reuse the hash of the previous revision since the parents come first.
  * The import hands each text to a pool of threads (one per CPU) and goes
- * on with the next revision; a mismatch is reported by the next call.
+ * on with the next revision; a mismatch is reported by the next call,
+ * or when the import dies of another error, in its place: the failure
+ * reported is always that of the first revision that failed, in the order
+ * they were handed over (that of the changegroup).
  *
  * The texts live in a fixed set of shared buffers: one is "taken" by the
  * importer (e.g. the previous revision, base of the next delta) and by
@@ -42,10 +45,27 @@ void verify_id_async(const char *what, const struct hg_oid *node,
 		     const struct hg_oid *p1, const struct hg_oid *p2,
 		     struct shared_text *text);
 
+/*
+ * The same for a flat text (a file revision's): copied, unless it is
+ * large, then hashed here and now (after the verifications queued before
+ * it in the order of failures).
+ */
+void verify_id_async_buf(const char *what, const struct hg_oid *node,
+			 const struct hg_oid *p1, const struct hg_oid *p2,
+			 const char *buf, size_t len);
+
 /* Die if a verification already done failed (without waiting). */
 void verify_id_poll(void);
 
 /* Wait for every pending verification; die if one failed. */
 void verify_id_finish(void);
+
+/*
+ * For the main thread about to die of another error: wait for every
+ * pending verification, and return the message of the first that failed
+ * (in the order they were asked for), which comes first in the import
+ * and is the one to report; NULL when none failed.
+ */
+const char *verify_id_failed_before(void);
 
 #endif

@@ -27,6 +27,7 @@
 #include "data.h"
 #include "compress.h"
 #include "store.h"
+#include "id-verify.h"
 #include "sha1/sha1-mb.h"
 #include "sha1/sha1-test.h"
 #include <malloc.h>
@@ -57,10 +58,15 @@ static NORETURN void die_with_error_answer(const char *err, va_list params)
 	static int dying;
 	char msg[4096];
 	unsigned i;
+	const char *first;
 
 	vsnprintf(msg, sizeof(msg), err, params);
 	if (dying++)
 		exit(128);
+	/* A revision before the one this error is about may be bad. */
+	first = verify_id_failed_before();
+	if (first)
+		xsnprintf(msg, sizeof(msg), "%s", first);
 	store_abort();
 	for (i = 0; i < sizeof(msg) && msg[i]; i++)
 		if (msg[i] == '\n')

@@ -314,8 +314,9 @@ static void ensure_pack(void)
  * with the pack_id of the pack being written (objects of other packs
  * have MAX_PACK_ID), until it is appended to the pack, in the order
  * pushed, by append_deflated(). Whatever reads the pack being written or
- * ends it first appends every pending object (flush_pending()): our own
- * reads, and fast-import's, which all go through gfi_unpack_entry(): with
+ * ends it first appends the pending objects: our own reads those up to
+ * the object read (read_written()), fast-import's every one
+ * (flush_pending()), as all go through gfi_unpack_entry(): with
  * objects pending, pack_data->pack_size is kept at 0, so that it flushes
  * the pack (hashflush, see the top of this file) before reading it.
  */
@@ -414,11 +415,36 @@ static void flush_pending(void)
 	append_pending(1);
 }
 
+/* Set while read_written() reads: it appended what the read needs. */
+static int reading_appended;
+
 /* fast-import's flush of the pack before reading it back: see above. */
 static void flush_pending_then_hashflush(struct hashfile *f)
 {
-	flush_pending();
+	if (!reading_appended)
+		flush_pending();
 	hashflush(f);
+}
+
+/*
+ * Read `e`, an object of the pack being written, appending the pending
+ * objects up to it only: those pushed after it may still be deflating
+ * (a delta base read back is most often an object pushed long before).
+ * With objects still pending, pack_size goes back to 0 for fast-import's
+ * own reads, which append them all (see above).
+ */
+static void *read_written(struct object_entry *e, unsigned long *size)
+{
+	void *buf;
+
+	while (is_pending(e))
+		append_one_pending();
+	reading_appended = 1;
+	buf = gfi_unpack_entry(e, size);
+	reading_appended = 0;
+	if (deflate_queue_pending())
+		pack_data->pack_size = 0;
+	return buf;
 }
 
 /*
@@ -626,9 +652,9 @@ void *store_read_object(const struct object_id *oid, enum object_type *type,
 	if (store_initialized)
 		e = find_object((struct object_id *)oid);
 	if (e && e->idx.offset && e->pack_id != MAX_PACK_ID) {
-		/* Written or pending: gfi_unpack_entry flushes the pending. */
+		/* Written or pending. */
 		*type = e->type;
-		return gfi_unpack_entry(e, size);
+		return read_written(e, size);
 	}
 	return repo_read_object_file(the_repository, oid, type, size);
 }

@@ -14,7 +14,7 @@ import struct
 import pytest
 
 from lib.checks import assert_failed_for_people
-from lib.crafted import History, manifest_line
+from lib.crafted import History, manifest_line, node, replace_delta
 from lib.git import clone, git, hg_url, refs
 
 A = (b'a', b'one\n')
@@ -161,3 +161,35 @@ def test_manifest_with_an_empty_line_is_refused(manifest, tmp_path):
     history.add(dict([A, B]), manifest_text=manifest)
     assert_refused(write(history, tmp_path), tmp_path,
                    'malformed manifest revision')
+
+
+def test_first_wrong_file_id_is_the_one_reported(tmp_path):
+    """File ids are checked on worker threads, which finish out of order:
+    with many wrong ones, the error names the first in the changegroup
+    (files come sorted by path), as a check done in turn would, even when
+    it takes longest to hash (1 MB, then small files)."""
+    files = {b'f%02d' % i: b'content %d\n' % i for i in range(40)}
+    files[b'f00'] = b'x' * (1 << 20)
+    history = History()
+    history.add(files, wrong='file')
+    first = node(files[b'f00'] + b'!').hex()
+    result = assert_refused(write(history, tmp_path), tmp_path,
+                            f'file revision {first} does not match its '
+                            'contents')
+    assert result.err.count('does not match') == 1, result.describe()
+
+
+def test_wrong_file_id_reported_before_a_later_malformed_file(tmp_path):
+    """The import goes on while a file's id is checked: a malformed file
+    revision after it must not hide the wrong id that came first."""
+    files = {b'f0': b'x' * (1 << 20), b'f1': b'one\n'}
+    history = History()
+    history.add(files, wrong='file')
+    # f1's delta (same length) replaces bytes past the end of its base.
+    data = history.bundle().replace(replace_delta(b'', files[b'f1']),
+                                    struct.pack('>III', 5, 10, 4) + b'bad\n')
+    path = tmp_path / 'crafted.hg'
+    path.write_bytes(data)
+    first = node(files[b'f0'] + b'!').hex()
+    assert_refused(hg_url(str(path)), tmp_path,
+                   f'file revision {first} does not match its contents')
