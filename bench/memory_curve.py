@@ -61,6 +61,8 @@ def sample(pid):
                 key, _, value = line.partition(':')
                 if key in ('VmRSS', 'VmHWM', 'RssAnon', 'RssFile'):
                     fields[key] = int(value.split()[0]) / 1024
+        if 'VmHWM' not in fields:
+            return None  # exiting: its memory is gone already
         with open(f'/proc/{pid}/stat') as f:
             stat = f.read().rsplit(')', 1)[1].split()
         return (int(stat[11]) + int(stat[12])) / TICK, fields
