@@ -22,11 +22,18 @@ static kh_tree_cache_t *tree_cache;
 const struct object_id *git_blob_for_file(const struct hg_oid *file)
 {
 	static struct object_id empty;
-	const struct object_id *blob;
 	if (hg_oideq(file, &hg_empty_file_oid)) {
 		store_object_buf(OBJ_BLOB, "", 0, &empty);
 		return &empty;
 	}
+	return git_blob_of_stored_file(file);
+}
+
+const struct object_id *git_blob_of_stored_file(const struct hg_oid *file)
+{
+	const struct object_id *blob;
+	if (hg_oideq(file, &hg_empty_file_oid))
+		return the_hash_algo->empty_blob;
 	blob = hg2git(file);
 	if (!blob)
 		die("missing file revision %s (the metadata may be "

@@ -15,6 +15,11 @@ void remember_git_tree(const struct hg_oid *manifest,
 		       const struct object_id *tree);
 /* The git blob of a file revision; dies if it is unknown. */
 const struct object_id *git_blob_for_file(const struct hg_oid *file);
+/*
+ * The same, when the empty blob was stored already if `file` is the empty
+ * file: nothing is stored (git_blob_for_file() stores it every time).
+ */
+const struct object_id *git_blob_of_stored_file(const struct hg_oid *file);
 
 /* Forget what was built (after the objects were dropped). */
 void git_tree_reset_caches(void);

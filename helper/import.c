@@ -121,6 +121,8 @@ static void read_changesets(struct stream *cg, int version,
 	rev_chunk_release(&chunk);
 }
 
+#define KEEP_MANIFEST_CHUNK (1UL << 20)
+
 static void import_manifests(struct stream *cg, int version,
 			     struct import_stats *stats)
 {
@@ -132,6 +134,13 @@ static void import_manifests(struct stream *cg, int version,
 	while (read_rev_chunk(cg, version, n ? &prev : NULL, &chunk)) {
 		import_manifest(&chunk, manifest_prechecked(n));
 		hg_oidcpy(&prev, &chunk.node);
+		/*
+		 * A full text (the first manifest, ~64 bytes a file) would
+		 * keep the buffer at its size for the whole import, when
+		 * the deltas after it are small.
+		 */
+		if (chunk.raw.alloc > KEEP_MANIFEST_CHUNK)
+			strbuf_release(&chunk.raw);
 		display_progress(progress, ++n);
 		if (n == 1)
 			test_die_at("manifests");

@@ -391,6 +391,38 @@ static void remove_lines(const struct block_text *base,
 	strbuf_release(&removed);
 }
 
+/* Set the file of `line` in the manifest tree (`path`: scratch space). */
+static void set_in_manifest_tree(const struct rev_chunk *chunk,
+				 const struct manifest_line *line,
+				 struct strbuf *path)
+{
+	struct object_id oid;
+
+	hg_oid_to_git(&oid, &line->oid);
+	tree_path(path, line->path, line->path_len);
+	/*
+	 * Mercurial stores such manifests (its own tests have one, with a
+	 * symlink), and git-cinnabar imports them, the directory replacing
+	 * the file in git: same here, for the same commit ids, but say so.
+	 */
+	if (edit_tree_conflict(EDIT_MANIFEST, path->buf))
+		warning("manifest revision %s lists '%.*s' under a path that "
+			"is also a file, or a file where there is a directory: "
+			"git keeps the last one listed",
+			hg_oid_to_hex(&chunk->node), (int)line->path_len,
+			line->path);
+	edit_tree_set(EDIT_MANIFEST, path->buf, &oid, manifest_mode(line->flag));
+}
+
+/* Set the file of `line`, blob `blob`, in the git tree. */
+static void set_in_git_tree(const struct manifest_line *line,
+			    const struct object_id *blob, struct strbuf *path)
+{
+	strbuf_reset(path);
+	strbuf_add(path, line->path, line->path_len);
+	edit_tree_set(EDIT_GIT, path->buf, blob, git_mode(line->flag));
+}
+
 static void add_lines(const struct rev_chunk *chunk, const struct hg_hunk *h,
 		      int rebuild)
 {
@@ -399,30 +431,11 @@ static void add_lines(const struct rev_chunk *chunk, const struct hg_hunk *h,
 	const char *p = h->data, *end = h->data + h->len;
 
 	while (p < end) {
-		struct object_id oid;
 		manifest_line_parse(&p, end, &line);
-		hg_oid_to_git(&oid, &line.oid);
-		tree_path(&path, line.path, line.path_len);
-		/*
-		 * Mercurial stores such manifests (its own tests have one,
-		 * with a symlink), and git-cinnabar imports them, the
-		 * directory replacing the file in git: same here, for the
-		 * same commit ids, but say so.
-		 */
-		if (edit_tree_conflict(EDIT_MANIFEST, path.buf))
-			warning("manifest revision %s lists '%.*s' under a "
-				"path that is also a file, or a file where "
-				"there is a directory: git keeps the last one "
-				"listed", hg_oid_to_hex(&chunk->node),
-				(int)line.path_len, line.path);
-		edit_tree_set(EDIT_MANIFEST, path.buf, &oid,
-			      manifest_mode(line.flag));
-		if (rebuild)
-			continue;
-		strbuf_reset(&path);
-		strbuf_add(&path, line.path, line.path_len);
-		edit_tree_set(EDIT_GIT, path.buf, git_blob_for_file(&line.oid),
-			      git_mode(line.flag));
+		set_in_manifest_tree(chunk, &line, &path);
+		if (!rebuild)
+			set_in_git_tree(&line, git_blob_for_file(&line.oid),
+					&path);
 	}
 	strbuf_release(&path);
 }
@@ -444,6 +457,114 @@ static void apply_to_trees(const struct rev_chunk *chunk,
 	hg_delta_iter_init(&it, chunk->delta, chunk->delta_len);
 	while (hg_delta_next(&it, &h) > 0)
 		add_lines(chunk, &h, rebuild);
+}
+
+/*
+ * A manifest given whole (the first of a clone, against the empty one)
+ * comes sorted, and all the files under a directory are next to each
+ * other: once the lines are past a directory, it is complete. Each tree
+ * is then filled and written a directory at a time (store.h,
+ * edit_tree_write_dir), holding in memory only the directories of the
+ * line being added rather than the whole tree, twice (~200 bytes a file).
+ * The objects are those apply_to_trees() then edit_tree_store() write,
+ * in the same order: the directories of a tree in the order of their
+ * first file, each after those under it; the manifest tree, then the git
+ * tree; and before them, where the lines name the empty file, the empty
+ * blob (git_blob_for_file(), once a line as apply_to_trees() did, for the
+ * same checkpoints).
+ */
+
+/*
+ * Going from the line of `prev` to that of `path`: 1 and the length of
+ * the topmost directory of `prev` that `path` is not under ("a/b" from
+ * "a/b/c/d" to "a/x"), in `dir_len`; 0 when `path` is under all of them.
+ */
+static int left_dir(const struct manifest_line *prev,
+		    const struct manifest_line *line, size_t *dir_len)
+{
+	size_t same = 0, start = 0, i;
+	const char *slash;
+
+	while (same < prev->path_len && same < line->path_len &&
+	       prev->path[same] == line->path[same])
+		same++;
+	for (i = 0; i < same; i++)
+		if (prev->path[i] == '/')
+			start = i + 1;
+	slash = memchr(prev->path + start, '/', prev->path_len - start);
+	if (!slash)
+		return 0;
+	*dir_len = slash - prev->path;
+	return 1;
+}
+
+static void add_whole(const struct rev_chunk *chunk, const struct hg_hunk *h,
+		      enum edit_tree which)
+{
+	struct strbuf path = STRBUF_INIT;
+	struct manifest_line line, prev = { 0 };
+	const char *p = h->data, *end = h->data + h->len;
+	size_t dir_len;
+
+	while (p < end) {
+		manifest_line_parse(&p, end, &line);
+		if (prev.path && left_dir(&prev, &line, &dir_len)) {
+			if (which == EDIT_MANIFEST) {
+				tree_path(&path, prev.path, dir_len);
+			} else {
+				strbuf_reset(&path);
+				strbuf_add(&path, prev.path, dir_len);
+			}
+			edit_tree_write_dir(which, path.buf);
+		}
+		if (which == EDIT_MANIFEST)
+			set_in_manifest_tree(chunk, &line, &path);
+		else
+			set_in_git_tree(&line, git_blob_of_stored_file(&line.oid),
+					&path);
+		prev = line;
+	}
+	strbuf_release(&path);
+}
+
+static void store_empty_blobs(const struct hg_hunk *h)
+{
+	struct manifest_line line;
+	const char *p = h->data, *end = h->data + h->len;
+
+	while (p < end) {
+		manifest_line_parse(&p, end, &line);
+		if (hg_oideq(&line.oid, &hg_empty_file_oid))
+			git_blob_for_file(&line.oid);
+	}
+}
+
+/* The only hunk of `chunk`'s delta into `h`, or 0 when it has more. */
+static int single_hunk(const struct rev_chunk *chunk, struct hg_hunk *h)
+{
+	struct hg_delta_iter it;
+	struct hg_hunk next;
+
+	hg_delta_iter_init(&it, chunk->delta, chunk->delta_len);
+	return hg_delta_next(&it, h) > 0 && hg_delta_next(&it, &next) <= 0;
+}
+
+/* Both trees of a manifest given whole in `h` (the git tree unless
+ * `rebuild`), their ids in `tree` and `git_tree`. */
+static void store_whole(const struct rev_chunk *chunk, const struct hg_hunk *h,
+			int rebuild, struct object_id *tree,
+			struct object_id *git_tree)
+{
+	if (!rebuild)
+		store_empty_blobs(h);
+	edit_tree_write_start(EDIT_MANIFEST);
+	add_whole(chunk, h, EDIT_MANIFEST);
+	edit_tree_write_end(EDIT_MANIFEST, tree);
+	if (rebuild)
+		return;
+	edit_tree_write_start(EDIT_GIT);
+	add_whole(chunk, h, EDIT_GIT);
+	edit_tree_write_end(EDIT_GIT, git_tree);
 }
 
 static int add_parent(struct strbuf *buf, const struct hg_oid *parent,
@@ -619,6 +740,7 @@ void import_manifest(struct rev_chunk *chunk, int id_checked)
 	struct object_id tree, git_tree;
 	struct shared_text *text;
 	struct strbuf rebased = STRBUF_INIT;
+	struct hg_hunk whole;
 	int rebuild;
 
 	if (hg2git(&chunk->node))
@@ -638,13 +760,17 @@ void import_manifest(struct rev_chunk *chunk, int id_checked)
 	else if (check_enabled(CHECK_MANIFESTS))
 		verify_id_async("manifest", &chunk->node, &chunk->p1,
 				&chunk->p2, text);
-	apply_to_trees(chunk, base, rebuild);
-	edit_tree_store(EDIT_MANIFEST, &tree);
+	if (!last && single_hunk(chunk, &whole)) {
+		store_whole(chunk, &whole, rebuild, &tree, &git_tree);
+	} else {
+		apply_to_trees(chunk, base, rebuild);
+		edit_tree_store(EDIT_MANIFEST, &tree);
+		if (!rebuild)
+			edit_tree_store(EDIT_GIT, &git_tree);
+	}
 	if (rebuild) {
 		git_tree_from_manifest_tree(&tree, &git_tree);
 		edit_tree_load(EDIT_GIT, &git_tree);
-	} else {
-		edit_tree_store(EDIT_GIT, &git_tree);
 	}
 	remember_git_tree(&chunk->node, &git_tree);
 	store_manifest_commit(chunk, &tree);

@@ -59,7 +59,26 @@ void edit_tree_remove(enum edit_tree which, const char *path);
  * part of `path` is a file, or `path` is a directory.
  */
 int edit_tree_conflict(enum edit_tree which, const char *path);
+/*
+ * Write the edited tree into the pack, its id into `result`. What is not
+ * edited may be let go of from memory on the way (read back when edited
+ * again): store.c, "The edited trees in memory".
+ */
 void edit_tree_store(enum edit_tree which, struct object_id *result);
+/*
+ * The same in parts, for a caller that edits a tree directory after
+ * directory and is done with each in turn: start (where the pack may be
+ * checkpointed: no other object may be stored until the end, which would
+ * change where), write_dir for each directory done with ("a/b", a path
+ * of the tree), then end. The objects are those edit_tree_store() would
+ * write, in the same order, when each directory is written after those
+ * under it and after the directories before it in the order the tree
+ * first had them (a whole manifest's lines, sorted, added to an empty
+ * tree); the directory's contents are let go of.
+ */
+void edit_tree_write_start(enum edit_tree which);
+void edit_tree_write_dir(enum edit_tree which, const char *path);
+void edit_tree_write_end(enum edit_tree which, struct object_id *result);
 
 /* Finish the pack and make its objects visible (kept with a .keep file). */
 void store_finish(void);

@@ -1,0 +1,95 @@
+"""The trees the helper edits while importing manifests are not held whole
+in memory (helper/store.c, "The edited trees in memory"): a manifest given
+whole is written a directory at a time, and past a budget of entries, the
+directories a manifest did not edit are let go of, to be read back from
+the pack when an edit goes there again.  Read back wrong, a tree would
+come out different; read back with another delta depth than it had, the
+pack would.  CINNABAR_TEST_TREE_BUDGET=0 lets go at every manifest: the
+packs and metadata must be those of the default budget, which this small
+history never reaches; checkpoints every few objects make the trees read
+back come from finished packs too.  The history has nested directories,
+two identical ones (the same tree objects), a directory removed and added
+again, and one going back to an earlier state (a tree stored already, at
+another depth).  Mercurial checks the bundle; the trees are checked
+against the files each changeset has."""
+
+import pytest
+
+from lib import hgcraft
+from lib.git import METADATA_REF, git, hg2git, init, rev_parse
+from test_clone_manifest_bases import expected_files, git_files
+
+BUDGET_0 = {'CINNABAR_TEST_TREE_BUDGET': '0'}
+CHECKPOINT = {'CINNABAR_TEST_CHECKPOINT': '8'}
+
+
+def trees():
+    base = {b'a/b/c/one': b'1\n', b'a/b/c/two': b'2\n', b'a/b/d/three': b'3\n',
+            b'a/e/four': b'4\n', b'x/e/four': b'4\n', b'x/y/five': b'5\n',
+            b'top': b't\n', b'z/deep/er/still/six': (b'6\n', b'x')}
+    steps = [
+        {b'a/b/c/one': b'1 changed\n'},
+        {b'x/y/five': b'5 changed\n', b'z/deep/er/seven': b'7\n'},
+        {b'a/b/d/three': None, b'a/e/four': b'4 changed\n'},
+        {b'a/e/four': b'4\n'},   # back to a tree stored already
+        {b'a/b/d/three': b'3\n', b'a/b/d/eight': (b'8', b'l')},
+        {b'top': b't 2\n', b'a/b/c/two': b'2 changed\n'},
+        {b'x/e/four': None, b'x/y/five': None},
+        {b'z/deep/er/still/six': b'6 changed\n'},
+        {b'a/b/c/one': b'1\n', b'x/e/four': b'4\n'},
+        {b'b/new/nine': b'9\n', b'a/b/d/three': b'3 again\n'},
+    ]
+    result = [dict(base)]
+    for step in steps:
+        tree = dict(result[-1])
+        for path, value in step.items():
+            if value is None:
+                del tree[path]
+            else:
+                tree[path] = value
+        result.append(tree)
+    return result
+
+
+@pytest.fixture(scope='module')
+def history(tmp_path_factory, hg):
+    """The bundle (each manifest a delta against the previous, the first
+    whole), Mercurial's changeset ids for it, oldest first, and the trees
+    of those changesets."""
+    tmp = tmp_path_factory.mktemp('edited-trees')
+    repo, parent, files = hgcraft.Repo(), (), trees()
+    for tree in files:
+        parent = (repo.commit(tree, parents=parent),)
+    m = repo.manifests
+    for prev, rev in zip(m, m[1:]):
+        rev.delta_base = prev.node
+        rev.delta = hgcraft.small_delta(prev.text, rev.text)
+    bundle = hgcraft.write(tmp / 'nested.hg', repo.bundle_v2())
+    hg.repo_from_bundle(bundle, tmp / 'hg')
+    hg('-R', tmp / 'hg', 'verify', '-q')
+    return bundle, hg.nodes(tmp / 'hg'), files
+
+
+def unbundled(bundle, repo, env):
+    """The packs and metadata of `bundle` imported into `repo`."""
+    init(repo)
+    git('-c', 'fastimport.unpackLimit=0', 'cinnabar', 'unbundle', bundle,
+        cwd=repo, extra_env=env)
+    packs = sorted(p.name for p in (repo / '.git' / 'objects' / 'pack')
+                   .glob('*.pack'))
+    return packs, rev_parse(repo, METADATA_REF)
+
+
+@pytest.mark.parametrize('checkpoint', [False, True])
+def test_trees_let_go_of_come_back_the_same(history, tmp_path, checkpoint):
+    bundle, nodes, files = history
+    env = CHECKPOINT if checkpoint else {}
+    kept = unbundled(bundle, tmp_path / 'kept', env)
+    swept = unbundled(bundle, tmp_path / 'swept', {**env, **BUDGET_0})
+    assert swept == kept
+    assert len(kept[0]) > (2 if checkpoint else 0)
+    commits = hg2git(tmp_path / 'swept', nodes)
+    assert len(nodes) == len(files)
+    for node, tree in zip(nodes, files):
+        assert git_files(tmp_path / 'swept', commits[node]) == \
+            expected_files(tree)
