@@ -32,10 +32,11 @@ what follows a `:` up to the path is a port (digits), a scheme, or
 
 import collections
 import os
-import re
-from urllib.parse import unquote, urlsplit, urlunsplit
 
 from cinnabar.errors import Abort
+
+# urllib.parse (and re, which it imports) is imported where a URL is
+# split: not before a fetch has started the helper (cinnabar.remote_main).
 
 HgUrl = collections.namedtuple('HgUrl',
                                'scheme user host port path url display')
@@ -44,7 +45,18 @@ set; for `ssh`, `path` is the path to give `hg -R`; `url` is the URL as
 given (for HTTP(S) requests), `display` the text to show people (without
 password)."""
 
-_SCHEME = re.compile(r'[A-Za-z][A-Za-z0-9+.-]*:')
+_LETTERS = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ'
+_SCHEME_CHARS = _LETTERS + '0123456789+.-'
+
+
+def url_scheme(text):
+    """The scheme `text` starts with, in lower case, or None: RFC 3986's
+    `ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) ":"`."""
+    name, colon, _ = text.partition(':')
+    if not colon or not name or name[0] not in _LETTERS or (
+            name.strip(_SCHEME_CHARS)):
+        return None
+    return name.lower()
 
 
 def strip_prefix(text):
@@ -91,6 +103,7 @@ def hg_scheme_url(text):
 
 def _split_netloc(netloc):
     """(user, host, port) from `[user[:password]@]host[:port]`."""
+    from urllib.parse import unquote
     userinfo, _, hostport = netloc.rpartition('@')
     user = unquote(userinfo.partition(':')[0]) or None
     if hostport.startswith('['):
@@ -104,6 +117,7 @@ def _split_netloc(netloc):
 
 
 def _without_password(parts):
+    from urllib.parse import urlunsplit
     user, _, host = parts.netloc.rpartition('@')
     if ':' in user:
         user = user.partition(':')[0]
@@ -112,6 +126,7 @@ def _without_password(parts):
 
 
 def _parse_ssh(text):
+    from urllib.parse import unquote, urlsplit
     parts = urlsplit(text)
     user, host, port = _split_netloc(parts.netloc)
     if not host:
@@ -123,6 +138,7 @@ def _parse_ssh(text):
 
 
 def _parse_file(text):
+    from urllib.parse import unquote, urlsplit
     parts = urlsplit(text)
     if parts.netloc not in ('', 'localhost'):
         raise Abort('file URLs with a host are not supported: %s' % text)
@@ -133,9 +149,9 @@ def _parse_file(text):
 def parse_url(text, cwd=None):
     """Parse a git-remote-hg URL (with or without `hg::`) into an HgUrl."""
     text = strip_prefix(text)
-    match = _SCHEME.match(text)
-    scheme = match.group(0)[:-1].lower() if match else None
+    scheme = url_scheme(text)
     if scheme in ('http', 'https'):
+        from urllib.parse import urlsplit
         parts = urlsplit(text)
         user, host, port = _split_netloc(parts.netloc)
         return HgUrl(scheme, user, host, port, parts.path, text,
