@@ -35,8 +35,9 @@ import os
 
 from cinnabar.errors import Abort
 
-# urllib.parse (and re, which it imports) is imported where a URL is
-# split: not before a fetch has started the helper (cinnabar.remote_main).
+# urllib.parse (and re, enum and ipaddress, which it imports) is imported
+# only for what `split_url` leaves to it: a fetch with nothing new, which
+# people run all day, does not load it.
 
 HgUrl = collections.namedtuple('HgUrl',
                                'scheme user host port path url display')
@@ -101,11 +102,53 @@ def hg_scheme_url(text):
     return '%s://%s%s%s' % (scheme, host, ':' + port if port else '', rest)
 
 
+def split_url(text):
+    """urllib.parse.urlsplit(text): itself for URLs out of the ordinary
+    (not ASCII; a control character, a space; no `//` host, or one in
+    brackets); for the others, which it leaves as they are but for the
+    scheme, in lower case, the same parts found here without loading it.
+    """
+    scheme = url_scheme(text)
+    rest = text[len(scheme or '') + 1:]
+    host_end = min((i for i in map(rest.find, '/?#', (2, 2, 2)) if i >= 0),
+                   default=len(rest))
+    netloc = rest[2:host_end]
+    if scheme is None or not rest.startswith('//') or not netloc or (
+            not text.isascii()) or min(text) <= ' ' or '[' in netloc or (
+            ']' in netloc):
+        from urllib.parse import urlsplit
+        return urlsplit(text)
+    rest, _, fragment = rest[host_end:].partition('#')
+    path, _, query = rest.partition('?')
+    return scheme, netloc, path, query, fragment
+
+
+def join_url(parts):
+    """urllib.parse.urlunsplit(parts) for what split_url gives: itself
+    when the host part is empty."""
+    scheme, netloc, path, query, fragment = parts
+    if not netloc:
+        from urllib.parse import urlunsplit
+        return urlunsplit(parts)
+    if path and not path.startswith('/'):
+        path = '/' + path
+    return '%s://%s%s%s%s' % (scheme, netloc, path,
+                              '?' + query if query else '',
+                              '#' + fragment if fragment else '')
+
+
+def _unquote(text):
+    """urllib.parse.unquote(text), loaded only for a `%`."""
+    if '%' not in text:
+        return text
+    from urllib.parse import unquote
+    return unquote(text)
+
+
 def _split_netloc(netloc):
     """(user, host, port) from `[user[:password]@]host[:port]`."""
-    from urllib.parse import unquote
     userinfo, _, hostport = netloc.rpartition('@')
-    user = unquote(userinfo.partition(':')[0]) or None
+    user = _unquote(userinfo.partition(':')[0]) or None
     if hostport.startswith('['):
         host, _, rest = hostport[1:].partition(']')
         port = rest[1:] if rest.startswith(':') else ''
@@ -113,16 +156,16 @@ def _split_netloc(netloc):
         host, _, port = hostport.partition(':')
     if port and not port.isdigit():
         raise Abort('invalid port in URL: %r' % port)
-    return user, unquote(host), int(port) if port else None
+    return user, _unquote(host), int(port) if port else None
 
 
 def _without_password(parts):
-    from urllib.parse import urlunsplit
-    user, _, host = parts.netloc.rpartition('@')
+    scheme, netloc, path, query, fragment = parts
+    user, _, host = netloc.rpartition('@')
     if ':' in user:
         user = user.partition(':')[0]
     netloc = '%s@%s' % (user, host) if user else host
-    return urlunsplit(parts._replace(netloc=netloc))
+    return join_url((scheme, netloc, path, query, fragment))
 
 
 def _parse_ssh(text):
@@ -151,10 +194,9 @@ def parse_url(text, cwd=None):
     text = strip_prefix(text)
     scheme = url_scheme(text)
     if scheme in ('http', 'https'):
-        from urllib.parse import urlsplit
-        parts = urlsplit(text)
-        user, host, port = _split_netloc(parts.netloc)
-        return HgUrl(scheme, user, host, port, parts.path, text,
+        parts = split_url(text)
+        user, host, port = _split_netloc(parts[1])
+        return HgUrl(scheme, user, host, port, parts[2], text,
                      _without_password(parts))
     if scheme == 'ssh':
         return _parse_ssh(text)
