@@ -10,10 +10,10 @@ Where `os.posix_spawnp` is missing, `subprocess` does the work.
 
 Like `subprocess.Popen`: the program is looked up on PATH (unless it has
 a slash), a program that cannot be run raises OSError from the
-constructor, the child's SIGPIPE is back to its default (Python ignores
-it, and an ignored signal stays ignored across exec). Unlike it: file
-descriptors we inherited as inheritable (none, from git) are not closed
-in the child; the ones Python opens are never inheritable (PEP 446).
+constructor, the child's SIGPIPE and SIGXFSZ are back to their default
+action (see DEFAULT_SIGNALS). Unlike it: file descriptors we inherited
+as inheritable (none, from git) are not closed in the child; the ones
+Python opens are never inheritable (PEP 446).
 """
 
 import os
@@ -21,9 +21,16 @@ import time
 
 try:
     # The constants only: `signal` itself imports enum.
-    from _signal import SIGPIPE
+    import _signal as signals
 except ImportError:  # pragma: no cover (another Python implementation)
-    from signal import SIGPIPE
+    import signal as signals
+
+# The signals Python ignores, which subprocess gives back their default
+# action in the child (restore_signals): an ignored signal stays ignored
+# across exec.
+DEFAULT_SIGNALS = tuple(getattr(signals, name) for name in ('SIGPIPE',
+                                                            'SIGXFSZ')
+                        if hasattr(signals, name))
 
 PIPE = -1
 DEVNULL = -3
@@ -67,7 +74,7 @@ class Process:
                                 os.O_WRONLY, 0))
             self.pid = os.posix_spawnp(
                 args[0], args, os.environ if env is None else env,
-                file_actions=actions, setsigdef=(SIGPIPE,))
+                file_actions=actions, setsigdef=DEFAULT_SIGNALS)
         except BaseException:
             for fd in ours:
                 os.close(fd)
