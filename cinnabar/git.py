@@ -7,15 +7,19 @@ refs.
 """
 
 import os
-import subprocess
 
+from cinnabar import process
 from cinnabar.errors import Abort
 from cinnabar.ids import GitId
+
+# subprocess is imported where git runs to completion: a fetch with
+# nothing new starts its one git process with cinnabar.process.
 
 
 def run(args, check=True, input=None, env=None):
     """The CompletedProcess of `git args` (`env`: the environment, default
     ours); with `check`, a failure is an Abort quoting git's message."""
+    import subprocess
     result = subprocess.run(['git'] + args, input=input, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     if check and result.returncode:
@@ -101,17 +105,16 @@ def read_config_soon():
     (a no-op fetch talks to the server meanwhile)."""
     where = _config_where()
     if where not in _config_cache:
-        _config_cache[where] = subprocess.Popen(
-            ['git'] + CONFIG_LIST, stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL)
+        _config_cache[where] = process.Process(
+            ['git'] + CONFIG_LIST, stdin=None, stderr=process.DEVNULL)
 
 
 def _config_values():
     where = _config_where()
     read_config_soon()  # started here when nobody started it sooner
     values = _config_cache[where]
-    if isinstance(values, subprocess.Popen):
-        values = _parse_config(values.communicate()[0])
+    if isinstance(values, process.Process):
+        values = _parse_config(values.read_all())
         _config_cache[where] = values
     return values
 
@@ -193,6 +196,7 @@ class CommitResolver:
         self._process = None
 
     def __enter__(self):
+        import subprocess
         self._process = subprocess.Popen(
             ['git', 'cat-file', '--batch-check=%(objectname) %(objecttype)'],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE)

@@ -14,9 +14,9 @@ build/ directory; the PATH.
 
 import collections
 import os
-import subprocess
 import sys
 
+from cinnabar import process
 from cinnabar.errors import Abort
 from cinnabar.ids import GitId, HgId
 from cinnabar.trace import Tracer
@@ -169,12 +169,11 @@ class Helper:
         if git_dir is not None:
             env['GIT_DIR'] = git_dir
         try:
-            process = subprocess.Popen([path], stdin=subprocess.PIPE,
-                                       stdout=subprocess.PIPE, env=env)
+            child = process.Process([path], env=env)
         except OSError as error:
             raise Abort('cannot run %s: %s' % (path, error.strerror),
                         hint=REBUILD_HINT)
-        return cls(process, None)
+        return cls(child, None)
 
     def ready(self):
         """This helper, once its version is checked (see `spawn`)."""
@@ -228,7 +227,7 @@ class Helper:
         try:
             # Its output ended: it is exiting, give it a moment to be done.
             code = self._process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
+        except process.TimeoutExpired:
             code = None
         if code is not None:
             # A helper that failed at start said why before we could

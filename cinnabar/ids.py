@@ -7,9 +7,13 @@ raises ValueError on anything else, so ids read from the wire or from the
 helper are checked once, where they enter.
 """
 
-import re
+_HEX_DIGITS = '0123456789abcdef'
 
-_HEX40 = re.compile(r'[0-9a-f]{40}\Z')
+
+def is_hex40(text):
+    """Whether `text` is 40 lower-case hex digits (without `re`, which a
+    fetch with nothing new does not load)."""
+    return len(text) == 40 and not text.strip(_HEX_DIGITS)
 
 
 class HgId(str):
@@ -20,7 +24,7 @@ class HgId(str):
     def __new__(cls, text):
         if isinstance(text, bytes):
             text = text.decode('ascii', 'replace')
-        if not _HEX40.match(text):
+        if not is_hex40(text):
             raise ValueError('not a Mercurial id: %r' % text)
         return super().__new__(cls, text)
 
@@ -37,7 +41,7 @@ class GitId(str):
     def __new__(cls, text):
         if isinstance(text, bytes):
             text = text.decode('ascii', 'replace')
-        if not _HEX40.match(text):
+        if not is_hex40(text):
             raise ValueError('not a git id: %r' % text)
         return super().__new__(cls, text)
 

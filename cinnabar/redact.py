@@ -6,18 +6,24 @@ trace or put in error messages drops the whole userinfo part:
 `https://user:secret@host/repo` is shown as `https://host/repo`.
 """
 
-import re
-
 # `scheme://userinfo@`: the userinfo ends at the last `@` before the
 # path, query or fragment (or whitespace, in free text).
-_USERINFO = re.compile(r'\b([A-Za-z][A-Za-z0-9+.-]*://)[^/?#\s]*@')
+_USERINFO = r'\b([A-Za-z][A-Za-z0-9+.-]*://)[^/?#\s]*@'
+
+
+def _without_userinfo(text):
+    # re is imported here, when something is shown: a fetch with nothing
+    # new, which people run all day, does not load it (re caches the
+    # compiled pattern).
+    import re
+    return re.sub(_USERINFO, r'\1', text)
 
 
 def redact_url(url):
     """`url` without its userinfo."""
-    return _USERINFO.sub(r'\1', url)
+    return _without_userinfo(url)
 
 
 def redact_text(text):
     """`text` with the userinfo of every URL in it removed."""
-    return _USERINFO.sub(r'\1', text)
+    return _without_userinfo(text)

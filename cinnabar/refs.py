@@ -47,10 +47,9 @@ head of `default` (refused unless forced, as any new head).
 """
 
 import collections
-import re
 
 from cinnabar.errors import Abort
-from cinnabar.ids import HgId
+from cinnabar.ids import HgId, is_hex40
 from cinnabar.refname import refname_problem
 
 STYLES = frozenset(('heads', 'tips', 'bookmarks', 'topics'))
@@ -99,8 +98,9 @@ def quote_name(name):
 
 
 def unquote_name(name):
-    return re.sub('%(25|20)', lambda m: '%' if m.group(1) == '25' else ' ',
-                  name)
+    # `%20` and `%25` never overlap and the first replace makes no `%25`:
+    # the same as one pass over both.
+    return name.replace('%20', ' ').replace('%25', '%')
 
 
 def _head_and_tip(styles, prefix, prefixed):
@@ -254,6 +254,9 @@ def branch_ref(branch, styles):
 
 
 def _template_pattern(template):
+    # re is imported here (pushes): a fetch with nothing new does not
+    # load it.
+    import re
     parts = re.split(r'\{(\w+)\}', template)
     return re.compile(''.join(_FIELDS[p] if i % 2 else re.escape(p)
                               for i, p in enumerate(parts)) + r'\Z')
@@ -276,7 +279,7 @@ def push_target(ref, styles):
         fields = match.groupdict()
         name = fields.get('branch') or fields.get('name')
         node = fields.get('node')
-        if node is not None and not re.fullmatch('[0-9a-f]{40}', node):
+        if node is not None and not is_hex40(node):
             node = None
         topic = fields.get('topic')
         if topic and 'node' in fields and node is None:

@@ -69,7 +69,9 @@ SCRATCH_REFS = ('refs/cinnabar/refs/', 'refs/cinnabar/hg/',
 class RemoteHelper:
     """One session of the remote-helper protocol with git."""
 
-    def __init__(self, remote, url, stdin, stdout, resources):
+    def __init__(self, remote, url, stdin, stdout, resources, spawned=None):
+        """`spawned`: the helper, if the caller started it already (see
+        cinnabar.remote_main), without waiting for it."""
         self.remote = remote
         self.url = url
         self._stdin = stdin
@@ -77,7 +79,7 @@ class RemoteHelper:
         self._resources = resources
         self._git_dir = git.git_dir()
         self._helper = None
-        self._spawned = None
+        self._spawned = spawned
         # git's configuration (the tracer reads it) and the helper start
         # side by side while we wait for git's first command.
         git.read_config_soon()
@@ -363,10 +365,11 @@ class RemoteHelper:
         """Seed a clone (empty metadata) from the server's revlogs when
         `cinnabar.stream` says so (see cinnabar.streamclone)."""
         from cinnabar import streamclone
+        from cinnabar.hg.wire import Peer
         if self._git_dir is None or self.helper().heads():
             return None
         peer = self.peer()
-        if not isinstance(peer, hg.Peer):
+        if not isinstance(peer, Peer):
             return None  # a bundle file
         asked, seed = streamclone.seed_clone(
             peer, self.helper(), self._git_dir, self.remote, self._say)

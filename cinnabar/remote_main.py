@@ -4,6 +4,14 @@ for the URL (cinnabar.remote's RemoteHelper for Mercurial repositories,
 cinnabar.tagsremote's for `hg::tags:`) and runs its command loop.
 
 Its own module, so that neither of those two depends on the other.
+
+A fetch with nothing new, which people run all day, mostly waits: for
+Python to load its modules, for the helper to load its libraries (libcurl
+and its thirty-odd), for the server. So the helper and `git config` are
+started as soon as the repository is locked, before the modules of the
+session (cinnabar.remote and what it imports: the wire protocol, HTTP,
+urllib.parse, re) are loaded: the helper is ready when the first request
+is made. The modules imported here load none of those.
 """
 
 import contextlib
@@ -11,8 +19,8 @@ import sys
 
 from cinnabar import git, repolock
 from cinnabar.errors import Abort, run_guarded
-from cinnabar.hg.url import strip_prefix
-from cinnabar.remote import RemoteHelper
+from cinnabar.helper import Helper
+from cinnabar.hg.url import strip_prefix, url_scheme
 
 
 def _remote_name(name):
@@ -22,22 +30,36 @@ def _remote_name(name):
     return name
 
 
+def _start_helper(resources, git_dir, url):
+    """The helper, started without waiting for it, when the session will
+    need one: in a git repository, or for HTTP (see RemoteHelper.peer);
+    else None."""
+    if git_dir is None and url_scheme(url) not in ('http', 'https'):
+        return None
+    return resources.enter_context(Helper.spawn(git_dir))
+
+
 def session(argv):
     if len(argv) not in (2, 3):
         raise Abort('usage: git-remote-hg <remote> [<url>]',
                     hint='git-remote-hg is run by git for hg:: URLs')
     url = strip_prefix(argv[-1])
-    helper_class = RemoteHelper
     if url == 'tags:':
         # Its own import: a fetch from a Mercurial server needs none of
         # cinnabar.tags.
         from cinnabar.tagsremote import TagsRemoteHelper
-        helper_class = TagsRemoteHelper
+        helper_class, spawned = TagsRemoteHelper, None
     with contextlib.ExitStack() as resources:
-        if helper_class is RemoteHelper:
-            resources.enter_context(repolock.held(git.git_dir()))
+        if url != 'tags:':
+            git_dir = git.git_dir()
+            resources.enter_context(repolock.held(git_dir))
+            git.read_config_soon()
+            spawned = _start_helper(resources, git_dir, url)
+            from cinnabar.remote import RemoteHelper
+            helper_class = RemoteHelper
         remote = helper_class(_remote_name(argv[0]), url,
-                              sys.stdin.buffer, sys.stdout.buffer, resources)
+                              sys.stdin.buffer, sys.stdout.buffer, resources,
+                              spawned)
         remote.run()
     return 0
 

@@ -7,8 +7,9 @@
  *   hg2git:     hg id -> git object, entries of mode 160000 (gitlinks);
  *   git2hg:     git commit -> blob describing the changeset, mode 100644;
  *   files-meta: hg file id -> blob with the file's metadata, mode 100644.
- * A lookup reads only the fanout directory of its key; the whole map is
- * loaded before a change, a walk or its size. Changes are kept in memory
+ * A lookup reads only the fanout directories of its key (the first two
+ * levels one directory at a time); the whole map is loaded before a
+ * change, a walk or its size. Changes are kept in memory
  * and written as a new tree by notes_map_store.
  */
 #ifndef CINNABAR_NOTES_MAP_H
@@ -21,7 +22,8 @@ struct notes_map {
 	unsigned mode;			/* mode of the entries written */
 	int loaded, dirty;
 	int root_read;			/* the root tree was read (notes-map.c) */
-	void *unread;			/* its directories not read yet */
+	void *unread;			/* its directories not read yet
+					   (two levels, notes-map.c) */
 	void *map;			/* khash: key -> value */
 };
 

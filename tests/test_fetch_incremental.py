@@ -82,7 +82,9 @@ def test_fetch_with_nothing_new_is_two_requests_and_one_git(
     its capabilities and one batch (branchmap, heads, bookmarks), as
     git-cinnabar 0.7.5 does, and runs one git process of its own (`git
     config`: the git dir is the GIT_DIR git gives us), besides the
-    helper."""
+    helper. Its Python loads neither `site` (git-remote-hg runs `python3
+    -S`) nor the modules a fetch with something to fetch or a push needs
+    (Python's import trace, PYTHONPROFILEIMPORTTIME, says which load)."""
     server = hg_serve(hg_repos.get('hgweb+obs.hg'))
     repo = tmp_path / 'clone'
     clone(hg_url(server.url), repo, '--no-checkout')
@@ -90,8 +92,16 @@ def test_fetch_with_nothing_new_is_two_requests_and_one_git(
     logged = len(access_log.read_text().splitlines())
     trace = tmp_path / 'git-trace'
     result = git('fetch', 'origin', cwd=repo,
-                 extra_env={'GIT_TRACE': str(trace)})
+                 extra_env={'GIT_TRACE': str(trace),
+                            'PYTHONPROFILEIMPORTTIME': '1'})
     assert_no_traceback(result)
+    imported = {line.split('|')[-1].strip()
+                for line in result.err.splitlines()
+                if line.startswith('import time:')}
+    assert 'cinnabar.remote' in imported
+    unwanted = {'site', 'subprocess', 're', 'urllib.parse', 'threading',
+                'cinnabar.discovery', 'cinnabar.push', 'tempfile'}
+    assert not unwanted & imported, unwanted & imported
     requests = [line.split('"')[1]
                 for line in access_log.read_text().splitlines()[logged:]]
     assert requests == ['GET /?cmd=capabilities HTTP/1.1',

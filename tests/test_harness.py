@@ -111,15 +111,18 @@ def test_hg_on_path_is_hg_under_test(hg):
 
 
 def test_launchers_run_the_client_python():
-    """git-remote-hg and git-cinnabar start with `#!/usr/bin/env python3`:
-    the tests' PATH gives them the client Python (CINNABAR_TEST_PYTHON,
-    set by CI to the oldest and the newest Python we support)."""
+    """git-cinnabar starts with `#!/usr/bin/env python3`, git-remote-hg
+    with a shell line running `python3 -S`: the tests' PATH gives both
+    the client Python (CINNABAR_TEST_PYTHON, set by CI to the oldest and
+    the newest Python we support)."""
     code = 'import sys; print(sys.executable); print(*sys.version_info[:2])'
     exe, version = run(['python3', '-c', code]).out.splitlines()
     assert os.path.realpath(exe) == test_env.client_python()
     assert tuple(map(int, version.split())) >= (3, 9)
     launcher = (test_env.ROOT / 'git-cinnabar').read_text().splitlines()[0]
     assert launcher == '#!/usr/bin/env python3'
+    remote = (test_env.ROOT / 'git-remote-hg').read_text().splitlines()
+    assert remote[:2] == ['#!/bin/sh', '"""": ; exec python3 -S "$0" "$@"']
 
 
 def test_proxy_forwards_and_counts(hg, hg_repos, hg_serve, hg_proxy,

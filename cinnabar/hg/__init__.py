@@ -11,15 +11,17 @@ import os
 
 from cinnabar.errors import Abort
 from cinnabar.hg.url import parse_url
-from cinnabar.hg.wire import Peer
 
 # Each transport is imported when a URL needs it: a fetch over HTTP loads
-# neither ssh's nor the local one (nor what reads bundle files).
+# neither ssh's nor the local one (nor what reads bundle files). The wire
+# protocol too: importing cinnabar.hg.url, which git-remote-hg does before
+# it starts the helper, must not load it (cinnabar.remote_main).
 
 
 def _connect_file(url, helper):
     from cinnabar.hg import localtransport
     from cinnabar.hg.bundlefile import BundleFilePeer
+    from cinnabar.hg.wire import Peer
     if os.path.isfile(url.path):
         if helper is None:
             raise Abort('reading a bundle file needs a git repository')
@@ -40,5 +42,6 @@ def connect(text, helper):
         return httptransport.connect(url, helper)
     if url.scheme == 'ssh':
         from cinnabar.hg import sshtransport
+        from cinnabar.hg.wire import Peer
         return Peer(sshtransport.connect(url))
     return _connect_file(url, helper)

@@ -31,9 +31,9 @@ push sends and what a reply means.
 
 import collections
 import struct
-from urllib.parse import unquote_to_bytes
 
 from cinnabar.errors import Abort
+from cinnabar.hg.percent import unquote_to_bytes
 
 MAGIC = b'HG20'
 # The size of the payload chunks we write.

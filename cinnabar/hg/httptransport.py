@@ -43,11 +43,11 @@ Hostile servers
 import io
 import os
 import sys
-import urllib.parse
 import zlib
 
 from cinnabar.errors import Abort
-from cinnabar.hg import bundle2, wireformat
+from cinnabar.hg import bundle2, percent, wireformat
+from cinnabar.hg.url import join_url, split_url
 from cinnabar.hg.wire import Peer, Transport
 from cinnabar.redact import redact_url
 from cinnabar.trace import Tracer
@@ -85,7 +85,7 @@ _URL_SAFE = ":/?#[]@!$&'()*+,;=%~"
 
 def encode_args(args):
     """The urlencoded form of {name: value}, sorted by name."""
-    return urllib.parse.urlencode(sorted(args.items()))
+    return percent.urlencode(sorted(args.items()))
 
 
 def split_in_headers(value, prefix, limit):
@@ -138,12 +138,13 @@ def decode_v2(data, limit=MAX_ANSWER):
 
 def base_url(url):
     """The repository URL without query or fragment."""
-    parts = urllib.parse.urlsplit(url)
-    return urllib.parse.urlunsplit(parts._replace(query='', fragment=''))
+    scheme, netloc, path, _, _ = split_url(url)
+    return join_url((scheme, netloc, path, '', ''))
 
 
 def check_redirect(old, new):
     """Refuse a redirect from https to anything else."""
+    import urllib.parse  # redirects are rare: not loaded for the others
     old_scheme = urllib.parse.urlsplit(old).scheme.lower()
     new_scheme = urllib.parse.urlsplit(new).scheme.lower()
     if new_scheme not in ('http', 'https'):
@@ -221,8 +222,8 @@ class HttpTransport(Transport):
         varying = [n for n, _ in headers if n.startswith('X-Hg')]
         if varying:
             headers.append(('Vary', ','.join(varying)))
-        url = '%s?%s' % (self.url, urllib.parse.urlencode(query))
-        return urllib.parse.quote(url, safe=_URL_SAFE), headers, body
+        url = '%s?%s' % (self.url, percent.urlencode(query))
+        return percent.quote(url, safe=_URL_SAFE), headers, body
 
     def _speaks_v2(self):
         media_types = self.server_caps.get('httpmediatype', b'').split(b',')
@@ -392,6 +393,7 @@ class HttpTransport(Transport):
             if response.status not in REDIRECTS or not location:
                 break
             response.body.drain()
+            import urllib.parse  # see check_redirect
             new_url = urllib.parse.urljoin(self.url, location)
             check_redirect(self.url, new_url)
             self.url = base_url(new_url)

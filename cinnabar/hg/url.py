@@ -32,10 +32,12 @@ what follows a `:` up to the path is a port (digits), a scheme, or
 
 import collections
 import os
-import re
-from urllib.parse import unquote, urlsplit, urlunsplit
 
 from cinnabar.errors import Abort
+
+# urllib.parse (and re, enum and ipaddress, which it imports) is imported
+# only for what `split_url` leaves to it: a fetch with nothing new, which
+# people run all day, does not load it.
 
 HgUrl = collections.namedtuple('HgUrl',
                                'scheme user host port path url display')
@@ -44,7 +46,18 @@ set; for `ssh`, `path` is the path to give `hg -R`; `url` is the URL as
 given (for HTTP(S) requests), `display` the text to show people (without
 password)."""
 
-_SCHEME = re.compile(r'[A-Za-z][A-Za-z0-9+.-]*:')
+_LETTERS = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ'
+_SCHEME_CHARS = _LETTERS + '0123456789+.-'
+
+
+def url_scheme(text):
+    """The scheme `text` starts with, in lower case, or None: RFC 3986's
+    `ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) ":"`."""
+    name, colon, _ = text.partition(':')
+    if not colon or not name or name[0] not in _LETTERS or (
+            name.strip(_SCHEME_CHARS)):
+        return None
+    return name.lower()
 
 
 def strip_prefix(text):
@@ -89,10 +102,53 @@ def hg_scheme_url(text):
     return '%s://%s%s%s' % (scheme, host, ':' + port if port else '', rest)
 
 
+def split_url(text):
+    """urllib.parse.urlsplit(text): itself for URLs out of the ordinary
+    (not ASCII; a control character, a space; no `//` host, or one in
+    brackets); for the others, which it leaves as they are but for the
+    scheme, in lower case, the same parts found here without loading it.
+    """
+    scheme = url_scheme(text)
+    rest = text[len(scheme or '') + 1:]
+    host_end = min((i for i in map(rest.find, '/?#', (2, 2, 2)) if i >= 0),
+                   default=len(rest))
+    netloc = rest[2:host_end]
+    if scheme is None or not rest.startswith('//') or not netloc or (
+            not text.isascii()) or min(text) <= ' ' or '[' in netloc or (
+            ']' in netloc):
+        from urllib.parse import urlsplit
+        return urlsplit(text)
+    rest, _, fragment = rest[host_end:].partition('#')
+    path, _, query = rest.partition('?')
+    return scheme, netloc, path, query, fragment
+
+
+def join_url(parts):
+    """urllib.parse.urlunsplit(parts) for what split_url gives: itself
+    when the host part is empty."""
+    scheme, netloc, path, query, fragment = parts
+    if not netloc:
+        from urllib.parse import urlunsplit
+        return urlunsplit(parts)
+    if path and not path.startswith('/'):
+        path = '/' + path
+    return '%s://%s%s%s%s' % (scheme, netloc, path,
+                              '?' + query if query else '',
+                              '#' + fragment if fragment else '')
+
+
+def _unquote(text):
+    """urllib.parse.unquote(text), loaded only for a `%`."""
+    if '%' not in text:
+        return text
+    from urllib.parse import unquote
+    return unquote(text)
+
+
 def _split_netloc(netloc):
     """(user, host, port) from `[user[:password]@]host[:port]`."""
     userinfo, _, hostport = netloc.rpartition('@')
-    user = unquote(userinfo.partition(':')[0]) or None
+    user = _unquote(userinfo.partition(':')[0]) or None
     if hostport.startswith('['):
         host, _, rest = hostport[1:].partition(']')
         port = rest[1:] if rest.startswith(':') else ''
@@ -100,18 +156,20 @@ def _split_netloc(netloc):
         host, _, port = hostport.partition(':')
     if port and not port.isdigit():
         raise Abort('invalid port in URL: %r' % port)
-    return user, unquote(host), int(port) if port else None
+    return user, _unquote(host), int(port) if port else None
 
 
 def _without_password(parts):
-    user, _, host = parts.netloc.rpartition('@')
+    scheme, netloc, path, query, fragment = parts
+    user, _, host = netloc.rpartition('@')
     if ':' in user:
         user = user.partition(':')[0]
     netloc = '%s@%s' % (user, host) if user else host
-    return urlunsplit(parts._replace(netloc=netloc))
+    return join_url((scheme, netloc, path, query, fragment))
 
 
 def _parse_ssh(text):
+    from urllib.parse import unquote, urlsplit
     parts = urlsplit(text)
     user, host, port = _split_netloc(parts.netloc)
     if not host:
@@ -123,6 +181,7 @@ def _parse_ssh(text):
 
 
 def _parse_file(text):
+    from urllib.parse import unquote, urlsplit
     parts = urlsplit(text)
     if parts.netloc not in ('', 'localhost'):
         raise Abort('file URLs with a host are not supported: %s' % text)
@@ -133,12 +192,11 @@ def _parse_file(text):
 def parse_url(text, cwd=None):
     """Parse a git-remote-hg URL (with or without `hg::`) into an HgUrl."""
     text = strip_prefix(text)
-    match = _SCHEME.match(text)
-    scheme = match.group(0)[:-1].lower() if match else None
+    scheme = url_scheme(text)
     if scheme in ('http', 'https'):
-        parts = urlsplit(text)
-        user, host, port = _split_netloc(parts.netloc)
-        return HgUrl(scheme, user, host, port, parts.path, text,
+        parts = split_url(text)
+        user, host, port = _split_netloc(parts[1])
+        return HgUrl(scheme, user, host, port, parts[2], text,
                      _without_password(parts))
     if scheme == 'ssh':
         return _parse_ssh(text)

@@ -26,9 +26,9 @@ Answers
     lines. `lookup`: `1 <hex id>` or `0 <error message>`.
 """
 
-from urllib.parse import quote, unquote_to_bytes
 
 from cinnabar.errors import Abort
+from cinnabar.hg.percent import quote, unquote_to_bytes
 from cinnabar.ids import HgId, NULL_HG
 
 ARGUMENT_SPECS = {

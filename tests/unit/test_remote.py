@@ -2,6 +2,8 @@
 
 import contextlib
 import io
+import subprocess
+import sys
 
 import pytest
 
@@ -9,6 +11,7 @@ from cinnabar import push, remote, remote_main
 from cinnabar.errors import Abort
 from cinnabar.hg.wire import RemoteState
 from cinnabar.ids import GitId, HgId, NULL_GIT
+from lib import env as test_env
 
 D1, D2, S1, BK, NEW = (HgId(c * 40) for c in '12345')
 GIT = {D1: GitId('a' * 40), D2: GitId('b' * 40), S1: GitId('c' * 40),
@@ -70,6 +73,9 @@ def fakes(monkeypatch):
     monkeypatch.setattr(remote.git, 'git_dir', lambda: '/repo/.git')
     monkeypatch.setattr(remote.git, 'delete_refs', deleted.extend)
     monkeypatch.setattr(remote.git, 'read_config_soon', lambda: None)
+    # The tracers read git's configuration (which otherwise only an
+    # earlier test may have read for this directory).
+    monkeypatch.setattr(remote.git, 'config', lambda key: None)
     monkeypatch.setattr(remote.config, 'lookup', lambda name, r=None: None)
     monkeypatch.setattr(remote.Helper, 'start', lambda git_dir: helper)
     monkeypatch.setattr(remote.Helper, 'spawn', lambda git_dir: helper)
@@ -205,3 +211,18 @@ def test_push_outside_a_repository(fakes, monkeypatch):
     monkeypatch.setattr(remote.git, 'git_dir', lambda: None)
     with pytest.raises(Abort):
         session('push a:refs/heads/bookmarks/a\n\n')
+
+
+def test_the_helper_starts_before_the_session_modules_load():
+    """git-remote-hg starts the helper as soon as the repository is
+    locked (cinnabar.remote_main): what it imports before loads none of
+    the session's modules, nor subprocess, re or urllib.parse."""
+    code = ('import sys; import cinnabar.remote_main; '
+            'print(" ".join(sorted(sys.modules)))')
+    loaded = subprocess.run(
+        [sys.executable, '-S', '-c', code], cwd=test_env.ROOT, check=True,
+        stdout=subprocess.PIPE, text=True).stdout.split()
+    assert 'cinnabar.helper' in loaded
+    early = {'cinnabar.remote', 'cinnabar.hg.wire', 'subprocess', 're',
+             'urllib.parse'}
+    assert early.isdisjoint(loaded), early.intersection(loaded)
