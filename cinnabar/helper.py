@@ -46,6 +46,13 @@ class HelperError(Abort):
     """The helper answered `error ...` or went away."""
 
 
+def needed(git_dir, scheme):
+    """Whether a remote session for a URL of `scheme` needs the helper:
+    in a git repository (`git_dir`), for the metadata; for HTTP(S)
+    anywhere, for its libcurl."""
+    return bool(git_dir) or scheme in ('http', 'https')
+
+
 def _candidate_dirs():
     launcher = os.path.realpath(sys.argv[0]) if sys.argv[0] else None
     if launcher:

@@ -42,7 +42,7 @@ import sys
 
 from cinnabar import config, git, hg, refs
 from cinnabar.errors import Abort
-from cinnabar.helper import Helper
+from cinnabar.helper import Helper, needed as helper_needed
 from cinnabar.ids import NULL_GIT
 from cinnabar.hg.url import parse_url
 from cinnabar.trace import Tracer
@@ -136,8 +136,7 @@ class RemoteHelper:
         without waiting for it: it loads while git's configuration is read
         and git asks for our capabilities and the list (its start was a
         fifth of a fetch with nothing new)."""
-        needs_helper = self._git_dir or parse_url(self.url).scheme in (
-            'http', 'https')
+        needs_helper = helper_needed(self._git_dir, parse_url(self.url).scheme)
         if self._helper is None and self._spawned is None and needs_helper:
             self._spawned = self._resources.enter_context(
                 Helper.spawn(self._git_dir))
@@ -155,8 +154,8 @@ class RemoteHelper:
     def peer(self):
         if self._peer is None:
             # Outside a git repository, only HTTP needs the helper.
-            needs_helper = parse_url(self.url).scheme in ('http', 'https')
-            helper = self.helper() if needs_helper or self._git_dir else None
+            helper = self.helper() if helper_needed(
+                self._git_dir, parse_url(self.url).scheme) else None
             self._peer = hg.connect(self.url, helper)
             self._resources.callback(self._peer.close)
         return self._peer

@@ -19,7 +19,7 @@ import sys
 
 from cinnabar import git, repolock
 from cinnabar.errors import Abort, run_guarded
-from cinnabar.helper import Helper
+from cinnabar import helper
 from cinnabar.hg.url import strip_prefix, url_scheme
 
 
@@ -32,11 +32,10 @@ def _remote_name(name):
 
 def _start_helper(resources, git_dir, url):
     """The helper, started without waiting for it, when the session will
-    need one: in a git repository, or for HTTP (see RemoteHelper.peer);
-    else None."""
-    if git_dir is None and url_scheme(url) not in ('http', 'https'):
+    need one (cinnabar.helper.needed); else None."""
+    if not helper.needed(git_dir, url_scheme(url)):
         return None
-    return resources.enter_context(Helper.spawn(git_dir))
+    return resources.enter_context(helper.Helper.spawn(git_dir))
 
 
 def session(argv):
@@ -44,13 +43,13 @@ def session(argv):
         raise Abort('usage: git-remote-hg <remote> [<url>]',
                     hint='git-remote-hg is run by git for hg:: URLs')
     url = strip_prefix(argv[-1])
-    if url == 'tags:':
-        # Its own import: a fetch from a Mercurial server needs none of
-        # cinnabar.tags.
-        from cinnabar.tagsremote import TagsRemoteHelper
-        helper_class, spawned = TagsRemoteHelper, None
     with contextlib.ExitStack() as resources:
-        if url != 'tags:':
+        if url == 'tags:':
+            # Its own import: a fetch from a Mercurial server needs none
+            # of cinnabar.tags.
+            from cinnabar.tagsremote import TagsRemoteHelper
+            helper_class, spawned = TagsRemoteHelper, None
+        else:
             git_dir = git.git_dir()
             resources.enter_context(repolock.held(git_dir))
             git.read_config_soon()

@@ -31,9 +31,9 @@ def quote(text, safe='/'):
 
 
 def _quote_plus(text):
-    if isinstance(text, bytes):
-        return quote(text, ' ').replace(' ', '+')
-    return quote(str(text), ' ').replace(' ', '+')
+    if not isinstance(text, bytes):
+        text = str(text)
+    return quote(text, ' ').replace(' ', '+')
 
 
 def urlencode(pairs):
