@@ -81,14 +81,23 @@ static void hash_block(const char *data, size_t len, void *hasher)
 	hg_hasher_update(hasher, data, len);
 }
 
-/* A job is done (`id` is what its text hashes to): under `lock`. */
-static void job_done(struct verify_job *job, const struct hg_oid *id)
+/*
+ * Keep the failure of `job` (its text hashed to `id`) when it was queued
+ * before the one kept: under `lock`.
+ */
+static void note_result(const struct verify_job *job, const struct hg_oid *id)
 {
-	if (id && !hg_oideq(id, &job->node) &&
-	    (!failed || job->seq < failure.seq)) {
+	if (!hg_oideq(id, &job->node) && (!failed || job->seq < failure.seq)) {
 		failure = *job;
 		failed = 1;
 	}
+}
+
+/* A job is done (`id` is what its text hashes to): under `lock`. */
+static void job_done(struct verify_job *job, const struct hg_oid *id)
+{
+	if (id)
+		note_result(job, id);
 	put_text(job->text);
 	running--;
 }
@@ -351,25 +360,27 @@ static void settle(void)
 		stop_workers(0);
 }
 
+static const char *failure_message(void)
+{
+	static char msg[256];
+
+	xsnprintf(msg, sizeof(msg), "%s %s does not match its contents "
+		  "(corrupt data)", failure.what, hg_oid_to_hex(&failure.node));
+	return msg;
+}
+
 static NORETURN void die_failure(void)
 {
 	settle();
-	die("%s %s does not match its contents (corrupt data)", failure.what,
-	    hg_oid_to_hex(&failure.node));
+	die("%s", failure_message());
 }
 
 const char *verify_id_failed_before(void)
 {
-	static char msg[256];
-
 	if (!texts || !pthread_equal(pthread_self(), main_thread))
 		return NULL;
 	settle();
-	if (!failed)
-		return NULL;
-	xsnprintf(msg, sizeof(msg), "%s %s does not match its contents "
-		  "(corrupt data)", failure.what, hg_oid_to_hex(&failure.node));
-	return msg;
+	return failed ? failure_message() : NULL;
 }
 
 void verify_id_poll(void)
@@ -418,17 +429,14 @@ static void verify_in_place(const char *what, const struct hg_oid *node,
 			    const struct hg_oid *p1, const struct hg_oid *p2,
 			    const char *buf, size_t len)
 {
+	struct verify_job job = { what };
 	struct hg_oid id;
 
+	job.seq = next_seq++;
+	hg_oidcpy(&job.node, node);
 	hg_hash(p1, p2, buf, len, &id);
 	pthread_mutex_lock(&lock);
-	if (!hg_oideq(&id, node) && !failed) {
-		failure.what = what;
-		hg_oidcpy(&failure.node, node);
-		failure.seq = next_seq;
-		failed = 1;
-	}
-	next_seq++;
+	note_result(&job, &id);
 	pthread_mutex_unlock(&lock);
 	verify_id_poll();
 }
