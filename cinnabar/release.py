@@ -95,6 +95,10 @@ DEFAULT_CHANNEL = 'release'
 KEY_VARIABLE = 'GIT_CINNABAR_RELEASE_KEY'
 # The largest file we download (into memory).
 MAX_SIZE = 512 * 1024 * 1024
+# How much of a download is read at a time: Python before 3.12 makes a
+# zeroed buffer of whatever size a read of an HTTP response asks for, so
+# one read of MAX_SIZE + 1 bytes cost 512 MB and half a second.
+READ_SIZE = 1024 * 1024
 SCHEME_HINT = 'use an https:// URL, a file:// URL or a local path'
 URL_HINT = ('give the base URL of the downloads with --url or '
             '`git config --global cinnabar.download-url <URL>`')
@@ -163,6 +167,19 @@ def _opener(url):
     return urllib.request.build_opener(*handlers)
 
 
+def _read_at_most(response, limit):
+    """Up to `limit` bytes of `response`, READ_SIZE at a time."""
+    chunks = []
+    left = limit
+    while left:
+        chunk = response.read(min(left, READ_SIZE))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b''.join(chunks)
+
+
 def fetch(url):
     """The bytes at `url` (https or file://); raises Abort."""
     shown = redact_url(url)
@@ -172,7 +189,7 @@ def fetch(url):
                     hint=SCHEME_HINT)
     try:
         with _opener(url).open(shown, timeout=TIMEOUT) as response:
-            data = response.read(MAX_SIZE + 1)
+            data = _read_at_most(response, MAX_SIZE + 1)
             length = response.headers.get('Content-Length')
     except urllib.error.HTTPError as error:
         raise Abort('HTTP error %d from %s' % (error.code, shown))

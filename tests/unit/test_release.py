@@ -56,3 +56,29 @@ def test_signatures_round_trip():
                                          for s in seeds]
     assert all(ed25519.verify(key, b'data', signature)
                for key, signature in pairs)
+
+
+class _Response:
+    """A response body that records the size of each read asked of it."""
+
+    def __init__(self, data):
+        self.data = data
+        self.asked = []
+
+    def read(self, size):
+        self.asked.append(size)
+        chunk, self.data = self.data[:size], self.data[size:]
+        return chunk
+
+
+@pytest.mark.parametrize('size', [0, 1, release.READ_SIZE,
+                                  3 * release.READ_SIZE + 5])
+def test_read_at_most_reads_in_bounded_pieces(size):
+    data = os.urandom(size)
+    response = _Response(data + b'tail')
+    assert release._read_at_most(response, size) == data
+    assert max(response.asked, default=0) <= release.READ_SIZE
+    # Without a limit reached, it reads to the end of the body.
+    response = _Response(data)
+    assert release._read_at_most(response, release.MAX_SIZE + 1) == data
+    assert max(response.asked) <= release.READ_SIZE
