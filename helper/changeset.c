@@ -549,6 +549,12 @@ void changeset_note(struct strbuf *out, const struct hg_oid *node,
 		make_patch(&patch, rebuilt.buf, rebuilt.len, raw, raw_len);
 		n.has_patch = 1;
 	}
+	/*
+	 * The list of files can be the size of the text (every file, in a
+	 * first changeset: 12 MB at 300,000 files): the rebuilt text is
+	 * let go of before the note is written, not held beside it.
+	 */
+	strbuf_release(&rebuilt);
 
 	strbuf_addf(out, "changeset %s", hg_oid_to_hex(node));
 	if (!hg_oid_is_null(&cs.manifest))

@@ -303,6 +303,9 @@ static void import_changesets(struct changeset_spool *spool,
 		if (!hg2git(&cs.node))
 			stats->changesets++;
 		import_changeset(&cs);
+		/* A text listing every file is let go of, as a full text. */
+		if (cs.text.alloc > KEEP_MANIFEST_CHUNK)
+			strbuf_release(&cs.text);
 		display_progress(progress, ++n);
 	}
 	stop_progress(&progress);
