@@ -117,11 +117,24 @@ static void add_range(struct builder *b, const struct block_text *base,
 		size_t start = base->starts[i], end = start + blk->len;
 		size_t n = (to < end ? to : end) - from;
 
-		if (from == start && to >= end && blk->len >= MIN_BLOCK &&
-		    (!b->pending.len || b->pending.len >= MIN_BLOCK)) {
+		int whole = from == start && to >= end &&
+			    blk->len >= MIN_BLOCK;
+
+		if (whole && (!b->pending.len || b->pending.len >= MIN_BLOCK)) {
 			flush_all(b);
 			blk->refs++;
 			push_block(b->out, blk);
+		} else if (whole && b->pending.len + blk->len <=
+				    2 * BLOCK_TEXT_SIZE) {
+			/*
+			 * Too little pending for a block of its own (after
+			 * a line added or removed): it goes with this
+			 * block, so that the blocks after it are shared,
+			 * not every one copied until the next hunk.
+			 */
+			strbuf_add(&b->pending, blk->data, blk->len);
+			push_bytes(b->out, b->pending.buf, b->pending.len);
+			strbuf_reset(&b->pending);
 		} else {
 			add_bytes(b, blk->data + (from - start), n);
 		}

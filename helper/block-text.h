@@ -10,8 +10,9 @@
  *
  * Blocks are reference-counted without locks: only one thread may create,
  * apply to or release texts; others may only read a text they were given.
- * Blocks are about BLOCK_TEXT_SIZE bytes; every block but the last is at
- * least a quarter of that, so a text has few blocks.
+ * Blocks are about BLOCK_TEXT_SIZE bytes (at most twice that); every
+ * block but the last is at least a quarter of that, so a text has few
+ * blocks.
  */
 #ifndef CINNABAR_BLOCK_TEXT_H
 #define CINNABAR_BLOCK_TEXT_H

@@ -221,6 +221,7 @@ struct note_fields {
 	struct hg_oid changeset, manifest;
 	struct slice author, extra, files, patch;
 	int has_author, has_extra, has_files, has_patch;
+	char files_sep;	/* between the files: '\0' in a note, '\n' in a text */
 };
 
 static int parse_note(struct note_fields *n, const char *buf, size_t len)
@@ -353,14 +354,14 @@ static int sort_slices(const void *a, const void *b)
 	return slice_cmp(*(const struct slice *)a, *(const struct slice *)b);
 }
 
-/* Append the file list (NUL-separated in notes) sorted, one per line. */
-static void add_files(struct strbuf *out, struct slice files)
+/* Append the file list (split by `sep`) sorted, one per line. */
+static void add_files(struct strbuf *out, struct slice files, char sep)
 {
 	struct slice *list = NULL;
 	size_t nr = 0, alloc = 0, i;
 	const char *p = files.buf, *end = files.buf + files.len;
 	for (;;) {
-		const char *nul = memchr(p, '\0', end - p);
+		const char *nul = memchr(p, sep, end - p);
 		ALLOC_GROW(list, nr + 1, alloc);
 		list[nr++] = slice_of(p, nul ? nul : end);
 		if (!nul)
@@ -419,7 +420,7 @@ static int rebuild(struct strbuf *out, struct commit_parts *commit,
 		extras_dump(out, &extras);
 	}
 	if (note->has_files)
-		add_files(out, note->files);
+		add_files(out, note->files, note->files_sep);
 	strbuf_addstr(out, "\n\n");
 	strbuf_add(out, commit->body.buf, commit->body.len);
 	if (note->has_patch && apply_patch(out, note->patch))
@@ -497,7 +498,7 @@ void changeset_note(struct strbuf *out, const struct hg_oid *node,
 	struct commit_parts c;
 	struct note_fields n;
 	struct hg_authorship a = HG_AUTHORSHIP_INIT;
-	struct strbuf extra = STRBUF_INIT, files = STRBUF_INIT;
+	struct strbuf extra = STRBUF_INIT;
 	struct strbuf committer = STRBUF_INIT, rebuilt = STRBUF_INIT;
 	struct strbuf patch = STRBUF_INIT;
 	size_t i;
@@ -536,12 +537,9 @@ void changeset_note(struct strbuf *out, const struct hg_oid *node,
 		free(e.items);
 	}
 	if (cs.has_files) {
-		strbuf_add(&files, cs.files.buf, cs.files.len);
-		for (i = 0; i < files.len; i++)
-			if (files.buf[i] == '\n')
-				files.buf[i] = '\0';
-		n.files.buf = files.buf;
-		n.files.len = files.len;
+		/* The text's own list: no copy (12 MB at 300,000 files). */
+		n.files = cs.files;
+		n.files_sep = '\n';
 		n.has_files = 1;
 	}
 	if (rebuild(&rebuilt, &c, &n, p1, p2, 0) ||
@@ -549,6 +547,12 @@ void changeset_note(struct strbuf *out, const struct hg_oid *node,
 		make_patch(&patch, rebuilt.buf, rebuilt.len, raw, raw_len);
 		n.has_patch = 1;
 	}
+	/*
+	 * The list of files can be the size of the text (every file, in a
+	 * first changeset: 12 MB at 300,000 files): the rebuilt text is
+	 * let go of before the note is written, not held beside it.
+	 */
+	strbuf_release(&rebuilt);
 
 	strbuf_addf(out, "changeset %s", hg_oid_to_hex(node));
 	if (!hg_oid_is_null(&cs.manifest))
@@ -557,15 +561,18 @@ void changeset_note(struct strbuf *out, const struct hg_oid *node,
 		note_add_field(out, "author", n.author.buf, n.author.len);
 	if (n.has_extra)
 		note_add_field(out, "extra", n.extra.buf, n.extra.len);
-	if (n.has_files)
+	if (n.has_files) {
+		size_t start = out->len + strlen("\nfiles ");
 		note_add_field(out, "files", n.files.buf, n.files.len);
+		for (i = start; i < out->len; i++)
+			if (out->buf[i] == '\n')
+				out->buf[i] = '\0';
+	}
 	if (n.has_patch)
 		note_add_field(out, "patch", patch.buf, patch.len);
 
 	hg_authorship_release(&a);
 	strbuf_release(&extra);
-	strbuf_release(&files);
 	strbuf_release(&committer);
-	strbuf_release(&rebuilt);
 	strbuf_release(&patch);
 }

@@ -6,8 +6,37 @@
 #include "notes-map.h"
 #include "raw-commit.h"
 
-KHASH_INIT(cinnabar_notes, struct object_id, struct object_id, 1,
-	   oidhash_by_value, oideq_by_value)
+/*
+ * Keys are SHA-1s: 20 bytes, where a struct object_id takes 36 (hg2git
+ * holds an entry per file revision: 300,000 of them are 2^19 buckets,
+ * 8 MB less). Hashed as git hashes an object id (its first 4 bytes), so
+ * that the order of a walk stays the same.
+ */
+struct notes_key {
+	unsigned char hash[GIT_SHA1_RAWSZ];
+};
+
+static inline unsigned int notes_key_hash(struct notes_key key)
+{
+	unsigned int hash;
+	memcpy(&hash, key.hash, sizeof(hash));
+	return hash;
+}
+
+static inline int notes_key_eq(struct notes_key a, struct notes_key b)
+{
+	return !memcmp(a.hash, b.hash, GIT_SHA1_RAWSZ);
+}
+
+static struct notes_key notes_key(const struct object_id *oid)
+{
+	struct notes_key key;
+	memcpy(key.hash, oid->hash, GIT_SHA1_RAWSZ);
+	return key;
+}
+
+KHASH_INIT(cinnabar_notes, struct notes_key, struct object_id, 1,
+	   notes_key_hash, notes_key_eq)
 
 #define MAP(m) ((kh_cinnabar_notes_t *)(m)->map)
 
@@ -35,7 +64,7 @@ static void put(struct notes_map *m, const struct object_id *key,
 		const struct object_id *value)
 {
 	int ret;
-	khiter_t pos = kh_put_cinnabar_notes(MAP(m), *key, &ret);
+	khiter_t pos = kh_put_cinnabar_notes(MAP(m), notes_key(key), &ret);
 	kh_value(MAP(m), pos) = *value;
 }
 
@@ -218,7 +247,7 @@ const struct object_id *notes_map_get(struct notes_map *m,
 		read_dir(m, key->hash[0]);
 		read_subdir(m, key->hash[0], key->hash[1]);
 	}
-	pos = kh_get_cinnabar_notes(MAP(m), *key);
+	pos = kh_get_cinnabar_notes(MAP(m), notes_key(key));
 	if (pos == kh_end(MAP(m)))
 		return NULL;
 	return &kh_value(MAP(m), pos);
@@ -241,10 +270,16 @@ size_t notes_map_size(struct notes_map *m)
 void notes_map_for_each(struct notes_map *m, notes_map_fn fn, void *data)
 {
 	khiter_t pos;
+	struct object_id key;
+
 	ensure_loaded(m);
-	for (pos = kh_begin(MAP(m)); pos != kh_end(MAP(m)); pos++)
-		if (kh_exist(MAP(m), pos))
-			fn(&kh_key(MAP(m), pos), &kh_value(MAP(m), pos), data);
+	oidclr(&key);
+	for (pos = kh_begin(MAP(m)); pos != kh_end(MAP(m)); pos++) {
+		if (!kh_exist(MAP(m), pos))
+			continue;
+		memcpy(key.hash, kh_key(MAP(m), pos).hash, GIT_SHA1_RAWSZ);
+		fn(&key, &kh_value(MAP(m), pos), data);
+	}
 }
 
 /*
@@ -262,13 +297,14 @@ struct sorted_notes {
 
 static int slot_cmp(const void *a, const void *b, void *h)
 {
-	return oidcmp(&kh_key((kh_cinnabar_notes_t *)h, *(const khint_t *)a),
-		      &kh_key((kh_cinnabar_notes_t *)h, *(const khint_t *)b));
+	return memcmp(kh_key((kh_cinnabar_notes_t *)h, *(const khint_t *)a).hash,
+		      kh_key((kh_cinnabar_notes_t *)h, *(const khint_t *)b).hash,
+		      GIT_SHA1_RAWSZ);
 }
 
-static unsigned nibble(const struct object_id *oid, unsigned n)
+static unsigned nibble(const struct notes_key *key, unsigned n)
 {
-	return n % 2 ? oid->hash[n / 2] & 0xf : oid->hash[n / 2] >> 4;
+	return n % 2 ? key->hash[n / 2] & 0xf : key->hash[n / 2] >> 4;
 }
 
 /*
@@ -325,7 +361,8 @@ static void write_dir(struct sorted_notes *s, size_t i, size_t end,
 			i = j;
 		} else {
 			strbuf_addf(&tree, "%o %s%c", mode,
-				    oid_to_hex(KEY(s, i)) + 2 * depth, '\0');
+				    hash_to_hex(KEY(s, i)->hash) + 2 * depth,
+				    '\0');
 			strbuf_add(&tree, VALUE(s, i)->hash, GIT_SHA1_RAWSZ);
 			i++;
 		}
