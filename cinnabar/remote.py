@@ -153,6 +153,9 @@ class RemoteHelper:
 
     def peer(self):
         if self._peer is None:
+            # Loaded before waiting for the helper, which may still be
+            # loading its libraries (a fetch with nothing new).
+            hg.load_transport(self.url)
             # Outside a git repository, only HTTP needs the helper.
             helper = self.helper() if helper_needed(
                 self._git_dir, parse_url(self.url).scheme) else None

@@ -52,8 +52,10 @@ def session(argv):
         else:
             git_dir = git.git_dir()
             resources.enter_context(repolock.held(git_dir))
-            git.read_config_soon()
+            # The helper first: it is what the session waits for (its
+            # libraries load for longer than git config runs).
             spawned = _start_helper(resources, git_dir, url)
+            git.read_config_soon()
             from cinnabar.remote import RemoteHelper
             helper_class = RemoteHelper
         remote = helper_class(_remote_name(argv[0]), url,

@@ -174,12 +174,25 @@ def _sinks():
 
 
 class Tracer:
-    """Writes trace lines for one channel (see CHANNELS)."""
+    """Writes trace lines for one channel (see CHANNELS).
+
+    Where they go is looked up at the first line, not when the tracer is
+    made: the git configuration (`cinnabar.log`) may still be being read
+    then (a fetch starts `git config` beside the helper, whose tracer is
+    made as it is spawned) and waiting for it there would hold up the
+    session."""
 
     def __init__(self, channel):
         self.channel = channel
-        self._sink = _sinks().get(channel)
-        self.enabled = self._sink is not None
+        self._looked_up = False
+        self._sink = None
+
+    @property
+    def enabled(self):
+        if not self._looked_up:
+            self._sink = _sinks().get(self.channel)
+            self._looked_up = True
+        return self._sink is not None
 
     def _write(self, direction, text):
         line = '%s%s %s\n' % (self.channel, direction, redact_text(text))

@@ -271,12 +271,69 @@ static void read_request(struct request *r, FILE *in)
 	stream_release(&body);
 }
 
+/*
+ * Acknowledging an answer's headers at once.
+ *
+ * A server that writes an answer's headers and its body separately,
+ * without TCP_NODELAY (`hg serve`: Python's http.server writes the
+ * headers, then the body), holds the body back (Nagle's algorithm) until
+ * the headers are acknowledged. On a connection reused for another
+ * request, Linux delays that acknowledgement (40 ms or more) in case an
+ * answer of ours can carry it: none will, we wait for the body. So once
+ * the headers are read, TCP_QUICKACK sends the pending acknowledgement.
+ *
+ * curl says which socket a transfer uses only once it is over: the
+ * sockets it opens are kept (it closes them through close_socket()), and
+ * each is told; there is one, or a few after redirects to other hosts.
+ * Linux only; elsewhere nothing is done.
+ */
+static curl_socket_t *open_sockets;
+static size_t open_sockets_nr, open_sockets_alloc;
+
+static int keep_socket(void *data UNUSED, curl_socket_t sock,
+		       curlsocktype purpose)
+{
+	if (purpose == CURLSOCKTYPE_IPCXN) {
+		ALLOC_GROW(open_sockets, open_sockets_nr + 1,
+			   open_sockets_alloc);
+		open_sockets[open_sockets_nr++] = sock;
+	}
+	return CURL_SOCKOPT_OK;
+}
+
+static int close_socket(void *data UNUSED, curl_socket_t sock)
+{
+	size_t i;
+
+	for (i = 0; i < open_sockets_nr; i++) {
+		if (open_sockets[i] == sock) {
+			open_sockets[i] = open_sockets[--open_sockets_nr];
+			break;
+		}
+	}
+	return close(sock);
+}
+
+static void acknowledge_now(void)
+{
+#ifdef TCP_QUICKACK
+	int one = 1;
+	size_t i;
+
+	for (i = 0; i < open_sockets_nr; i++)
+		setsockopt(open_sockets[i], IPPROTO_TCP, TCP_QUICKACK, &one,
+			   sizeof(one));
+#endif
+}
+
 static size_t header_cb(char *ptr, size_t size, size_t nmemb, void *data)
 {
 	struct request *r = data;
 	size_t len = size * nmemb;
 	const char *v;
 	strbuf_add(&r->resp_headers, ptr, len);
+	if (len <= 2 && (len == 1 || ptr[0] == '\r'))
+		acknowledge_now();	/* the blank line after the headers */
 	if (len > 13 && !strncasecmp(ptr, "content-type:", 13)) {
 		strbuf_reset(&r->content_type);
 		v = ptr + 13;
@@ -356,6 +413,8 @@ static void run_request(struct request *r)
 	curl_easy_setopt(c, CURLOPT_HEADERDATA, r);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, body_cb);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
+	curl_easy_setopt(c, CURLOPT_SOCKOPTFUNCTION, keep_socket);
+	curl_easy_setopt(c, CURLOPT_CLOSESOCKETFUNCTION, close_socket);
 	/* Byte ranges of a file are ranges of its bytes as stored. */
 	curl_easy_setopt(c, CURLOPT_ENCODING, r->output_path ? NULL : "");
 	if (r->body_file) {

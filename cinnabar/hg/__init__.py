@@ -31,17 +31,33 @@ def _connect_file(url, helper):
     return Peer(localtransport.connect(url))
 
 
+def _connect_ssh(url, helper):
+    from cinnabar.hg import sshtransport
+    from cinnabar.hg.wire import Peer
+    return Peer(sshtransport.connect(url))
+
+
+def _connector(scheme):
+    """The function opening a peer for URLs of `scheme`. HTTP's module
+    (the wire protocol, bundle2) is imported here (see load_transport)."""
+    if scheme in ('http', 'https'):
+        from cinnabar.hg import httptransport
+        return httptransport.connect
+    if scheme == 'ssh':
+        return _connect_ssh
+    return _connect_file
+
+
+def load_transport(text):
+    """Import what `connect` needs for URL `text`, without connecting: a
+    caller about to wait for the helper loads it meanwhile."""
+    _connector(parse_url(text).scheme)
+
+
 def connect(text, helper):
     """A peer for the repository at URL `text` (with or without `hg::`).
 
     `helper` is a running Helper: HTTP requests and bundle files go
     through it."""
     url = parse_url(text)
-    if url.scheme in ('http', 'https'):
-        from cinnabar.hg import httptransport
-        return httptransport.connect(url, helper)
-    if url.scheme == 'ssh':
-        from cinnabar.hg import sshtransport
-        from cinnabar.hg.wire import Peer
-        return Peer(sshtransport.connect(url))
-    return _connect_file(url, helper)
+    return _connector(url.scheme)(url, helper)

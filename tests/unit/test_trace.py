@@ -39,3 +39,24 @@ def test_upstream_syntax():
     assert parse_log_setting('find-common:debug>/tmp/t.log') == (
         '/tmp/t.log', set())
     assert parse_log_setting('root:3,wire:trace') == (None, {'wire'})
+
+
+def test_setting_read_at_the_first_line(monkeypatch, capsys):
+    """A tracer made while git's configuration is still being read does
+    not wait for it (the helper's is made as the helper is spawned): the
+    setting is looked up at the first line."""
+    from cinnabar import trace
+    read = []
+    monkeypatch.delenv('GIT_CINNABAR_TRACE', raising=False)
+    monkeypatch.delenv('GIT_CINNABAR_LOG', raising=False)
+    monkeypatch.setattr(trace.git, 'config',
+                        lambda name: read.append(name) or 'helper')
+    trace._sinks.cache_clear()
+    try:
+        tracer = trace.Tracer('helper')
+        assert read == []
+        tracer.sent(b'version')
+        assert read == ['cinnabar.log']
+        assert capsys.readouterr().err == 'helper> version\n'
+    finally:
+        trace._sinks.cache_clear()
