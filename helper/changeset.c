@@ -256,6 +256,7 @@ static int parse_note(struct note_fields *n, const char *buf, size_t len)
 			n->has_extra = 1;
 		} else if (sp - p == 5 && !memcmp(p, "files", 5)) {
 			n->files = v;
+			n->files_sep = '\0';
 			n->has_files = 1;
 		} else if (sp - p == 5 && !memcmp(p, "patch", 5)) {
 			n->patch = v;
@@ -489,6 +490,18 @@ static void note_add_field(struct strbuf *out, const char *key,
 	strbuf_add(out, buf, len);
 }
 
+/* A note's files field: the list, split by `sep`, written NUL-separated. */
+static void note_add_files(struct strbuf *out, struct slice files, char sep)
+{
+	size_t i;
+
+	note_add_field(out, "files", files.buf, files.len);
+	if (sep != '\0')
+		for (i = out->len - files.len; i < out->len; i++)
+			if (out->buf[i] == sep)
+				out->buf[i] = '\0';
+}
+
 void changeset_note(struct strbuf *out, const struct hg_oid *node,
 		    const struct hg_oid *p1, const struct hg_oid *p2,
 		    const char *raw, size_t raw_len,
@@ -501,7 +514,6 @@ void changeset_note(struct strbuf *out, const struct hg_oid *node,
 	struct strbuf extra = STRBUF_INIT;
 	struct strbuf committer = STRBUF_INIT, rebuilt = STRBUF_INIT;
 	struct strbuf patch = STRBUF_INIT;
-	size_t i;
 
 	if (parse_changeset(&cs, raw, raw_len) ||
 	    parse_commit_parts(&c, commit, commit_len) ||
@@ -561,13 +573,8 @@ void changeset_note(struct strbuf *out, const struct hg_oid *node,
 		note_add_field(out, "author", n.author.buf, n.author.len);
 	if (n.has_extra)
 		note_add_field(out, "extra", n.extra.buf, n.extra.len);
-	if (n.has_files) {
-		size_t start = out->len + strlen("\nfiles ");
-		note_add_field(out, "files", n.files.buf, n.files.len);
-		for (i = start; i < out->len; i++)
-			if (out->buf[i] == '\n')
-				out->buf[i] = '\0';
-	}
+	if (n.has_files)
+		note_add_files(out, n.files, n.files_sep);
 	if (n.has_patch)
 		note_add_field(out, "patch", patch.buf, patch.len);
 

@@ -124,7 +124,17 @@ static void read_changesets(struct stream *cg, int version,
 	rev_chunk_release(&chunk);
 }
 
-#define KEEP_MANIFEST_CHUNK (1UL << 20)
+/*
+ * A buffer reused from one revision to the next keeps its size: after a
+ * full text (the first manifest, ~64 bytes a file; a changeset listing
+ * every file) it would stay that size for the whole import, when what
+ * follows is small. One past 1 MiB is let go of after its revision.
+ */
+static void shrink_reused(struct strbuf *buf)
+{
+	if (buf->alloc > (1UL << 20))
+		strbuf_release(buf);
+}
 
 static void import_manifests(struct stream *cg, int version,
 			     struct import_stats *stats)
@@ -137,13 +147,7 @@ static void import_manifests(struct stream *cg, int version,
 	while (read_rev_chunk(cg, version, n ? &prev : NULL, &chunk)) {
 		import_manifest(&chunk, manifest_prechecked(n));
 		hg_oidcpy(&prev, &chunk.node);
-		/*
-		 * A full text (the first manifest, ~64 bytes a file) would
-		 * keep the buffer at its size for the whole import, when
-		 * the deltas after it are small.
-		 */
-		if (chunk.raw.alloc > KEEP_MANIFEST_CHUNK)
-			strbuf_release(&chunk.raw);
+		shrink_reused(&chunk.raw);
 		display_progress(progress, ++n);
 		if (n == 1)
 			test_die_at("manifests");
@@ -303,9 +307,7 @@ static void import_changesets(struct changeset_spool *spool,
 		if (!hg2git(&cs.node))
 			stats->changesets++;
 		import_changeset(&cs);
-		/* A text listing every file is let go of, as a full text. */
-		if (cs.text.alloc > KEEP_MANIFEST_CHUNK)
-			strbuf_release(&cs.text);
+		shrink_reused(&cs.text);
 		display_progress(progress, ++n);
 	}
 	stop_progress(&progress);
