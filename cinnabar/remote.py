@@ -153,13 +153,15 @@ class RemoteHelper:
 
     def peer(self):
         if self._peer is None:
-            # Loaded before waiting for the helper, which may still be
-            # loading its libraries (a fetch with nothing new).
-            hg.load_transport(self.url)
+            url = parse_url(self.url)
+            # The transport is loaded before waiting for the helper,
+            # which may still be loading its libraries (a fetch with
+            # nothing new).
+            connect = hg.connector(url.scheme)
             # Outside a git repository, only HTTP needs the helper.
             helper = self.helper() if helper_needed(
-                self._git_dir, parse_url(self.url).scheme) else None
-            self._peer = hg.connect(self.url, helper)
+                self._git_dir, url.scheme) else None
+            self._peer = connect(url, helper)
             self._resources.callback(self._peer.close)
         return self._peer
 

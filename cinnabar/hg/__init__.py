@@ -37,9 +37,11 @@ def _connect_ssh(url, helper):
     return Peer(sshtransport.connect(url))
 
 
-def _connector(scheme):
-    """The function opening a peer for URLs of `scheme`. HTTP's module
-    (the wire protocol, bundle2) is imported here (see load_transport)."""
+def connector(scheme):
+    """The function opening a peer for a parsed URL of `scheme`, called
+    with (url, helper). The transport's modules are imported here: a
+    caller about to wait for the helper gets it first, and they load
+    meanwhile (HTTP's: the wire protocol, bundle2)."""
     if scheme in ('http', 'https'):
         from cinnabar.hg import httptransport
         return httptransport.connect
@@ -48,16 +50,10 @@ def _connector(scheme):
     return _connect_file
 
 
-def load_transport(text):
-    """Import what `connect` needs for URL `text`, without connecting: a
-    caller about to wait for the helper loads it meanwhile."""
-    _connector(parse_url(text).scheme)
-
-
 def connect(text, helper):
     """A peer for the repository at URL `text` (with or without `hg::`).
 
     `helper` is a running Helper: HTTP requests and bundle files go
     through it."""
     url = parse_url(text)
-    return _connector(url.scheme)(url, helper)
+    return connector(url.scheme)(url, helper)

@@ -79,7 +79,8 @@ def fakes(monkeypatch):
     monkeypatch.setattr(remote.config, 'lookup', lambda name, r=None: None)
     monkeypatch.setattr(remote.Helper, 'start', lambda git_dir: helper)
     monkeypatch.setattr(remote.Helper, 'spawn', lambda git_dir: helper)
-    monkeypatch.setattr(remote.hg, 'connect', lambda url, helper: peer)
+    monkeypatch.setattr(remote.hg, 'connector',
+                        lambda scheme: lambda url, helper: peer)
     return peer, helper, deleted
 
 
