@@ -312,7 +312,7 @@ hg-matrix:
 		$(foreach v,$(HG_MATRIX),$(call hg-matrix-spec,$(v)))
 
 # CINNABAR_HG_MATRIX: the hg executables tests/test_server_matrix.py serves with;
-# without it (make test), that file is not collected.  HG_MATRIX_REFERENCE joins
+# without it (make test), its tests are skipped.  HG_MATRIX_REFERENCE joins
 # them (the venv's Mercurial, which CI's whole suite tests already).
 HG_MATRIX_REFERENCE = $(TEST_HG)
 hg-matrix-test: hg-matrix helper venv

@@ -1,5 +1,5 @@
 """Pushing to a server with Heptapod's rules (the `heptapod` package's
-extension and hooks, lib.heptapod; collected only where `make
+extension and hooks, lib.heptapod; skipped, saying so, unless `make
 heptapod-venv` made their venv), as a developer who may not publish:
 
 - a push to a branch (no topic) is refused by Heptapod ("not authorised

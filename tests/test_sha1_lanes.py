@@ -113,7 +113,10 @@ def test_manifest_ids_verified_by_either_code(mb, wrong_at, tmp_path,
 def test_manifest_ids_verified_by_the_other_lanes(tmp_path, monkeypatch):
     """The lanes this CPU has but does not choose (8 AVX2 ones where the
     SHA instructions give 2) verify ids too: one clone refused."""
-    others = cpu_lanes()[1]
+    lanes, others = cpu_lanes()
+    if not others:
+        pytest.skip(f'this CPU has no lanes besides the {lane_path(lanes)} '
+                    'code it chooses')
     for other in others:
         monkeypatch.setenv('CINNABAR_SHA1_MB', str(other))
         history = long_history(17)
