@@ -1,8 +1,8 @@
 """Two git-cinnabar processes at once in one repository (cinnabar.repolock).
 
-A fetch is made slow by the server (a `preoutgoing` hook that sleeps, so
-it holds the repository's lock for seconds); while it runs, in the same
-clone:
+A fetch is held by the server (a `preoutgoing` hook that waits until the
+test creates a marker file, so it holds the repository's lock for as long
+as the test needs); while it is held, in the same clone:
 - a second fetch waits for it, says so, and then succeeds; or, told to
   wait no longer (GIT_CINNABAR_LOCK_TIMEOUT=0), fails with one line saying
   another process is updating the repository and to retry, never with
@@ -21,13 +21,14 @@ import pytest
 
 from lib.checks import assert_failed_for_people, assert_no_traceback
 from lib.git import clone, git, hg2git, rev_parse
-from lib.push import Author, assert_pushed, git_commit, hg_commit
+from lib.push import Author, git_commit, hg_commit
 from lib.push import make_hg_repo, pushed_nodes
 from lib.proc import kill_group
 
 AUTHOR = Author('Lock Tester', 'lock@example.com')
 DEFAULT_TIP = 'refs/remotes/origin/branches/default/tip'
-HOOK_SECONDS = 3
+# The hook's bound, should the test never release it.
+HOOK_LIMIT_SECONDS = 120
 WAIT_SAYS = 'waiting for another git-cinnabar process'
 RAW_GIT = ('cannot lock ref', 'could not read ref', 'Unable to create')
 
@@ -46,27 +47,40 @@ def lock_is_held(work):
         return False
 
 
-class SlowFetch:
-    """`git fetch` in the background, once it holds the lock."""
+class Background:
+    """A git command in the background, its stderr in a file to watch."""
 
-    def __init__(self, work):
-        self.proc = subprocess.Popen(
-            ['git', 'fetch', 'origin'], cwd=work, stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            start_new_session=True)
-        deadline = time.monotonic() + 30
-        while not lock_is_held(work):
-            assert self.proc.poll() is None, self.describe()
-            assert time.monotonic() < deadline, 'the fetch took no lock'
-            time.sleep(0.05)
+    def __init__(self, args, cwd, log):
+        self.log = log
+        with open(log, 'wb') as err:
+            self.proc = subprocess.Popen(
+                ['git', *args], cwd=cwd, stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE, stderr=err, start_new_session=True)
+
+    def wait_for(self, ready, what, seconds=60):
+        deadline = time.monotonic() + seconds
+        while not ready():
+            assert self.proc.poll() is None, f'{what}: {self.describe()}'
+            assert time.monotonic() < deadline, f'{what}: {self.describe()}'
+            time.sleep(0.02)
+
+    def wait_for_text(self, text):
+        """Until the command has said `text` on its stderr."""
+        self.wait_for(lambda: text in self.log.read_text(errors='replace'),
+                      f'never said {text!r}')
 
     def describe(self):
-        out, err = self.proc.communicate(timeout=120)
+        if self.proc.poll() is None:
+            return f'still running\n{self.log.read_text(errors="replace")}'
         return (f'exit code {self.proc.returncode}\n'
-                f'{err.decode(errors="replace")}')
+                f'{self.log.read_text(errors="replace")}')
+
+    def finish(self):
+        self.proc.communicate(timeout=120)
+        return self.describe()
 
     def assert_succeeds(self):
-        text = self.describe()
+        text = self.finish()
         assert self.proc.returncode == 0, text
         assert 'Traceback' not in text, text
 
@@ -76,10 +90,25 @@ class SlowFetch:
             self.proc.wait()
 
 
+class HeldFetch(Background):
+    """`git fetch` in the background, once it holds the lock, held by
+    the server's hook until `release`."""
+
+    def __init__(self, work, release_marker):
+        super().__init__(['fetch', 'origin'], work,
+                         work.parent / 'held-fetch.err')
+        self.release_marker = release_marker
+        self.wait_for(lambda: lock_is_held(work), 'the fetch took no lock')
+
+    def release(self):
+        self.release_marker.touch()
+
+
 @pytest.fixture
 def slow_server(hg, hg_serve, tmp_path):
-    """(hg repository, clone, its URL): the clone is up to date, then the
-    server gets a new changeset and a hook making fetches slow."""
+    """(hg repository, clone, marker): the clone is up to date, then the
+    server gets a new changeset and a hook holding fetches until the
+    marker file exists."""
     repo = make_hg_repo(hg, tmp_path / 'server', {'file': 'base\n'})
     server = hg_serve(repo)
     work = tmp_path / 'work'
@@ -87,8 +116,25 @@ def slow_server(hg, hg_serve, tmp_path):
     hg('-R', repo, 'update', '-q', 'default')
     hg_commit(hg, repo, {'file': 'newer\n'}, 'newer on the server')
     with open(repo / '.hg' / 'hgrc', 'a') as hgrc:
-        hgrc.write(f'[hooks]\npreoutgoing = sleep {HOOK_SECONDS}\n')
-    return repo, work
+        hgrc.write(hold_hook(marker := tmp_path / 'release'))
+    return repo, work, marker
+
+
+def hold_hook(marker):
+    """An hgrc [hooks] section whose preoutgoing hook waits for `marker`
+    (HOOK_LIMIT_SECONDS at most)."""
+    polls = HOOK_LIMIT_SECONDS * 20
+    return ('[hooks]\npreoutgoing = i=0; while [ ! -e ' f"'{marker}'" ' ]'
+            f' && [ $i -lt {polls} ]; do sleep 0.05; i=$((i+1)); done\n')
+
+
+def held_fetch(slow_server, request):
+    """The clone's fetch, started and holding the lock."""
+    repo, work, marker = slow_server
+    first = HeldFetch(work, marker)
+    request.addfinalizer(first.kill)
+    request.addfinalizer(first.release)
+    return first
 
 
 def assert_consistent(hg, repo, work):
@@ -104,21 +150,23 @@ def assert_consistent(hg, repo, work):
 
 
 def test_second_fetch_waits(hg, slow_server, request):
-    repo, work = slow_server
-    first = SlowFetch(work)
-    request.addfinalizer(first.kill)
-    second = git('fetch', 'origin', cwd=work, timeout=120)
+    repo, work, _ = slow_server
+    first = held_fetch(slow_server, request)
+    second = Background(['fetch', 'origin'], work, work.parent / 'second')
+    request.addfinalizer(second.kill)
+    second.wait_for_text(WAIT_SAYS)
+    first.release()
     first.assert_succeeds()
-    assert WAIT_SAYS in second.err, second.describe()
-    assert not any(raw in second.err for raw in RAW_GIT), second.describe()
+    text = second.finish()
+    assert second.proc.returncode == 0, text
+    assert not any(raw in text for raw in RAW_GIT), text
     assert_consistent(hg, repo, work)
 
 
 def test_second_fetch_gives_up_in_one_line(hg, slow_server, request):
-    repo, work = slow_server
+    repo, work, _ = slow_server
     before = rev_parse(work, 'refs/cinnabar/metadata')
-    first = SlowFetch(work)
-    request.addfinalizer(first.kill)
+    first = held_fetch(slow_server, request)
     second = git('fetch', 'origin', cwd=work, check=False,
                  extra_env={'GIT_CINNABAR_LOCK_TIMEOUT': '0'})
     line = assert_failed_for_people(second, 'another git-cinnabar process')
@@ -127,28 +175,32 @@ def test_second_fetch_gives_up_in_one_line(hg, slow_server, request):
     errors = [x for x in second.err.splitlines()
               if x.startswith(('fatal:', 'error:'))]
     assert errors == [line], second.describe()
-    # The first is still in the server's hook: nothing changed yet.
+    # The first is still held in the server's hook: nothing changed yet.
     assert rev_parse(work, 'refs/cinnabar/metadata') == before
+    first.release()
     first.assert_succeeds()
     assert_consistent(hg, repo, work)
 
 
 def test_push_waits_for_fetch(hg, slow_server, request):
-    repo, work = slow_server
+    repo, work, _ = slow_server
     (work / 'pushed').write_text('pushed\n')
     git('add', 'pushed', cwd=work)
     commit = git_commit(work, 'pushed while fetching', AUTHOR,
                         '1700000000 +0000')
-    first = SlowFetch(work)
-    request.addfinalizer(first.kill)
+    first = held_fetch(slow_server, request)
     # On the changeset the clone had: the server's newer one is another
     # head of default, so the push needs --force, as hg push -f would.
-    pushed = git('push', '--force', 'origin',
-                 'HEAD:refs/heads/branches/default/tip', cwd=work,
-                 check=False, timeout=120)
-    assert_pushed(pushed)
-    assert WAIT_SAYS in pushed.err, pushed.describe()
+    push = Background(['push', '--force', 'origin',
+                       'HEAD:refs/heads/branches/default/tip'],
+                      work, work.parent / 'push')
+    request.addfinalizer(push.kill)
+    push.wait_for_text(WAIT_SAYS)
+    first.release()
     first.assert_succeeds()
+    text = push.finish()
+    assert push.proc.returncode == 0, text
+    assert 'Traceback' not in text, text
     node = pushed_nodes(work, [commit])[commit]
     assert node in hg.nodes(repo)
     git('fsck', '--no-progress', cwd=work)
@@ -156,11 +208,13 @@ def test_push_waits_for_fetch(hg, slow_server, request):
 
 
 def test_gc_during_fetch(hg, slow_server, request):
-    repo, work = slow_server
-    first = SlowFetch(work)
-    request.addfinalizer(first.kill)
+    """`git gc` ends while the fetch is still held."""
+    repo, work, _ = slow_server
+    first = held_fetch(slow_server, request)
     gc = git('gc', '--quiet', cwd=work, check=False, timeout=120)
     assert gc.returncode == 0, gc.describe()
+    assert first.proc.poll() is None, first.describe()
+    first.release()
     first.assert_succeeds()
     assert_consistent(hg, repo, work)
 
@@ -170,15 +224,15 @@ def test_fetch_in_a_linked_worktree_shares_the_lock(hg, slow_server, request,
     """A linked worktree's fetch updates the same metadata: it takes the
     lock of the common git directory (named by the worktree's
     `commondir`), not one of its own."""
-    repo, work = slow_server
+    repo, work, _ = slow_server
     linked = tmp_path / 'linked'
     git('worktree', 'add', '-q', '--detach', str(linked), cwd=work)
-    first = SlowFetch(work)
-    request.addfinalizer(first.kill)
+    first = held_fetch(slow_server, request)
     second = git('fetch', 'origin', cwd=linked, check=False,
                  extra_env={'GIT_CINNABAR_LOCK_TIMEOUT': '0'})
     assert_failed_for_people(second, 'another git-cinnabar process')
     assert not (work / '.git' / 'worktrees' / 'linked' /
                 'cinnabar.lock').exists()
+    first.release()
     first.assert_succeeds()
     assert_consistent(hg, repo, work)
