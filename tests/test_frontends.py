@@ -16,13 +16,14 @@ import getpass
 import os
 import shlex
 import shutil
+import socket
 
 import pytest
 
 from lib import frontends
 from lib.checks import assert_failed_for_people, assert_no_traceback
 from lib.git import clone, git, hg2git, rev_parse
-from lib.hg import Hg
+from lib.hg import Hg, free_port
 from lib.push import Author, assert_pushed, git_commit, make_hg_repo
 from lib.push import pushed_nodes
 from lib.tls import make_authority_and_certificate
@@ -164,3 +165,23 @@ def test_clone_through_tinyproxy(hg_serve, repos, tmp_path):
             proxy.requests(), proxy.requests()
     finally:
         proxy.stop()
+
+
+def test_a_taken_port_is_left_for_another(tmp_path, monkeypatch):
+    """sshd and tinyproxy are given a port that was free a moment ago:
+    when another process took it meanwhile, the daemon starts again on
+    another one (here tinyproxy, its first port taken on purpose)."""
+    need(frontends.TINYPROXY)
+    with socket.socket() as taken:
+        taken.bind(('127.0.0.1', 0))
+        taken.listen()
+        ports = [taken.getsockname()[1]]
+        monkeypatch.setattr(frontends, 'free_port',
+                            lambda: ports.pop() if ports else free_port())
+        proxy = frontends.Tinyproxy(tmp_path / 'proxy').start()
+        try:
+            assert not ports
+            assert proxy.port != taken.getsockname()[1]
+            assert proxy.proc.poll() is None, proxy.log()
+        finally:
+            proxy.stop()

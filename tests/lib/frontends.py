@@ -27,6 +27,9 @@ GUNICORN = '/usr/bin/gunicorn'
 SSHD = '/usr/sbin/sshd'
 HG_SSH = '/usr/bin/hg-ssh'
 TINYPROXY = '/usr/bin/tinyproxy'
+# What sshd and tinyproxy say when the port they were given is taken.
+BIND_FAILED = ('Address already in use', 'Could not create listening sockets')
+BIND_ATTEMPTS = 5
 
 
 class Daemon:
@@ -47,6 +50,22 @@ class Daemon:
             return self
         self.stop()
         raise AssertionError(f'{args[0]} did not start:\n{self.log()}')
+
+    def _spawn_on_a_free_port(self, args_for_port, env=None):
+        """Spawn `args_for_port(port)` on a port that was free a moment
+        ago; should another process take it first (the daemon exits,
+        unable to bind), again on another one."""
+        for attempt in range(BIND_ATTEMPTS):
+            self.logfile.write_bytes(b'')
+            self.port = free_port()
+            try:
+                return self._spawn(args_for_port(self.port), env)
+            except AssertionError:
+                log = self.log()
+                if not any(what in log for what in BIND_FAILED):
+                    raise
+        raise AssertionError(f'no free port in {BIND_ATTEMPTS} attempts:\n'
+                             f'{self.log()}')
 
     def log(self):
         try:
@@ -160,11 +179,13 @@ class Sshd(Daemon):
             f'no-agent-forwarding,no-pty {public}\n')
         # sshd wants its privilege separation directory.
         Path('/run/sshd').mkdir(mode=0o755, exist_ok=True)
-        self.port = free_port()
         config = self.workdir / 'sshd_config'
-        config.write_text(SSHD_CONFIG.format(
-            port=self.port, host_key=self.host_key, workdir=self.workdir))
-        return self._spawn([SSHD, '-D', '-e', '-f', config])
+
+        def args(port):
+            config.write_text(SSHD_CONFIG.format(
+                port=port, host_key=self.host_key, workdir=self.workdir))
+            return [SSHD, '-D', '-e', '-f', config]
+        return self._spawn_on_a_free_port(args)
 
     def ready(self):
         return 'Server listening on 127.0.0.1' in self.log()
@@ -191,13 +212,15 @@ class Tinyproxy(Daemon):
     """tinyproxy on 127.0.0.1, logging each request it forwards."""
 
     def start(self):
-        self.port = free_port()
         config = self.workdir / 'tinyproxy.conf'
-        config.write_text(
-            f'Port {self.port}\nListen 127.0.0.1\nAllow 127.0.0.1\n'
-            f'Timeout 60\nLogLevel Info\nMaxClients 10\n'
-            f'LogFile "{self.workdir}/tinyproxy.log"\n')
-        return self._spawn([TINYPROXY, '-d', '-c', config])
+
+        def args(port):
+            config.write_text(
+                f'Port {port}\nListen 127.0.0.1\nAllow 127.0.0.1\n'
+                f'Timeout 60\nLogLevel Info\nMaxClients 10\n'
+                f'LogFile "{self.workdir}/tinyproxy.log"\n')
+            return [TINYPROXY, '-d', '-c', config]
+        return self._spawn_on_a_free_port(args)
 
     def ready(self):
         return 'listening on' in self.log().lower() or \
