@@ -218,10 +218,16 @@ define replay-regressions
 		--helper $(ASAN_HELPER) --stream --replay $(FUZZ_STREAM_REGRESSIONS))
 endef
 
+# fuzz-short's minimum per job, about a quarter of what a job tries in 120 s on
+# a 2-core machine whose other core is busy (~1,000 bundles, ~100 streams): a
+# loaded machine goes on past the 120 s until then, and fails if it cannot.
+FUZZ_SHORT_MINIMUM = --min-inputs 250 --min-streams 25
+
 fuzz-short: asan
 	$(replay-regressions)
 	$(call run-fuzz,$(if $(call given,FUZZ_SECONDS),$(FUZZ_SECONDS),120),$(if \
-		$(call given,FUZZ_SEED),$(FUZZ_SEED),1)) --minimize 15
+		$(call given,FUZZ_SEED),$(FUZZ_SEED),1)) --minimize 15 \
+		$(FUZZ_SHORT_MINIMUM)
 
 # The push oracle of tests/test_push_oracle.py (tests/lib/push_oracle.py), longer:
 # random histories of COMMITS commits for each of SEEDS (`1-20,42`), pushed in

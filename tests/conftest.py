@@ -40,6 +40,9 @@ NEEDS = {
                      / '.version').exists(),
         'needs build/heptapod-venv: run `make heptapod-venv` first'),
 }
+# The time limit of a test marked slow (nginx.hg, cloned, fetched or pushed
+# whole, sometimes twice), in place of pytest.ini's 300 s.
+SLOW_TIMEOUT = 900
 SESSION_SKIPPED = []
 # Printed after the summary unless a test noted otherwise (session_note).
 DEFAULT_NOTES = {
@@ -67,6 +70,9 @@ def pytest_collection_modifyitems(config, items):
         mark = missing.get(item.path.name)
         if mark is not None:
             item.add_marker(mark, append=False)
+        if item.get_closest_marker('slow') and \
+                not item.get_closest_marker('timeout'):
+            item.add_marker(pytest.mark.timeout(SLOW_TIMEOUT))
 
 
 def pytest_runtest_logreport(report):

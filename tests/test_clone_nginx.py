@@ -10,7 +10,7 @@ from lib.sources import TRANSPORTS
 from lib.tree import differences, git_tree, hg_tree
 
 pytestmark = pytest.mark.slow
-CLONE_TIMEOUT = 1800
+CLONE_TIMEOUT = 600
 
 
 @pytest.fixture(scope='module')

@@ -25,7 +25,7 @@ from lib.git import clone, git, hg2git, hg_url, refs
 from lib.push import Author, assert_hg_verify, git_commit
 
 SMALL = 'issue4041.hg'
-TIMEOUT = 1800
+TIMEOUT = 600
 COMPRESSED_START = {
     'none': b'', 'gzip': b'x', 'bzip2': b'BZh', 'zstd': b'\x28\xb5\x2f\xfd'}
 SPECS = ('none-v1', 'gzip-v1', 'bzip2-v1', 'none-v2', 'gzip-v2',

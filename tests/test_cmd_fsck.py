@@ -79,12 +79,12 @@ def test_nginx_full_and_incremental(hg, hg_repos, tmp_path):
     total = len(hg.nodes(full))
     served = hg_repos.copy(NGINX, tmp_path / 'served', rev=total // 2)
     repo = tmp_path / 'nginx'
-    clone(hg_url(served), repo, '--no-checkout', timeout=1800)
+    clone(hg_url(served), repo, '--no-checkout', timeout=600)
     first, first_time = timed_fsck(repo)
     assert 'checked all the metadata' in first.err
     new_count = total - len(hg.nodes(served))
-    hg('-R', served, 'pull', '-q', full, timeout=1800)
-    assert_no_traceback(git('fetch', 'origin', cwd=repo, timeout=1800))
+    hg('-R', served, 'pull', '-q', full, timeout=600)
+    assert_no_traceback(git('fetch', 'origin', cwd=repo, timeout=600))
     new, new_time = timed_fsck(repo)
     assert 'the changesets added since' in new.err, new.err
     assert f'{new_count} changesets' in new.err, new.err

@@ -30,13 +30,13 @@ def half_clone(hg, hg_repos, tmp_path, bundle):
     total = len(hg.nodes(full))
     served = hg_repos.copy(bundle, tmp_path / 'served', rev=total // 2)
     repo = tmp_path / 'clone'
-    clone(hg_url(served), repo, '--no-checkout', timeout=1800)
+    clone(hg_url(served), repo, '--no-checkout', timeout=600)
     return full, served, repo
 
 
 def fetch_the_rest(hg, full, served, repo):
-    hg('-R', served, 'pull', '-q', full, timeout=1800)
-    assert_no_traceback(git('fetch', 'origin', cwd=repo, timeout=1800))
+    hg('-R', served, 'pull', '-q', full, timeout=600)
+    assert_no_traceback(git('fetch', 'origin', cwd=repo, timeout=600))
 
 
 @pytest.mark.parametrize('bundle', ['hgweb+obs.hg', 'rebase.hg',
@@ -53,7 +53,7 @@ def test_rollback_after_fetch_gives_refs_back(bundle, hg, hg_repos, tmp_path):
     assert for_each_ref(repo) == before
     assert rev_parse(repo, METADATA_REF) == metadata_before
     # The metadata is usable: fetching again gives the same state.
-    assert_no_traceback(git('fetch', 'origin', cwd=repo, timeout=1800))
+    assert_no_traceback(git('fetch', 'origin', cwd=repo, timeout=600))
     fsck = git('cinnabar', 'fsck', '--full', cwd=repo, check=False)
     assert fsck.returncode == 0, fsck.describe()
 

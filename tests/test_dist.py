@@ -38,9 +38,14 @@ LOCK = ROOT / 'build' / '.dist.lock'
 PLATFORM = '%s-%s' % (os.uname().sysname.lower(), os.uname().machine.lower())
 HELPER = 'git-cinnabar-helper'
 EPOCH = '1767225600'  # 2026-01-01
-BUILD_TIMEOUT = 3600
+# One `make dist`: the git tree compiled with the release flags, then the
+# helper; under a loaded CI core about 5 minutes.
+BUILD_TIMEOUT = 900
 
-pytestmark = pytest.mark.usefixtures('trusted_release')
+# The first test's setup builds the helper three times (`built`), from
+# scratch the first time.
+pytestmark = [pytest.mark.usefixtures('trusted_release'),
+              pytest.mark.timeout(3 * BUILD_TIMEOUT)]
 
 
 def copy_source(dest, umask, date, reverse):

@@ -15,7 +15,7 @@ from lib.git import METADATA_REF, Metadata, clone, git, hg_url
 from lib.git import is_ancestor, refs, rev_parse
 
 pytestmark = pytest.mark.slow
-TIMEOUT = 1800
+TIMEOUT = 600
 
 
 def comparable_refs(repo):

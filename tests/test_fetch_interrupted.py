@@ -15,7 +15,7 @@ from lib.git import Metadata, fetch, git, hg_url, init, refs
 PHASES = ('changesets', 'manifests', 'files', 'finish')
 REFSPEC = 'refs/heads/*:refs/remotes/hg/*'
 MEDIUM = 'hgweb+obs.hg'
-TIMEOUT = 1800
+TIMEOUT = 600
 
 
 def fetch_into_new_repo(url, dest, **kwargs):

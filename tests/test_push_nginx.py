@@ -20,7 +20,7 @@ from lib.push import assert_hg_verify, assert_pushed, push
 from lib.push import writable_remote
 
 pytestmark = pytest.mark.slow
-TIMEOUT = 1800
+TIMEOUT = 600
 ORIGIN = 'refs/remotes/origin/'
 
 

@@ -249,12 +249,20 @@ class Fuzzer:
             self.deadline = end
             self.stream_loop(start)
 
+    def keep_going(self, count, minimum):
+        """Until the deadline, and past it (up to twice the run's time
+        again) while fewer than `minimum` inputs ran: on a loaded machine
+        a run of a set time could otherwise pass having tried a handful."""
+        now = time.time()
+        return now < self.deadline or (
+            count < minimum and now < self.deadline + 2 * self.args.seconds)
+
     def bundle_loop(self, start):
         last = start
         if self.job == 0 and not self.args.only_clean:
             for name, data in self.seeds:
                 self.run_one(data, 'seed ' + name, False)
-        while time.time() < self.deadline:
+        while self.keep_going(self.stats['inputs'], self.args.min_inputs):
             if self.args.max_inputs and \
                     self.stats['inputs'] >= self.args.max_inputs:
                 break
@@ -277,7 +285,8 @@ class Fuzzer:
         if self.job == 0:
             for name, data in self.stream_seeds:
                 self.run_stream(data, 'stream seed ' + name, seed=True)
-        while time.time() < self.deadline and self.stream_pool:
+        while self.stream_pool and self.keep_going(
+                self.stats['streams'], self.args.min_streams):
             faulthandler.dump_traceback_later(300)
             data = self.rng.choice(self.stream_pool)
             for _ in range(self.rng.choice((1, 1, 2, 3))):
@@ -422,6 +431,12 @@ def main(argv=None):
                         help='seconds spent minimizing each finding (within '
                         'the run\'s --seconds)')
     parser.add_argument('--max-inputs', type=int, default=0)
+    parser.add_argument('--min-inputs', type=int, default=0,
+                        help='bundles each job must try: it goes on past '
+                        '--seconds until then (at most twice as long '
+                        'again), and the run fails if it is still short')
+    parser.add_argument('--min-streams', type=int, default=0,
+                        help='the same for the stream target\'s inputs')
     parser.add_argument('--cli-every', type=int, default=50,
                         help='run every Nth harmless input through '
                         '`git cinnabar unbundle` too (0: never)')
@@ -462,6 +477,9 @@ def main(argv=None):
     elapsed = time.time() - start
     print('%d inputs in %ds (%.1f/s) with %d job(s)' % (
         inputs, elapsed, inputs / elapsed, args.jobs))
+    short = short_jobs(args, [stats for _, stats in results])
+    for line in short:
+        print(line)
     if findings:
         print('%d kinds of findings, saved under %s:' % (
             len(findings), args.out))
@@ -469,7 +487,21 @@ def main(argv=None):
             print('  %5d  %s' % (count, sig))
         return 1
     print('no findings')
-    return 0
+    return 1 if short else 0
+
+
+def short_jobs(args, job_stats):
+    """A line for each job that tried fewer inputs than it had to."""
+    lines = []
+    for job, stats in enumerate(job_stats):
+        for key, minimum in (('inputs', args.min_inputs),
+                             ('streams', args.min_streams)):
+            if stats[key] < minimum:
+                lines.append(
+                    f'error: job {job} tried {stats[key]} {key}, fewer than '
+                    f'the {minimum} it must: the machine was too busy for '
+                    'this run to mean anything; run it again')
+    return lines
 
 
 def run_job(args, job):

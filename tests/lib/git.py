@@ -31,7 +31,7 @@ class CloneCache:
     needs to start from, not what it checks.  `get` returns a clone nobody
     may change; `copy` a writable copy of it."""
 
-    def __init__(self, hg_repos, workdir, timeout=1800):
+    def __init__(self, hg_repos, workdir, timeout=600):
         self.hg_repos = hg_repos
         self.workdir = Path(workdir)
         self.timeout = timeout
