@@ -17,11 +17,13 @@ from cinnabar.cmd.options import VERBOSE, say, split_options
 from cinnabar.errors import Abort
 
 USAGE = 'usage: git cinnabar clear [-v]'
+# Every option, for completion and "did you mean" (tools/manpages.py).
+OPTIONS = VERBOSE
 PREFIXES = ('refs/cinnabar/', 'refs/notes/cinnabar')
 
 
 def run(args):
-    given, words = split_options(args, VERBOSE, USAGE)
+    given, words = split_options(args, OPTIONS, USAGE)
     if words:
         raise Abort('clear takes no argument', hint=USAGE)
     git_dir = git.git_dir()

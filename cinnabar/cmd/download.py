@@ -30,6 +30,7 @@ import os
 import urllib.parse
 
 from cinnabar import VERSION, release
+from cinnabar.cmd.options import unexpected
 from cinnabar.errors import Abort
 from cinnabar.helper import PROTOCOL
 from cinnabar.helper_version import problems
@@ -46,7 +47,7 @@ def parse_args(args):
     for arg in arguments:
         name, equal, value = arg.partition('=')
         if name not in OPTIONS:
-            raise Abort('unknown argument %s' % arg, hint=USAGE)
+            raise unexpected(arg, OPTIONS, USAGE)
         if not equal:
             value = next(arguments, None)
             if value is None:

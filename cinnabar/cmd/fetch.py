@@ -48,13 +48,14 @@ USAGE = ('usage: git cinnabar fetch [-v] [--tags] <remote-or-url> '
          '       git cinnabar fetch --bundle <remote-or-url> <hg id>... '
          '> <file>\n'
          '       git cinnabar fetch --tags [<remote-or-url>]')
+# Every option, for completion and "did you mean" (tools/manpages.py).
+OPTIONS = ('--tags', '--bundle') + VERBOSE
 TAGS_REFSPEC = '+refs/tags/*:refs/tags/*'
 
 
 def parse_args(args):
     """(tags, bundle, remote or None, [ids], options given)."""
-    given, words = split_options(args, ('--tags', '--bundle') + VERBOSE,
-                                 USAGE)
+    given, words = split_options(args, OPTIONS, USAGE)
     tags, bundle = '--tags' in given, '--bundle' in given
     if tags and bundle:
         raise Abort('--bundle and --tags do not go together', hint=USAGE)

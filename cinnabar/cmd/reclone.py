@@ -33,10 +33,12 @@ from cinnabar.errors import Abort
 from cinnabar.reclone import reclone
 
 USAGE = 'usage: git cinnabar reclone [-v] [--rebase]'
+# Every option, for completion and "did you mean" (tools/manpages.py).
+OPTIONS = ('--rebase',) + VERBOSE
 
 
 def run(args):
-    given, words = split_options(args, ('--rebase',) + VERBOSE, USAGE)
+    given, words = split_options(args, OPTIONS, USAGE)
     if words:
         raise Abort('unexpected argument %s' % words[0], hint=USAGE)
     git_dir = git.git_dir()

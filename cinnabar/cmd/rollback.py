@@ -53,11 +53,12 @@ NULL_ID = '0' * 40
 
 USAGE = ('usage: git cinnabar rollback [-v] [--candidates] [--fsck] '
          '[--force] [<metadata commit>]')
+# Every option, for completion and "did you mean" (tools/manpages.py).
+OPTIONS = ('--candidates', '--fsck', '--force') + VERBOSE
 
 
 def parse_args(args):
-    given, names = split_options(
-        args, ('--candidates', '--fsck', '--force') + VERBOSE, USAGE)
+    given, names = split_options(args, OPTIONS, USAGE)
     options = {name: '--' + name in given
                for name in ('candidates', 'fsck', 'force')}
     options['given'] = given

@@ -42,11 +42,14 @@ import tempfile
 import urllib.parse
 
 from cinnabar import VERSION, release
+from cinnabar.cmd.options import unexpected
 from cinnabar.errors import Abort
 from cinnabar.helper import HELPER_NAME
 
 USAGE = ('usage: git cinnabar self-update [--url <base URL>] [--check] '
          '[--branch <name> | --exact <version>]')
+# Every option, for completion and "did you mean" (tools/manpages.py).
+OPTIONS = ('--url', '--check', '--branch', '--exact')
 # Where the manifest of a --branch or an --exact version is.
 SUBDIRS = {'branch': 'branches/%s/', 'exact': 'versions/%s/'}
 TREE = ('cinnabar', 'git-cinnabar', 'git-remote-hg')
@@ -70,7 +73,7 @@ def parse_args(args):
                 raise Abort('%s needs a value' % name, hint=USAGE)
             values[name[2:]] = value
         else:
-            raise Abort('unknown argument %s' % arg, hint=USAGE)
+            raise unexpected(arg, OPTIONS, USAGE)
     if 'branch' in values and 'exact' in values:
         raise Abort('--branch and --exact do not go together', hint=USAGE)
     url = values.pop('url', None)

@@ -23,6 +23,8 @@ from cinnabar.helper import Helper
 from cinnabar.strip import Stripper
 
 USAGE = 'usage: git cinnabar strip [-v] <commit or hg id>...'
+# Every option, for completion and "did you mean" (tools/manpages.py).
+OPTIONS = VERBOSE
 _HEX = re.compile(r'[0-9a-f]{4,40}\Z')
 
 
@@ -47,7 +49,7 @@ def resolve(helper, names):
 
 
 def run(args):
-    given, names = split_options(args, VERBOSE, USAGE)
+    given, names = split_options(args, OPTIONS, USAGE)
     experiments = (config.lookup('experiments') or '').split(',')
     if 'strip' not in experiments:
         raise Abort('git cinnabar strip is an experiment',

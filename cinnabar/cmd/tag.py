@@ -37,6 +37,7 @@ Tag names Mercurial refuses are refused: `tip`, `.`, `null`, names with
 import subprocess
 
 from cinnabar import config, git, metadata, tags
+from cinnabar.cmd.options import unknown_option
 from cinnabar.errors import Abort
 from cinnabar.helper import Helper
 from cinnabar.ids import NULL_HG, HgId
@@ -48,6 +49,8 @@ FLAGS = {'-f': 'force', '--force': 'force', '-d': 'delete',
          '--delete': 'delete', '-l': 'list', '--list': 'list'}
 VALUED = {'--onto': 'onto', '-m': 'message', '--message': 'message',
           '--format': 'format'}
+# Every option, for completion and "did you mean" (tools/manpages.py).
+OPTIONS = tuple(FLAGS) + tuple(VALUED)
 FIELDS = ('%(tagname)', '%(objectname)', '%(hg::objectname)')
 
 
@@ -65,7 +68,7 @@ def parse_args(args):
                 raise Abort('%s needs a value' % name, hint=USAGE)
             options[VALUED[name]] = value
         elif arg.startswith('-') and arg != '-':
-            raise Abort('unknown option %s' % arg, hint=USAGE)
+            raise unknown_option(arg, OPTIONS, USAGE)
         else:
             words.append(arg)
     if options.get('list'):

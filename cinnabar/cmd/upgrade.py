@@ -29,6 +29,8 @@ from cinnabar import git, metadata
 from cinnabar.errors import Abort
 
 USAGE = 'usage: git cinnabar upgrade'
+# Every option, for completion and "did you mean" (tools/manpages.py).
+OPTIONS = ()
 CANNOT = ('cannot be upgraded in place: its manifests must be imported '
           'again from the Mercurial repository')
 
