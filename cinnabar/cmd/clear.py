@@ -9,7 +9,7 @@ Your own branches and tags, and remote-tracking refs, are left alone;
 the git objects stay until `git gc` finds nothing refers to them. The
 next fetch from a Mercurial repository imports everything again (the
 same commits for the same changesets). As with git-cinnabar, nothing is
-printed; `-v` says how many refs were removed, on standard error.
+printed; `-v` (`--verbose`) says how many refs were removed, on standard error.
 """
 
 from cinnabar import git, metadata, snapshots

@@ -24,7 +24,8 @@ are an error, and then nothing is imported.
               unbundle` and `git cinnabar unbundle` read (uncompressed
               bundle2, or HG10UN from a server without bundle2), as
               git-cinnabar's `fetch --bundle` does; no ref changes
-    -v        also print `<hg id> <git commit id>` for each, on standard
+    -v, --verbose
+              also print `<hg id> <git commit id>` for each, on standard
               error
     --tags    then make the Mercurial tags (from the .hgtags files of all
               the heads the metadata knows) git tags, under refs/tags/,

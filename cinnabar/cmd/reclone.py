@@ -17,8 +17,8 @@ refs/tags/) move only with --rebase; without it, only the other refs
 
 As git-cinnabar, it prints `Fetching <remote>` for each remote and, when
 local branches were left alone, how to move them, on standard output;
-the refs it moved on standard error; `-v` adds a summary (refs moved,
-commits written again, the new metadata) on standard error.
+the refs it moved on standard error; `-v` (`--verbose`) adds a summary
+(refs moved, commits written again, the new metadata) on standard error.
 
 The new metadata is made visible and the refs are moved only at the
 end; when anything fails before, the metadata and every ref are left as

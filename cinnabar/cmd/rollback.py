@@ -38,7 +38,7 @@ transaction.
                   `git cinnabar fsck` found good
     --force       allow a metadata commit that is not in the chain of the
                   current one
-    -v            say what changed, on standard error (as git-cinnabar,
+    -v, --verbose say what changed, on standard error (as git-cinnabar,
                   nothing is printed otherwise)
 """
 
