@@ -12,8 +12,6 @@ man and bash-completion look (`make uninstall` removes it).
 
 import os
 import re
-import shutil
-import subprocess
 import sys
 
 import pytest
@@ -178,7 +176,28 @@ def test_make_install_and_uninstall(tmp_path):
     assert [p for p in installed if (prefix / p).exists()] == []
 
 
-@pytest.mark.skipif(shutil.which('zsh') is None, reason='no zsh')
-def test_zsh_completion_parses():
-    subprocess.run(['zsh', '-n', ROOT / 'completion/_git-cinnabar'],
-                   check=True)
+def zsh_offers(*words):
+    """What _git-cinnabar offers for `words` (zsh's _git calls it with the
+    words from `cinnabar` on), zsh's offering functions printing their
+    candidates instead."""
+    script = r'''
+_describe() { print -l -- ${(P)${@[-1]}} }
+compadd() { shift; print -l -- "$@" }
+_files() { print '<files>' }
+eval "_git-cinnabar() { $(<$1) }"
+shift
+words=("$@"); CURRENT=$#; PREFIX=${@[-1]}
+_git-cinnabar
+'''
+    result = run(['zsh', '-f', '-c', script, 'zsh',
+                  ROOT / 'completion/_git-cinnabar', 'cinnabar'] + list(words))
+    return result.out.splitlines()
+
+
+def test_zsh_completes_commands_and_options():
+    assert zsh_offers('')[:2] == [
+        'bundle:Write a Mercurial bundle of git commits.',
+        'clear:Remove all the cinnabar metadata from this repository.']
+    assert len(zsh_offers('f')) == len(COMMANDS)
+    assert zsh_offers('fsck', '--') == ['--full', '--force', '--help']
+    assert zsh_offers('fsck', 'x') == ['<files>']
