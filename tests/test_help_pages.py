@@ -1,8 +1,9 @@
 """Help where git looks for it: the manual pages and the completions.
 
-tools/manpages.py makes man/man1/git-cinnabar.1, man/man1/git-remote-hg.1
-and completion/* from the command table and config.SETTINGS; the tree
-holds what it makes (checked here), groff renders the pages without a
+tools/manpages.py makes man/man1/git-cinnabar.1, man/man1/git-remote-hg.1,
+completion/* and the README's tables of settings and commands from the
+command table and config.SETTINGS; the tree holds what it makes (checked
+here), groff renders the pages without a
 warning, every command, option and setting is in them, `git cinnabar
 --help` shows the page from a source checkout (man finds `man/` next to
 a directory of PATH), git's own bash completion completes `git cinnabar`
@@ -46,6 +47,17 @@ def test_generated_files_are_those_in_the_tree():
     result = run([sys.executable, ROOT / 'tools/manpages.py', '--check'],
                  check=False)
     assert result.returncode == 0, result.describe()
+
+
+def test_readme_is_short_and_tables_list_everything():
+    lines = (ROOT / 'README.md').read_text().splitlines()
+    assert len(lines) <= 250
+    for setting in config.SETTINGS:
+        assert any(line.startswith('| `cinnabar.%s` |' % setting.name)
+                   for line in lines), setting.name
+    for entry in COMMANDS:
+        assert any(line.startswith('| `%s` |' % entry.name)
+                   for line in lines), entry.name
 
 
 @pytest.mark.parametrize('name', sorted(PAGES))

@@ -11,6 +11,8 @@ SETTINGS):
     man/man1/git-remote-hg.1       URLs, refs layout, every cinnabar.* setting
     completion/git-cinnabar.bash   `_git_cinnabar`, for git's bash completion
     completion/_git-cinnabar       the same for zsh
+    README.md                      its tables of settings and of commands,
+                                   between their `<!-- ... -->` markers
 
 The files are kept in the tree (a source checkout reads them: man finds
 `man/` next to a directory of PATH) and tests/test_manpages.py fails
@@ -281,11 +283,51 @@ def zsh_completion():
                     '\tcompadd -- $options --help', 'else', '\t_files', 'fi']
 
 
+def cell(text):
+    return text.replace('|', '\\|')
+
+
+def settings_table():
+    rows = ['| setting | values | per remote, environment | what it does |',
+            '|---|---|---|---|']
+    for entry in config.SETTINGS:
+        marks = ', '.join(m for m, given in (('remote', entry.per_remote),
+                                             ('env', entry.env)) if given)
+        rows.append('| `cinnabar.%s` | %s | %s | %s |' % (
+            entry.name, cell(entry.values), marks or '-', cell(entry.text)))
+    return rows
+
+
+def commands_table():
+    rows = ['| command | what it does |', '|---|---|']
+    for entry in COMMANDS:
+        summary = command(entry.name).__doc__.strip().splitlines()[0]
+        rows.append('| `%s` | %s |' % (entry.name, cell(summary)))
+    return rows
+
+
+README_TABLES = {'settings': settings_table, 'commands': commands_table}
+
+
+def readme():
+    """README.md with its tables made again between their markers
+    (`<!-- settings: ... -->` to `<!-- end of settings -->`)."""
+    with open(os.path.join(TOP, 'README.md')) as f:
+        text = f.read()
+    for name, make in README_TABLES.items():
+        start = re.search(r'<!-- %s: [^\n]*-->\n' % name, text)
+        end = text.index('<!-- end of %s -->' % name, start.end())
+        table = '\n'.join(make()) + '\n'
+        text = text[:start.end()] + table + text[end:]
+    return text.splitlines()
+
+
 OUTPUTS = {
     'man/man1/git-cinnabar.1': cinnabar_page,
     'man/man1/git-remote-hg.1': remote_page,
     'completion/git-cinnabar.bash': bash_completion,
     'completion/_git-cinnabar': zsh_completion,
+    'README.md': readme,
 }
 
 
