@@ -89,6 +89,16 @@ def test_mistyped_option_gets_did_you_mean(tmp_path):
                                        'hint: did you mean --tags?']
 
 
+@pytest.mark.parametrize('word, hint', [
+    ('--verison', 'did you mean --version?'),
+    ('--nope', 'usage: git cinnabar [--version] <command> [<args>]')])
+def test_unknown_option_before_the_command(word, hint, tmp_path):
+    result = git('cinnabar', word, cwd=tmp_path, check=False)
+    assert_failed_for_people(result, 'unknown option ' + word)
+    assert result.err.splitlines() == ['fatal: unknown option ' + word,
+                                       'hint: ' + hint]
+
+
 def test_help_command_shows_a_command_help(tmp_path):
     result = git('cinnabar', 'help', 'fsck', cwd=tmp_path)
     assert result.out.startswith('Check the cinnabar metadata'), \

@@ -104,6 +104,11 @@ def dispatch(argv):
         return 0
     if argv[0] == 'help' and len(argv) > 1:
         argv = [argv[1], '--help']
+    if argv[0].startswith('-'):
+        from cinnabar.cmd.options import unknown_option
+        raise unknown_option(argv[0], ('--version', '--help'),
+                             'usage: git cinnabar [--version] <command> '
+                             '[<args>]')
     module = command(argv[0])
     if module is None:
         return unknown_command(argv[0])
