@@ -16,19 +16,19 @@ _git_cinnabar ()
 	*) return ;;
 	esac
 	case "$subcommand" in
-	bundle) __gitcomp "-t --type --version --help" ;;
+	bundle) __gitcomp "-t --type= --version= --help" ;;
 	clear) __gitcomp "-v --verbose --help" ;;
 	data) __gitcomp "-c -m --help" ;;
-	download) __gitcomp "--url --platform --output --help" ;;
+	download) __gitcomp "--url= --platform= --output= --help" ;;
 	fetch) __gitcomp "--tags --bundle -v --verbose --help" ;;
 	fsck) __gitcomp "--full --force --help" ;;
-	git2hg) __gitcomp "--batch --abbrev --help" ;;
-	hg2git) __gitcomp "--batch --abbrev --help" ;;
+	git2hg) __gitcomp "--batch --abbrev= --help" ;;
+	hg2git) __gitcomp "--batch --abbrev= --help" ;;
 	reclone) __gitcomp "--rebase -v --verbose --help" ;;
 	rollback) __gitcomp "--candidates --fsck --force -v --verbose --help" ;;
-	self-update) __gitcomp "--url --check --branch --exact --help" ;;
+	self-update) __gitcomp "--url= --check --branch= --exact= --help" ;;
 	strip) __gitcomp "-v --verbose --help" ;;
-	tag) __gitcomp "-f --force -d --delete -l --list --onto -m --message --format --help" ;;
+	tag) __gitcomp "-f --force -d --delete -l --list --onto= -m --message= --format= --help" ;;
 	unbundle) __gitcomp "--clonebundle --help" ;;
 	upgrade) __gitcomp " --help" ;;
 	esac

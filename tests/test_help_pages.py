@@ -161,8 +161,9 @@ def test_bash_completes_commands_and_options():
     assert complete('git cinnabar self') == ['self-update']
     assert complete('git cinnabar fetch --t') == ['--tags']
     assert complete('git cinnabar tag --') == [
-        '--force', '--delete', '--list', '--onto', '--message', '--format',
-        '--help']
+        '--force', '--delete', '--list', '--onto=', '--message=',
+        '--format=', '--help']
+    assert complete('git cinnabar self-update --u') == ['--url=']
     assert complete('git cinnabar fsck --full --') == [
         '--full', '--force', '--help']
 

@@ -232,8 +232,11 @@ def remote_page():
     return out
 
 
-def options(entry):
-    return ' '.join(o.rstrip('=') for o in command(entry.name).OPTIONS)
+def options(entry, valued=True):
+    """The command's options, those taking a value ending with `=` (as
+    git's completion offers them) unless not `valued`."""
+    names = command(entry.name).OPTIONS
+    return ' '.join(n if valued else n.rstrip('=') for n in names)
 
 
 def bash_completion():
@@ -278,7 +281,8 @@ def zsh_completion():
               "\t_describe -t commands 'git cinnabar command' commands",
               '\treturn', 'fi', 'local -a options', 'case $words[2] in']
     for entry in COMMANDS:
-        lines.append('%s) options=(%s) ;;' % (entry.name, options(entry)))
+        names = options(entry, valued=False)
+        lines.append('%s) options=(%s) ;;' % (entry.name, names))
     return lines + ['esac', 'if [[ $PREFIX == -* ]]; then',
                     '\tcompadd -- $options --help', 'else', '\t_files', 'fi']
 

@@ -35,8 +35,9 @@ from cinnabar.hg import bundlewriter
 
 USAGE = ('usage: git cinnabar bundle [--version 1|2] [-t <bundlespec>] '
          '<file> [--] <rev-list arguments>...')
-# Every option, for completion and "did you mean" (tools/manpages.py).
-OPTIONS = ('-t', '--type', '--version')
+# Every option, for completion and "did you mean" (tools/manpages.py);
+# a long one taking a value ends with `=`.
+OPTIONS = ('-t', '--type=', '--version=')
 
 
 def _option_value(name, arguments):

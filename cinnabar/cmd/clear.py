@@ -17,7 +17,8 @@ from cinnabar.cmd.options import VERBOSE, say, split_options
 from cinnabar.errors import Abort
 
 USAGE = 'usage: git cinnabar clear [-v]'
-# Every option, for completion and "did you mean" (tools/manpages.py).
+# Every option, for completion and "did you mean" (tools/manpages.py);
+# a long one taking a value ends with `=`.
 OPTIONS = VERBOSE
 PREFIXES = ('refs/cinnabar/', 'refs/notes/cinnabar')
 

@@ -37,7 +37,7 @@ from cinnabar.helper_version import problems
 
 USAGE = ('usage: git cinnabar download [--url <base URL>] '
          '[--platform <name>] [--output <path>]')
-OPTIONS = ('--url', '--platform', '--output')
+OPTIONS = ('--url=', '--platform=', '--output=')
 
 
 def parse_args(args):
@@ -46,7 +46,7 @@ def parse_args(args):
     arguments = iter(args)
     for arg in arguments:
         name, equal, value = arg.partition('=')
-        if name not in OPTIONS:
+        if name + '=' not in OPTIONS:
             raise unexpected(arg, OPTIONS, USAGE)
         if not equal:
             value = next(arguments, None)

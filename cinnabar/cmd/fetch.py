@@ -49,7 +49,8 @@ USAGE = ('usage: git cinnabar fetch [-v] [--tags] <remote-or-url> '
          '       git cinnabar fetch --bundle <remote-or-url> <hg id>... '
          '> <file>\n'
          '       git cinnabar fetch --tags [<remote-or-url>]')
-# Every option, for completion and "did you mean" (tools/manpages.py).
+# Every option, for completion and "did you mean" (tools/manpages.py);
+# a long one taking a value ends with `=`.
 OPTIONS = ('--tags', '--bundle') + VERBOSE
 TAGS_REFSPEC = '+refs/tags/*:refs/tags/*'
 

@@ -41,7 +41,8 @@ from cinnabar.errors import Abort
 from cinnabar.helper import Helper, HelperError
 
 USAGE = 'usage: git cinnabar fsck [--full | --force] [<commit>...]'
-# Every option, for completion and "did you mean" (tools/manpages.py).
+# Every option, for completion and "did you mean" (tools/manpages.py);
+# a long one taking a value ends with `=`.
 OPTIONS = ('--full', '--force')
 
 

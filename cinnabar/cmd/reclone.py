@@ -33,7 +33,8 @@ from cinnabar.errors import Abort
 from cinnabar.reclone import reclone
 
 USAGE = 'usage: git cinnabar reclone [-v] [--rebase]'
-# Every option, for completion and "did you mean" (tools/manpages.py).
+# Every option, for completion and "did you mean" (tools/manpages.py);
+# a long one taking a value ends with `=`.
 OPTIONS = ('--rebase',) + VERBOSE
 
 

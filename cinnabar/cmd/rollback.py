@@ -53,7 +53,8 @@ NULL_ID = '0' * 40
 
 USAGE = ('usage: git cinnabar rollback [-v] [--candidates] [--fsck] '
          '[--force] [<metadata commit>]')
-# Every option, for completion and "did you mean" (tools/manpages.py).
+# Every option, for completion and "did you mean" (tools/manpages.py);
+# a long one taking a value ends with `=`.
 OPTIONS = ('--candidates', '--fsck', '--force') + VERBOSE
 
 

@@ -48,8 +48,9 @@ from cinnabar.helper import HELPER_NAME
 
 USAGE = ('usage: git cinnabar self-update [--url <base URL>] [--check] '
          '[--branch <name> | --exact <version>]')
-# Every option, for completion and "did you mean" (tools/manpages.py).
-OPTIONS = ('--url', '--check', '--branch', '--exact')
+# Every option, for completion and "did you mean" (tools/manpages.py);
+# a long one taking a value ends with `=`.
+OPTIONS = ('--url=', '--check', '--branch=', '--exact=')
 # Where the manifest of a --branch or an --exact version is.
 SUBDIRS = {'branch': 'branches/%s/', 'exact': 'versions/%s/'}
 TREE = ('cinnabar', 'git-cinnabar', 'git-remote-hg')

@@ -25,7 +25,8 @@ from cinnabar.helper import Helper
 from cinnabar.strip import Stripper
 
 USAGE = 'usage: git cinnabar strip [-v] <commit or hg id>...'
-# Every option, for completion and "did you mean" (tools/manpages.py).
+# Every option, for completion and "did you mean" (tools/manpages.py);
+# a long one taking a value ends with `=`.
 OPTIONS = VERBOSE
 _HEX = re.compile(r'[0-9a-f]{4,40}\Z')
 

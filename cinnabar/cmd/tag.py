@@ -52,8 +52,10 @@ FLAGS = {'-f': 'force', '--force': 'force', '-d': 'delete',
          '--delete': 'delete', '-l': 'list', '--list': 'list'}
 VALUED = {'--onto': 'onto', '-m': 'message', '--message': 'message',
           '--format': 'format'}
-# Every option, for completion and "did you mean" (tools/manpages.py).
-OPTIONS = tuple(FLAGS) + tuple(VALUED)
+# Every option, for completion and "did you mean" (tools/manpages.py);
+# a long one taking a value ends with `=`.
+OPTIONS = tuple(FLAGS) + tuple(
+    name + '=' if name.startswith('--') else name for name in VALUED)
 FIELDS = ('%(tagname)', '%(objectname)', '%(hg::objectname)')
 
 

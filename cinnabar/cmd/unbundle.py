@@ -43,7 +43,8 @@ from cinnabar.resumable import Download
 
 USAGE = ('usage: git cinnabar unbundle [--clonebundle] '
          '<file, URL or remote>')
-# Every option, for completion and "did you mean" (tools/manpages.py).
+# Every option, for completion and "did you mean" (tools/manpages.py);
+# a long one taking a value ends with `=`.
 OPTIONS = ('--clonebundle',)
 
 

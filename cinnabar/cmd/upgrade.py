@@ -30,7 +30,8 @@ from cinnabar import git, metadata
 from cinnabar.errors import Abort
 
 USAGE = 'usage: git cinnabar upgrade'
-# Every option, for completion and "did you mean" (tools/manpages.py).
+# Every option, for completion and "did you mean" (tools/manpages.py);
+# a long one taking a value ends with `=`.
 OPTIONS = ()
 CANNOT = ('cannot be upgraded in place: its manifests must be imported '
           'again from the Mercurial repository')
