@@ -180,9 +180,10 @@ With the default layout (`cinnabar.refs` unset or `all`):
                                            `default` branch's tip
 
 `%` and space in names are written `%25` and `%20`. A push names the
-same refs: `git push origin HEAD:branches/default/tip` pushes to the
-`default` branch, `HEAD:bookmarks/<name>` moves or creates a bookmark,
-`HEAD:topics/<branch>/<topic>` pushes draft changesets of that topic.
+same refs: `git push origin HEAD:refs/heads/branches/default/tip`
+pushes to the `default` branch, `HEAD:refs/heads/bookmarks/<name>`
+moves or creates a bookmark, `HEAD:refs/heads/topics/<branch>/<topic>`
+pushes draft changesets of that topic.
 A new head, root or branch, and a bookmark moved backwards, need `-f`.
 
 Mercurial tags are not fetched by `git fetch`: `git cinnabar fetch
