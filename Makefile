@@ -95,9 +95,14 @@ PYTEST_ARGS =
 prefix = /usr/local
 bindir = $(prefix)/bin
 cinnabardir = $(prefix)/lib/git-cinnabar
+mandir = $(prefix)/share/man
+bashcompletiondir = $(prefix)/share/bash-completion/completions
+zshcompletiondir = $(prefix)/share/zsh/site-functions
+# Made by tools/manpages.py (`make manpages`), kept in the tree.
+MANPAGES = man/man1/git-cinnabar.1 man/man1/git-remote-hg.1
 LAUNCHERS = git-remote-hg git-cinnabar
 
-.PHONY: all deps helper check-deps git-source venv test test-hg63 lint demo \
+.PHONY: all deps helper check-deps git-source venv test test-hg63 lint demo manpages \
 	hg-matrix hg-matrix-test hg-matrix-ci hg-matrix-test-ci heptapod-venv \
 	install uninstall clean distclean asan fuzz fuzz-short fuzz-push
 .DELETE_ON_ERROR:
@@ -359,10 +364,24 @@ install: helper
 	for f in $(LAUNCHERS); do \
 		ln -sfn '$(cinnabardir)'/$$f '$(DESTDIR)$(bindir)'/$$f || exit 1; \
 	done
+	install -d '$(DESTDIR)$(mandir)/man1'
+	install -m 644 $(MANPAGES) '$(DESTDIR)$(mandir)/man1/'
+	install -D -m 644 completion/git-cinnabar.bash \
+		'$(DESTDIR)$(bashcompletiondir)/git-cinnabar'
+	install -D -m 644 completion/_git-cinnabar \
+		'$(DESTDIR)$(zshcompletiondir)/_git-cinnabar'
 
 uninstall:
 	rm -f $(addprefix '$(DESTDIR)$(bindir)'/,$(LAUNCHERS))
 	rm -rf '$(DESTDIR)$(cinnabardir)'
+	rm -f $(addprefix '$(DESTDIR)$(mandir)/man1/',$(notdir $(MANPAGES)))
+	rm -f '$(DESTDIR)$(bashcompletiondir)/git-cinnabar'
+	rm -f '$(DESTDIR)$(zshcompletiondir)/_git-cinnabar'
+
+# The manual pages and completions, from the command table and the
+# settings (see tools/manpages.py); tests/test_help_pages.py checks them.
+manpages:
+	$(PYTHON) tools/manpages.py
 
 clean:
 	rm -rf $(BUILD)/helper $(HELPER) $(HELPER)+ $(ASAN_DIR)/helper $(ASAN_HELPER)

@@ -5,7 +5,7 @@ The list printed is the command table (cinnabar/cmd/__init__.py): every
 command of the table, with the first line of its module's docstring, and
 nothing else (the shared modules `options` and `conversion` are not
 commands). No argument prints the same list on stderr and fails; an
-unknown name fails with one `fatal:` line naming it and a hint.
+unknown name fails as `git <typo>` does, with the most similar commands.
 """
 
 import pytest
@@ -59,15 +59,51 @@ def test_no_argument_prints_usage_and_fails(tmp_path):
     assert listed(result.err) == list(COMMANDS)
 
 
-@pytest.mark.parametrize('name', ['nope', 'conversion', 'options',
-                                  'self_update', '__init__', 'cmd'])
-def test_unknown_command(name, tmp_path):
+@pytest.mark.parametrize('name, similar', [
+    ('nope', []), ('conversion', []), ('options', []), ('__init__', []),
+    ('cmd', []),
+    ('self_update', ['self-update']),       # a substitution
+    ('fsk', ['fsck']),                      # an insertion, as git fsk
+    ('upgarde', ['upgrade']),               # a swap
+    ('f', ['fetch', 'fsck']),               # prefixes
+])
+def test_unknown_command_says_what_git_says(name, similar, tmp_path):
+    """git's own words for `git <typo>` (help.c), then the most similar
+    commands, if any."""
     result = git('cinnabar', name, cwd=tmp_path, check=False)
-    assert_failed_for_people(result)
-    assert result.returncode == 1
-    assert result.err.splitlines() == [
-        f"fatal: {name!r} is not a git cinnabar command",
-        'hint: run `git cinnabar --help` for the list']
+    assert result.returncode == 1, result.describe()
+    assert result.out == ''
+    expected = [f"git cinnabar: '{name}' is not a git cinnabar command. "
+                "See 'git cinnabar --help'."]
+    if similar:
+        expected += ['', 'The most similar command'
+                     + (' is' if len(similar) == 1 else 's are')]
+        expected += ['\t' + n for n in similar]
+    assert result.err.splitlines() == expected
+
+
+def test_mistyped_option_gets_did_you_mean(tmp_path):
+    result = git('cinnabar', 'fetch', '--tgs', cwd=tmp_path, check=False)
+    assert_failed_for_people(result, 'unknown option --tgs')
+    assert result.err.splitlines() == ['fatal: unknown option --tgs',
+                                       'hint: did you mean --tags?']
+
+
+@pytest.mark.parametrize('word, hint', [
+    ('--verison', 'did you mean --version?'),
+    ('--nope', 'usage: git cinnabar [--version] <command> [<args>]')])
+def test_unknown_option_before_the_command(word, hint, tmp_path):
+    result = git('cinnabar', word, cwd=tmp_path, check=False)
+    assert_failed_for_people(result, 'unknown option ' + word)
+    assert result.err.splitlines() == ['fatal: unknown option ' + word,
+                                       'hint: ' + hint]
+
+
+def test_help_command_shows_a_command_help(tmp_path):
+    result = git('cinnabar', 'help', 'fsck', cwd=tmp_path)
+    assert result.out.startswith('Check the cinnabar metadata'), \
+        result.describe()
+    assert 'usage: git cinnabar fsck' in result.out
 
 
 @pytest.mark.parametrize('name', COMMANDS)

@@ -13,7 +13,7 @@ import importlib
 import sys
 
 from cinnabar import VERSION
-from cinnabar.errors import Abort, run_guarded
+from cinnabar.errors import run_guarded
 
 Command = collections.namedtuple('Command', 'name module')
 Command.__doc__ = """A command: `name` as typed after `git cinnabar`, and
@@ -77,20 +77,41 @@ def version_text():
         VERSION, sys.version.split()[0], helper_version.describe(VERSION))
 
 
+def unknown_command(word):
+    """What git says of `git <typo>` (help.c, `help_unknown_cmd`), for
+    `git cinnabar <typo>`: the most similar commands, if any; status 1."""
+    from cinnabar.cmd.options import most_similar
+    lines = ["git cinnabar: '%s' is not a git cinnabar command. "
+             "See 'git cinnabar --help'." % word]
+    similar = most_similar(word, [c.name for c in COMMANDS])
+    if similar:
+        lines += ['', 'The most similar command%s' % (
+            ' is' if len(similar) == 1 else 's are')]
+        lines += ['\t' + name for name in similar]
+    sys.stderr.write('\n'.join(lines) + '\n')
+    return 1
+
+
 def dispatch(argv):
     if not argv:
         sys.stderr.write(usage(commands()) + '\n')
         return 1
-    if argv[0] in ('-h', '--help', 'help'):
+    if argv[0] in ('-h', '--help') or argv == ['help']:
         print(usage(commands()))
         return 0
     if argv[0] in ('-V', '--version'):
         print(version_text())
         return 0
+    if argv[0] == 'help' and len(argv) > 1:
+        argv = [argv[1], '--help']
+    if argv[0].startswith('-'):
+        from cinnabar.cmd.options import unknown_option
+        raise unknown_option(argv[0], ('--version', '--help'),
+                             'usage: git cinnabar [--version] <command> '
+                             '[<args>]')
     module = command(argv[0])
     if module is None:
-        raise Abort('%r is not a git cinnabar command' % argv[0],
-                    hint='run `git cinnabar --help` for the list')
+        return unknown_command(argv[0])
     if '-h' in argv[1:] or '--help' in argv[1:]:
         print(module.__doc__.strip())
         return 0

@@ -28,12 +28,16 @@ import sys
 import tempfile
 
 from cinnabar import git
+from cinnabar.cmd.options import unknown_option
 from cinnabar.errors import Abort
 from cinnabar.helper import Helper
 from cinnabar.hg import bundlewriter
 
 USAGE = ('usage: git cinnabar bundle [--version 1|2] [-t <bundlespec>] '
          '<file> [--] <rev-list arguments>...')
+# Every option, for completion and "did you mean" (tools/manpages.py);
+# a long one taking a value ends with `=`.
+OPTIONS = ('-t', '--type=', '--version=')
 
 
 def _option_value(name, arguments):
@@ -62,7 +66,7 @@ def parse_args(args):
             path = next(arguments, None)
             break
         elif arg.startswith('-') and arg != '-':
-            raise Abort('unknown option %s' % arg, hint=USAGE)
+            raise unknown_option(arg, OPTIONS, USAGE)
         else:
             path = arg
             break

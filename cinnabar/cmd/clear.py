@@ -9,7 +9,7 @@ Your own branches and tags, and remote-tracking refs, are left alone;
 the git objects stay until `git gc` finds nothing refers to them. The
 next fetch from a Mercurial repository imports everything again (the
 same commits for the same changesets). As with git-cinnabar, nothing is
-printed; `-v` says how many refs were removed, on standard error.
+printed; `-v` (`--verbose`) says how many refs were removed, on standard error.
 """
 
 from cinnabar import git, metadata, snapshots
@@ -17,11 +17,14 @@ from cinnabar.cmd.options import VERBOSE, say, split_options
 from cinnabar.errors import Abort
 
 USAGE = 'usage: git cinnabar clear [-v]'
+# Every option, for completion and "did you mean" (tools/manpages.py);
+# a long one taking a value ends with `=`.
+OPTIONS = VERBOSE
 PREFIXES = ('refs/cinnabar/', 'refs/notes/cinnabar')
 
 
 def run(args):
-    given, words = split_options(args, VERBOSE, USAGE)
+    given, words = split_options(args, OPTIONS, USAGE)
     if words:
         raise Abort('clear takes no argument', hint=USAGE)
     git_dir = git.git_dir()

@@ -14,6 +14,8 @@ from cinnabar.cmd.options import split_options
 from cinnabar.errors import Abort
 from cinnabar.helper import Helper
 
+OPTIONS = ('--batch', '--abbrev=')
+
 DEFAULT_ABBREV = 12
 
 Options = collections.namedtuple('Options', 'batch abbrev items')
@@ -27,7 +29,7 @@ def _parse_abbrev(text, usage):
 
 def parse_args(args, usage):
     """Options from the command line (`usage` is the hint for errors)."""
-    given, items = split_options(args, ('--batch', '--abbrev='), usage)
+    given, items = split_options(args, OPTIONS, usage)
     batch = '--batch' in given
     abbrev = given.get('--abbrev', 40)
     if abbrev is True:

@@ -25,6 +25,9 @@ USAGE = ('usage: git cinnabar data -c <changeset> | -m <manifest> | '
 MIN_DIGITS = 4
 _HEX = re.compile(r'[0-9a-fA-F]{%d,40}\Z' % MIN_DIGITS)
 KIND_OPTIONS = {'-c': 'changeset', '-m': 'manifest'}
+# Every option, for completion and "did you mean" (tools/manpages.py);
+# a long one taking a value ends with `=`.
+OPTIONS = tuple(KIND_OPTIONS)
 
 
 def parse_args(args):

@@ -4,17 +4,17 @@ usage: git cinnabar download [--url <base URL>] [--platform <name>]
                              [--output <path>]
 
 Reads the release manifest `<base URL>/release` (or, when that is of
-another version, `<base URL>/versions/<this version>/release`) and checks
-its signature with the release keys, its channel (`release`) and that it
-is of this git-cinnabar's version and helper protocol (see
-cinnabar/release.py), then fetches the platform's helper it lists,
-checks its SHA-256, and only then runs the downloaded helper's `version`
-handshake, and installs it only when it speaks this git-cinnabar's
-protocol, is its version and, when the helper sources are here, was
-built from them. It replaces the helper next to the `git-cinnabar`
-launcher (or the file given with --output) atomically; when anything
-does not match, nothing is installed. A source checkout that was never
-built can get its helper this way.
+another version, `<base URL>/versions/<this version>/release`) and
+checks its signature with the release keys, its channel (`release`) and
+that it is of this git-cinnabar's version and helper protocol, then
+fetches the platform's helper it lists, checks its SHA-256, and only
+then runs the downloaded helper's `version` handshake, and installs it
+only when it speaks this git-cinnabar's protocol, is its version and,
+when the helper sources are here, was built from them. It replaces the
+helper next to the `git-cinnabar` launcher (or the file given with
+--output) atomically; when anything does not match, nothing is
+installed. A source checkout that was never built can get its helper
+this way.
 
     --url <base URL>    where the downloads are: https, file:// or a
                         local path (default: the setting
@@ -30,13 +30,14 @@ import os
 import urllib.parse
 
 from cinnabar import VERSION, release
+from cinnabar.cmd.options import unexpected
 from cinnabar.errors import Abort
 from cinnabar.helper import PROTOCOL
 from cinnabar.helper_version import problems
 
 USAGE = ('usage: git cinnabar download [--url <base URL>] '
          '[--platform <name>] [--output <path>]')
-OPTIONS = ('--url', '--platform', '--output')
+OPTIONS = ('--url=', '--platform=', '--output=')
 
 
 def parse_args(args):
@@ -45,8 +46,8 @@ def parse_args(args):
     arguments = iter(args)
     for arg in arguments:
         name, equal, value = arg.partition('=')
-        if name not in OPTIONS:
-            raise Abort('unknown argument %s' % arg, hint=USAGE)
+        if name + '=' not in OPTIONS:
+            raise unexpected(arg, OPTIONS, USAGE)
         if not equal:
             value = next(arguments, None)
             if value is None:

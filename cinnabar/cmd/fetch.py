@@ -24,7 +24,8 @@ are an error, and then nothing is imported.
               unbundle` and `git cinnabar unbundle` read (uncompressed
               bundle2, or HG10UN from a server without bundle2), as
               git-cinnabar's `fetch --bundle` does; no ref changes
-    -v        also print `<hg id> <git commit id>` for each, on standard
+    -v, --verbose
+              also print `<hg id> <git commit id>` for each, on standard
               error
     --tags    then make the Mercurial tags (from the .hgtags files of all
               the heads the metadata knows) git tags, under refs/tags/,
@@ -48,13 +49,15 @@ USAGE = ('usage: git cinnabar fetch [-v] [--tags] <remote-or-url> '
          '       git cinnabar fetch --bundle <remote-or-url> <hg id>... '
          '> <file>\n'
          '       git cinnabar fetch --tags [<remote-or-url>]')
+# Every option, for completion and "did you mean" (tools/manpages.py);
+# a long one taking a value ends with `=`.
+OPTIONS = ('--tags', '--bundle') + VERBOSE
 TAGS_REFSPEC = '+refs/tags/*:refs/tags/*'
 
 
 def parse_args(args):
     """(tags, bundle, remote or None, [ids], options given)."""
-    given, words = split_options(args, ('--tags', '--bundle') + VERBOSE,
-                                 USAGE)
+    given, words = split_options(args, OPTIONS, USAGE)
     tags, bundle = '--tags' in given, '--bundle' in given
     if tags and bundle:
         raise Abort('--bundle and --tags do not go together', hint=USAGE)

@@ -41,10 +41,13 @@ from cinnabar.errors import Abort
 from cinnabar.helper import Helper, HelperError
 
 USAGE = 'usage: git cinnabar fsck [--full | --force] [<commit>...]'
+# Every option, for completion and "did you mean" (tools/manpages.py);
+# a long one taking a value ends with `=`.
+OPTIONS = ('--full', '--force')
 
 
 def parse_args(args):
-    given, names = split_options(args, ('--full', '--force'), USAGE)
+    given, names = split_options(args, OPTIONS, USAGE)
     full = '--full' in given or '--force' in given
     if full and names:
         raise Abort('--full checks everything; give no commits with it',

@@ -12,7 +12,7 @@ commit is unknown or the name resolves to no commit.
 """
 
 from cinnabar import git
-from cinnabar.cmd.conversion import run_conversion
+from cinnabar.cmd.conversion import OPTIONS, run_conversion  # noqa: F401
 from cinnabar.ids import NULL_HG
 
 USAGE = 'usage: git cinnabar git2hg [--batch] [--abbrev[=N]] <committish>...'

@@ -13,7 +13,7 @@ same digits.
 
 import re
 
-from cinnabar.cmd.conversion import run_conversion
+from cinnabar.cmd.conversion import OPTIONS, run_conversion  # noqa: F401
 from cinnabar.errors import Abort
 from cinnabar.ids import NULL_GIT
 

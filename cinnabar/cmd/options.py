@@ -9,7 +9,14 @@ from its other words:
   (`--abbrev=7`, value '7');
 - `--` ends the options: every word after it is a word, even `-x`;
 - `-` alone is a word (standard input, for some commands);
-- any other word starting with `-` is an error, with `usage` as hint.
+- any other word starting with `-` is an error (`unknown_option`): its
+  hint is the most similar option (`most_similar`), else `usage`.
+
+`most_similar(word, names)` picks what git's "did you mean" picks
+(git's help.c, `help_unknown_cmd`): the names `word` begins, else those
+nearest by an edit distance weighing a swap of two neighbours 0, a
+substitution 2, an insertion 1 and a deletion 3, when near enough (less
+than 6).
 
 Commands print on standard output only what git-cinnabar 0.7 prints
 there (scripts read it); a summary of what they did goes to standard
@@ -22,6 +29,59 @@ import sys
 from cinnabar.errors import Abort
 
 VERBOSE = ('-v', '--verbose')
+# Costs of the edit distance, as git's help.c weighs them, and the
+# largest distance still worth suggesting.
+SWAP, SUBSTITUTE, INSERT, DELETE = 0, 2, 1, 3
+NEAR_ENOUGH = 5
+
+
+def distance(word, name):
+    """The cost of editing `word` into `name` (Damerau-Levenshtein with
+    the weights above; rows of the table kept two at a time)."""
+    before, previous = None, [i * INSERT for i in range(len(name) + 1)]
+    for i, char in enumerate(word, 1):
+        row = [i * DELETE]
+        for j, other in enumerate(name, 1):
+            cost = previous[j - 1] + (0 if char == other else SUBSTITUTE)
+            cost = min(cost, previous[j] + DELETE, row[j - 1] + INSERT)
+            if (before is not None and j > 1 and char == name[j - 2]
+                    and word[i - 2] == other):
+                cost = min(cost, before[j - 2] + SWAP)
+            row.append(cost)
+        before, previous = previous, row
+    return previous[-1]
+
+
+def most_similar(word, names):
+    """The names `word` begins, else the nearest ones (see above), or
+    [] when none is near enough; in the order of `names`."""
+    if not word:
+        return []
+    begun = [n for n in names if n.startswith(word)]
+    if begun:
+        return begun if len(begun) < len(names) else []
+    costs = {n: distance(word, n) for n in names}
+    best = min(costs.values(), default=NEAR_ENOUGH + 1)
+    return [n for n in names if costs[n] == best <= NEAR_ENOUGH]
+
+
+def unknown_option(arg, names, usage):
+    """The Abort for option `arg`, which is none of `names`: it suggests
+    the most similar ones (without their `=`), else shows `usage`."""
+    name = arg.partition('=')[0]
+    if name in names:
+        return Abort('option %s takes no value' % name, hint=usage)
+    similar = most_similar(name, [n.rstrip('=') for n in names])
+    if similar:
+        usage = 'did you mean %s?' % ' or '.join(similar)
+    return Abort('unknown option %s' % arg, hint=usage)
+
+
+def unexpected(arg, names, usage):
+    """The Abort for `arg` where only options `names` may come."""
+    if arg.startswith('-'):
+        return unknown_option(arg, names, usage)
+    return Abort('unknown argument %s' % arg, hint=usage)
 
 
 def say(given, text):
@@ -47,7 +107,7 @@ def split_options(args, names, usage):
         elif equals and name in valued:
             given[name] = value
         elif arg.startswith('-') and arg != '-':
-            raise Abort('unknown option %s' % arg, hint=usage)
+            raise unknown_option(arg, names, usage)
         else:
             words.append(arg)
     return given, words

@@ -17,8 +17,8 @@ refs/tags/) move only with --rebase; without it, only the other refs
 
 As git-cinnabar, it prints `Fetching <remote>` for each remote and, when
 local branches were left alone, how to move them, on standard output;
-the refs it moved on standard error; `-v` adds a summary (refs moved,
-commits written again, the new metadata) on standard error.
+the refs it moved on standard error; `-v` (`--verbose`) adds a summary
+(refs moved, commits written again, the new metadata) on standard error.
 
 The new metadata is made visible and the refs are moved only at the
 end; when anything fails before, the metadata and every ref are left as
@@ -33,10 +33,13 @@ from cinnabar.errors import Abort
 from cinnabar.reclone import reclone
 
 USAGE = 'usage: git cinnabar reclone [-v] [--rebase]'
+# Every option, for completion and "did you mean" (tools/manpages.py);
+# a long one taking a value ends with `=`.
+OPTIONS = ('--rebase',) + VERBOSE
 
 
 def run(args):
-    given, words = split_options(args, ('--rebase',) + VERBOSE, USAGE)
+    given, words = split_options(args, OPTIONS, USAGE)
     if words:
         raise Abort('unexpected argument %s' % words[0], hint=USAGE)
     git_dir = git.git_dir()

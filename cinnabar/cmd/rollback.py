@@ -38,7 +38,7 @@ transaction.
                   `git cinnabar fsck` found good
     --force       allow a metadata commit that is not in the chain of the
                   current one
-    -v            say what changed, on standard error (as git-cinnabar,
+    -v, --verbose say what changed, on standard error (as git-cinnabar,
                   nothing is printed otherwise)
 """
 
@@ -53,11 +53,13 @@ NULL_ID = '0' * 40
 
 USAGE = ('usage: git cinnabar rollback [-v] [--candidates] [--fsck] '
          '[--force] [<metadata commit>]')
+# Every option, for completion and "did you mean" (tools/manpages.py);
+# a long one taking a value ends with `=`.
+OPTIONS = ('--candidates', '--fsck', '--force') + VERBOSE
 
 
 def parse_args(args):
-    given, names = split_options(
-        args, ('--candidates', '--fsck', '--force') + VERBOSE, USAGE)
+    given, names = split_options(args, OPTIONS, USAGE)
     options = {name: '--' + name in given
                for name in ('candidates', 'fsck', 'force')}
     options['given'] = given

@@ -5,19 +5,19 @@ usage: git cinnabar self-update [--url <base URL>] [--check]
 
 Reads the release manifest `<base URL>/release` and checks its signature
 (`release.sig`, made with a release key this installation trusts) and
-its channel; its format is described in cinnabar/release.py: the latest
-version, its date, its helper protocol, the keys it trusts, the SHA-256
-and path of its Python tree archive and of its helper for each
-platform. A manifest of an older version than this one is refused (it
-may be replayed to keep you on a vulnerable release) unless --exact
-asks for it. When that version is newer than this one, downloads the
-Python tree and this platform's helper, checks both checksums, checks
-that the archive holds that version speaking that protocol and trusting
-the manifest's keys, and that the helper's `version` handshake says the
-same, then replaces `git-cinnabar`, `git-remote-hg`, `cinnabar/` and
-`git-cinnabar-helper` in the directory of the running launcher. Nothing
-is replaced when any check fails. A source checkout (a directory with
-`.git`) is not updated: use git there.
+its channel; the manifest names the latest version, its date, its helper
+protocol, the keys it trusts, and the SHA-256 and path of its Python
+tree archive and of its helper for each platform. A manifest of an older
+version than this one is refused (it may be replayed to keep you on a
+vulnerable release) unless --exact asks for it. When that version is
+newer than this one, downloads the Python tree and this platform's
+helper, checks both checksums, checks that the archive holds that
+version speaking that protocol and trusting the manifest's keys, and
+that the helper's `version` handshake says the same, then replaces
+`git-cinnabar`, `git-remote-hg`, `cinnabar/` and `git-cinnabar-helper`
+in the directory of the running launcher. Nothing is replaced when any
+check fails. A source checkout (a directory with `.git`) is not updated:
+use git there.
 
     --url <base URL>   where the releases are: https, file:// or a local
                        path (default: the setting cinnabar.download-url,
@@ -42,11 +42,15 @@ import tempfile
 import urllib.parse
 
 from cinnabar import VERSION, release
+from cinnabar.cmd.options import unexpected
 from cinnabar.errors import Abort
 from cinnabar.helper import HELPER_NAME
 
 USAGE = ('usage: git cinnabar self-update [--url <base URL>] [--check] '
          '[--branch <name> | --exact <version>]')
+# Every option, for completion and "did you mean" (tools/manpages.py);
+# a long one taking a value ends with `=`.
+OPTIONS = ('--url=', '--check', '--branch=', '--exact=')
 # Where the manifest of a --branch or an --exact version is.
 SUBDIRS = {'branch': 'branches/%s/', 'exact': 'versions/%s/'}
 TREE = ('cinnabar', 'git-cinnabar', 'git-remote-hg')
@@ -70,7 +74,7 @@ def parse_args(args):
                 raise Abort('%s needs a value' % name, hint=USAGE)
             values[name[2:]] = value
         else:
-            raise Abort('unknown argument %s' % arg, hint=USAGE)
+            raise unexpected(arg, OPTIONS, USAGE)
     if 'branch' in values and 'exact' in values:
         raise Abort('--branch and --exact do not go together', hint=USAGE)
     url = values.pop('url', None)

@@ -1,6 +1,6 @@
 """Remove changesets and their descendants from the metadata (experiment).
 
-usage: git cinnabar strip <commit or hg id>...
+usage: git cinnabar strip [-v] <commit or hg id>...
 
 The `strip` experiment of git-cinnabar (`git config cinnabar.experiments
 strip`): forgets the Mercurial changesets of the given commits (git
@@ -9,6 +9,8 @@ the metadata knows, as if they had never been fetched; the branch heads
 are what is left. The git commits and your refs stay; a later fetch of
 those changesets imports them again, as the same commits. The previous
 metadata stays in the chain: `git cinnabar rollback` undoes a strip.
+
+    -v, --verbose   say what was forgotten, on standard error
 
 Refused, changing nothing: without the experiment, with metadata fsck
 marked broken, or for a name that is no commit of a changeset.
@@ -23,6 +25,9 @@ from cinnabar.helper import Helper
 from cinnabar.strip import Stripper
 
 USAGE = 'usage: git cinnabar strip [-v] <commit or hg id>...'
+# Every option, for completion and "did you mean" (tools/manpages.py);
+# a long one taking a value ends with `=`.
+OPTIONS = VERBOSE
 _HEX = re.compile(r'[0-9a-f]{4,40}\Z')
 
 
@@ -47,7 +52,7 @@ def resolve(helper, names):
 
 
 def run(args):
-    given, names = split_options(args, VERBOSE, USAGE)
+    given, names = split_options(args, OPTIONS, USAGE)
     experiments = (config.lookup('experiments') or '').split(',')
     if 'strip' not in experiments:
         raise Abort('git cinnabar strip is an experiment',

@@ -8,7 +8,9 @@ As git-cinnabar's `tag` command, available when `tag` is among
 `cinnabar.experiments` (`git config cinnabar.experiments tag`).
 
 A Mercurial tag is a line `<changeset id> <name>` in the `.hgtags` file
-of a head (see cinnabar/tags.py for how the heads' files combine).
+of a head; the tags of a repository are those of all its heads' files,
+as Mercurial combines them (a later line wins, a tag moved or removed on
+one head stays so).
 Creating or deleting one makes a commit on top of HEAD (or of
 `--onto <branch>`) that appends to `.hgtags`, as `hg tag` does: the
 line of the tag's current value first when it has one (or the null id
@@ -25,7 +27,8 @@ commit to make the tag the server's.
     -f, --force     move a tag that exists
     -d, --delete    remove a tag
     --onto <branch> commit on that branch instead of HEAD
-    -m <message>    the commit message
+    -m, --message <message>
+                    the commit message
     -l, --list      list the tags of the heads the metadata knows, sorted
     --format <f>    for -l: space-separated among %(tagname),
                     %(objectname) (the commit) and %(hg::objectname)
@@ -37,6 +40,7 @@ Tag names Mercurial refuses are refused: `tip`, `.`, `null`, names with
 import subprocess
 
 from cinnabar import config, git, metadata, tags
+from cinnabar.cmd.options import unknown_option
 from cinnabar.errors import Abort
 from cinnabar.helper import Helper
 from cinnabar.ids import NULL_HG, HgId
@@ -48,6 +52,10 @@ FLAGS = {'-f': 'force', '--force': 'force', '-d': 'delete',
          '--delete': 'delete', '-l': 'list', '--list': 'list'}
 VALUED = {'--onto': 'onto', '-m': 'message', '--message': 'message',
           '--format': 'format'}
+# Every option, for completion and "did you mean" (tools/manpages.py);
+# a long one taking a value ends with `=`.
+OPTIONS = tuple(FLAGS) + tuple(
+    name + '=' if name.startswith('--') else name for name in VALUED)
 FIELDS = ('%(tagname)', '%(objectname)', '%(hg::objectname)')
 
 
@@ -65,7 +73,7 @@ def parse_args(args):
                 raise Abort('%s needs a value' % name, hint=USAGE)
             options[VALUED[name]] = value
         elif arg.startswith('-') and arg != '-':
-            raise Abort('unknown option %s' % arg, hint=USAGE)
+            raise unknown_option(arg, OPTIONS, USAGE)
         else:
             words.append(arg)
     if options.get('list'):

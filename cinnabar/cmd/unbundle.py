@@ -43,11 +43,14 @@ from cinnabar.resumable import Download
 
 USAGE = ('usage: git cinnabar unbundle [--clonebundle] '
          '<file, URL or remote>')
+# Every option, for completion and "did you mean" (tools/manpages.py);
+# a long one taking a value ends with `=`.
+OPTIONS = ('--clonebundle',)
 
 
 def parse_args(args):
     """(clonebundle, location) from the command line."""
-    given, rest = split_options(args, ('--clonebundle',), USAGE)
+    given, rest = split_options(args, OPTIONS, USAGE)
     clonebundle = '--clonebundle' in given
     if len(rest) != 1:
         raise Abort('unbundle needs one bundle' if not rest

@@ -3,8 +3,9 @@
 usage: git cinnabar upgrade
 
 This version reads and writes the metadata of git-cinnabar 0.5 to 0.7
-(format flags `files-meta unified-manifests-v2`, see
-cinnabar/metadata.py). What upgrade finds, and does:
+(the metadata commit refs/cinnabar/metadata with the format flags
+`files-meta unified-manifests-v2` in its message). What upgrade finds,
+and does:
 
 - that format: nothing to do;
 - that format with its flags written differently (another order, other
@@ -29,6 +30,9 @@ from cinnabar import git, metadata
 from cinnabar.errors import Abort
 
 USAGE = 'usage: git cinnabar upgrade'
+# Every option, for completion and "did you mean" (tools/manpages.py);
+# a long one taking a value ends with `=`.
+OPTIONS = ()
 CANNOT = ('cannot be upgraded in place: its manifests must be imported '
           'again from the Mercurial repository')
 
