@@ -21,7 +21,7 @@ from cinnabar.errors import Abort
 from cinnabar.ids import GitId, HgId
 from cinnabar.trace import Tracer
 
-PROTOCOL = 4
+PROTOCOL = 5
 HELPER_NAME = 'git-cinnabar-helper'
 REBUILD_HINT = ('run `git cinnabar download` for a prebuilt one, or build '
                 'it with `make` at the top of the git-cinnabar source tree')
