@@ -15,7 +15,9 @@ given (never the wire command's query, `?cmd=capabilities`), then a
   HTTP: `403 ssl required`): git's rejection line gives that reason, not
   "access denied".
 - `git cinnabar fetch <name>` where <name> is neither a remote nor a
-  repository; `hg::` in front of a git repository: drop it.
+  repository; `hg::` in front of a git repository, local (work tree or
+  bare) or behind git's smart HTTP (`git http-backend`, lib.githttp):
+  drop it.
 Nothing is left behind: no clone directory, no ref, no changeset.
 """
 
@@ -25,6 +27,7 @@ import pytest
 
 from lib.checks import assert_failed_for_people
 from lib.git import clone, git, hg_url, refs
+from lib.githttp import GitHttpServer
 from lib.hg import closed_port
 from lib.push import Author, git_commit, make_hg_repo, nothing_changes, push
 from lib.push import rejection_lines
@@ -151,3 +154,19 @@ def test_hg_prefix_on_a_git_repository(kind, tmp_path):
         f'fatal: {source} is a git repository, not a Mercurial one',
         'hint: drop `hg::` from the URL: git reads git repositories itself']
     assert Path(source).is_dir()
+
+
+def test_hg_prefix_on_git_smart_http(tmp_path, request):
+    root = tmp_path / 'served'
+    root.mkdir()
+    git('init', '-q', '--bare', 'repo.git', cwd=root)
+    server = GitHttpServer(root)
+    request.addfinalizer(server.stop)
+    url = server.start().url('repo.git')
+    assert clone_fails(url, tmp_path) == [
+        f'fatal: {url} is a git repository, not a Mercurial one',
+        'hint: drop `hg::` from the URL: git reads git repositories itself']
+    # One question to the server beyond what a Mercurial clone asks.
+    assert [path for _, path, _ in server.requests()] == [
+        '/repo.git?cmd=capabilities',
+        '/repo.git/info/refs?service=git-upload-pack']

@@ -46,7 +46,7 @@ import sys
 import zlib
 
 from cinnabar.errors import Abort
-from cinnabar.hg import bundle2, percent, wireformat
+from cinnabar.hg import DROP_HG_HINT, bundle2, percent, wireformat
 from cinnabar.hg.url import join_url, split_url
 from cinnabar.hg.wire import Peer, Transport
 from cinnabar.redact import redact_url
@@ -59,6 +59,7 @@ USER_AGENT = 'mercurial/proto-1.0'
 MEDIA_TYPE_1 = 'application/mercurial-0.1'
 MEDIA_TYPE_2 = 'application/mercurial-0.2'
 ERROR_TYPE = 'application/hg-error'
+GIT_ADVERTISEMENT = 'application/x-git-upload-pack-advertisement'
 REDIRECTS = (301, 302, 303, 307, 308)
 # Commands the server only runs for a POST request.
 POST_COMMANDS = ('pushkey',)
@@ -171,6 +172,14 @@ def check_whole(response, description, what, limit):
                                      transfer.partition(' ')[2] or transfer),
                     hint='try again; if it persists, the server or a proxy '
                          'in between is at fault')
+
+
+def _not_mercurial(response):
+    """Whether an answer to `capabilities` is none a Mercurial server
+    gives: not found, or another content type."""
+    content_type = response.headers.get('content-type', '')
+    return response.status == 404 or (response.status == 200 and not (
+        content_type.startswith((MEDIA_TYPE_1, MEDIA_TYPE_2, ERROR_TYPE))))
 
 
 def _host_port(url):
@@ -461,6 +470,18 @@ class HttpTransport(Transport):
 
     # Opening.
 
+    def _serves_git(self):
+        """Whether the URL is a git repository behind git's smart HTTP
+        (asked only when the capabilities were not a Mercurial answer):
+        `GET <url>/info/refs?service=git-upload-pack` gets git's
+        advertisement (gitprotocol-http(5))."""
+        url = '%s/info/refs?service=git-upload-pack' % self.url.rstrip('/')
+        response = self._helper.http_fetch(
+            percent.quote(url, safe=_URL_SAFE), [('User-Agent', 'git/2')])
+        response.body.drain()
+        return response.status == 200 and response.headers.get(
+            'content-type') == GIT_ADVERTISEMENT
+
     def open(self):
         """Ask for the capabilities (following redirects); returns the
         body reader when the URL serves a bundle file instead, else None."""
@@ -483,6 +504,11 @@ class HttpTransport(Transport):
         head = response.body.read(4) if response.status == 200 else b''
         if head in (b'HG10', b'HG20'):
             return head, response.body
+        if _not_mercurial(response):
+            response.body.drain()  # before asking again; its type tells
+            if self._serves_git():
+                raise Abort('%s is a git repository, not a Mercurial one'
+                            % self.description, hint=DROP_HG_HINT)
         content_type = self._check(response)
         data = head + response.body.read()
         if len(data) > MAX_CAPABILITIES:
