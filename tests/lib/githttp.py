@@ -16,7 +16,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -99,24 +98,24 @@ class GitHttpServer:
                 in self.log_path.read_text().splitlines()]
 
     def start(self):
+        # lib is importable in the tests, not where this file runs alone.
+        from lib.proc import wait_for
         port_file = self.root.parent / 'githttp.port'
         self.proc = subprocess.Popen(
             [sys.executable, __file__, '--root', str(self.root),
              '--port-file', str(port_file)],
             stdin=subprocess.DEVNULL, start_new_session=True)
-        deadline = time.monotonic() + START_TIMEOUT
-        while not port_file.exists():
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                self.stop()
-                raise RuntimeError('the git http server did not start')
-            time.sleep(0.02)
+        if not wait_for(port_file.exists, self.proc, START_TIMEOUT):
+            self.stop()
+            raise RuntimeError('the git http server did not start')
         self.port = int(port_file.read_text())
         return self
 
     def stop(self):
+        from lib.proc import kill_group, wait_then_kill_group
         if self.proc is not None:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-            self.proc.wait()
+            kill_group(self.proc.pid, signal.SIGTERM)
+            wait_then_kill_group(self.proc)
             self.proc = None
 
 
