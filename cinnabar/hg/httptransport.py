@@ -250,8 +250,11 @@ def _status_error(status, description, reason=None):
     if reason and not _standard_reason(status, reason):
         # The server said why (hgweb: "ssl required", "push not
         # authorized", "read not authorized"): relay it.
-        return Abort('%s refused the request: %s (HTTP %d)'
-                     % (description, reason, status))
+        if status < 500:
+            return Abort('%s refused the request: %s (HTTP %d)'
+                         % (description, reason, status))
+        return Abort('HTTP error %d from %s: %s'
+                     % (status, description, reason))
     if status == 403:
         return Abort('access denied to %s' % description)
     if status == 404:
