@@ -21,7 +21,7 @@ from cinnabar.errors import Abort
 from cinnabar.ids import GitId, HgId
 from cinnabar.trace import Tracer
 
-PROTOCOL = 4
+PROTOCOL = 5
 HELPER_NAME = 'git-cinnabar-helper'
 REBUILD_HINT = ('run `git cinnabar download` for a prebuilt one, or build '
                 'it with `make` at the top of the git-cinnabar source tree')
@@ -421,7 +421,8 @@ class Helper:
         chunks or a binary file (a body makes the request a POST). Returns
         an HttpResponse whose headers map lower-case names to values and
         whose body is a BlockReader, to read before the next command. HTTP
-        errors are answers (a status); connection failures raise."""
+        errors are answers (a status), and so is a request that got no
+        answer (status 0, its X-Cinnabar-Failure header saying why)."""
         self._http_request('fetch', url, headers, body)
         status = self._http_status()
         response_headers = {}

@@ -65,7 +65,7 @@ import re
 import sys
 import tempfile
 
-from cinnabar import config, discovery, git, refs, topics
+from cinnabar import config, discovery, git, refs, tags, topics
 from cinnabar.errors import Abort
 from cinnabar.helper import HelperError
 from cinnabar.hg import obsmarkers, unbundle
@@ -229,9 +229,7 @@ class Pusher:
             for push in pushes:
                 push.target = refs.push_target(push.dst, self.styles)
                 if push.dst.startswith('refs/tags/'):
-                    push.refuse('pushing tags is not supported: Mercurial '
-                                'tags are commits to .hgtags; make them '
-                                'with `hg tag` or commit .hgtags yourself')
+                    push.refuse(tags.PUSH_REFUSAL)
                 elif not push.spec.src:
                     self._resolve_deletion(push)
                 elif push.target is None:

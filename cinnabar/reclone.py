@@ -52,6 +52,26 @@ local commits written again, and the commits kept for want of a new
 changeset."""
 
 
+def _hg2git_tree(metadata_commit):
+    commit = metadata.read_commit(metadata_commit)
+    if commit is None or len(commit.parents) < len(metadata.PARTS):
+        return None
+    part = metadata.read_commit(
+        commit.parents[metadata.PARTS.index('hg2git')])
+    return part.tree if part else None
+
+
+def commits_changed(result):
+    """Whether the reclone gave some Mercurial revision another git
+    object than the metadata before it did (their hg2git trees differ):
+    only then may local branches and tags be on commits of the old
+    metadata alone."""
+    if result.old_metadata in (None, result.new_metadata):
+        return False
+    return (_hg2git_tree(result.old_metadata)
+            != _hg2git_tree(result.new_metadata))
+
+
 def hg_remotes():
     """[(remote name, Mercurial URL)] of the remotes with hg:: (or
     hg://) URLs."""

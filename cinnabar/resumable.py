@@ -38,7 +38,7 @@ import time
 import urllib.parse
 
 from cinnabar.errors import Abort
-from cinnabar.hg.httptransport import check_redirect
+from cinnabar.hg.httptransport import check_redirect, unreachable
 from cinnabar.redact import redact_url
 
 MAX_ATTEMPTS = 5
@@ -76,13 +76,6 @@ def validator(headers):
 
 def _display(url):
     return redact_url(url)
-
-
-def _no_answer(headers):
-    """Why a request got no answer, from the helper's
-    X-Cinnabar-Transfer (`cut <curl's reason>`)."""
-    reason = headers.get('x-cinnabar-transfer') or 'no answer'
-    return reason[len('cut '):] if reason.startswith('cut ') else reason
 
 
 class Download:
@@ -185,8 +178,9 @@ class Download:
         status, answer = response.status, response.headers
         cut = answer.get('x-cinnabar-transfer', 'complete') != 'complete'
         if status == 0:
-            raise DownloadError('cannot download %s: %s'
-                                % (_display(self.url), _no_answer(answer)))
+            error = unreachable(_display(self.url), self.url, answer,
+                                'download')
+            raise DownloadError(error.message, hint=error.hint)
         if status == 416 and have:
             return self._unsatisfiable(info, have, answer)
         if status not in (200, 206):

@@ -135,6 +135,14 @@ def hg_tags(helper):
     return TagSet(live_tags(tags), warnings)
 
 
+# How Mercurial tags are made, said the same way wherever git tags are
+# refused (push, hg::tags:) and in `git cinnabar tag`'s help.
+MAKE_TAGS = ('a Mercurial tag is a commit to .hgtags: make it with '
+             '`git cinnabar tag <name> [<commit>]` (once `git config '
+             'cinnabar.experiments tag` is set) or `hg tag`, then push '
+             'that commit')
+PUSH_REFUSAL = 'pushing git tags is not supported; ' + MAKE_TAGS
+
 UPDATE_HINT = ('Run the following command to update tags:\n'
                '  git cinnabar fetch --tags')
 

@@ -17,7 +17,8 @@ not create tags), and this remote lists nothing else:
     Nothing is fetched; the fast-import stream sets
     `refs/cinnabar/refs/tags/<name>` to the listed commit.
 `push`
-    Refused: every ref gets `error ... pushing tags is not supported`.
+    Refused: every ref gets `error ... pushing git tags is not supported; ...`
+    (tags.PUSH_REFUSAL).
 """
 
 import sys
@@ -25,7 +26,7 @@ import sys
 from cinnabar import git
 from cinnabar.errors import Abort
 from cinnabar.remote import PRIVATE_PREFIX, SCRATCH_REFS, RemoteHelper
-from cinnabar.tags import git_tags
+from cinnabar.tags import PUSH_REFUSAL, git_tags
 
 TAGS_URL = 'tags:'
 TAGS_CAPABILITIES = (
@@ -34,8 +35,6 @@ TAGS_CAPABILITIES = (
     'push',
     'refspec refs/tags/*:refs/cinnabar/refs/tags/*',
 )
-PUSH_REFUSAL = ('pushing tags is not supported: Mercurial tags are commits '
-                'to .hgtags; make them with `hg tag`')
 
 
 class TagsRemoteHelper(RemoteHelper):

@@ -65,39 +65,54 @@ static size_t origins_nr, origins_alloc;
 static int current_origin = -1;
 
 /*
- * http.lowSpeedLimit and http.lowSpeedTime as git's http.c applies them
- * (it keeps them to itself): the same URL-matched configuration, then
- * GIT_HTTP_LOW_SPEED_LIMIT and GIT_HTTP_LOW_SPEED_TIME; -1 when unset.
- * Only to say which setting gave up on a transfer.
+ * What git's http.c keeps to itself and our messages need: the same
+ * URL-matched configuration, then the environment, as it reads them.
+ * http.lowSpeedLimit and http.lowSpeedTime (GIT_HTTP_LOW_SPEED_LIMIT,
+ * GIT_HTTP_LOW_SPEED_TIME; -1 when unset), to say which setting gave up
+ * on a transfer; http.sslCAInfo and http.sslCAPath (GIT_SSL_CAINFO,
+ * GIT_SSL_CAPATH; NULL when unset), to say which authorities a
+ * certificate was checked against.
  */
-static long low_speed_limit = -1, low_speed_time = -1;
+struct http_settings {
+	long low_speed_limit, low_speed_time;
+	const char *ca_info, *ca_path;
+};
+static struct http_settings settings = { -1, -1 };
 
-static int collect_low_speed(const char *var, const char *value,
-			     void *cb UNUSED)
+static int collect_settings(const char *var, const char *value,
+			    void *cb UNUSED)
 {
 	if (!strcmp(var, "http.lowspeedlimit"))
-		low_speed_limit = git_config_int(var, value);
+		settings.low_speed_limit = git_config_int(var, value);
 	else if (!strcmp(var, "http.lowspeedtime"))
-		low_speed_time = git_config_int(var, value);
+		settings.low_speed_time = git_config_int(var, value);
+	else if (!strcmp(var, "http.sslcainfo"))
+		return git_config_pathname(&settings.ca_info, var, value);
+	else if (!strcmp(var, "http.sslcapath"))
+		return git_config_pathname(&settings.ca_path, var, value);
 	return 0;
 }
 
-static void read_low_speed(const char *url)
+static void read_settings(const char *url)
 {
 	struct urlmatch_config config = URLMATCH_CONFIG_INIT;
 	char *normalized;
 	const char *env;
 
 	config.section = "http";
-	config.collect_fn = collect_low_speed;
+	config.collect_fn = collect_settings;
 	normalized = url_normalize(url, &config.url);
 	git_config(urlmatch_config_entry, &config);
 	free(normalized);
 	urlmatch_config_release(&config);
 	if ((env = getenv("GIT_HTTP_LOW_SPEED_LIMIT")))
-		low_speed_limit = strtol(env, NULL, 10);
+		settings.low_speed_limit = strtol(env, NULL, 10);
 	if ((env = getenv("GIT_HTTP_LOW_SPEED_TIME")))
-		low_speed_time = strtol(env, NULL, 10);
+		settings.low_speed_time = strtol(env, NULL, 10);
+	if ((env = getenv("GIT_SSL_CAINFO")))
+		settings.ca_info = env;
+	if ((env = getenv("GIT_SSL_CAPATH")))
+		settings.ca_path = env;
 }
 
 /*
@@ -109,13 +124,13 @@ static const char *transfer_failure(CURLcode code)
 {
 	static struct strbuf buf = STRBUF_INIT;
 
-	if (code != CURLE_OPERATION_TIMEDOUT || low_speed_limit <= 0 ||
-	    low_speed_time <= 0)
+	if (code != CURLE_OPERATION_TIMEDOUT || settings.low_speed_limit <= 0 ||
+	    settings.low_speed_time <= 0)
 		return curl_easy_strerror(code);
 	strbuf_reset(&buf);
 	strbuf_addf(&buf, "the server sent less than %ld bytes/s for %ld s "
 		    "(http.lowSpeedLimit/http.lowSpeedTime)",
-		    low_speed_limit, low_speed_time);
+		    settings.low_speed_limit, settings.low_speed_time);
 	return buf.buf;
 }
 
@@ -126,7 +141,7 @@ static void ensure_http(const char *url)
 	http_init(NULL, url, 0);
 	/* http_init() reads core.ignorecase again: see main.c. */
 	ignore_case = 0;
-	read_low_speed(url);
+	read_settings(url);
 	http_initialized = 1;
 }
 
@@ -146,13 +161,18 @@ char *without_userinfo(const char *text)
 	return strbuf_detach(&buf, NULL);
 }
 
-/* The URL as people may see it; valid until the next call. */
+/*
+ * The URL as people may see it, without user information nor query (the
+ * query is the wire command, or a download's signature): valid until the
+ * next call.
+ */
 static const char *shown_url(const char *url)
 {
 	static char *shown;
 
 	free(shown);
 	shown = without_userinfo(url);
+	shown[strcspn(shown, "?#")] = '\0';
 	return shown;
 }
 
@@ -452,17 +472,96 @@ static void run_with_auth(struct request *r)
 	}
 }
 
+/* curl's own words on the failure of the last transfer. */
+static const char *curl_words(CURLcode code)
+{
+	return curl_errorstr[0] ? curl_errorstr : curl_easy_strerror(code);
+}
+
+/* The certificate authorities a server's certificate was checked against. */
+static void print_authorities(FILE *out, CURL *c)
+{
+	const char *ca_info = settings.ca_info, *ca_path = settings.ca_path;
+
+#if LIBCURL_VERSION_NUM >= 0x075400
+	if (!ca_info)
+		curl_easy_getinfo(c, CURLINFO_CAINFO, &ca_info);
+	if (!ca_path)
+		curl_easy_getinfo(c, CURLINFO_CAPATH, &ca_path);
+#endif
+	fprintf(out, "X-Cinnabar-CA-File: %s\n", ca_info ? ca_info : "none");
+	if (ca_path)
+		fprintf(out, "X-Cinnabar-CA-Path: %s\n", ca_path);
+}
+
+/*
+ * Why a request got no answer at all (PROTOCOL.md, X-Cinnabar-Failure):
+ * the kind of failure, then the system's words (connect) or curl's.
+ */
+static void print_failure(FILE *out, struct request *r)
+{
+	CURLcode code = r->results.curl_result;
+	long os_errno = 0;
+
+	switch (code) {
+	case CURLE_COULDNT_RESOLVE_HOST:
+	case CURLE_COULDNT_RESOLVE_PROXY:
+		fprintf(out, "X-Cinnabar-Failure: resolve %s\n", curl_words(code));
+		break;
+	case CURLE_COULDNT_CONNECT:
+		curl_easy_getinfo(r->curl, CURLINFO_OS_ERRNO, &os_errno);
+		fprintf(out, "X-Cinnabar-Failure: connect %s\n",
+			os_errno ? strerror(os_errno) : curl_words(code));
+		break;
+	case CURLE_SSL_CONNECT_ERROR:
+		fprintf(out, "X-Cinnabar-Failure: tls %s\n", curl_words(code));
+		break;
+	case CURLE_PEER_FAILED_VERIFICATION:
+	case CURLE_SSL_CACERT_BADFILE:
+		fprintf(out, "X-Cinnabar-Failure: %s %s\n",
+			code == CURLE_SSL_CACERT_BADFILE ? "ca-file" :
+			"certificate", curl_words(code));
+		print_authorities(out, r->curl);
+		break;
+	default:
+		fprintf(out, "X-Cinnabar-Failure: other %s\n", curl_words(code));
+	}
+}
+
+/*
+ * The reason phrase of a status line (`HTTP/1.1 403 ssl required`), when
+ * the server gave one: hgweb says there why it refused.
+ */
+static void print_reason(FILE *out, const char *status_line)
+{
+	const char *p = status_line + strcspn(status_line, " ");
+
+	p += strspn(p, " ");
+	p += strcspn(p, " ");	/* the code */
+	p += strspn(p, " ");
+	if (*p)
+		fprintf(out, "X-Cinnabar-Reason: %s\n", p);
+}
+
 static void print_headers(FILE *out, struct request *r)
 {
 	struct strbuf **lines = strbuf_split(&r->resp_headers, '\n'), **l;
+	const char *status_line = NULL;
+
 	for (l = lines; *l; l++) {
 		strbuf_trim(*l);
-		if ((*l)->len && !starts_with((*l)->buf, "HTTP/"))
+		if (starts_with((*l)->buf, "HTTP/"))
+			status_line = (*l)->buf;	/* the last one counts */
+		else if ((*l)->len)
 			fprintf(out, "%s\n", (*l)->buf);
 	}
+	if (status_line)
+		print_reason(out, status_line);
 	strbuf_list_free(lines);
 	if (r->output_path)
 		fprintf(out, "X-Cinnabar-Saved: %"PRIuMAX"\n", r->saved);
+	if (!r->results.http_code && r->results.curl_result != CURLE_OK)
+		print_failure(out, r);
 	/* git's http.c calls any status >= 300 an error: not a cut. */
 	if (r->too_large)
 		fprintf(out, "X-Cinnabar-Transfer: too large\n");
@@ -477,8 +576,8 @@ static void print_headers(FILE *out, struct request *r)
 
 static void connection_failed(struct request *r)
 {
-	die("HTTP request to %s failed: %s", shown_url(r->url),
-	    transfer_failure(r->results.curl_result));
+	die("cannot reach %s: %s", shown_url(r->url),
+	    curl_words(r->results.curl_result));
 }
 
 static void http_fetch(struct request *r, FILE *out)
@@ -488,10 +587,6 @@ static void http_fetch(struct request *r, FILE *out)
 	if (r->output && fclose(r->output))
 		die_errno("cannot write to '%s'", r->output_path);
 	r->output = NULL;
-	/* Downloads into a file are retried by the caller: no dying. */
-	if (r->results.curl_result != CURLE_OK && !r->results.http_code &&
-	    !r->output_path)
-		connection_failed(r);
 	fprintf(out, "status %ld\n", r->results.http_code);
 	print_headers(out, r);
 	for (pos = 0; pos < r->small.len; pos += 65536) {

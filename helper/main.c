@@ -32,7 +32,7 @@
 #include "sha1/sha1-test.h"
 #include <malloc.h>
 
-#define PROTOCOL_VERSION 4
+#define PROTOCOL_VERSION 5
 #ifndef CINNABAR_HELPER_VERSION
 #define CINNABAR_HELPER_VERSION "0.1.0"
 #endif

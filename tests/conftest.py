@@ -173,8 +173,9 @@ def hg_repos(hg, corpus, tmp_path_factory):
 
 
 def _server_factory(hg, tmp_path_factory, addfinalizer):
-    def start(repo):
-        server = HgServer(hg, repo, tmp_path_factory.mktemp('hg-serve'))
+    def start(repo, config=None):
+        server = HgServer(hg, repo, tmp_path_factory.mktemp('hg-serve'),
+                          config=config)
         addfinalizer(server.stop)
         return server.start()
     return start
@@ -189,7 +190,8 @@ def git_clones(hg_repos, tmp_path_factory):
 
 @pytest.fixture
 def hg_serve(hg, tmp_path_factory, request):
-    """hg_serve(repo) -> a started HgServer, stopped after the test."""
+    """hg_serve(repo, config=None) -> a started HgServer (`config`: hg
+    settings, see HgServer), stopped after the test."""
     return _server_factory(hg, tmp_path_factory, request.addfinalizer)
 
 

@@ -101,8 +101,9 @@ def test_file_that_is_not_a_bundle_fails_cleanly(tmp_path):
 def test_unreachable_server_fails_cleanly(tmp_path):
     with closed_port() as port:
         url = hg_url(f'http://127.0.0.1:{port}/')
-        assert_fails_and_leaves_nothing(url, tmp_path,
-                                        "Couldn't connect to server")
+        assert_fails_and_leaves_nothing(
+            url, tmp_path, f'cannot connect to 127.0.0.1 port {port} '
+            '(connection refused)')
 
 
 @pytest.mark.parametrize('cut', ['with-length', 'without-length'])

@@ -135,6 +135,24 @@ def test_reclone_of_clean_clone_changes_nothing(hg, tmp_path):
     assert hg2git(work, nodes) == mapping
 
 
+def test_reclone_after_a_fetch_gives_no_advice(hg, tmp_path):
+    """After a fetch, the metadata commit keeps the one before it as a
+    parent, which a reclone does not: another metadata commit, the same
+    commits for every changeset, so no advice to move local branches."""
+    repo, work = make_clone(hg, tmp_path)
+    hg_commit(hg, repo, {'f': '4\n'}, 'fourth')
+    git('fetch', '-q', 'origin', cwd=work)
+    nodes = hg.nodes(repo)
+    before, mapping = user_refs(work), hg2git(work, nodes)
+    old = rev_parse(work, METADATA_REF)
+    result = reclone(work)
+    assert rev_parse(work, METADATA_REF) != old
+    assert result.out == 'Fetching origin\n'
+    assert result.err == ''
+    assert user_refs(work) == before
+    assert hg2git(work, nodes) == mapping
+
+
 def test_reclone_repairs_damaged_metadata(hg, tmp_path):
     repo, work = make_clone(hg, tmp_path)
     nodes = hg.nodes(repo)

@@ -136,9 +136,34 @@ def test_moved_tag_updates_and_push_refused(hg, tagged):
     result = git('push', 'origin', 'refs/tags/moved', cwd=work,
                  check=False)
     assert result.returncode != 0
-    assert 'pushing tags is not supported' in result.err
+    # One line, naming the way the tag command's help and the README do.
+    assert ('(pushing git tags is not supported; a Mercurial tag is a commit '
+            'to .hgtags: make it with `git cinnabar tag <name> [<commit>]` '
+            '(once `git config cinnabar.experiments tag` is set) or `hg tag`, '
+            'then push that commit)') in result.err
     assert refs(work) == before
     assert 'moved' in hg_tags(hg, repo)
+
+
+def test_tag_list_needs_no_experiment(hg, tagged):
+    """`git cinnabar tag -l` lists the tags hg sees without the `tag`
+    experiment, which making a tag still needs (nothing made then)."""
+    repo, work = tagged
+    result = git('cinnabar', 'tag', '-l', '--format',
+                 '%(tagname) %(hg::objectname)', cwd=work)
+    assert_no_traceback(result)
+    # hg's tags, and (as git-cinnabar 0.7.5's -l) the one on a changeset
+    # nobody has, which hg leaves out.
+    listed = dict(hg_tags(hg, repo), ghost=GHOST)
+    assert result.out == ''.join(f'{name} {node}\n' for name, node
+                                 in sorted(listed.items()))
+    before = refs(work)
+    result = git('cinnabar', 'tag', 'new', cwd=work, check=False)
+    assert_failed_for_people(result, 'git cinnabar tag is an experiment '
+                             '(listing with -l is not)')
+    assert 'hint: enable it with `git config cinnabar.experiments tag`' \
+        in result.err
+    assert refs(work) == before
 
 
 @pytest.mark.parametrize('kind', ['directory', 'symlink'])

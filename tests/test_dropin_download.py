@@ -64,7 +64,7 @@ def test_unreachable_cinnabarclone_is_one_line(hg, hg_serve, tmp_path):
     assert result.returncode == 0, result.describe()
     assert 'cut' not in result.err
     assert len([line for line in mentions(result.err, source)
-                if "Couldn't connect" in line]) == 1, result.err
+                if 'connection refused' in line]) == 1, result.err
     assert refs(dest, 'refs/remotes/origin/branches/default/tip')
 
 

@@ -79,6 +79,10 @@ def remote_url(name):
             raise Abort('remote %s is not a Mercurial remote (its URL is %s)'
                         % (name, configured))
         return strip_prefix(configured)
+    if '://' not in name and not os.path.exists(name):
+        raise Abort('%s is neither a git remote nor a Mercurial repository'
+                    % name, hint='give the name of a remote with an hg:: '
+                                 'URL, or a Mercurial URL or path')
     return name
 
 

@@ -30,7 +30,7 @@ import sys
 from cinnabar import git
 from cinnabar.cmd.options import VERBOSE, say, split_options
 from cinnabar.errors import Abort
-from cinnabar.reclone import reclone
+from cinnabar.reclone import commits_changed, reclone
 
 USAGE = 'usage: git cinnabar reclone [-v] [--rebase]'
 # Every option, for completion and "did you mean" (tools/manpages.py);
@@ -54,10 +54,9 @@ def run(args):
         sys.stderr.write('%s: %s -> %s\n' % (ref, old, new))
     say(given, '%d refs moved, %d local commits written again; metadata %s'
         % (len(result.moved), result.rewritten, result.new_metadata))
-    changed = result.old_metadata not in (None, result.new_metadata)
-    if changed:
+    if result.old_metadata not in (None, result.new_metadata):
         say(given, 'the previous metadata was %s' % result.old_metadata)
-    if changed and not rebase:
+    if commits_changed(result) and not rebase:
         print('your local branches and tags were left as they were: '
               'they may be based on commits of the previous metadata; '
               'to move them too, run\n'

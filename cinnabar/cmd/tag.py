@@ -1,11 +1,14 @@
-"""Create, delete or list Mercurial tags (the `tag` experiment).
+"""List, create or delete Mercurial tags.
 
 usage: git cinnabar tag [-f] [--onto <branch>] [-m <message>] <tag> [<rev>]
        git cinnabar tag -d [--onto <branch>] [-m <message>] <tag>
        git cinnabar tag -l [--format <format>]
 
-As git-cinnabar's `tag` command, available when `tag` is among
-`cinnabar.experiments` (`git config cinnabar.experiments tag`).
+Listing (`-l`) always works. Creating and deleting are, as with
+git-cinnabar's `tag` command, the `tag` experiment: they need `tag`
+among `cinnabar.experiments` (`git config cinnabar.experiments tag`).
+Pushing git tags is refused: a Mercurial tag is a commit to `.hgtags`,
+which this command (or `hg tag`) makes, and which you push.
 
 A Mercurial tag is a line `<changeset id> <name>` in the `.hgtags` file
 of a head; the tags of a repository are those of all its heads' files,
@@ -239,8 +242,9 @@ def make_tag(helper, options, words):
 def run(args):
     options, words = parse_args(args)
     experiments = (config.lookup('experiments') or '').split(',')
-    if 'tag' not in experiments:
-        raise Abort('git cinnabar tag is an experiment',
+    if 'tag' not in experiments and not options.get('list'):
+        raise Abort('git cinnabar tag is an experiment (listing with -l '
+                    'is not)',
                     hint='enable it with `git config cinnabar.experiments '
                          'tag` (with the others you use, comma-separated)')
     git_dir = git.git_dir()

@@ -28,7 +28,24 @@ def _connect_file(url, helper):
         return BundleFilePeer(url.path, helper, url.display)
     if not os.path.isdir(url.path):
         raise Abort('no Mercurial repository at %s' % url.path)
+    if _is_git_repository(url.path):
+        raise Abort('%s is a git repository, not a Mercurial one'
+                    % url.display, hint=DROP_HG_HINT)
     return Peer(localtransport.connect(url))
+
+
+DROP_HG_HINT = 'drop `hg::` from the URL: git reads git repositories itself'
+
+
+def _is_git_repository(path):
+    """Whether the directory at `path` is a git repository (a work tree's
+    top or a bare repository) and not a Mercurial one."""
+    if os.path.isdir(os.path.join(path, '.hg')):
+        return False
+    if os.path.exists(os.path.join(path, '.git')):
+        return True
+    return all(os.path.exists(os.path.join(path, name))
+               for name in ('HEAD', 'objects', 'refs'))
 
 
 def _connect_ssh(url, helper):

@@ -46,7 +46,7 @@ import sys
 import zlib
 
 from cinnabar.errors import Abort
-from cinnabar.hg import bundle2, percent, wireformat
+from cinnabar.hg import DROP_HG_HINT, bundle2, percent, wireformat
 from cinnabar.hg.url import join_url, split_url
 from cinnabar.hg.wire import Peer, Transport
 from cinnabar.redact import redact_url
@@ -59,6 +59,7 @@ USER_AGENT = 'mercurial/proto-1.0'
 MEDIA_TYPE_1 = 'application/mercurial-0.1'
 MEDIA_TYPE_2 = 'application/mercurial-0.2'
 ERROR_TYPE = 'application/hg-error'
+GIT_ADVERTISEMENT = 'application/x-git-upload-pack-advertisement'
 REDIRECTS = (301, 302, 303, 307, 308)
 # Commands the server only runs for a POST request.
 POST_COMMANDS = ('pushkey',)
@@ -173,16 +174,101 @@ def check_whole(response, description, what, limit):
                          'in between is at fault')
 
 
-def _status_error(status, description):
+def _not_mercurial(response):
+    """Whether an answer to `capabilities` is none a Mercurial server
+    gives: not found, or another content type."""
+    content_type = response.headers.get('content-type', '')
+    return response.status == 404 or (response.status == 200 and not (
+        content_type.startswith((MEDIA_TYPE_1, MEDIA_TYPE_2, ERROR_TYPE))))
+
+
+def _host_port(url):
+    """`host port N` of an http(s) URL, the port given or its default."""
+    import urllib.parse  # only for an error
+    parts = urllib.parse.urlsplit(url)
+    port = parts.port or (443 if parts.scheme == 'https' else 80)
+    return '%s port %d' % (parts.hostname, port)
+
+
+def _lower_first(text):
+    return text[:1].lower() + text[1:]
+
+
+def unreachable(description, url, headers, verb='reach'):
+    """The Abort for a request that got no answer at all (the helper's
+    `status 0`): what failed, from its X-Cinnabar-Failure line, and what
+    to do about it: `cannot <verb> <description>: ...`. `description` is
+    the URL as shown, `url` the one asked (for the host and port)."""
+    failure = headers.get('x-cinnabar-failure') or 'other no answer'
+    kind, _, detail = failure.partition(' ')
+    description = '%s %s' % (verb, description)
+    if kind == 'resolve':
+        return Abort('cannot %s: could not resolve the host name %r'
+                     % (description, _host_name(url)))
+    if kind == 'connect':
+        return Abort('cannot %s: cannot connect to %s (%s)'
+                     % (description, _host_port(url), _lower_first(detail)))
+    if kind == 'tls':
+        return Abort('cannot %s: the TLS handshake with %s failed (%s)'
+                     % (description, _host_port(url), detail),
+                     hint='if the server speaks plain HTTP on that port, '
+                          'use an http:// URL')
+    if kind in ('certificate', 'ca-file'):
+        return _certificate_error(kind, description, detail, headers)
+    return Abort('cannot %s: %s' % (description, detail))
+
+
+def _host_name(url):
+    import urllib.parse  # only for an error
+    return urllib.parse.urlsplit(url).hostname
+
+
+def _certificate_error(kind, description, detail, headers):
+    authorities = 'CA file: %s' % headers.get('x-cinnabar-ca-file', 'none')
+    if headers.get('x-cinnabar-ca-path'):
+        authorities += ', CA path: %s' % headers['x-cinnabar-ca-path']
+    if kind == 'ca-file':
+        return Abort('cannot %s: cannot read the certificate '
+                     'authorities (%s; %s)'
+                     % (description, detail, authorities),
+                     hint='set http.sslCAInfo (or GIT_SSL_CAINFO) to a file '
+                          'of PEM certificates')
+    detail = detail.replace('SSL certificate problem: ', '')
+    return Abort('cannot %s: server certificate verification failed: %s '
+                 '(%s)' % (description, detail, authorities),
+                 hint="if you trust the authority that signed the server's "
+                      'certificate, name its certificate with '
+                      'http.sslCAInfo or GIT_SSL_CAINFO (http.sslVerify='
+                      'false turns the check off, unsafely)')
+
+
+def _status_error(status, description, reason=None):
     if status == 401:
         return Abort('authentication failed for %s' % description,
                      hint='check your credentials (git uses its credential '
                           'helpers for hg:: URLs too)')
+    if reason and not _standard_reason(status, reason):
+        # The server said why (hgweb: "ssl required", "push not
+        # authorized", "read not authorized"): relay it.
+        if status < 500:
+            return Abort('%s refused the request: %s (HTTP %d)'
+                         % (description, reason, status))
+        return Abort('HTTP error %d from %s: %s'
+                     % (status, description, reason))
     if status == 403:
         return Abort('access denied to %s' % description)
     if status == 404:
         return Abort('repository not found at %s' % description)
     return Abort('HTTP error %d from %s' % (status, description))
+
+
+def _standard_reason(status, reason):
+    """Whether `reason` is only the usual phrase of `status` (RFC 9110)."""
+    from http import HTTPStatus  # only for an error
+    try:
+        return HTTPStatus(status).phrase.lower() == reason.lower()
+    except ValueError:
+        return False
 
 
 class HttpTransport(Transport):
@@ -239,6 +325,8 @@ class HttpTransport(Transport):
         if output_file:
             headers = headers + [(OUTPUT_FILE_HEADER, output_file)]
         response = self._helper.http_fetch(url, headers, body)
+        if response.status == 0:
+            raise unreachable(self.description, url, response.headers)
         if self._trace.enabled:
             self._trace.received('HTTP %d' % response.status)
             for name, value in sorted(response.headers.items()):
@@ -268,7 +356,8 @@ class HttpTransport(Transport):
                         % (self.description, message.strip()))
         if response.status != 200:
             response.body.drain()
-            raise _status_error(response.status, self.description)
+            raise _status_error(response.status, self.description,
+                                response.headers.get('x-cinnabar-reason'))
         return content_type
 
     def _decode(self, data, content_type, limit=MAX_ANSWER):
@@ -384,6 +473,18 @@ class HttpTransport(Transport):
 
     # Opening.
 
+    def _serves_git(self):
+        """Whether the URL is a git repository behind git's smart HTTP
+        (asked only when the capabilities were not a Mercurial answer):
+        `GET <url>/info/refs?service=git-upload-pack` gets git's
+        advertisement (gitprotocol-http(5))."""
+        url = '%s/info/refs?service=git-upload-pack' % self.url.rstrip('/')
+        response = self._helper.http_fetch(
+            percent.quote(url, safe=_URL_SAFE), [('User-Agent', 'git/2')])
+        response.body.drain()
+        return response.status == 200 and response.headers.get(
+            'content-type') == GIT_ADVERTISEMENT
+
     def open(self):
         """Ask for the capabilities (following redirects); returns the
         body reader when the URL serves a bundle file instead, else None."""
@@ -406,6 +507,11 @@ class HttpTransport(Transport):
         head = response.body.read(4) if response.status == 200 else b''
         if head in (b'HG10', b'HG20'):
             return head, response.body
+        if _not_mercurial(response):
+            response.body.drain()  # before asking again; its type tells
+            if self._serves_git():
+                raise Abort('%s is a git repository, not a Mercurial one'
+                            % self.description, hint=DROP_HG_HINT)
         content_type = self._check(response)
         data = head + response.body.read()
         if len(data) > MAX_CAPABILITIES:

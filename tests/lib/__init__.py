@@ -33,6 +33,8 @@ is mocked.  The modules are:
   credentials (401 with a body), redirect, cut answers or never end them,
   recording which origin got which Authorization header;
 - `tls`: a self-signed certificate for 127.0.0.1 (openssl);
+- `githttp`: git's smart HTTP (`git http-backend`) on 127.0.0.1, in its own
+  process;
 - `signing`: a release key made for the test session (Ed25519);
 - `randhist`: random git histories made to hurt a conversion (names
   sorting next to directories, swaps, modes, renames, merges), written with

@@ -95,11 +95,14 @@ class HgServer:
     read from the line hg prints once it listens ("listening at ... (bound
     to 127.0.0.1:PORT)"), so a test never reaches another process's server.
     It runs in the foreground as the leader of its own process group;
-    `stop` kills that group.  Pushes are allowed over plain HTTP.
+    `stop` kills that group.  Pushes are allowed over plain HTTP, unless
+    `config` ({'section.name': value}) says otherwise.
     """
 
-    def __init__(self, hg, repo, logdir, attempts=1):
+    def __init__(self, hg, repo, logdir, attempts=1, config=None):
         self.hg = hg
+        self.config = {'web.push_ssl': 'False', 'web.allow_push': '*',
+                       **(config or {})}
         self.repo = Path(repo)
         self.logdir = Path(logdir)
         self.attempts = attempts  # kept for callers; one start suffices
@@ -120,8 +123,8 @@ class HgServer:
                 [self.hg.exe, 'serve', '-R', str(self.repo),
                  '-a', '127.0.0.1', '-p', '0',
                  '--accesslog', str(self.logdir / 'access.log'),
-                 '--config', 'web.push_ssl=False',
-                 '--config', 'web.allow_push=*'],
+                 *(arg for name, value in self.config.items()
+                   for arg in ('--config', f'{name}={value}'))],
                 stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                 start_new_session=True)
         self.port = self._bound_port()
