@@ -26,7 +26,7 @@ class FakeHelper:
         self.requests = []
         self.imported = []
 
-    def http_fetch(self, url, headers, body):
+    def http_fetch(self, url, headers=(), body=None):
         self.requests.append((url, headers, body))
         status, content_type, data = self.responses.pop(0)
         headers = {'content-type': content_type} if content_type else {}
@@ -143,10 +143,14 @@ def test_errors():
 
 
 def test_not_mercurial():
-    helper = FakeHelper((200, 'text/html', b'<html>'))
+    """Neither a Mercurial answer nor git's smart HTTP (asked next)."""
+    helper = FakeHelper((200, 'text/html', b'<html>'),
+                        (404, 'text/plain', b'not found'))
     with pytest.raises(Abort) as error:
         ht.HttpTransport('https://x/r', 'https://x/r', helper).open()
     assert 'Mercurial' in error.value.message
+    assert helper.requests[1][0].endswith(
+        '/info/refs?service=git-upload-pack')
 
 
 def test_bundle_url_is_detected():
