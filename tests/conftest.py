@@ -43,6 +43,9 @@ NEEDS = {
 # The time limit of a test marked slow (nginx.hg, cloned, fetched or pushed
 # whole, sometimes twice), in place of pytest.ini's 300 s.
 SLOW_TIMEOUT = 900
+# Each test file's time, for --shard; a file it does not list counts this.
+WEIGHTS = Path(__file__).parent.parent / '.ci' / 'test-weights.txt'
+DEFAULT_WEIGHT = 15
 SESSION_SKIPPED = []
 # Printed after the summary unless a test noted otherwise (session_note).
 DEFAULT_NOTES = {
@@ -61,9 +64,65 @@ def pytest_configure(config):
     config.stash[NOTES] = dict(DEFAULT_NOTES)
 
 
+def pytest_addoption(parser):
+    parser.addoption(
+        '--shard', metavar='K/N',
+        help='run only the K-th (1..N) of N parts of the test files, of '
+        'about the same time by .ci/test-weights.txt (CI runs the parts '
+        'side by side)')
+
+
+def shard_of_files(files, weights, count):
+    """{file: part (0..count-1)}: the heaviest file first, each to the
+    part with the least time so far."""
+    load = [0] * count
+    parts = {}
+    for name in sorted(files, key=lambda f: (-weights.get(f, DEFAULT_WEIGHT),
+                                             f)):
+        part = load.index(min(load))
+        parts[name] = part
+        load[part] += weights.get(name, DEFAULT_WEIGHT)
+    return parts
+
+
+def read_weights():
+    weights = {}
+    for line in WEIGHTS.read_text().splitlines():
+        if line.strip() and not line.startswith('#'):
+            seconds, name = line.split(None, 1)
+            weights[name] = float(seconds)
+    return weights
+
+
+def parse_shard(value):
+    try:
+        index, count = (int(x) for x in value.split('/'))
+    except ValueError:
+        index = count = 0
+    if not 1 <= index <= count:
+        raise pytest.UsageError(f'--shard {value}: want K/N, 1 <= K <= N')
+    return index - 1, count
+
+
+def keep_shard(config, items):
+    """Deselect the tests of the files of the other parts."""
+    value = config.getoption('shard')
+    if not value:
+        return
+    index, count = parse_shard(value)
+    names = {item: item.path.relative_to(config.rootpath).as_posix()
+             for item in items}
+    parts = shard_of_files(set(names.values()), read_weights(), count)
+    kept = [item for item in items if parts[names[item]] == index]
+    config.hook.pytest_deselected(
+        items=[item for item in items if parts[names[item]] != index])
+    items[:] = kept
+
+
 def pytest_collection_modifyitems(config, items):
     """The tests of a file whose needs are not met are skipped, not left
-    out: a run says what it did not test."""
+    out: a run says what it did not test; --shard keeps one part."""
+    keep_shard(config, items)
     missing = {name: pytest.mark.skip(reason=reason)
                for name, (lacking, reason) in NEEDS.items() if lacking()}
     for item in items:
