@@ -42,16 +42,21 @@ def dump(hg, repo):
     return json.loads(out)
 
 
-def push_in_steps(history, ids, work):
-    """Push the heads of each step's commits in one `git push -f` (a head
-    may be a new one on the server): the last one to the default branch,
-    the others as bookmarks `head-<index>`."""
+def step_refspecs(history, ids):
+    """For each push step, the refspecs of one `git push -f` of the heads
+    of its commits (a head may be a new one on the server): the last one
+    to the default branch, the others as bookmarks `head-<index>`."""
     for upto in history.steps:
         *others, last = history.heads(upto)
-        refspecs = [f'{ids[last]}:{TIP}'] + [
+        yield [f'{ids[last]}:{TIP}'] + [
             f'{ids[h]}:refs/heads/bookmarks/head-{h}' for h in others]
-        assert_pushed(push(work, '-f', 'origin', *refspecs),
-                      f'of commits {others + [last]} (seed {history.seed})')
+
+
+def push_in_steps(history, ids, work, remote='origin'):
+    """Push `history` (written as `ids`) to `remote` in its steps."""
+    for refspecs in step_refspecs(history, ids):
+        assert_pushed(push(work, '-f', remote, *refspecs),
+                      f'of {refspecs} (seed {history.seed})')
 
 
 def _file_revs(data, index_of):

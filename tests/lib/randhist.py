@@ -152,9 +152,10 @@ class FileRevs:
 
 
 class Generator:
-    def __init__(self, seed):
+    def __init__(self, seed, meta=True):
         self.rng = random.Random(seed)
         self.seed = seed
+        self.meta = meta
         self.counter = 0
         self.revs = FileRevs()
         self.commits = []
@@ -166,7 +167,8 @@ class Generator:
         self.counter += 1
         n = self.counter
         kind = kind or self.rng.choice(
-            ('text', 'text', 'text', 'text', 'empty', 'binary', 'meta'))
+            ('text', 'text', 'text', 'text', 'empty', 'binary',
+             'meta' if self.meta else 'text'))
         if kind == 'empty':
             return b''
         if kind == 'binary':
@@ -244,6 +246,11 @@ class Generator:
     def rename(self, files, path, ops):
         mode, data = files.pop(path)
         targets = 2 if self.rng.random() < 0.15 else 1
+        if self.rng.random() < 0.2 and mode != LINK and data and \
+                b'\0' not in data:
+            # Similar, not the same: copies only with cinnabar.similarity.
+            data += b'edited %d\n' % self.counter
+            ops.append(f'edit {path}')
         for _ in range(targets):
             new = self.new_path(files)
             if self.rng.random() < 0.2 and mode != LINK:
@@ -412,11 +419,11 @@ class Generator:
         self.nodes.append(nodes)
         return index
 
-    def next_parents(self, heads):
+    def next_parents(self, heads, merges=True):
         rng = self.rng
         roll = rng.random()
-        if len(heads) >= 2 and (roll < 0.15 or len(heads) >= MAX_HEADS
-                                and roll < 0.5):
+        if merges and len(heads) >= 2 and (
+                roll < 0.15 or len(heads) >= MAX_HEADS and roll < 0.5):
             p1, p2 = rng.sample(heads, 2)
             return [p1, p2]
         if len(heads) < MAX_HEADS and roll > 0.9:
@@ -425,13 +432,16 @@ class Generator:
         return [rng.choice(heads)]
 
 
-def generate(seed, count, steps=3):
+def generate(seed, count, steps=3, merges=True, meta=True):
     """A History of `count` commits (the first a root, a single root),
-    pushed in `steps` steps."""
-    gen = Generator(seed)
+    pushed in `steps` steps; without merges when `merges` is false (forks
+    still), without content starting with `\\1\\n` when `meta` is false
+    (what git-cinnabar 0.7.5 pushes as Mercurial does: it does not escape
+    such content)."""
+    gen = Generator(seed, meta)
     heads = [gen.commit([])]
     for _ in range(count - 1):
-        parents = gen.next_parents(heads)
+        parents = gen.next_parents(heads, merges)
         index = gen.commit(parents)
         heads = [h for h in heads if h not in parents] + [index]
     cuts = sorted(gen.rng.sample(range(2, count), min(steps - 1, count - 2)))
