@@ -26,7 +26,7 @@ import shutil
 import time
 from pathlib import Path
 
-from .git import NULL_ID, git, git2hg
+from .git import NULL_ID, git, git2hg, git_copies
 from .hgreplay import hg_date, hg_user, replay
 from .push import BRANCH_TIP, assert_hg_verify, assert_pushed, push
 from .randhist import generate, write_git
@@ -57,6 +57,16 @@ def push_in_steps(history, ids, work, remote='origin'):
     for refspecs in step_refspecs(history, ids):
         assert_pushed(push(work, '-f', remote, *refspecs),
                       f'of {refspecs} (seed {history.seed})')
+
+
+def commit_copies(history, ids, work):
+    """Each commit's copies, as git finds them (lib.git.git_copies) against
+    its first parent; none in a merge: `hg commit` records what it is told,
+    and the generator's merges rename nothing (a file they take from the
+    second parent as it is, which git may pair with a file of the first,
+    is that revision, no copy)."""
+    return [git_copies(work, ids[c.parents[0]], ids[c.index])
+            if len(c.parents) == 1 else {} for c in history.commits]
 
 
 def _file_revs(data, index_of):
@@ -189,7 +199,8 @@ def check_history(hg, history, workdir):
     git('remote', 'add', 'origin', f'hg::{server}', cwd=work)
     push_in_steps(history, ids, work)
     assert_hg_verify(hg, server)
-    replay(hg.exe, history, workdir / 'replayed')
+    replay(hg.exe, history, workdir / 'replayed',
+           commit_copies(history, ids, work))
     # As the push did, through hg's exchange: hg changes what it stores of
     # some incoming revisions (it swaps the parents of a file revision
     # whose text starts with "\1\n": mercurial/revlogutils/rewrite.py,
