@@ -467,6 +467,17 @@ static void git_copies(const struct object_id *old_tree,
 	diff_flush(&opts);
 }
 
+/* Whether the changes add a path: only then can there be a copy. */
+static int adds_a_path(const struct changes *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->nr; i++)
+		if (c->items[i].new_mode && !c->items[i].old_mode)
+			return 1;
+	return 0;
+}
+
 /* The source git_copies found for `path`, when p1's manifest has it. */
 static const char *copy_source(struct string_list *copies,
 			       const struct push_manifest *m1,
@@ -728,7 +739,8 @@ void push_convert_commit(struct push_state *st, struct cs_rev *cs,
 	/* After the merge bases: both stay in the cache. */
 	m2 = push_manifest_get(st, &cs->mp2);
 	m1 = push_manifest_get(st, &cs->mp1);
-	if (c->parents.nr)
+	/* A full walk of both trees: only when a copy is possible. */
+	if (c->parents.nr && adds_a_path(&changes))
 		git_copies(&p1_tree, &c->tree, &copies);
 
 	for (i = 0; i < changes.nr; i++) {
