@@ -81,8 +81,9 @@ SETTINGS = (
             '`branches/<branch>/tip`, `branches/<branch>/<hg id>`, '
             '`bookmarks/<name>`, `topics/<branch>/<topic>/tip`).'),
     Setting('similarity', 'a percentage', False, False,
-            'On push, also find renames and copies by git\'s similarity '
-            'detection, at this similarity (as `git diff -M<n>%`).'),
+            'On push, the similarity at which git\'s copy detection pairs '
+            'a new file with a file of the first parent (default 100: exact '
+            'copies only), as `git diff-tree -C -C<n>%`.'),
     Setting('stream', 'auto, always or never', True, True,
             'When a clone asks for a stream clone (the server\'s revlogs as '
             'they are): `auto` (the default) when the server prefers it, '

@@ -44,23 +44,27 @@ int experiment(const char *name)
 	return rest && (!*rest || *rest == ',');
 }
 
-int push_similarity(int *percent)
+int push_similarity(void)
 {
 	const char *rest;
 	char *end;
+	int percent;
 	long n;
 
-	if (!git_config_get_int("cinnabar.similarity", percent))
-		return *percent > 0 && *percent <= 100 ? 0 : -1;
+	if (!git_config_get_int("cinnabar.similarity", &percent)) {
+		if (percent >= 0 && percent <= 100)
+			return percent;
+		warning("invalid value for cinnabar.similarity: '%d'", percent);
+		return 100;
+	}
 	rest = find_word("similarity");
 	if (!rest || *rest != '=')
-		return -1;
+		return 100;
 	n = strtol(rest + 1, &end, 10);
 	if (end == rest + 1 || (*end && *end != ',') || n < 0 || n > 100) {
 		warning("invalid value for the similarity experiment: '%.*s'",
 			(int)strcspn(rest + 1, ","), rest + 1);
-		return -1;
+		return 100;
 	}
-	*percent = n;
-	return n > 0 ? 0 : -1;
+	return n;
 }

@@ -19,10 +19,11 @@
 int experiment(const char *name);
 
 /*
- * The similarity percentage for pushes: cinnabar.similarity, else the
- * similarity=<n> experiment. Return 0 and set *percent when one is set
- * and valid, -1 otherwise.
+ * The similarity percentage of the copies pushes record (push-convert.c):
+ * cinnabar.similarity, else the similarity=<n> experiment, else 100 (an
+ * invalid value warns and counts as unset). 0 is git's default score
+ * (50%), as git-cinnabar 0.7's `-C0%` gives.
  */
-int push_similarity(int *percent);
+int push_similarity(void);
 
 #endif

@@ -12,9 +12,10 @@
  *     mode change keeps the revision with a new flag, a new content makes
  *     a new revision whose parents are the path's revisions in the parent
  *     manifests (in a merge, a content equal to one side's keeps that
- *     side's revision); a file added with the exact content of a file
- *     removed in the same commit is recorded as renamed from it
- *     ("copy"/"copyrev" metadata, no parents); the changeset takes its
+ *     side's revision); a file added that git's copy detection pairs
+ *     with a file of the first parent is recorded as copied from it
+ *     (git_copies: "copy"/"copyrev" metadata, no parents), unless a merge
+ *     takes it from its second parent as it is; the changeset takes its
  *     branch from its first parent, its user, date and description from
  *     the commit, a "committer" extra when the committer differs from the
  *     author, with the git_commit experiment a "git_commit" extra
@@ -429,72 +430,63 @@ static int file_revision(struct push_state *st, struct cs_rev *cs,
 }
 
 /*
- * Renames and copies by similarity, when `cinnabar.similarity` (a
- * percentage) is set, or the similarity=<n> experiment (experiments.h): git's own detection between the two trees, as
- * `git diff -M<n>% -C<n>% --find-copies-harder`. Fills `renames` with
- * "new path" -> util: "source path".
+ * The copies a commit records, found as git-cinnabar 0.7 finds them: by
+ * git's own rename detection between its first parent's tree and its own,
+ * as `git diff-tree -r -C -C<n>%` (`-C` twice: copies from any file of
+ * the parent, changed or not; n is push_similarity(), 100 unless set:
+ * exact copies only). Among sources of the same content git prefers a
+ * removed one, then one with the same base name, then the first in path
+ * order. Every destination git pairs, renamed or copied, is recorded,
+ * except an empty file (git-cinnabar pushes it as a plain addition).
+ * Fills `copies` with "new path" -> util: "source path".
  */
-static void similar_renames(const struct object_id *old_tree,
-			    const struct object_id *new_tree,
-			    struct string_list *renames)
+static void git_copies(const struct object_id *old_tree,
+		       const struct object_id *new_tree,
+		       struct string_list *copies)
 {
 	struct diff_options opts;
-	int percent, i;
+	int i;
 
-	if (push_similarity(&percent) || !old_tree)
-		return;
 	repo_diff_setup(the_repository, &opts);
 	opts.flags.recursive = 1;
 	opts.detect_rename = DIFF_DETECT_COPY;
 	opts.flags.find_copies_harder = 1;
-	opts.rename_score = (int)(percent * MAX_SCORE / 100);
+	opts.rename_score = push_similarity() * MAX_SCORE / 100;
 	opts.output_format = DIFF_FORMAT_NO_OUTPUT;
 	diff_setup_done(&opts);
 	diff_tree_oid(old_tree, new_tree, "", &opts);
 	diffcore_std(&opts);
 	for (i = 0; i < diff_queued_diff.nr; i++) {
 		struct diff_filepair *p = diff_queued_diff.queue[i];
-		if (p->status == DIFF_STATUS_RENAMED ||
-		    p->status == DIFF_STATUS_COPIED)
-			string_list_insert(renames, p->two->path)->util =
+		if ((p->status == DIFF_STATUS_RENAMED ||
+		     p->status == DIFF_STATUS_COPIED) &&
+		    !is_empty_blob_oid(&p->two->oid))
+			string_list_insert(copies, p->two->path)->util =
 				xstrdup(p->one->path);
 	}
 	diff_flush(&opts);
 }
 
-/*
- * Renames: a removed path whose exact content a new path has, or one git
- * pairs with it by similarity (see similar_renames).
- */
-static const char *rename_source(struct changes *c, size_t i,
-				 const struct push_manifest *m1,
-				 struct string_list *similar)
+/* Whether the changes add a path: only then can there be a copy. */
+static int adds_a_path(const struct changes *c)
 {
-	struct tree_change *add = &c->items[i];
-	struct string_list_item *item;
-	size_t j;
-	if (add->old_mode || S_ISLNK(add->new_mode))
+	size_t i;
+
+	for (i = 0; i < c->nr; i++)
+		if (c->items[i].new_mode && !c->items[i].old_mode)
+			return 1;
+	return 0;
+}
+
+/* The source git_copies found for `path`, when p1's manifest has it. */
+static const char *copy_source(struct string_list *copies,
+			       const struct push_manifest *m1,
+			       const char *path)
+{
+	struct string_list_item *item = string_list_lookup(copies, path);
+	if (!item || !push_manifest_line(m1, item->util, strlen(item->util)))
 		return NULL;
-	item = string_list_lookup(similar, add->path);
-	if (item && push_manifest_line(m1, item->util, strlen(item->util))) {
-		for (j = 0; j < c->nr; j++)
-			if (!c->items[j].new_mode &&
-			    !strcmp(c->items[j].path, item->util))
-				c->items[j].old_mode = 0;
-		return item->util;
-	}
-	for (j = 0; j < c->nr; j++) {
-		struct tree_change *del = &c->items[j];
-		if (!del->new_mode && del->old_mode &&
-		    !S_ISLNK(del->old_mode) && !S_ISGITLINK(del->old_mode) &&
-		    oideq(&del->old_oid, &add->new_oid) &&
-		    push_manifest_line(m1, del->path, strlen(del->path))) {
-			/* One source per rename. */
-			del->old_mode = 0;
-			return del->path;
-		}
-	}
-	return NULL;
+	return item->util;
 }
 
 static const char *branch_of(struct push_state *st, const struct hg_oid *node,
@@ -733,7 +725,7 @@ void push_convert_commit(struct push_state *st, struct cs_rev *cs,
 	struct object_id p1_tree;
 	struct strbuf base = STRBUF_INIT;
 	struct string_list files = STRING_LIST_INIT_DUP;
-	struct string_list similar = STRING_LIST_INIT_DUP;
+	struct string_list copies = STRING_LIST_INIT_DUP;
 	struct new_line *lines = NULL;
 	size_t nr = 0, alloc = 0, i, j, first_file = st->files_nr;
 
@@ -747,7 +739,9 @@ void push_convert_commit(struct push_state *st, struct cs_rev *cs,
 	/* After the merge bases: both stay in the cache. */
 	m2 = push_manifest_get(st, &cs->mp2);
 	m1 = push_manifest_get(st, &cs->mp1);
-	similar_renames(c->parents.nr ? &p1_tree : NULL, &c->tree, &similar);
+	/* A full walk of both trees: only when a copy is possible. */
+	if (c->parents.nr && adds_a_path(&changes))
+		git_copies(&p1_tree, &c->tree, &copies);
 
 	for (i = 0; i < changes.nr; i++) {
 		struct tree_change *ch = &changes.items[i];
@@ -757,7 +751,7 @@ void push_convert_commit(struct push_state *st, struct cs_rev *cs,
 			continue;
 		hg_path_audit(ch->path, strlen(ch->path), "push");
 		copy = m2 && from_second_parent(st, m2, ch) ? NULL :
-			rename_source(&changes, i, m1, &similar);
+			copy_source(&copies, m1, ch->path);
 		ALLOC_GROW(lines, nr + 1, alloc);
 		l = &lines[nr++];
 		l->path = ch->path;
@@ -832,7 +826,7 @@ void push_convert_commit(struct push_state *st, struct cs_rev *cs,
 		hg_oidcpy(&st->files[i].link, &cs->node);
 
 	string_list_clear(&files, 0);
-	string_list_clear(&similar, 1);
+	string_list_clear(&copies, 1);
 	free(lines);
 	for (i = 0; i < changes.nr; i++)
 		free(changes.items[i].path);

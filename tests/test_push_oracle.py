@@ -5,22 +5,31 @@ non-ASCII names, merges, a committer other than the author), pushed to an
 empty Mercurial repository in several steps, give the changesets `hg
 commit` makes of the same changes (lib.hgreplay): same parents, manifest,
 files list, user, date, extras, and the same file revisions with the same
-parents and copies.  `make fuzz-push` runs more seeds, longer.
+parents and copies (the copies git finds, as git-cinnabar 0.7.5 asks it:
+lib.git.git_copies), phases and bookmarks; one series over HTTP, one over
+SSH, the others to a local path.  `make fuzz-push` runs more seeds, longer.
 """
 
 import pytest
 
-from lib.push_oracle import check_history, run
+from lib.push import writable_remote
+from lib.push_oracle import check_history
 from lib.push_oracle_cases import CASES
+from lib.randhist import generate
 
-SEEDS = (1, 2, 3, 4)
+SEEDS = ((1, 'http'), (2, 'ssh'), (3, 'local'), (4, 'local'))
 COMMITS = 60
 STEPS = 3
 
 
-@pytest.mark.parametrize('seed', SEEDS)
-def test_random_history_pushes_as_hg_commits(seed, hg, tmp_path):
-    outcome = run(hg, seed, COMMITS, STEPS, tmp_path / 'oracle')
+@pytest.mark.parametrize('seed,transport', SEEDS)
+def test_random_history_pushes_as_hg_commits(seed, transport, hg, hg_serve,
+                                             tmp_path, monkeypatch):
+    def url_of(repo):
+        return writable_remote(transport, repo, hg_serve, tmp_path,
+                               monkeypatch.setenv).url
+    outcome = check_history(hg, generate(seed, COMMITS, STEPS),
+                            tmp_path / 'oracle', url_of)
     assert not outcome.problems, outcome.report(limit=10)
 
 

@@ -39,7 +39,8 @@ is mocked.  The modules are:
 - `randhist`: random git histories made to hurt a conversion (names
   sorting next to directories, swaps, modes, renames, merges), written with
   `git fast-import`;
-- `hgreplay`: the same history made with hg's own commands (`hg commit`);
+- `hgreplay`: the same history made with hg's own commands (`hg commit`),
+  told the copies git finds (`git.git_copies`, as git-cinnabar 0.7.5 asks);
 - `hgcmdserver`: a client of hg's command server, to run many hg commands
   in one process;
 - `hgdump`: an hg extension printing changesets, manifests and filelogs as
@@ -48,6 +49,8 @@ is mocked.  The modules are:
   replay; also `make fuzz-push` (`python -m lib.push_oracle`);
 - `push_oracle_cases`: small hand-made histories through the same
   comparison, reproducing what it found.
+- `vectors`: expected values made with git-cinnabar 0.7.5 (tests/vectors/),
+  and the random histories of push-copies.tsv;
 - `releases`: release manifests and helpers written by hand (the layout
   of cinnabar/release.py), for download and self-update.
 """

@@ -123,6 +123,28 @@ def hg2git(repo, hg_ids):
     return _batch(repo, 'hg2git', hg_ids)
 
 
+EMPTY_BLOB = 'e69de29bb2d1d6434b8b29ae775ad8c2e48c5391'
+
+
+def git_copies(repo, old, new, similarity=100):
+    """{path: source path}: the copies git finds from commit `old` to
+    `new` as git-cinnabar 0.7.5 asks for them (`git diff-tree -r -C
+    -C<similarity>%`: `-C` twice looks at every file of `old`), renamed or
+    copied, but not an empty file (0.7.5 pushes it as a plain addition)."""
+    out = git('diff-tree', '-r', '-z', '-C', f'-C{similarity}%', old, new,
+              cwd=repo).stdout.split(b'\0')
+    copies = {}
+    while len(out) > 1:
+        meta, out = out[0].split(), out[1:]
+        if meta[4][:1] in (b'R', b'C'):
+            source, path, out = out[0], out[1], out[2:]
+            if meta[3].decode() != EMPTY_BLOB:
+                copies[path.decode()] = source.decode()
+        else:
+            out = out[1:]
+    return copies
+
+
 def git2hg(repo, git_ids):
     """{git id: hg changeset id} from the metadata (null when unknown)."""
     return _batch(repo, 'git2hg', git_ids)

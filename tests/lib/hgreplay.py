@@ -9,8 +9,9 @@ For each commit, in history order (so that commit i is revision i):
   <p1> <p2>` (the merge is the commit's tree, with hg's file-revision
   rules for merges: see `hg help commit` and mercurial/commit.py);
 - `hg addremove -s 0` (no rename guessed), then `hg copy --after <source>
-  <path>` for each rename of the commit (`Commit.copies`, our push's
-  rule), which is `hg mv --after` once the source is marked removed;
+  <path>` for each copy git finds in the commit (given by the caller:
+  lib.git.git_copies, as git-cinnabar 0.7.5 asks git), which is `hg mv
+  --after` once the source is marked removed;
 - `hg commit` with the
   commit's message, author as user, and author date
   (`ui.allowemptycommit`: a commit changing nothing is a changeset too).
@@ -82,8 +83,9 @@ def record_copies(hg, copies):
     assert recorded == copies, f'hg recorded copies {recorded}, not {copies}'
 
 
-def replay(hg_exe, history, repo):
-    """Make the hg repository `repo` (new) from `history`."""
+def replay(hg_exe, history, repo, copies):
+    """Make the hg repository `repo` (new) from `history`, `copies` being
+    each commit's {path: source path}."""
     repo.mkdir()
     with HgCommandServer(hg_exe, repo.parent) as hg:
         hg('init', repo.name)
@@ -102,8 +104,8 @@ def replay(hg_exe, history, repo):
             tracked = history.commits[p1].files if c.parents else {}
             if set(c.files) != set(tracked):
                 hg('addremove', '-q', '-s', '0')
-            if c.copies:
-                record_copies(hg, c.copies)
+            if copies[c.index]:
+                record_copies(hg, copies[c.index])
             message.write_bytes(c.message.encode())
             hg('commit', '-q', '-l', message,
                '-u', hg_user(c.author), '-d', hg_date(c.date))

@@ -11,7 +11,12 @@ revision number):
   extra exactly when the committer is not the author (`<user> <time>
   <offset>`), which `hg commit` cannot make;
 - every file revision of every path: id, parents, copy source and the
-  commit its linkrev points to.
+  commit its linkrev points to;
+- phases (all public on the server, as in the exchanged replay) and
+  bookmarks (`head-<index>` on the commit of each head pushed as one).
+
+Copies are git's to find, as git-cinnabar 0.7.5 asks (lib.git.git_copies);
+the replay tells hg the same (`hg copy --after`).
 
 Changeset ids may differ only by the description and the committer extra,
 and they are not compared.  The replayed repository is compared after an
@@ -26,7 +31,7 @@ import shutil
 import time
 from pathlib import Path
 
-from .git import NULL_ID, git, git2hg
+from .git import NULL_ID, git, git2hg, git_copies
 from .hgreplay import hg_date, hg_user, replay
 from .push import BRANCH_TIP, assert_hg_verify, assert_pushed, push
 from .randhist import generate, write_git
@@ -42,16 +47,31 @@ def dump(hg, repo):
     return json.loads(out)
 
 
-def push_in_steps(history, ids, work):
-    """Push the heads of each step's commits in one `git push -f` (a head
-    may be a new one on the server): the last one to the default branch,
-    the others as bookmarks `head-<index>`."""
+def step_refspecs(history, ids):
+    """For each push step, the refspecs of one `git push -f` of the heads
+    of its commits (a head may be a new one on the server): the last one
+    to the default branch, the others as bookmarks `head-<index>`."""
     for upto in history.steps:
         *others, last = history.heads(upto)
-        refspecs = [f'{ids[last]}:{TIP}'] + [
+        yield [f'{ids[last]}:{TIP}'] + [
             f'{ids[h]}:refs/heads/bookmarks/head-{h}' for h in others]
-        assert_pushed(push(work, '-f', 'origin', *refspecs),
-                      f'of commits {others + [last]} (seed {history.seed})')
+
+
+def push_in_steps(history, ids, work, remote='origin'):
+    """Push `history` (written as `ids`) to `remote` in its steps."""
+    for refspecs in step_refspecs(history, ids):
+        assert_pushed(push(work, '-f', remote, *refspecs),
+                      f'of {refspecs} (seed {history.seed})')
+
+
+def commit_copies(history, ids, work):
+    """Each commit's copies, as git finds them (lib.git.git_copies) against
+    its first parent; none in a merge: `hg commit` records what it is told,
+    and the generator's merges rename nothing (a file they take from the
+    second parent as it is, which git may pair with a file of the first,
+    is that revision, no copy)."""
+    return [git_copies(work, ids[c.parents[0]], ids[c.index])
+            if len(c.parents) == 1 else {} for c in history.commits]
 
 
 def _file_revs(data, index_of):
@@ -170,9 +190,10 @@ def run(hg, seed, commits, steps, workdir):
     return check_history(hg, generate(seed, commits, steps), workdir)
 
 
-def check_history(hg, history, workdir):
+def check_history(hg, history, workdir, url_of=None):
     """Push, replay and compare `history` (a randhist.History) in `workdir`
-    (new); return an Outcome."""
+    (new); return an Outcome.  `url_of(repo)`, when given, is the git URL
+    to push to the hg repository `repo` through (default: its path)."""
     start = time.monotonic()
     workdir = Path(workdir)
     workdir.mkdir(parents=True)
@@ -181,10 +202,12 @@ def check_history(hg, history, workdir):
     ids = write_git(history, work)
     server = workdir / 'pushed'
     hg('init', server)
-    git('remote', 'add', 'origin', f'hg::{server}', cwd=work)
+    url = url_of(server) if url_of else f'hg::{server}'
+    git('remote', 'add', 'origin', url, cwd=work)
     push_in_steps(history, ids, work)
     assert_hg_verify(hg, server)
-    replay(hg.exe, history, workdir / 'replayed')
+    replay(hg.exe, history, workdir / 'replayed',
+           commit_copies(history, ids, work))
     # As the push did, through hg's exchange: hg changes what it stores of
     # some incoming revisions (it swaps the parents of a file revision
     # whose text starts with "\1\n": mercurial/revlogutils/rewrite.py,
@@ -194,7 +217,28 @@ def check_history(hg, history, workdir):
     server_nodes = git2hg(work, ids)
     problems = compare(history, ids, dump(hg, server),
                        dump(hg, workdir / 'exchanged'), server_nodes)
+    problems += compare_phases_and_bookmarks(
+        hg, history, ids, server, workdir / 'exchanged', server_nodes)
     return Outcome(history, problems, time.monotonic() - start)
+
+
+def compare_phases_and_bookmarks(hg, history, ids, server, exchanged,
+                                 server_nodes):
+    """The server's phases (all public, as the exchanged replay's) and
+    bookmarks (`head-<index>` at each head push_in_steps named so)."""
+    problems = []
+    phases = {phase for repo in (server, exchanged) for phase in
+              hg('-R', repo, 'log', '-T', '{phase}\n').out.split()}
+    if phases != {'public'}:
+        problems.append(f'phases pushed and replayed: {phases}')
+    expected = {}
+    for refspecs in step_refspecs(history, ids):
+        for spec in refspecs[1:]:
+            oid, ref = spec.split(':')
+            expected[ref.rsplit('/', 1)[1]] = server_nodes[oid]
+    if hg.bookmarks(server) != expected:
+        problems.append(f'bookmarks {hg.bookmarks(server)}, not {expected}')
+    return problems
 
 
 def _parse_seeds(text):

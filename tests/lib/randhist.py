@@ -27,12 +27,11 @@ target.  To tell "changed on one side" the generator follows the
 Mercurial file revisions the conversion makes (`FileRevs`: ids computed
 as Mercurial does, sha1 of the sorted parents and the text).
 
-`copies(parent_files, files)` is the rename rule of our push (helper/push.c
-`rename_source`), which the replay with hg follows (`hg mv --after`): for
-each added path that is not a symbolic link, in path order, the first
-removed regular file (in path order) with the same content, each removed
-file used once.  Paths in order of their bytes are git's order of a
-recursive tree walk.
+Which added files are copies is git's to say, as git-cinnabar 0.7.5 asks
+it (lib.git.git_copies, once the history is written): the generator does
+not model copies (its file revisions of a copied file lack the copy
+metadata; they only steer the merges it makes).  Paths in order of their
+bytes are git's order of a recursive tree walk.
 """
 
 import hashlib
@@ -58,8 +57,7 @@ PEOPLE = (('Alice Tester', 'alice@example.com'),
 
 class Commit:
     """One commit: `files` is {path: (mode, data bytes)}, `parents` the
-    indices of its parents, `copies` {added path: source path} by the rename
-    rule, `ops` what the generator did (for reports)."""
+    indices of its parents, `ops` what the generator did (for reports)."""
 
     def __init__(self, index, parents, files, author, committer, date,
                  committer_date, message, ops):
@@ -72,7 +70,6 @@ class Commit:
         self.committer_date = committer_date
         self.message = message
         self.ops = ops
-        self.copies = {}
 
     def describe(self):
         return (f'commit {self.index} parents {self.parents}: '
@@ -97,30 +94,9 @@ def git_order(paths):
     return sorted(paths, key=lambda p: p.encode())
 
 
-def copies(parent_files, files):
-    """{added path: removed source path} per our push's rename rule."""
-    removed = [p for p in git_order(parent_files)
-               if p not in files and parent_files[p][0] != LINK]
-    result = {}
-    for path in git_order(files):
-        mode, data = files[path]
-        if path in parent_files or mode == LINK:
-            continue
-        for source in removed:
-            if parent_files[source][1] == data:
-                result[path] = source
-                removed.remove(source)
-                break
-    return result
-
-
-def file_text(data, copy=None):
-    """A file revision's text: the content, with a metadata block when it
-    is a copy ((source path, source node)) or starts with `\\1\\n`."""
-    if copy:
-        meta = b'copy: %s\ncopyrev: %s\n' % (copy[0].encode(),
-                                             copy[1].hex().encode())
-        return b'\1\n' + meta + b'\1\n' + data
+def file_text(data):
+    """A file revision's text: the content, with an empty metadata block
+    when it starts with `\\1\\n`."""
     if data.startswith(b'\1\n'):
         return b'\1\n\1\n' + data
     return data
@@ -152,9 +128,10 @@ class FileRevs:
 
 
 class Generator:
-    def __init__(self, seed):
+    def __init__(self, seed, meta=True):
         self.rng = random.Random(seed)
         self.seed = seed
+        self.meta = meta
         self.counter = 0
         self.revs = FileRevs()
         self.commits = []
@@ -166,7 +143,8 @@ class Generator:
         self.counter += 1
         n = self.counter
         kind = kind or self.rng.choice(
-            ('text', 'text', 'text', 'text', 'empty', 'binary', 'meta'))
+            ('text', 'text', 'text', 'text', 'empty', 'binary',
+             'meta' if self.meta else 'text'))
         if kind == 'empty':
             return b''
         if kind == 'binary':
@@ -244,6 +222,11 @@ class Generator:
     def rename(self, files, path, ops):
         mode, data = files.pop(path)
         targets = 2 if self.rng.random() < 0.15 else 1
+        if self.rng.random() < 0.2 and mode != LINK and data and \
+                b'\0' not in data:
+            # Similar, not the same: copies only with cinnabar.similarity.
+            data += b'edited %d\n' % self.counter
+            ops.append(f'edit {path}')
         for _ in range(targets):
             new = self.new_path(files)
             if self.rng.random() < 0.2 and mode != LINK:
@@ -269,17 +252,13 @@ class Generator:
 
     # File revisions, as the conversion makes them.
 
-    def simple_nodes(self, parent, files, copied):
+    def simple_nodes(self, parent, files):
         pfiles = self.commits[parent].files if parent is not None else {}
         pnodes = self.nodes[parent] if parent is not None else {}
         nodes = {}
         for path, (mode, data) in files.items():
             if path in pfiles and pfiles[path][1] == data:
                 nodes[path] = pnodes[path]
-            elif path in copied:
-                src = copied[path]
-                nodes[path] = self.revs.make(
-                    NULL, NULL, file_text(data, (src, pnodes[src])))
             else:
                 nodes[path] = self.revs.make(pnodes.get(path, NULL), NULL,
                                              file_text(data))
@@ -312,11 +291,9 @@ class Generator:
                 nodes[path] = self.revs.make(n1, n2, files[path][1])
                 ops.append(f'merge resolves {path}')
         elif f1:
-            # Not removed: hg commit does not list a file the merge removes
-            # when only p1 has it, unchanged since the merge base
-            # (mercurial/metadata.py get_removal_filter), git-cinnabar 0.7
-            # and we do.
-            if rng.random() < 0.15 and f1[0] != LINK:
+            if rng.random() < 0.08:
+                ops.append(f'merge removes {path}')
+            elif rng.random() < 0.15 and f1[0] != LINK:
                 files[path] = (f1[0], self.fresh('text'))
                 nodes[path] = self.revs.make(n1, NULL, files[path][1])
                 ops.append(f'merge edits {path}')
@@ -341,13 +318,11 @@ class Generator:
                              self.nodes[p1].get(path),
                              self.nodes[p2].get(path), files, nodes, ops)
         # A path of the second parent only that is in the way of one of
-        # the first parent's, or that the rename rule would take for a
-        # copy, is left out.
+        # the first parent's is left out.
         while True:
-            bad = [p for p in files if p not in c1.files and (
-                any(q.startswith(p + '/') or p.startswith(q + '/')
-                    for q in files if q != p)
-                or p in copies(c1.files, files))]
+            bad = [p for p in files if p not in c1.files and
+                   any(q.startswith(p + '/') or p.startswith(q + '/')
+                       for q in files if q != p)]
             if not bad:
                 break
             for p in bad:
@@ -392,7 +367,6 @@ class Generator:
         ops = []
         if len(parents) == 2:
             files, nodes = self.merge(*parents, ops)
-            copied = {}
         else:
             files = dict(self.commits[parents[0]].files) if parents else {}
             for _ in range(self.rng.choice((0, 1, 1, 1, 2, 2, 3, 4))):
@@ -401,22 +375,18 @@ class Generator:
                 # An empty root gets the null manifest from hg commit but
                 # the empty manifest's id from git-cinnabar 0.7 and us.
                 self.edit(files, ops)
-            pfiles = self.commits[parents[0]].files if parents else {}
-            copied = copies(pfiles, files)
-            nodes = self.simple_nodes(parents[0] if parents else None, files,
-                                      copied)
+            nodes = self.simple_nodes(parents[0] if parents else None, files)
         commit = Commit(index, parents, files, *self.identity(index, ops),
                         self.message(index), ops)
-        commit.copies = copied
         self.commits.append(commit)
         self.nodes.append(nodes)
         return index
 
-    def next_parents(self, heads):
+    def next_parents(self, heads, merges=True):
         rng = self.rng
         roll = rng.random()
-        if len(heads) >= 2 and (roll < 0.15 or len(heads) >= MAX_HEADS
-                                and roll < 0.5):
+        if merges and len(heads) >= 2 and (
+                roll < 0.15 or len(heads) >= MAX_HEADS and roll < 0.5):
             p1, p2 = rng.sample(heads, 2)
             return [p1, p2]
         if len(heads) < MAX_HEADS and roll > 0.9:
@@ -425,13 +395,16 @@ class Generator:
         return [rng.choice(heads)]
 
 
-def generate(seed, count, steps=3):
+def generate(seed, count, steps=3, merges=True, meta=True):
     """A History of `count` commits (the first a root, a single root),
-    pushed in `steps` steps."""
-    gen = Generator(seed)
+    pushed in `steps` steps; without merges when `merges` is false (forks
+    still), without content starting with `\\1\\n` when `meta` is false
+    (what git-cinnabar 0.7.5 pushes as Mercurial does: it does not escape
+    such content)."""
+    gen = Generator(seed, meta)
     heads = [gen.commit([])]
     for _ in range(count - 1):
-        parents = gen.next_parents(heads)
+        parents = gen.next_parents(heads, merges)
         index = gen.commit(parents)
         heads = [h for h in heads if h not in parents] + [index]
     cuts = sorted(gen.rng.sample(range(2, count), min(steps - 1, count - 2)))

@@ -18,7 +18,15 @@ git config of its own), and what it made is written:
 - colliding.tsv: `<compat>:<name>\\t<id>` for
   test_dropin_metadata.make_colliding_repo, cloned without and with
   `cinnabar.compat=0.6` (`none`, `0.6`): the metadata commit and the
-  commits of the heads of branches b1, b2, b3.
+  commits of the heads of branches b1, b2, b3;
+- push-copies.tsv: `<run>:<index>\t<hg changeset>` for each commit of
+  the random histories of lib.vectors.PUSH_COPIES (lib.randhist
+  without merges nor content starting with `\\1\\n`, `<run>`
+  is `<seed>-<commits>-<similarity>`), written with git fast-import and
+  pushed by git-cinnabar 0.7.5 to an empty hg repository (a local path)
+  in the history's steps (lib.push_oracle.step_refspecs), with the
+  `similarity=<n>` experiment unless `<similarity>` is `none`: the
+  changeset each commit became (which copies it records).
 
 The tests never run git-cinnabar 0.7.5: they read these files.
 """
@@ -34,6 +42,10 @@ TESTS = HERE.parent
 sys.path.insert(0, str(TESTS))
 
 from lib.hg import Hg  # noqa: E402
+from lib.push_oracle import step_refspecs  # noqa: E402
+from lib.randhist import write_git  # noqa: E402
+from lib.vectors import (PUSH_COPIES, push_copies_history,  # noqa: E402
+                         push_copies_run)
 import test_dropin_metadata  # noqa: E402
 import test_hostile_repos  # noqa: E402
 
@@ -98,6 +110,30 @@ def colliding(ref, hg, work):
     return lines
 
 
+def pushed_changesets(ref, hg, seed, commits, similarity, work):
+    """The hg changesets of a PUSH_COPIES history pushed by `ref`."""
+    history = push_copies_history(seed, commits)
+    repo = work / f'push-{push_copies_run(seed, commits, similarity)}'
+    ref.git('init', '-q', str(repo))
+    ids = write_git(history, repo)
+    hg('init', repo / 'server')
+    config = ['-c', f'cinnabar.experiments=similarity={similarity}'] \
+        if similarity else []
+    for refspecs in step_refspecs(history, ids):
+        ref.git(*config, 'push', '-q', '-f', f'hg::{repo / "server"}',
+                *refspecs, cwd=repo)
+    return [ref.git('cinnabar', 'git2hg', oid, cwd=repo) for oid in ids]
+
+
+def push_copies(ref, hg, work):
+    lines = []
+    for seed, commits, similarity in PUSH_COPIES:
+        run = push_copies_run(seed, commits, similarity)
+        nodes = pushed_changesets(ref, hg, seed, commits, similarity, work)
+        lines += [f'{run}:{i}\t{node}' for i, node in enumerate(nodes)]
+    return lines
+
+
 def write(name, lines, ref):
     header = (f'# made by tests/vectors/make_vectors.py with '
               f'{ref.git("cinnabar", "--version")}\n')
@@ -115,6 +151,7 @@ def main(args):
         ref = Reference(Path(args[0]).resolve(), work)
         write('odd-changesets.tsv', odd_changesets(ref, work), ref)
         write('colliding.tsv', colliding(ref, hg, work), ref)
+        write('push-copies.tsv', push_copies(ref, hg, work), ref)
 
 
 if __name__ == '__main__':
