@@ -33,7 +33,7 @@ static void read_stream_params(struct bundle *b)
 
 	stream_read_exact(&b->input, hdr, 4);
 	len = get_be32(hdr);
-	if (len > 65536)
+	if (len > BUNDLE2_MAX_STREAM_PARAMS)
 		die("invalid bundle2 stream parameters (corrupt input)");
 	strbuf_grow(&params, len);
 	stream_read_exact(&b->input, params.buf, len);
