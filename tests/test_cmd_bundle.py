@@ -247,8 +247,7 @@ def test_bundle_parent_outside_range(work_clone, tmp_path):
     assert refs(dest) == before
 
 
-def test_bundle_commit_with_a_header_mercurial_cannot_keep(work_clone,
-                                                          tmp_path):
+def test_bundle_commit_with_an_extra_header(work_clone, tmp_path):
     """A copy of a commit with one more header line converts to the same
     changeset but for that header: the helper refuses it, and the user
     reads which commit and why (not only that the helper exited)."""
