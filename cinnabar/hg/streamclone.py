@@ -37,7 +37,7 @@ nothing is kept as a Mercurial repository, every id is checked as for a
 changegroup.
 
 Anything we do not read is refused before any data is taken: a
-requirement not in SUPPORTED_REQUIREMENTS (treemanifest, revlogv2,
+requirement not in SUPPORTED_REQUIREMENTS (revlogv2,
 changelogv2...) raises Unsupported, for the caller to fall back to a
 changegroup clone. A stream that does not add up (sizes, names outside
 the store, a revlog without its index) is an Abort.

@@ -120,6 +120,17 @@ def encode_bundle2_caps(caps):
     return '\n'.join(lines)
 
 
+def manifests_problem(capabilities):
+    """What makes the repository of a server with `capabilities` ({name:
+    value}) one whose manifests we cannot read, or None: tree manifests,
+    which travel only in changegroup version 03. Only `streamreqs` (the
+    store requirements, advertised when the server allows stream clones)
+    names them: the bundle2 `changegroup` capability lists 01 and 02
+    anyway (helper/bundle.c says the abort a getbundle then gets)."""
+    streamreqs = to_text(capabilities.get('streamreqs') or b'').split(',')
+    return 'has tree manifests' if 'treemanifest' in streamreqs else None
+
+
 def getbundle_bundlecaps(caps=OUR_BUNDLE2_CAPS):
     """The bundlecaps argument asking a bundle2 server for a bundle2."""
     return 'HG20,bundle2=' + quote(encode_bundle2_caps(caps), safe='')
