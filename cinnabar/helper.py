@@ -468,7 +468,7 @@ class Helper:
             if commit in branches:
                 line += b' ' + _branch_field(branches[commit])
             self._send(line + b'\n')
-        answer = self._answer().split()
+        answer = self._answer_after_exit().split()
         if len(answer) != 2 or answer[0] != 'ok' or (
                 answer[1] != str(len(commits))):
             raise HelperError('unexpected answer to changegroup: %r'

@@ -33,7 +33,7 @@ static void read_stream_params(struct bundle *b)
 
 	stream_read_exact(&b->input, hdr, 4);
 	len = get_be32(hdr);
-	if (len > 65536)
+	if (len > BUNDLE2_MAX_STREAM_PARAMS)
 		die("invalid bundle2 stream parameters (corrupt input)");
 	strbuf_grow(&params, len);
 	stream_read_exact(&b->input, params.buf, len);
@@ -204,10 +204,23 @@ static int is_mandatory(const char *type)
 	return 0;
 }
 
+/*
+ * Mercurial's abort when it has none of the changegroup versions we ask
+ * for (01, 02): only version 03 carries tree manifests, and narrow or LFS
+ * revision flags. A server allowing stream clones names `treemanifest` in
+ * its capabilities, and cinnabar/hg/wire.py refuses it before this.
+ */
+#define NO_COMMON_CHANGEGROUP "no common changegroup version"
+
 static void handle_error_part(struct part_header *h)
 {
 	const char *message = part_param(h, "message");
 	const char *hint = part_param(h, "hint");
+	if (message && !strcmp(message, NO_COMMON_CHANGEGROUP))
+		die("the server sends no changegroup version git-cinnabar "
+		    "reads (01, 02): its repository has tree manifests, or "
+		    "is narrow or uses LFS, which git-cinnabar does not "
+		    "support");
 	if (!strcasecmp(h->type, "error:abort"))
 		die("the server aborted: %s%s%s", message ? message : "",
 		    hint ? " (hint: " : "", hint ? hint : "");

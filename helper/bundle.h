@@ -7,7 +7,8 @@
  *
  * bundle2: "HG20", a 4-byte big-endian length and that many bytes of
  *   stream parameters (space-separated, URL-quoted `name=value`; a name
- *   starting with an upper-case letter is mandatory). `Compression` (UN,
+ *   starting with an upper-case letter is mandatory; a length over
+ *   BUNDLE2_MAX_STREAM_PARAMS is refused unread). `Compression` (UN,
  *   GZ, BZ, ZS) compresses everything that follows. Then parts, each:
  *     - a 4-byte big-endian header length (0 ends the bundle),
  *     - the header: 1-byte type length, type, 4-byte part id, 1-byte count
@@ -22,6 +23,13 @@
 #define CINNABAR_BUNDLE_H
 
 #include "stream.h"
+
+/*
+ * Stream parameters are a few words (`Compression=ZS` at most in what
+ * Mercurial writes): a longer stated length is a damaged bundle. The
+ * Python reader (cinnabar/hg/bundle2.py) has the same bound.
+ */
+#define BUNDLE2_MAX_STREAM_PARAMS 65536
 
 struct bundle {
 	struct stream input;	/* owned: raw or decompressed bundle data */

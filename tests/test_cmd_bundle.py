@@ -247,6 +247,28 @@ def test_bundle_parent_outside_range(work_clone, tmp_path):
     assert refs(dest) == before
 
 
+def test_bundle_commit_with_an_extra_header(work_clone, tmp_path):
+    """A copy of a commit with one more header line converts to the same
+    changeset but for that header: the helper refuses it, and the user
+    reads which commit and why (not only that the helper exited)."""
+    _, dest, (first, _) = work_clone
+    text = git('cat-file', 'commit', first, cwd=dest).out
+    copy = git('hash-object', '-t', 'commit', '-w', '--stdin', cwd=dest,
+               input=text.replace('\ncommitter ', '\nextra x\ncommitter ',
+                                  1).encode()).out.strip()
+    before = refs(dest)
+    path = tmp_path / 'twins.hg'
+    result = bundle(dest, path, '--', first, copy, f'^{first}^',
+                    check=False)
+    assert result.returncode == 1, result.describe()
+    assert assert_failed_for_people(result) == (
+        f"fatal: commit {copy} has a header ('extra') that Mercurial "
+        'cannot keep; it cannot be pushed'), result.describe()
+    assert 'exited with status' not in result.err
+    assert not path.exists()
+    assert refs(dest) == before
+
+
 @pytest.mark.parametrize('args, words', [
     (('-t', 'lzma-v2', 'OUT', 'HEAD'),
      ('unknown bundlespec', 'none-v1, gzip-v1, bzip2-v1, none-v2, '

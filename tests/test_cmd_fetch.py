@@ -107,7 +107,14 @@ def test_fetch_refuses_non_hg_remote_and_bad_usage(tmp_path):
     work = init(tmp_path / 'work')
     git('remote', 'add', 'plain', 'https://example.invalid/x.git',
         cwd=work)
-    for args in (['plain', '0' * 12], [], ['plain'], ['--bogus']):
+    for args, reason in (
+            (['plain', '0' * 12], 'fatal: remote plain is not a Mercurial '
+             'remote (its URL is https://example.invalid/x.git)'),
+            ([], 'fatal: nothing to fetch'),
+            (['plain'], 'fatal: which changesets? give their ids after '
+             'plain'),
+            (['--bogus'], 'fatal: unknown option --bogus')):
         result = git('cinnabar', 'fetch', *args, cwd=work, check=False)
-        assert_failed_for_people(result)
+        assert result.returncode == 1, result.describe()
+        assert assert_failed_for_people(result) == reason, result.describe()
     assert refs(work) == {}

@@ -274,6 +274,19 @@ def wrong_first_node(data):
     return bytes(flipped)
 
 
+# The error line each damage in damaged_stream_bundles gets (after the
+# changeset id, for the wrong nodes).
+DAMAGE_REASONS = {
+    'stream2 truncated': 'fatal: the bundle2 ends early (truncated)',
+    'stream2 corrupt': 'fatal: the stream has more data than it says',
+    'stream2 wrong node': ' of the changelog names a changeset the '
+    'changelog lacks (corrupt stream)',
+    'packed1 truncated': 'fatal: the stream ends early',
+    'packed1 corrupt': 'fatal: malformed file header in the stream',
+    'packed1 wrong node': ' does not match its contents (corrupt data)',
+}
+
+
 def damaged_stream_bundles(bundles, directory):
     """{name: path} of broken copies of the stream bundles."""
     broken = {}
@@ -297,7 +310,8 @@ def test_bad_stream_bundles_change_nothing(stream_bundles, tmp_path):
     before = file_digests(repo / '.git', ['cinnabar.lock'])
     for name, path in damaged_stream_bundles(bundles, tmp_path).items():
         result = unbundle(repo, path, check=False)
-        assert_failed_for_people(result)
+        assert result.returncode == 1, (name, result.describe())
+        assert_failed_for_people(result, DAMAGE_REASONS[name])
         assert len(error_lines(result)) == 1, (name, result.describe())
         assert file_digests(repo / '.git', ['cinnabar.lock']) == before, name
     assert not refs(repo)

@@ -58,7 +58,10 @@ def test_fsck_marks_through_rollback(hg, hg_serve, tmp_path):
     git('update-ref', BROKEN, METADATA_REF, cwd=work)
     hg_commit(hg, repo, {'e': 'e\n'}, 'e')
     refused = git('fetch', 'origin', cwd=work, check=False)
-    assert_failed_for_people(refused)
+    assert refused.returncode == 128, refused.describe()
+    assert assert_failed_for_people(refused) == (
+        'fatal: the cinnabar metadata is damaged (`git cinnabar fsck` found '
+        f'problems in {newer}); not writing to it'), refused.describe()
     assert rev_parse(work, METADATA_REF) == newer
     cinnabar(work, 'rollback')
     assert rev_parse(work, METADATA_REF) == first

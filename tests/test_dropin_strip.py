@@ -22,11 +22,21 @@ def strip(work, *names, check=True):
     return result
 
 
-def assert_refused(work, *names, config=STRIP):
+def assert_refused(work, *names, reason, config=STRIP):
+    """`strip names` fails with exit code 1 and the error line `reason`,
+    changing no ref."""
     before = refs(work)
     result = git(*config, *names, cwd=work, check=False)
-    assert_failed_for_people(result)
+    assert result.returncode == 1, result.describe()
+    assert assert_failed_for_people(result) == reason, result.describe()
     assert refs(work) == before
+
+
+def damaged(work):
+    """The line refusing writes to a metadata marked broken."""
+    return ('fatal: the cinnabar metadata is damaged (`git cinnabar fsck` '
+            f'found problems in {rev_parse(work, METADATA_REF)}); not '
+            'writing to it')
 
 
 def test_strip(hg, hg_serve, tmp_path):
@@ -41,12 +51,15 @@ def test_strip(hg, hg_serve, tmp_path):
     mapping = hg2git(work, [a, b, c, d])
     first = rev_parse(work, METADATA_REF)
 
-    assert_refused(work, b, config=('cinnabar', 'strip'))
-    assert_refused(work, 'nosuchthing')
+    assert_refused(work, b, config=('cinnabar', 'strip'),
+                   reason='fatal: git cinnabar strip is an experiment')
+    assert_refused(work, 'nosuchthing',
+                   reason="fatal: bad revision 'nosuchthing'")
     (work / 'local').write_text('local\n')
     git('add', 'local', cwd=work)
     local = git_commit(work, 'local', Author('L', 'l@x'), '1700000000 +0000')
-    assert_refused(work, local)
+    assert_refused(work, local, reason=f'fatal: {local} is not the commit '
+                   'of a Mercurial changeset')
 
     assert strip(work, b[:12]).out == ''
     after = hg2git(work, [a, b, c, d])
@@ -62,7 +75,7 @@ def test_strip(hg, hg_serve, tmp_path):
     strip(work, mapping[c])
     assert hg2git(work, [b, c]) == {b: mapping[b], c: NULL_ID}
     git('update-ref', 'refs/cinnabar/broken', METADATA_REF, cwd=work)
-    assert_refused(work, mapping[b])
+    assert_refused(work, mapping[b], reason=damaged(work))
     git('cinnabar', 'rollback', cwd=work)
     assert rev_parse(work, METADATA_REF) == before
     assert hg2git(work, [a, b, c, d]) == mapping

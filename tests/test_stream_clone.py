@@ -170,20 +170,65 @@ def test_bad_setting(hg_repos, tmp_path):
                                      "cinnabar.stream")
 
 
-def test_unknown_requirement_falls_back(hg, hg_repos, tmp_path):
-    """A store needing what we do not read (tree manifests here) gets a
-    normal clone, with one line saying why."""
-    repo = tmp_path / 'tree'
+@pytest.fixture(scope='module')
+def tree_manifests(hg, tmp_path_factory):
+    """A repository with tree manifests (the `treemanifest` requirement)."""
+    repo = tmp_path_factory.mktemp('tree') / 'tree'
     hg('init', '--config', 'experimental.treemanifest=true', repo)
     (repo / 'd').mkdir()
     (repo / 'd' / 'f').write_text('f\n')
     hg('-R', repo, 'commit', '-A', '-q', '-m', 'tree', '-u', 'test',
        '-d', '0 0', '--config', 'experimental.treemanifest=true')
-    result = clone(hg_url(str(repo)), tmp_path / 'clone', '--no-checkout',
-                   check=False, extra_env=ALWAYS)
-    assert "requirements we do not read in a stream (treemanifest)" in (
-        result.err), result.describe()
+    return repo
+
+
+TREE_HINT = ('hint: git-cinnabar reads flat manifests only (as '
+             'git-cinnabar 0.7.5); use hg for this one')
+
+
+@pytest.mark.parametrize('setting,uncompressed,said', [
+    (ALWAYS, 'true', 'has tree manifests'),
+    (NEVER, 'true', 'has tree manifests'),
+], ids=['stream', 'normal'])
+def test_tree_manifests_are_refused(setting, uncompressed, said,
+                                    tree_manifests, tmp_path):
+    """Tree manifests are not supported (nor by git-cinnabar 0.7.5): a
+    clone, stream or not, fails up front with one line and a hint, not
+    with "cloning normally" then the server's "no common changegroup
+    version"."""
+    (tree_manifests / '.hg' / 'hgrc').write_text(
+        f'[server]\nuncompressed = {uncompressed}\n')
+    dest = tmp_path / 'clone'
+    result = clone(hg_url(str(tree_manifests)), dest, '--no-checkout',
+                   check=False, extra_env=setting)
+    assert result.returncode == 128, result.describe()
+    line = assert_failed_for_people(result, said)
+    assert line.startswith(f'fatal: the Mercurial repository at '
+                           f'{tree_manifests} {said}'), line
+    assert line.endswith(', which git-cinnabar does not support'), line
+    assert TREE_HINT in result.err.splitlines(), result.describe()
+    assert 'cloning normally' not in result.err
     assert STREAMED not in result.err
+    assert not dest.exists()
+
+
+def test_tree_manifests_without_streamreqs(tree_manifests, tmp_path):
+    """A server not allowing stream clones does not name its requirements
+    (and offers changegroup versions 01 and 02 even for tree manifests):
+    its abort when asked for them is said for people."""
+    (tree_manifests / '.hg' / 'hgrc').write_text(
+        '[server]\nuncompressed = false\n')
+    dest = tmp_path / 'clone'
+    result = clone(hg_url(str(tree_manifests)), dest, '--no-checkout',
+                   check=False, extra_env=ALWAYS)
+    assert result.returncode == 128, result.describe()
+    assert assert_failed_for_people(result) == (
+        'fatal: the server sends no changegroup version git-cinnabar reads '
+        '(01, 02): its repository has tree manifests, or is narrow or uses '
+        'LFS, which git-cinnabar does not support'), result.describe()
+    assert 'the server does not offer stream clones; cloning normally' in (
+        result.err)
+    assert not dest.exists()
 
 
 def test_changes_after_the_stream_are_fetched(hg, hg_repos, tmp_path):

@@ -78,6 +78,38 @@ DAMAGES = [
                          ids=[d[0] for d in DAMAGES])
 def test_damaged_stream_is_refused(what, damage, message, server, tmp_path,
                                    monkeypatch):
+    fetch_damaged(server, damage, message, tmp_path, monkeypatch)
+
+
+# (what is damaged, [(found, replacement)], the whole error line): the
+# bundle2 framing around the stream, read on the Python side.
+FRAMING = [
+    ('byte count in digits not ASCII',
+     lambda c, e: [(b'bytecount%d' % c,
+                    (b'bytecount\xc2\xb2%d' % c)[:len(b'bytecount%d' % c)])],
+     "fatal: the stream has no valid bytecount ('\xb2{rest}')"),
+    ('stream parameters of 4 GB',
+     lambda c, e: [(b'HG20\0\0\0\0', b'HG20\xff\xff\xff\xf0')],
+     'fatal: the bundle2 states stream parameters of 4294967280 bytes '
+     '(more than 65536): it is damaged'),
+]
+
+
+@pytest.mark.parametrize('what,damage,line', FRAMING,
+                         ids=[d[0] for d in FRAMING])
+def test_damaged_framing_is_one_line(what, damage, line, server, tmp_path,
+                                     monkeypatch):
+    """A count only `str.isdigit` takes and a stated length of stream
+    parameters no bundle has: the one line saying so, not an unexpected
+    ValueError or a read of gigabytes."""
+    count = server[1]
+    said = fetch_damaged(server, damage, None, tmp_path, monkeypatch)
+    assert said == line.format(rest=str(count)[:-2]), said
+
+
+def fetch_damaged(server, damage, message, tmp_path, monkeypatch):
+    """Fetch from `server` through the damaging wrapper: the clone fails
+    for people, leaving nothing; returns its error line."""
     repo, count, entry = server
     spec = tmp_path / 'damage.json'
     spec.write_text(json.dumps([[f.hex(), r.hex()]
@@ -90,10 +122,12 @@ def test_damaged_stream_is_refused(what, damage, message, server, tmp_path,
                    check=False)
     assert_no_signal_death(result)
     assert 'Receiving a stream clone' in result.err, result.describe()
-    assert_failed_for_people(result, message)
+    assert result.returncode == 128, result.describe()
+    line = assert_failed_for_people(result, message)
     assert refs(dest) == {}
     assert_no_leftovers(dest)
     assert not list((dest / '.git').glob('hg-stream-*'))
+    return line
 
 
 def test_undamaged_stream_through_the_wrapper(server, tmp_path, monkeypatch):

@@ -45,6 +45,11 @@ INTERRUPT = -1
 # one a server would send.
 MAX_HEADER_SIZE = 1 << 20
 MAX_PAYLOAD_SIZE = 1 << 26
+# The stream parameters (the <u32 size> after "HG20") are a few words,
+# `Compression=ZS` at most in what Mercurial writes: past this size, as
+# for the helper (helper/bundle.c), the bundle is damaged or hostile, and
+# its stated size is never allocated.
+MAX_STREAM_PARAMS_SIZE = 1 << 16  # BUNDLE2_MAX_STREAM_PARAMS in bundle.h
 
 Part = collections.namedtuple('Part', 'type params mandatory data')
 Part.__doc__ = """A part read from a bundle: `type` in lower case,
@@ -203,7 +208,12 @@ def _read_header(read):
     if magic != MAGIC:
         raise BundleError('the server did not answer with a bundle2 '
                           '(it starts with %r)' % magic)
-    params = parse_stream_params(reader.exactly(reader.u32()))
+    size = reader.u32()
+    if size > MAX_STREAM_PARAMS_SIZE:
+        raise BundleError('the bundle2 states stream parameters of %d bytes '
+                          '(more than %d): it is damaged'
+                          % (size, MAX_STREAM_PARAMS_SIZE))
+    params = parse_stream_params(reader.exactly(size))
     unknown = [name for name in params if name[:1].isupper()]
     if unknown:
         raise BundleError('the server answered with a bundle2 needing %s, '

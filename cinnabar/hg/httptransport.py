@@ -103,8 +103,7 @@ def header_limit(capability):
     """The size from an `httpheader` capability value, or 0."""
     if not capability:
         return 0
-    text = capability.split(b',', 1)[0]
-    return int(text) if text.isdigit() else 0
+    return wireformat.parse_decimal(capability.split(b',', 1)[0]) or 0
 
 
 def inflate(payload, limit):

@@ -160,15 +160,15 @@ class StdioTransport(Transport):
     def _length(self, line):
         """The length given by an answer's first line (digits only)."""
         digits = line.rstrip(b'\n')
-        if not digits.isdigit() or not digits.isascii():
+        length = wireformat.parse_decimal(digits)
+        if length is None:
             raise Abort('unexpected answer from %s: %r'
                         % (self.description, digits[:80]))
-        if len(digits) > 12 or int(digits) > MAX_ANSWER:
-            raise Abort('%s announced an answer of %s bytes, more than the '
-                        '%d we accept' % (self.description,
-                                          digits[:40].decode('ascii'),
+        if length > MAX_ANSWER:
+            raise Abort('%s announced an answer of %d bytes, more than the '
+                        '%d we accept' % (self.description, length,
                                           MAX_ANSWER))
-        return int(digits)
+        return length
 
     def _handshake(self):
         self._send(encode_command('hello', {})
@@ -176,7 +176,7 @@ class StdioTransport(Transport):
         capabilities = b''
         for _ in range(MAX_BANNER_LINES):
             line = self._receive()
-            if not line.rstrip(b'\n').isdigit():
+            if wireformat.parse_decimal(line.rstrip(b'\n')) is None:
                 continue
             answer = self._receive(self._length(line))
             if answer == b'\n':

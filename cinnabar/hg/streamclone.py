@@ -37,7 +37,7 @@ nothing is kept as a Mercurial repository, every id is checked as for a
 changegroup.
 
 Anything we do not read is refused before any data is taken: a
-requirement not in SUPPORTED_REQUIREMENTS (treemanifest, revlogv2,
+requirement not in SUPPORTED_REQUIREMENTS (revlogv2,
 changelogv2...) raises Unsupported, for the caller to fall back to a
 changegroup clone. A stream that does not add up (sizes, names outside
 the store, a revlog without its index) is an Abort.
@@ -368,9 +368,11 @@ def _varint(payload):
 
 def _count(params, name):
     value = params.get(name, '')
-    if not value.isdigit():
-        raise StreamError('the stream has no valid %s (%r)' % (name, value))
-    return int(value)
+    count = wireformat.parse_decimal(value)
+    if count is None:
+        raise StreamError('the stream has no valid %s (%r)'
+                          % (name, value[:40]))
+    return count
 
 
 def _check_requirements(params):
@@ -504,13 +506,14 @@ def receive_v1_files(read, files, total, spool):
     received = 0
     for _ in range(files):
         name, nul, size = _line(read, 'file header').partition(b'\0')
-        if not nul or not size.isdigit():
+        size = wireformat.parse_decimal(size) if nul else None
+        if size is None:
             raise StreamError('malformed file header in the stream')
-        received += int(size)
+        received += size
         if received > total:
             raise StreamError('the stream has more data than it says '
                               '(%d bytes)' % total)
-        spool.add(_decodedir(name), int(size), reader)
+        spool.add(_decodedir(name), size, reader)
     if received != total or read(1):
         raise StreamError('the sizes in the stream do not add up (%d files, '
                           '%d bytes said)' % (files, total))
@@ -518,9 +521,11 @@ def receive_v1_files(read, files, total, spool):
 
 def _v1_counts(line):
     files, _, total = line.partition(b' ')
-    if not files.isdigit() or not total.isdigit():
-        raise StreamError('malformed stream header %r' % line)
-    return int(files), int(total)
+    files, total = (wireformat.parse_decimal(files),
+                    wireformat.parse_decimal(total))
+    if files is None or total is None:
+        raise StreamError('malformed stream header %r' % line[:80])
+    return files, total
 
 
 def receive_stream_out(read, spool):

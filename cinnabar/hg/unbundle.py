@@ -132,10 +132,12 @@ def write_bundle(out, push_format, changegroup, server_heads, count,
 
 def _return_code(text):
     text = text.strip()
-    if not text.lstrip(b'-').isdigit():
+    negative = text.startswith(b'-')
+    value = wireformat.parse_decimal(text[1:] if negative else text)
+    if value is None:
         raise Abort('unexpected answer from the server to a push: %r'
                     % text[:80])
-    return int(text)
+    return -value if negative else value
 
 
 def bundle2_result(parts):

@@ -112,6 +112,7 @@ class Peer:
         """The server's branchmap, heads and bookmarks, as one RemoteState."""
         self.require('getbundle')
         self.require('branchmap')
+        self._check_manifests()
         bookmarks_call = ('listkeys', {'namespace': 'bookmarks'})
         has_bookmarks = self.capable('pushkey') is not None
         if self.capable('batch') is not None:
@@ -135,6 +136,17 @@ class Peer:
             if set(heads) <= branch_heads:
                 break
         return self._state(branchmap, heads, bookmarks)
+
+    def _check_manifests(self):
+        """Refuse a repository whose manifests we cannot read, before
+        anything is fetched or pushed (see wireformat.manifests_problem)."""
+        problem = wireformat.manifests_problem(self.capabilities)
+        if problem:
+            raise Abort('the Mercurial repository at %s %s, which '
+                        'git-cinnabar does not support'
+                        % (self.transport.description, problem),
+                        hint='git-cinnabar reads flat manifests only (as '
+                             'git-cinnabar 0.7.5); use hg for this one')
 
     def _branchmap_command(self):
         """`branchmaptns` on a server whose topic extension has topic

@@ -57,6 +57,23 @@ OUR_BUNDLE2_CAPS = (('HG20', ()), ('changegroup', ('01', '02')))
 
 _BATCH_ESCAPES = ((':', ':c'), (',', ':o'), (';', ':s'), ('=', ':e'))
 
+# A count or a size written in decimal (stream parameters and headers,
+# answer lengths, HTTP header sizes): ASCII digits only (`str.isdigit`
+# also takes '²' and other scripts' digits, which `int` then refuses or
+# reads), at most MAX_DIGITS of them (past 4300, `int` refuses).
+MAX_DIGITS = 20
+
+
+def parse_decimal(text):
+    """The integer the str or bytes `text` writes in ASCII decimal digits
+    (1 to MAX_DIGITS of them, nothing else), or None."""
+    if isinstance(text, bytes):
+        text = text.decode('latin-1')
+    if (not 0 < len(text) <= MAX_DIGITS or not text.isascii()
+            or not text.isdigit()):
+        return None
+    return int(text)
+
 
 def to_bytes(value):
     if isinstance(value, str):
@@ -101,6 +118,17 @@ def encode_bundle2_caps(caps):
             line += '=' + ','.join(quote(v, safe='') for v in values)
         lines.append(line)
     return '\n'.join(lines)
+
+
+def manifests_problem(capabilities):
+    """What makes the repository of a server with `capabilities` ({name:
+    value}) one whose manifests we cannot read, or None: tree manifests,
+    which travel only in changegroup version 03. Only `streamreqs` (the
+    store requirements, advertised when the server allows stream clones)
+    names them: the bundle2 `changegroup` capability lists 01 and 02
+    anyway (helper/bundle.c says the abort a getbundle then gets)."""
+    streamreqs = to_text(capabilities.get('streamreqs') or b'').split(',')
+    return 'has tree manifests' if 'treemanifest' in streamreqs else None
 
 
 def getbundle_bundlecaps(caps=OUR_BUNDLE2_CAPS):

@@ -151,8 +151,9 @@ def test_changegroup(helper, tmp_path):
     with pytest.raises(HelperError) as error:
         helper.changegroup('01', path, [C])
     assert error.value.message == 'cannot represent ' + C
-    # The helper goes on after such an error.
-    assert helper.hg2git(A) == C
+    # After an error answer to changegroup the helper exits (PROTOCOL.md):
+    # nothing more is sent to it (an abort would hide the error).
+    assert not helper.alive
     with pytest.raises(ValueError):
         helper.changegroup('03', path, [])
 

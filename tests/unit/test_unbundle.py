@@ -108,8 +108,9 @@ def test_bundle1_results():
               b'again\n')
     assert result.raced
     assert ub.bundle1_result(b'0', b'').message is None
-    with pytest.raises(Abort):
-        ub.bundle1_result(b'<html>', b'')
+    for code in (b'<html>', b'--1', b'1' * 5000, b'\xb2'):
+        with pytest.raises(Abort, match='unexpected answer'):
+            ub.bundle1_result(code, b'')
 
 
 def test_decode_pushkey():

@@ -146,3 +146,23 @@ def test_split_topics():
     colon = [('default', heads), ('stable:fix', heads)]
     assert wf.split_topics(colon, 'colon') == (
         [('default', heads)], [(('stable', 'fix'), heads)])
+
+
+@pytest.mark.parametrize('text,value', [
+    ('0', 0), ('400', 400), (b'12', 12), ('9' * 20, int('9' * 20)),
+    ('', None), ('²', None), ('²34', None), ('\u0663', None), ('-1', None),
+    (' 1', None), ('1 ', None), ('+1', None), ('1_0', None),
+    ('9' * 21, None), ('9' * 5000, None), (b'\xb2', None),
+])
+def test_parse_decimal(text, value):
+    """ASCII digits only (str.isdigit takes '²' and other scripts'
+    digits), at most MAX_DIGITS of them."""
+    assert wf.parse_decimal(text) == value
+
+
+def test_manifests_problem():
+    assert wf.manifests_problem({'streamreqs': b'revlogv1,treemanifest'}) \
+        == 'has tree manifests'
+    assert wf.manifests_problem({'streamreqs': b'revlogv1,generaldelta'}) \
+        is None
+    assert wf.manifests_problem({}) is None
