@@ -28,8 +28,8 @@ class SettingError(Abort):
 
 
 def _say(line):
-    sys.stderr.write(line + '\n')
-    sys.stderr.flush()
+    from cinnabar.redact import say
+    say(line)
 
 
 def report_abort(error):
