@@ -91,6 +91,27 @@ def test_damaged_bundle_fails_cleanly(damage, corpus, tmp_path):
     assert_fails_and_leaves_nothing(hg_url(str(bad)), tmp_path, expected)
 
 
+@pytest.mark.parametrize('damage', ['truncated-bzip2-v1',
+                                    'changed-changeset-text'])
+def test_damaged_bundle_over_http_leaves_no_temporary_file(
+        damage, corpus, bundle_server, tmp_path):
+    """`git clone hg::http://host/bad.hg`: the bundle is saved to a
+    temporary file to be read; refused (when its heads are read, or while
+    it is imported), it leaves nothing in TMPDIR."""
+    name, spoil, expected = DAMAGES[damage]
+    www = tmp_path / 'www'
+    www.mkdir()
+    (www / 'bad.hg').write_bytes(spoil(corpus.bundle(name).read_bytes()))
+    server = bundle_server(www)
+    temporary = tmp_path / 'tmp'
+    temporary.mkdir()
+    result = clone(hg_url(server.url('bad.hg')), tmp_path / 'clone',
+                   '--no-checkout', check=False,
+                   extra_env={'TMPDIR': str(temporary)})
+    assert_failed_for_people(result, expected)
+    assert list(temporary.iterdir()) == []
+
+
 def test_file_that_is_not_a_bundle_fails_cleanly(tmp_path):
     bad = tmp_path / 'not-a-bundle.hg'
     bad.write_bytes(b'this is not a Mercurial bundle\n')

@@ -152,3 +152,25 @@ def test_import_failing_after_checkpoints_leaves_no_pack(damaged, tmp_path):
         assert sorted(p.name for p in pack_dir(repo).iterdir()) == []
     else:
         assert len(checkpoint_keeps(repo)) > 10
+
+
+@pytest.mark.parametrize('signo', [2, 15])
+def test_group_signal_during_fetch_leaves_no_tmp_pack(signo, hg_repos,
+                                                      hg_serve, corpus,
+                                                      tmp_path):
+    """SIGINT to the whole process group, as a terminal's Ctrl-C sends it
+    (or SIGTERM, as `kill -TERM -<group>`), while the files are imported:
+    git's own fast-import (which `git fetch` started for our `import` and
+    which holds an empty pack from its start) dies with the others; its
+    tmp_pack is removed too (cinnabar.tmpfiles)."""
+    url = hg_url(hg_serve(hg_repos.get(MEDIUM)).url)
+    repo, result = fetch_into_new_repo(
+        url, tmp_path / 'interrupted', check=False,
+        extra_env={'CINNABAR_TEST_DIE_AT': 'files',
+                   'CINNABAR_TEST_DIE_SIGNAL': str(signo),
+                   'CINNABAR_TEST_DIE_GROUP': '1'})
+    assert result.returncode != 0, result.describe()
+    assert_no_traceback(result)
+    assert refs(repo) == {}
+    assert sorted(p.name for p in pack_dir(repo).iterdir()) == []
+    assert_same_as_unbroken_fetch(repo, url, corpus, tmp_path)

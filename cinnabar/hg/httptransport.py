@@ -445,13 +445,26 @@ class _ChunkReader:
 
 
 def _save_bundle(head, body):
+    """The path of a temporary file holding the bundle (removed when
+    anything fails)."""
     import tempfile
     with tempfile.NamedTemporaryFile(prefix='hg-bundle-', suffix='.hg',
                                      delete=False) as spool:
-        spool.write(head)
-        for chunk in iter(lambda: body.read(READ_SIZE), b''):
-            spool.write(chunk)
+        try:
+            spool.write(head)
+            for chunk in iter(lambda: body.read(READ_SIZE), b''):
+                spool.write(chunk)
+        except BaseException:
+            _remove(spool.name)
+            raise
         return spool.name
+
+
+def _remove(path):
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
 
 
 def connect(url, helper):
@@ -465,5 +478,9 @@ def connect(url, helper):
     if bundle is not None:
         path = _save_bundle(*bundle)
         from cinnabar.hg.bundlefile import BundleFilePeer
-        return BundleFilePeer(path, helper, url.display, temporary=True)
+        try:
+            return BundleFilePeer(path, helper, url.display, temporary=True)
+        except BaseException:
+            _remove(path)   # a bundle the helper refused
+            raise
     return Peer(transport)
