@@ -18,17 +18,21 @@ it gets objects (never from us: we only send refs). git removes it when
 fast-import ends, but not when a signal kills it, and a terminal's Ctrl-C
 goes to the whole process group. So `importer_packs` notes the tmp_pack
 files there when the remote helper starts (git starts fast-import only
-later, for the first `import`) and, when the session is interrupted,
-removes the empty ones that appeared since: a pack nobody wrote a byte
-into. Empty ones older than STALE_SECONDS are removed when a session
-starts (git's own `gc` waits two weeks, but also for packs with data).
+later, for the first `import`) and, when the session fails (interrupted,
+or failing as the helper dies of the same signal), removes the empty ones
+that appeared since: a pack nobody wrote a byte into (a fast-import still
+alive would have removed its own; git ignores one already gone). Empty
+ones older than STALE_SECONDS are removed when a session starts (git's own
+`gc` waits two weeks, but also for packs with data).
 """
 
 import contextlib
 import os
-import shutil
-import tempfile
 import time
+
+# shutil and tempfile (which load re) are imported where a spool needs
+# them: git-remote-hg loads this module before the helper starts
+# (cinnabar.remote_main).
 
 TMP_PACK = 'tmp_pack_'
 # What a live process could not have left untouched for so long.
@@ -65,12 +69,13 @@ def _older_than(path, seconds):
 def _owner(name, prefix):
     """The process id in a name `<prefix><pid>-<random>`, or None."""
     pid, dash, _ = name[len(prefix):].partition('-')
-    return int(pid) if dash and pid.isdigit() else None
+    return int(pid) if dash and pid.isascii() and pid.isdigit() else None
 
 
 def private_dir(parent, prefix):
     """A new directory under `parent` (None: the system's temporary
     directory), named after this process (see remove_stale_dirs)."""
+    import tempfile
     return tempfile.mkdtemp(prefix='%s%d-' % (prefix, os.getpid()),
                             dir=parent)
 
@@ -90,6 +95,7 @@ def remove_stale_dirs(parent, prefix):
         stale = (_process_gone(pid) if pid is not None
                  else _older_than(path, STALE_SECONDS))
         if stale and pid != os.getpid():
+            import shutil
             shutil.rmtree(path, ignore_errors=True)
 
 
@@ -140,6 +146,6 @@ def importer_packs(git_dir):
     _unlink_all(directory, stale)
     try:
         yield
-    except KeyboardInterrupt:
+    except BaseException:
         _unlink_all(directory, set(_empty_tmp_packs(directory)) - set(before))
         raise

@@ -172,5 +172,6 @@ def test_group_signal_during_fetch_leaves_no_tmp_pack(signo, hg_repos,
     assert result.returncode != 0, result.describe()
     assert_no_traceback(result)
     assert refs(repo) == {}
-    assert sorted(p.name for p in pack_dir(repo).iterdir()) == []
+    assert sorted(p.name for p in pack_dir(repo).iterdir()) == [], \
+        result.describe()
     assert_same_as_unbroken_fetch(repo, url, corpus, tmp_path)
