@@ -5,6 +5,9 @@ CINNABAR_TEST_DIE_AT=<phase> makes git-cinnabar-helper kill itself with
 SIGKILL when it reaches the phase (see helper/PROTOCOL.md).
 """
 
+import os
+import time
+
 import pytest
 
 from lib import hgcraft
@@ -175,3 +178,22 @@ def test_group_signal_during_fetch_leaves_no_tmp_pack(signo, hg_repos,
     assert sorted(p.name for p in pack_dir(repo).iterdir()) == [], \
         result.describe()
     assert_same_as_unbroken_fetch(repo, url, corpus, tmp_path)
+
+
+def test_stale_empty_tmp_pack_removed_by_next_fetch(hg_repos, tmp_path):
+    """An empty tmp_pack an hour old (what a fetch killed with its whole
+    group, SIGKILL, leaves) is removed by the next fetch; a recent one,
+    which a concurrent git may be about to write, and one with data are
+    kept."""
+    repo = init(tmp_path / 'repo')
+    pack = pack_dir(repo)
+    pack.mkdir(parents=True, exist_ok=True)
+    for name in ('tmp_pack_old', 'tmp_pack_new', 'tmp_pack_data'):
+        (pack / name).write_bytes(b'PACK' if name.endswith('data') else b'')
+    hour_ago = time.time() - 3700
+    for name in ('tmp_pack_old', 'tmp_pack_data'):
+        os.utime(pack / name, (hour_ago, hour_ago))
+    fetch(repo, hg_url(str(hg_repos.get('remote.hg'))), REFSPEC)
+    names = sorted(p.name for p in pack.iterdir())
+    assert [n for n in names if n.startswith('tmp_pack_')] == [
+        'tmp_pack_data', 'tmp_pack_new']
