@@ -40,7 +40,7 @@ import urllib.parse
 
 from cinnabar.errors import Abort
 from cinnabar.hg.httptransport import check_redirect
-from cinnabar import redact
+from cinnabar import redact, tmpfiles
 from cinnabar.redact import redact_url
 
 MAX_ATTEMPTS = 5
@@ -85,6 +85,22 @@ def _no_answer(headers):
     X-Cinnabar-Transfer (`cut <curl's reason>`)."""
     reason = headers.get('x-cinnabar-transfer') or 'no answer'
     return reason[len('cut '):] if reason.startswith('cut ') else reason
+
+
+def forget_credentials(directory):
+    """Remove the downloads of `directory` whose record holds a URL with
+    credentials (as versions before this one stored them)."""
+    for name in os.listdir(directory):
+        if not name.endswith('.json'):
+            continue
+        path = os.path.join(directory, name)
+        try:
+            with open(path) as f:
+                url = json.load(f).get('url')
+        except (OSError, ValueError, AttributeError):
+            continue
+        if isinstance(url, str) and redact_url(url) != url:
+            tmpfiles.remove_files((path, path[:-len('.json')] + '.part'))
 
 
 class Download:
@@ -142,6 +158,7 @@ class Download:
     def fetch(self, helper):
         """Get the whole resource into `self.path`; returns the path."""
         os.makedirs(os.path.dirname(self.path), exist_ok=True)
+        forget_credentials(os.path.dirname(self.path))
         info = self._load_info()
         if not info.get('validator'):
             self.discard()

@@ -123,12 +123,17 @@ def _empty_tmp_packs(directory):
     return found
 
 
-def _unlink_all(directory, names):
-    for name in names:
+def remove_files(paths):
+    """Remove the files that are there of `paths`."""
+    for path in paths:
         try:
-            os.unlink(os.path.join(directory, name))
+            os.unlink(path)
         except OSError:
             pass
+
+
+def _unlink_all(directory, names):
+    remove_files(os.path.join(directory, name) for name in names)
 
 
 @contextlib.contextmanager

@@ -218,6 +218,10 @@ def test_unbundle_url_credentials_neither_shown_nor_stored(
     downloads = work / '.git' / 'cinnabar' / 'downloads'
     [info] = downloads.glob('*.json')
     assert json.loads(info.read_text())['url'] == shown
+    # What an earlier version stored, with the password: forgotten.
+    (downloads / 'old.json').write_text(json.dumps(
+        {'url': with_userinfo(shown, BOB), 'validator': '"x"', 'total': 9}))
+    (downloads / 'old.part').write_bytes(b'part')
     server.cut.clear()
     result = git('cinnabar', 'unbundle', with_userinfo(shown, ALICE),
                  cwd=work, extra_env=env)

@@ -45,6 +45,7 @@ import os
 import sys
 import zlib
 
+from cinnabar import tmpfiles
 from cinnabar.errors import Abort
 from cinnabar.hg import bundle2, percent, wireformat
 from cinnabar.hg.url import join_url, split_url
@@ -455,16 +456,9 @@ def _save_bundle(head, body):
             for chunk in iter(lambda: body.read(READ_SIZE), b''):
                 spool.write(chunk)
         except BaseException:
-            _remove(spool.name)
+            tmpfiles.remove_files([spool.name])
             raise
         return spool.name
-
-
-def _remove(path):
-    try:
-        os.unlink(path)
-    except OSError:
-        pass
 
 
 def connect(url, helper):
@@ -481,6 +475,6 @@ def connect(url, helper):
         try:
             return BundleFilePeer(path, helper, url.display, temporary=True)
         except BaseException:
-            _remove(path)   # a bundle the helper refused
+            tmpfiles.remove_files([path])   # a bundle the helper refused
             raise
     return Peer(transport)
