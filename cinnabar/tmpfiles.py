@@ -8,9 +8,11 @@ them; so the next run removes what a dead run left, never what a live one
 may use, in the way of the cinnabarclone quarantine (cinnabar.quarantine)
 and of the helper's checkpoint packs (helper/store.c):
 
-- a directory made by `private_dir` is named `<prefix><pid>-<random>`:
-  `remove_stale_dirs` removes those whose process is gone (and those of
-  a version that did not name the process, once STALE_SECONDS old).
+- a file or directory named `<prefix><pid>-<random>` (`own_prefix`,
+  `private_dir`): `remove_stale` removes those whose process is gone (and
+  those of a version that did not name the process, once STALE_SECONDS
+  old). The stream spools of the git dir (cinnabar.hg.streamclone) and
+  the bundles an `hg::http://host/x.hg` downloads to TMPDIR are named so.
 
 `git fetch` runs `git fast-import` for our `import` command, which creates
 `objects/pack/tmp_pack_<random>` as it starts and writes into it only when
@@ -72,17 +74,25 @@ def _owner(name, prefix):
     return int(pid) if dash and pid.isascii() and pid.isdigit() else None
 
 
+def own_prefix(prefix):
+    """`prefix` followed by this process's id, for a temporary name (see
+    remove_stale)."""
+    return '%s%d-' % (prefix, os.getpid())
+
+
 def private_dir(parent, prefix):
     """A new directory under `parent` (None: the system's temporary
-    directory), named after this process (see remove_stale_dirs)."""
+    directory), named after this process (see remove_stale)."""
     import tempfile
-    return tempfile.mkdtemp(prefix='%s%d-' % (prefix, os.getpid()),
-                            dir=parent)
+    return tempfile.mkdtemp(prefix=own_prefix(prefix), dir=parent)
 
 
-def remove_stale_dirs(parent, prefix):
-    """Remove the directories `<prefix>...` of `parent` whose process is
-    gone."""
+def remove_stale(parent, prefix):
+    """Remove the files and directories `<prefix>...` of `parent` (None:
+    the system's temporary directory) whose process is gone."""
+    if parent is None:
+        import tempfile
+        parent = tempfile.gettempdir()
     try:
         names = os.listdir(parent)
     except OSError:
@@ -95,8 +105,15 @@ def remove_stale_dirs(parent, prefix):
         stale = (_process_gone(pid) if pid is not None
                  else _older_than(path, STALE_SECONDS))
         if stale and pid != os.getpid():
-            import shutil
-            shutil.rmtree(path, ignore_errors=True)
+            _remove_tree_or_file(path)
+
+
+def _remove_tree_or_file(path):
+    if os.path.isdir(path) and not os.path.islink(path):
+        import shutil
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        remove_files([path])
 
 
 def _pack_dir(git_dir):

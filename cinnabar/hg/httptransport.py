@@ -71,6 +71,8 @@ UNCOMPRESSED_V1 = ('stream_out',)
 # The helper's request header naming the file the answer goes to.
 OUTPUT_FILE_HEADER = 'X-Cinnabar-Output-File'
 MAX_REDIRECTS = 5
+# The bundle a URL serves is read from a file in TMPDIR named so.
+BUNDLE_PREFIX = 'hg-bundle-'
 # The compression engines we decode in Python, and those the helper may.
 PYTHON_ENGINES = ('zlib', 'none')
 HELPER_ENGINES = ('zstd', 'zlib', 'none', 'bzip2')
@@ -449,8 +451,9 @@ def _save_bundle(head, body):
     """The path of a temporary file holding the bundle (removed when
     anything fails)."""
     import tempfile
-    with tempfile.NamedTemporaryFile(prefix='hg-bundle-', suffix='.hg',
-                                     delete=False) as spool:
+    tmpfiles.remove_stale(None, BUNDLE_PREFIX)
+    with tempfile.NamedTemporaryFile(prefix=tmpfiles.own_prefix(
+            BUNDLE_PREFIX), suffix='.hg', delete=False) as spool:
         try:
             spool.write(head)
             for chunk in iter(lambda: body.read(READ_SIZE), b''):

@@ -167,7 +167,7 @@ class Spool:
         if parent is not None:
             # Ours alone (the repository is locked): what a killed run
             # left there goes.
-            tmpfiles.remove_stale_dirs(parent, SPOOL_PREFIX)
+            tmpfiles.remove_stale(parent, SPOOL_PREFIX)
         self.path = tmpfiles.private_dir(parent, SPOOL_PREFIX)
         self._out = None  # the `revlogs` file, opened on the first one
         self._table = None  # the `table` file, likewise
