@@ -44,6 +44,7 @@ from cinnabar.gitsource import SERVER_PROTOCOLS, Source
 from cinnabar.helper import Helper, HelperError
 from cinnabar.ids import GitId, HgId
 from cinnabar.quarantine import Quarantine
+from cinnabar.refname import option_like
 
 CAPABILITY = 'cinnabarclone'
 AUTHOR_MARK = '<cinnabar@git>'
@@ -105,9 +106,17 @@ def pick_ref(refs, line, hg_url):
     for name in names:
         for ref in (name, 'refs/cinnabar/' + name, 'refs/heads/' + name):
             if ref in refs:
-                return ref, refs[ref]
+                return _checked_ref(ref, line), refs[ref]
     raise Abort('could not find cinnabar metadata in %s (tried %s)'
                 % (line.url, ', '.join(names)))
+
+
+def _checked_ref(ref, line):
+    """`ref`, unless git would read it as an option."""
+    if option_like(ref):
+        raise Abort('the metadata ref %r of %s starts with "-"; refusing it'
+                    % (ref, line.url))
+    return ref
 
 
 def grafts_usable(commits):

@@ -45,14 +45,13 @@ the helper in the same transaction as the rest of the fetch.
 """
 
 import collections
-import sys
 import urllib.parse
 
 from cinnabar import config
 from cinnabar import streamclone
 from cinnabar.errors import Abort, SettingError
 from cinnabar.hg import streamclone as hgstream
-from cinnabar.redact import redact_url
+from cinnabar.redact import redact_url, say as _say
 from cinnabar.resumable import Download
 
 Entry = collections.namedtuple('Entry', 'url attributes')
@@ -213,10 +212,6 @@ def bundle_url(peer, helper, remote, say, explicit=False):
     if skipped:
         say('no clone bundle we can use among: %s' % ', '.join(skipped))
     return None
-
-
-def _say(text):
-    sys.stderr.write(text + '\n')
 
 
 def download_and_import(helper, url, git_dir, say=_say):

@@ -22,14 +22,23 @@ class Abort(Exception):
         self.hint = hint
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised as Ctrl-C raises KeyboardInterrupt, so
+    that every `finally` runs (cinnabar.tmpfiles)."""
+
+    def __init__(self, signo):
+        super().__init__(signo)
+        self.signo = signo
+
+
 class SettingError(Abort):
     """A setting has a value we do not understand (not a reason to fall
     back to another way of cloning)."""
 
 
 def _say(line):
-    sys.stderr.write(line + '\n')
-    sys.stderr.flush()
+    from cinnabar.redact import say
+    say(line)
 
 
 def report_abort(error):
@@ -53,16 +62,35 @@ def report_bug(error):
          'traceback' % TRACEBACK_ENV)
 
 
+def _raise_terminated(signo, frame):
+    raise Terminated(signo)
+
+
+def catch_termination():
+    """Raise Terminated on SIGTERM and SIGHUP, unless they are ignored
+    (nohup)."""
+    try:
+        import _signal as signals   # as cinnabar.process: not enum
+    except ImportError:
+        import signal as signals
+    for name in ('SIGTERM', 'SIGHUP'):
+        signo = getattr(signals, name, None)
+        if signo is not None and (signals.getsignal(signo)
+                                  == signals.SIG_DFL):
+            signals.signal(signo, _raise_terminated)
+
+
 def run_guarded(main, argv):
     """Run `main(argv)` and turn what it raises into a message and a status."""
+    catch_termination()
     try:
         return main(argv) or 0
     except Abort as error:
         report_abort(error)
         return 1
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as error:
         _say('fatal: interrupted')
-        return 130
+        return 128 + getattr(error, 'signo', 2)
     except BrokenPipeError:
         # Whoever read our output went away; there is nobody to tell, and
         # Python's own flush at exit must not complain either.

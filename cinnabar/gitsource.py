@@ -104,7 +104,7 @@ def run_git(args, protocols=None, env=None):
 def remote_refs(url, protocols=None):
     """{ref name: GitId} of `git ls-remote <url>`; empty when it is not a
     repository git can read (then, maybe a bundle)."""
-    result = run_git(['ls-remote', url], protocols)
+    result = run_git(['ls-remote', '--', url], protocols)
     if result.returncode:
         return {}
     refs = {}
@@ -158,7 +158,7 @@ class Source:
                    '-c', 'maintenance.auto=false']
         result = run_git(options + [
             'fetch', '--no-tags', '--no-write-fetch-head',
-            '--no-recurse-submodules', '-q', self.location, ref],
+            '--no-recurse-submodules', '-q', '--', self.location, ref],
             protocols, env)
         if result.returncode:
             message = result.stderr.decode('utf-8', 'replace').strip()

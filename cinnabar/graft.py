@@ -49,7 +49,7 @@ def fetch_mirror(url):
     """Fetch the branches and tags of the git repository at `url` into
     refs/cinnabar/graft/ (what was there is replaced)."""
     result = git.run(['fetch', '--no-tags', '--no-write-fetch-head', '-q',
-                      '--prune', url,
+                      '--prune', '--', url,
                       '+refs/heads/*:%sheads/*' % GRAFT_REFS,
                       '+refs/tags/*:%stags/*' % GRAFT_REFS], check=False)
     if result.returncode:

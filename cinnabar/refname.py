@@ -6,6 +6,11 @@ trailing or doubled `/`); no component starts with `.` or ends with
 `.lock`; it contains no `..`, no `@{`, no ASCII control character, space,
 `~`, `^`, `:`, `?`, `*`, `[` or `\\`; it does not end with `.`; and it is
 not `@`.
+
+We also refuse a name starting with `-`, which git's own commands would
+read as an option where it is an argument (git accepts `-x/y` as a ref,
+but refuses such branch names); a ref name from elsewhere given to a git
+command goes after `--` as well.
 """
 
 _FORBIDDEN = set(' ~^:?*[\\\x7f') | {chr(c) for c in range(0x20)}
@@ -21,8 +26,15 @@ def _component_problem(component):
     return None
 
 
+def option_like(name):
+    """Whether a git command would read `name` as an option."""
+    return name.startswith('-')
+
+
 def refname_problem(name):
     """Why `name` is not a valid full ref name, or None when it is."""
+    if option_like(name):
+        return 'starts with "-"'
     if name == '@':
         return 'is "@"'
     bad = sorted(set(name) & _FORBIDDEN)

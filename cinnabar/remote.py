@@ -45,6 +45,7 @@ from cinnabar.errors import Abort
 from cinnabar.helper import Helper, needed as helper_needed
 from cinnabar.ids import NULL_GIT
 from cinnabar.hg.url import parse_url
+from cinnabar.redact import redact_text, say
 from cinnabar.trace import Tracer
 
 # `capabilities` and `list` are all a fetch with nothing new asks for, and
@@ -396,9 +397,8 @@ class RemoteHelper:
         except clonebundles.SettingError:
             raise
         except Abort as error:
-            sys.stderr.write('warning: the clone bundle failed: %s\n'
-                             'warning: falling back to a normal clone\n'
-                             % error.message)
+            say('warning: the clone bundle failed: %s\n'
+                'warning: falling back to a normal clone' % error.message)
             self._drop_dead_helper()
             return None
 
@@ -415,9 +415,8 @@ class RemoteHelper:
         except clonebundles.SettingError:
             raise
         except Abort as error:
-            sys.stderr.write('warning: cinnabarclone failed: %s\n'
-                             'warning: falling back to a normal clone\n'
-                             % error.message)
+            say('warning: cinnabarclone failed: %s\n'
+                'warning: falling back to a normal clone' % error.message)
             self._drop_dead_helper()
             return None
         if seed is not None:
@@ -434,7 +433,7 @@ class RemoteHelper:
     def _say(self, text):
         """Progress for people on stderr; only warnings with -q."""
         if self.verbosity >= 1 or text.startswith('warning:'):
-            sys.stderr.write(text + '\n')
+            say(text)
 
     def _drop_dead_helper(self):
         """After the helper exited (an import failed), the next one
@@ -474,7 +473,8 @@ class RemoteHelper:
         self._state = self._ref_list = None
         # git reads one line per ref.
         self._write(*['ok %s' % dst if error is None
-                      else 'error %s %s' % (dst, ' '.join(error.split()))
+                      else 'error %s %s' % (dst, redact_text(
+                          ' '.join(error.split())))
                       for dst, error in results], '')
 
     def _write_resets(self, wanted):

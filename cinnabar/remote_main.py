@@ -17,7 +17,7 @@ is made. The modules imported here load none of those.
 import contextlib
 import sys
 
-from cinnabar import git, repolock
+from cinnabar import git, repolock, tmpfiles
 from cinnabar.errors import Abort, run_guarded
 from cinnabar import helper
 from cinnabar.hg.url import strip_prefix, url_scheme
@@ -52,6 +52,7 @@ def session(argv):
         else:
             git_dir = git.git_dir()
             resources.enter_context(repolock.held(git_dir))
+            resources.enter_context(tmpfiles.importer_packs(git_dir))
             # The helper first: it is what the session waits for (its
             # libraries load for longer than git config runs).
             spawned = _start_helper(resources, git_dir, url)

@@ -3,9 +3,11 @@
 The bytes go through the helper's `http fetch` with an output file (see
 helper/PROTOCOL.md), so git's `http.*` settings and credential helpers
 apply. The file is `<git dir>/cinnabar/downloads/<key>.part`, `<key>`
-being a digest of the URL; `<key>.json` next to it records what a resume
-needs: the URL, the validator of the bytes we have (the ETag, or else the
-Last-Modified date, of the answer they came from) and the total size.
+being a digest of the URL without its user and password
+(cinnabar.redact); `<key>.json` next to it records what a resume needs:
+that URL (never the credentials), the validator of the bytes we have
+(the ETag, or else the Last-Modified date, of the answer they came from)
+and the total size.
 
 A download that was cut goes on from where it stopped, with a range
 request (RFC 9110, section 14):
@@ -32,13 +34,13 @@ import hashlib
 import json
 import os
 import re
-import sys
 import tempfile
 import time
 import urllib.parse
 
 from cinnabar.errors import Abort
 from cinnabar.hg.httptransport import check_redirect, unreachable
+from cinnabar import redact, tmpfiles
 from cinnabar.redact import redact_url
 
 MAX_ATTEMPTS = 5
@@ -78,16 +80,34 @@ def _display(url):
     return redact_url(url)
 
 
+def forget_credentials(directory):
+    """Remove the downloads of `directory` whose record holds a URL with
+    credentials (as versions before this one stored them)."""
+    for name in os.listdir(directory):
+        if not name.endswith('.json'):
+            continue
+        path = os.path.join(directory, name)
+        try:
+            with open(path) as f:
+                url = json.load(f).get('url')
+        except (OSError, ValueError, AttributeError):
+            continue
+        if isinstance(url, str) and redact_url(url) != url:
+            tmpfiles.remove_files((path, path[:-len('.json')] + '.part'))
+
+
 class Download:
     """The download of `url` into the git dir at `git_dir`."""
 
     def __init__(self, url, git_dir, say=None):
         self.url = url
+        self._stored_url = redact_url(url)
         directory = os.path.join(git_dir, DOWNLOADS_DIR)
-        key = hashlib.sha256(url.encode('utf-8')).hexdigest()[:20]
+        key = hashlib.sha256(self._stored_url.encode('utf-8')).hexdigest()
+        key = key[:20]
         self.path = os.path.join(directory, key + '.part')
         self._info_path = os.path.join(directory, key + '.json')
-        self._say = say or (lambda text: sys.stderr.write(text + '\n'))
+        self._say = say or redact.say
         self.requests = 0
 
     # What we know of the bytes we have.
@@ -98,10 +118,10 @@ class Download:
                 info = json.load(f)
         except (OSError, ValueError):
             return {}
-        return info if info.get('url') == self.url else {}
+        return info if info.get('url') == self._stored_url else {}
 
     def _save_info(self, info):
-        info = dict(info, url=self.url)
+        info = dict(info, url=self._stored_url)
         fd, temporary = tempfile.mkstemp(
             dir=os.path.dirname(self._info_path), prefix='.info-')
         try:
@@ -131,6 +151,7 @@ class Download:
     def fetch(self, helper):
         """Get the whole resource into `self.path`; returns the path."""
         os.makedirs(os.path.dirname(self.path), exist_ok=True)
+        forget_credentials(os.path.dirname(self.path))
         info = self._load_info()
         if not info.get('validator'):
             self.discard()

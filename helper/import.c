@@ -31,7 +31,8 @@ void test_die_at(const char *phase)
 	const char *sig = getenv("CINNABAR_TEST_DIE_SIGNAL");
 	if (at && !strcmp(at, phase)) {
 		fflush(NULL);
-		kill(getpid(), sig ? atoi(sig) : SIGKILL);
+		kill(git_env_bool("CINNABAR_TEST_DIE_GROUP", 0) ? 0 : getpid(),
+		     sig ? atoi(sig) : SIGKILL);
 	}
 }
 

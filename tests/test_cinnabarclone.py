@@ -283,6 +283,36 @@ def test_settings_override_the_server(site, corpus, tmp_path):
     assert_expected_ids(dest, corpus.expected(BUNDLE))
 
 
+def renamed_bundle(site, filename, new_ref):
+    """A copy of full.bundle whose header names its one commit `new_ref`
+    (a name git cannot make itself) and HEAD (what `git fetch <bundle>`
+    takes when given no ref)."""
+    data = (site.www / 'full.bundle').read_bytes()
+    old = b' ' + METADATA_REF.encode() + b'\n'
+    assert data.count(old) == 1
+    at = data.index(old)
+    oid = data[data.rindex(b'\n', 0, at) + 1:at]
+    (site.www / filename).write_bytes(data.replace(
+        old, b' %s\n%s HEAD\n' % (new_ref.encode(), oid)))
+
+
+def test_ref_starting_with_dash_is_refused(site, tmp_path):
+    """A bundle header ref and a `#branch` that `git fetch` would read as
+    its option `--write-fetch-head`: refused in one line (a normal clone
+    follows), and FETCH_HEAD is not written."""
+    renamed_bundle(site, 'dash.bundle', '--write-fetch-head')
+    site.set_manifest(['{www}dash.bundle#--write-fetch-head'])
+    dest = tmp_path / 'clone'
+    result, commands, _ = site.clone(dest)
+    assert ('warning: cinnabarclone failed: the metadata ref '
+            "'--write-fetch-head' of %s starts with \"-\"; refusing it\n"
+            % site.bundles.url('dash.bundle')) in result.err, \
+        result.describe()
+    assert not (dest / '.git' / 'FETCH_HEAD').exists()
+    assert 'getbundle' in commands
+    assert branch_refs(dest) == branch_refs(site.plain)
+
+
 SSH_RECORDER = '''#!/bin/sh
 echo "$@" >> "$0.log"
 exit 1

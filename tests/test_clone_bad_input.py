@@ -91,6 +91,50 @@ def test_damaged_bundle_fails_cleanly(damage, corpus, tmp_path):
     assert_fails_and_leaves_nothing(hg_url(str(bad)), tmp_path, expected)
 
 
+@pytest.mark.parametrize('damage', ['truncated-bzip2-v1',
+                                    'changed-changeset-text'])
+def test_damaged_bundle_over_http_leaves_no_temporary_file(
+        damage, corpus, bundle_server, tmp_path):
+    """`git clone hg::http://host/bad.hg`: the bundle is saved to a
+    temporary file to be read; refused (when its heads are read, or while
+    it is imported), it leaves nothing in TMPDIR."""
+    name, spoil, expected = DAMAGES[damage]
+    www = tmp_path / 'www'
+    www.mkdir()
+    (www / 'bad.hg').write_bytes(spoil(corpus.bundle(name).read_bytes()))
+    server = bundle_server(www)
+    temporary = tmp_path / 'tmp'
+    temporary.mkdir()
+    result = clone(hg_url(server.url('bad.hg')), tmp_path / 'clone',
+                   '--no-checkout', check=False,
+                   extra_env={'TMPDIR': str(temporary)})
+    assert_failed_for_people(result, expected)
+    assert list(temporary.iterdir()) == []
+
+
+def test_killed_bundle_clone_file_removed_by_next_run(corpus, bundle_server,
+                                                      tmp_path):
+    """The whole process group SIGKILLed while the helper imports a bundle
+    served over HTTP: its temporary file stays in TMPDIR, named after the
+    dead process; the next clone from a bundle URL removes it, and its
+    own file too."""
+    www = tmp_path / 'www'
+    www.mkdir()
+    (www / 'good.hg').write_bytes(corpus.bundle(MEDIUM).read_bytes())
+    url = hg_url(bundle_server(www).url('good.hg'))
+    temporary = tmp_path / 'tmp'
+    temporary.mkdir()
+    env = {'TMPDIR': str(temporary)}
+    result = clone(url, tmp_path / 'killed', '--no-checkout', check=False,
+                   extra_env=dict(env, CINNABAR_TEST_DIE_AT='files',
+                                  CINNABAR_TEST_DIE_GROUP='1'))
+    assert result.returncode != 0, result.describe()
+    [left] = temporary.iterdir()
+    assert left.name.startswith('hg-bundle-')
+    clone(url, tmp_path / 'clone', '--no-checkout', extra_env=env)
+    assert list(temporary.iterdir()) == []
+
+
 def test_file_that_is_not_a_bundle_fails_cleanly(tmp_path):
     bad = tmp_path / 'not-a-bundle.hg'
     bad.write_bytes(b'this is not a Mercurial bundle\n')

@@ -5,6 +5,9 @@ CINNABAR_TEST_DIE_AT=<phase> makes git-cinnabar-helper kill itself with
 SIGKILL when it reaches the phase (see helper/PROTOCOL.md).
 """
 
+import os
+import time
+
 import pytest
 
 from lib import hgcraft
@@ -152,3 +155,45 @@ def test_import_failing_after_checkpoints_leaves_no_pack(damaged, tmp_path):
         assert sorted(p.name for p in pack_dir(repo).iterdir()) == []
     else:
         assert len(checkpoint_keeps(repo)) > 10
+
+
+@pytest.mark.parametrize('signo', [2, 15])
+def test_group_signal_during_fetch_leaves_no_tmp_pack(signo, hg_repos,
+                                                      hg_serve, corpus,
+                                                      tmp_path):
+    """SIGINT to the whole process group, as a terminal's Ctrl-C sends it
+    (or SIGTERM, as `kill -TERM -<group>`), while the files are imported:
+    git's own fast-import (which `git fetch` started for our `import` and
+    which holds an empty pack from its start) dies with the others; its
+    tmp_pack is removed too (cinnabar.tmpfiles)."""
+    url = hg_url(hg_serve(hg_repos.get(MEDIUM)).url)
+    repo, result = fetch_into_new_repo(
+        url, tmp_path / 'interrupted', check=False,
+        extra_env={'CINNABAR_TEST_DIE_AT': 'files',
+                   'CINNABAR_TEST_DIE_SIGNAL': str(signo),
+                   'CINNABAR_TEST_DIE_GROUP': '1'})
+    assert result.returncode != 0, result.describe()
+    assert_no_traceback(result)
+    assert refs(repo) == {}
+    assert sorted(p.name for p in pack_dir(repo).iterdir()) == [], \
+        result.describe()
+    assert_same_as_unbroken_fetch(repo, url, corpus, tmp_path)
+
+
+def test_stale_empty_tmp_pack_removed_by_next_fetch(hg_repos, tmp_path):
+    """An empty tmp_pack an hour old (what a fetch killed with its whole
+    group, SIGKILL, leaves) is removed by the next fetch; a recent one,
+    which a concurrent git may be about to write, and one with data are
+    kept."""
+    repo = init(tmp_path / 'repo')
+    pack = pack_dir(repo)
+    pack.mkdir(parents=True, exist_ok=True)
+    for name in ('tmp_pack_old', 'tmp_pack_new', 'tmp_pack_data'):
+        (pack / name).write_bytes(b'PACK' if name.endswith('data') else b'')
+    hour_ago = time.time() - 3700
+    for name in ('tmp_pack_old', 'tmp_pack_data'):
+        os.utime(pack / name, (hour_ago, hour_ago))
+    fetch(repo, hg_url(str(hg_repos.get('remote.hg'))), REFSPEC)
+    names = sorted(p.name for p in pack.iterdir())
+    assert [n for n in names if n.startswith('tmp_pack_')] == [
+        'tmp_pack_data', 'tmp_pack_new']

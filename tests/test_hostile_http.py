@@ -19,7 +19,7 @@ import pytest
 from lib.checks import assert_failed_for_people, assert_no_traceback
 from lib.checks import error_lines
 from lib.env import SSH_WRAPPER
-from lib.git import git, lasting_refs, refs
+from lib.git import git, init, lasting_refs, refs
 from lib.hostile_http import HostileServer
 from lib.push import hg_commit, make_hg_repo
 
@@ -191,6 +191,43 @@ def test_clone_bundle_elsewhere_gets_no_credentials(hg, hostile, tmp_path,
     assert any(r['authorization'] == basic(ALICE)
                for r in server.requests_to('a'))
     assert_no_secret(tmp_path, result)
+
+
+def test_unbundle_url_credentials_neither_shown_nor_stored(
+        hg, hostile, tmp_path):
+    """`git cinnabar unbundle http://user:password@host/x.hg`: the URL is
+    shown without them, and the resume data of a cut download keeps
+    none; the download then resumes from the same URL."""
+    repo = make_hg_repo(hg, tmp_path / 'repo', {'f': 'one\n'})
+    files = tmp_path / 'files'
+    files.mkdir()
+    hg('-R', repo, 'bundle', '-q', '--type', 'none-v2', '--all',
+       files / 'full.hg')
+    server = hostile(files=files)
+    server.auth = {'a': ALICE}
+    server.cut[None] = 'with-length'
+    shown = server.url('a') + '/full.hg'
+    work = init(tmp_path / 'work')
+    env = {'GIT_CINNABAR_LOG': str(tmp_path / 'trace.log')}
+    result = git('cinnabar', 'unbundle', with_userinfo(shown, ALICE),
+                 cwd=work, extra_env=env, check=False)
+    assert_failed_for_people(
+        result, 'the download of %s failed 5 times' % shown)
+    assert 'Downloading %s\n' % shown in result.err
+    assert_no_secret(tmp_path, result)
+    downloads = work / '.git' / 'cinnabar' / 'downloads'
+    [info] = downloads.glob('*.json')
+    assert json.loads(info.read_text())['url'] == shown
+    # What an earlier version stored, with the password: forgotten.
+    (downloads / 'old.json').write_text(json.dumps(
+        {'url': with_userinfo(shown, BOB), 'validator': '"x"', 'total': 9}))
+    (downloads / 'old.part').write_bytes(b'part')
+    server.cut.clear()
+    result = git('cinnabar', 'unbundle', with_userinfo(shown, ALICE),
+                 cwd=work, extra_env=env)
+    assert 'resuming the download of %s at ' % shown in result.err
+    assert_no_secret(tmp_path, result)
+    assert list(downloads.iterdir()) == []
 
 
 def test_https_to_http_redirect_is_refused(upstream, hostile, tmp_path,

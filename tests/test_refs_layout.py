@@ -126,3 +126,28 @@ def test_branch_name_with_colon_is_skipped_with_warning(source, corpus,
     assert ORIGIN + 'branches/default/tip' in names
     assert_expected_ids(tmp_path / 'clone',
                         corpus.expected('test-invalid-branch-name.hg'))
+
+
+def test_names_starting_with_dash_are_refs_not_options(hg, tmp_path):
+    """An hg branch `-x` and a bookmark `--foo` are refs as git-cinnabar
+    makes them (`branches/-x/tip`, `bookmarks/--foo`: valid for `git
+    check-ref-format`, and never the first word of an argument); a fetch
+    and a push to the bookmark work, and no option of git's is taken
+    from them (no FETCH_HEAD)."""
+    from lib.push import hg_commit, make_hg_repo
+    repo = make_hg_repo(hg, tmp_path / 'repo', {'f': 'one\n'})
+    hg('-R', repo, 'branch', '-q', '--', '-x')
+    hg_commit(hg, repo, {'f': 'two\n'}, 'on -x')
+    hg('-R', repo, 'bookmark', '--', '--foo')
+    dest = tmp_path / 'clone'
+    assert_no_traceback(clone(hg_url(str(repo)), dest, '-q'))
+    tip = rev_parse(dest, 'refs/remotes/origin/branches/-x/tip')
+    assert rev_parse(dest, 'refs/remotes/origin/bookmarks/--foo') == tip
+    assert not (dest / '.git' / 'FETCH_HEAD').exists()
+    git('checkout', '-q', '-b', 'work', tip, cwd=dest)
+    (dest / 'f').write_text('three\n')
+    git('commit', '-q', '-a', '-m', 'three', cwd=dest)
+    assert_no_traceback(git('push', '-q', 'origin', 'work:bookmarks/--foo',
+                            cwd=dest))
+    assert hg('-R', repo, 'log', '-r', 'bookmark("--foo")', '-T',
+              '{desc}').out == 'three'

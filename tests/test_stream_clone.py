@@ -24,6 +24,7 @@ BUNDLES = [b for b in Corpus(test_env.corpus_dir()).hgtests_bundles()
            if b != UNNAMABLE_HEAD]
 STREAMED = 'Receiving a stream clone'
 ALWAYS = {'GIT_CINNABAR_STREAM': 'always'}
+REFSPEC = 'refs/heads/*:refs/remotes/hg/*'
 NEVER = {'GIT_CINNABAR_STREAM': 'never'}
 
 
@@ -249,3 +250,24 @@ def test_changes_after_the_stream_are_fetched(hg, hg_repos, tmp_path):
         fetched = git('fetch', '-q', 'origin', cwd=clone_dir)
         assert_no_traceback(fetched)
     assert_same_clone(stream, normal)
+
+
+def test_killed_stream_import_spool_removed_by_next_run(
+        hg_repos, hg_serve, tmp_path):
+    """git-remote-hg SIGKILLed with its helper (the whole process group)
+    while the helper imports the spooled revlogs: the spool stays in the
+    git dir (nothing can remove it then), and the next run, once it
+    holds the repository, removes it; its own spool goes too."""
+    url = hg_url(hg_serve(hg_repos.get('hgweb+obs.hg')).url)
+    repo = gitlib.init(tmp_path / 'repo')
+    killed = dict(ALWAYS, CINNABAR_TEST_DIE_AT='files',
+                  CINNABAR_TEST_DIE_GROUP='1')
+    result = gitlib.fetch(repo, url, REFSPEC, check=False,
+                          extra_env=killed)
+    assert result.returncode != 0, result.describe()
+    [left] = (repo / '.git').glob('hg-stream-*')
+    assert (left / 'revlogs').exists()
+    result = gitlib.fetch(repo, url, REFSPEC, extra_env=ALWAYS)
+    assert STREAMED in result.err, result.describe()
+    assert list((repo / '.git').glob('hg-stream-*')) == []
+    assert refs(repo, 'refs/remotes/')

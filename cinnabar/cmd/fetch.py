@@ -43,6 +43,7 @@ from cinnabar.errors import Abort
 from cinnabar.helper import Helper
 from cinnabar.cmd.options import VERBOSE, say, split_options
 from cinnabar.hg.url import strip_prefix
+from cinnabar.redact import redact_url
 
 USAGE = ('usage: git cinnabar fetch [-v] [--tags] <remote-or-url> '
          '<hg id>...\n'
@@ -142,7 +143,9 @@ def update_tags():
 
 def write_fetch_head(git_dir, url, pairs):
     """FETCH_HEAD as git-cinnabar writes it, for [(HgId, GitId)], and
-    git's `From` lines on stderr."""
+    git's `From` lines on stderr; as git, without the URL's user and
+    password."""
+    url = redact_url(url)
     path = git.run(['rev-parse', '--git-path', 'FETCH_HEAD']).stdout
     path = os.path.join(os.getcwd(), path.decode('utf-8',
                                                  'surrogateescape').strip())

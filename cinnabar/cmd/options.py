@@ -24,8 +24,8 @@ error, and only with `-v` (`VERBOSE`, given to `split_options`; `say`
 prints it).
 """
 
-import sys
 
+from cinnabar import redact
 from cinnabar.errors import Abort
 
 VERBOSE = ('-v', '--verbose')
@@ -88,8 +88,7 @@ def say(given, text):
     """Write `text` and a newline to standard error when `given` (from
     split_options) has -v or --verbose."""
     if any(name in given for name in VERBOSE):
-        sys.stderr.write(text + '\n')
-        sys.stderr.flush()
+        redact.say(text)
 
 
 def split_options(args, names, usage):

@@ -31,7 +31,6 @@ downloaded.
 """
 
 import os
-import sys
 
 from cinnabar import clonebundles, git, graft, hg, metadata, streamclone
 from cinnabar.cmd.options import split_options
@@ -39,6 +38,7 @@ from cinnabar.errors import Abort
 from cinnabar.helper import Helper, ImportCounts
 from cinnabar.hg import streamclone as hgstream
 from cinnabar.hg.url import parse_url, strip_prefix
+from cinnabar.redact import say as _say
 from cinnabar.resumable import Download
 
 USAGE = ('usage: git cinnabar unbundle [--clonebundle] '
@@ -56,10 +56,6 @@ def parse_args(args):
         raise Abort('unbundle needs one bundle' if not rest
                     else 'unbundle takes one bundle', hint=USAGE)
     return clonebundle, rest[0]
-
-
-def _say(text):
-    sys.stderr.write(text + '\n')
 
 
 def server_of(location):

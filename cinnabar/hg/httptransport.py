@@ -45,6 +45,7 @@ import os
 import sys
 import zlib
 
+from cinnabar import tmpfiles
 from cinnabar.errors import Abort
 from cinnabar.hg import DROP_HG_HINT, bundle2, percent, wireformat
 from cinnabar.hg.url import join_url, split_url
@@ -71,6 +72,8 @@ UNCOMPRESSED_V1 = ('stream_out',)
 # The helper's request header naming the file the answer goes to.
 OUTPUT_FILE_HEADER = 'X-Cinnabar-Output-File'
 MAX_REDIRECTS = 5
+# The bundle a URL serves is read from a file in TMPDIR named so.
+BUNDLE_PREFIX = 'hg-bundle-'
 # The compression engines we decode in Python, and those the helper may.
 PYTHON_ENGINES = ('zlib', 'none')
 HELPER_ENGINES = ('zstd', 'zlib', 'none', 'bzip2')
@@ -550,12 +553,19 @@ class _ChunkReader:
 
 
 def _save_bundle(head, body):
+    """The path of a temporary file holding the bundle (removed when
+    anything fails)."""
     import tempfile
-    with tempfile.NamedTemporaryFile(prefix='hg-bundle-', suffix='.hg',
-                                     delete=False) as spool:
-        spool.write(head)
-        for chunk in iter(lambda: body.read(READ_SIZE), b''):
-            spool.write(chunk)
+    tmpfiles.remove_stale(None, BUNDLE_PREFIX)
+    with tempfile.NamedTemporaryFile(prefix=tmpfiles.own_prefix(
+            BUNDLE_PREFIX), suffix='.hg', delete=False) as spool:
+        try:
+            spool.write(head)
+            for chunk in iter(lambda: body.read(READ_SIZE), b''):
+                spool.write(chunk)
+        except BaseException:
+            tmpfiles.remove_files([spool.name])
+            raise
         return spool.name
 
 
@@ -570,5 +580,9 @@ def connect(url, helper):
     if bundle is not None:
         path = _save_bundle(*bundle)
         from cinnabar.hg.bundlefile import BundleFilePeer
-        return BundleFilePeer(path, helper, url.display, temporary=True)
+        try:
+            return BundleFilePeer(path, helper, url.display, temporary=True)
+        except BaseException:
+            tmpfiles.remove_files([path])   # a bundle the helper refused
+            raise
     return Peer(transport)

@@ -46,9 +46,9 @@ the store, a revlog without its index) is an Abort.
 import hashlib
 import os
 import shutil
-import tempfile
 from urllib.parse import unquote
 
+from cinnabar import tmpfiles
 from cinnabar.errors import Abort
 from cinnabar.hg import bundle2, wireformat
 
@@ -65,6 +65,7 @@ COPY_SIZE = 1 << 20
 # A name longer than this is not one of a revlog Mercurial could write.
 MAX_NAME = 1 << 16
 TOP_REVLOGS = {b'00changelog': 'changelog', b'00manifest': 'manifest'}
+SPOOL_PREFIX = 'hg-stream-'
 
 
 class Unsupported(Exception):
@@ -163,7 +164,11 @@ class Spool:
     def __init__(self, parent=None):
         if parent is not None and ' ' in os.fsdecode(parent):
             parent = None  # the helper's command line splits at spaces
-        self.path = tempfile.mkdtemp(prefix='hg-stream-', dir=parent)
+        if parent is not None:
+            # Ours alone (the repository is locked): what a killed run
+            # left there goes.
+            tmpfiles.remove_stale(parent, SPOOL_PREFIX)
+        self.path = tmpfiles.private_dir(parent, SPOOL_PREFIX)
         self._out = None  # the `revlogs` file, opened on the first one
         self._table = None  # the `table` file, likewise
         self._size = 0

@@ -18,7 +18,8 @@ Rules (attributes, set before the client runs):
 - `redirect[side] = base URL`: every request is answered `302` to the
   same path and query under that base URL (after `auth` is satisfied);
 - `cut[command] = 'with-length' | 'chunked'`: the answer to that wire
-  command stops half-way and the connection is closed; `with-length`
+  command (None: a file of `files`, served with an ETag) stops
+  half-way and the connection is closed; `with-length`
   announces the full Content-Length, `chunked` never sends the last
   (empty) chunk;
 - `endless[command] = content type`: the answer to that wire command is
@@ -214,8 +215,10 @@ class HostileServer:
             if not name or not os.path.isfile(full):
                 return 404, [], b'not found\n'
             with open(full, 'rb') as f:
-                return 200, [('Content-Type',
-                              'application/octet-stream')], f.read()
+                data = f.read()
+            etag = '"%x-%x"' % (len(data), os.stat(full).st_mtime_ns)
+            return 200, [('Content-Type', 'application/octet-stream'),
+                         ('ETag', etag)], data
         forwarded = {k: v for k, v in headers.items()
                      if k.lower() not in HOP_BY_HOP
                      and k.lower() != 'authorization'}

@@ -1,0 +1,173 @@
+"""Temporary files: removed on every way out, and what a killed run left
+removed by the next one.
+
+Our own temporary files are removed by `finally` blocks and `with`
+statements; SIGTERM and SIGHUP are raised as Ctrl-C's KeyboardInterrupt is
+(cinnabar.errors.run_guarded), so those run for them too. SIGKILL leaves
+them; so the next run removes what a dead run left, never what a live one
+may use, in the way of the cinnabarclone quarantine (cinnabar.quarantine)
+and of the helper's checkpoint packs (helper/store.c):
+
+- a file or directory named `<prefix><pid>-<random>` (`own_prefix`,
+  `private_dir`): `remove_stale` removes those whose process is gone (and
+  those of a version that did not name the process, once STALE_SECONDS
+  old). The stream spools of the git dir (cinnabar.hg.streamclone) and
+  the bundles an `hg::http://host/x.hg` downloads to TMPDIR are named so.
+
+`git fetch` runs `git fast-import` for our `import` command, which creates
+`objects/pack/tmp_pack_<random>` as it starts and writes into it only when
+it gets objects (never from us: we only send refs). git removes it when
+fast-import ends, but not when a signal kills it, and a terminal's Ctrl-C
+goes to the whole process group. So `importer_packs` notes the tmp_pack
+files there when the remote helper starts (git starts fast-import only
+later, for the first `import`) and, when the session fails (interrupted,
+or failing as the helper dies of the same signal), removes the empty ones
+that appeared since: a pack nobody wrote a byte into (a fast-import still
+alive would have removed its own; git ignores one already gone). Empty
+ones older than STALE_SECONDS are removed when a session starts (git's own
+`gc` waits two weeks, but also for packs with data).
+"""
+
+import contextlib
+import os
+import time
+
+# shutil and tempfile (which load re) are imported where a spool needs
+# them: git-remote-hg loads this module before the helper starts
+# (cinnabar.remote_main).
+
+TMP_PACK = 'tmp_pack_'
+# What a live process could not have left untouched for so long.
+STALE_SECONDS = 3600
+
+
+def _process_gone(pid):
+    """Whether process `pid` ended (a zombie nobody reaped yet too)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False    # there, but someone else's
+    return _zombie(pid)
+
+
+def _zombie(pid):
+    """Linux's /proc says so: `<pid> (<name>) Z ...`; elsewhere, no."""
+    try:
+        with open('/proc/%d/stat' % pid, 'rb') as f:
+            return f.read().rsplit(b')', 1)[1].split()[:1] == [b'Z']
+    except (OSError, IndexError):
+        return False
+
+
+def _older_than(path, seconds):
+    try:
+        return time.time() - os.lstat(path).st_mtime > seconds
+    except OSError:
+        return False
+
+
+def _owner(name, prefix):
+    """The process id in a name `<prefix><pid>-<random>`, or None."""
+    pid, dash, _ = name[len(prefix):].partition('-')
+    return int(pid) if dash and pid.isascii() and pid.isdigit() else None
+
+
+def own_prefix(prefix):
+    """`prefix` followed by this process's id, for a temporary name (see
+    remove_stale)."""
+    return '%s%d-' % (prefix, os.getpid())
+
+
+def private_dir(parent, prefix):
+    """A new directory under `parent` (None: the system's temporary
+    directory), named after this process (see remove_stale)."""
+    import tempfile
+    return tempfile.mkdtemp(prefix=own_prefix(prefix), dir=parent)
+
+
+def remove_stale(parent, prefix):
+    """Remove the files and directories `<prefix>...` of `parent` (None:
+    the system's temporary directory) whose process is gone."""
+    if parent is None:
+        import tempfile
+        parent = tempfile.gettempdir()
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        return
+    for name in names:
+        if not name.startswith(prefix):
+            continue
+        path = os.path.join(parent, name)
+        pid = _owner(name, prefix)
+        stale = (_process_gone(pid) if pid is not None
+                 else _older_than(path, STALE_SECONDS))
+        if stale and pid != os.getpid():
+            _remove_tree_or_file(path)
+
+
+def _remove_tree_or_file(path):
+    if os.path.isdir(path) and not os.path.islink(path):
+        import shutil
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        remove_files([path])
+
+
+def _pack_dir(git_dir):
+    objects = os.environ.get('GIT_OBJECT_DIRECTORY') or os.path.join(
+        git_dir, 'objects')
+    return os.path.join(objects, 'pack')
+
+
+def _empty_tmp_packs(directory):
+    """{name: mtime} of the empty tmp_pack files of `directory`."""
+    found = {}
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return found
+    for entry in entries:
+        if entry.name.startswith(TMP_PACK):
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if info.st_size == 0:
+                found[entry.name] = info.st_mtime
+    return found
+
+
+def remove_files(paths):
+    """Remove the files that are there of `paths`."""
+    for path in paths:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+
+
+def _unlink_all(directory, names):
+    remove_files(os.path.join(directory, name) for name in names)
+
+
+@contextlib.contextmanager
+def importer_packs(git_dir):
+    """For a remote helper session in `git_dir` (None: nothing to do):
+    remove stale empty tmp_pack files, and on an interruption the empty
+    ones made since it started (see the module docstring)."""
+    if git_dir is None:
+        yield
+        return
+    directory = _pack_dir(git_dir)
+    before = _empty_tmp_packs(directory)
+    now = time.time()
+    stale = [n for n, mtime in before.items() if now - mtime > STALE_SECONDS]
+    _unlink_all(directory, stale)
+    try:
+        yield
+    except BaseException:
+        _unlink_all(directory, set(_empty_tmp_packs(directory)) - set(before))
+        raise
