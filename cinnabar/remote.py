@@ -300,8 +300,9 @@ class RemoteHelper:
         """With one ref per head (`heads` in cinnabar.refs), refs of heads
         that went away stay unless git prunes them: say so, in
         git-cinnabar's words, after a fetch from a named remote unless
-        fetch.prune (else remote.<remote>.prune) is true."""
-        if not self.remote or 'heads' not in self._styles(False):
+        fetch.prune (else remote.<remote>.prune) is true; not with -q."""
+        if self.verbosity < 1 or not self.remote or (
+                'heads' not in self._styles(False)):
             return
         key = 'remote.%s.prune' % self.remote
         value = git.config('fetch.prune')
@@ -341,7 +342,7 @@ class RemoteHelper:
                 self._stream_bundle_pending):
             helper.finish()
             if tags.tags_or_none(helper) != tags_before:
-                sys.stderr.write('\n' + tags.UPDATE_HINT + '\n')
+                self._say('\n' + tags.UPDATE_HINT)
         if seed is not None:
             seed.discard()
 
@@ -468,7 +469,8 @@ class RemoteHelper:
             self._state = self.peer().state()
         pusher = push.Pusher(self.peer(), self.helper(), self._state,
                              self._styles(True), force=self.force,
-                             dry_run=self.dry_run, remote=self.remote)
+                             dry_run=self.dry_run, remote=self.remote,
+                             quiet=self.verbosity < 1)
         results = pusher.push(specs)
         # What the server has now is not what we listed.
         self._state = self._ref_list = None
