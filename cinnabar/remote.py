@@ -369,7 +369,7 @@ class RemoteHelper:
     def _stream_clone(self):
         """Seed a clone (empty metadata) from the server's revlogs when
         `cinnabar.stream` says so (see cinnabar.streamclone)."""
-        from cinnabar import streamclone
+        from cinnabar import progress, streamclone
         from cinnabar.hg.wire import Peer
         if self._git_dir is None or self.helper().heads():
             return None
@@ -377,7 +377,8 @@ class RemoteHelper:
         if not isinstance(peer, Peer):
             return None  # a bundle file
         asked, seed = streamclone.seed_clone(
-            peer, self.helper(), self._git_dir, self.remote, self._say)
+            peer, self.helper(), self._git_dir, self.remote, self._say,
+            progress.shown(self.progress, self.verbosity))
         if asked:
             # The stream's connection is spent (stdio): a new one.
             self._peer = None

@@ -16,7 +16,7 @@ import time
 
 from lib.checks import assert_no_traceback
 from lib.corpus import NGINX
-from lib.git import clone, hg_url
+from lib.git import clone, git, hg_url
 from lib.push import make_hg_repo
 
 PHASES = ['Receiving changesets', 'Receiving manifests', 'Receiving files',
@@ -96,3 +96,18 @@ def test_progress_only_for_people(hg, hg_serve, tmp_path):
     assert done[0].startswith('Receiving changesets: 1, ')
     assert done[2].startswith('Receiving files: 1, ')
     assert done[-1] == 'Storing changesets: 100% (1/1), done.'
+
+
+def test_stream_clone_progress(hg, hg_serve, tmp_path):
+    repo = make_hg_repo(hg, tmp_path / 'hg', {'a': 'a\n', 'b': 'b\n'})
+    url = hg_url(hg_serve(repo).url)
+    result = git('-c', 'cinnabar.stream=always', 'clone', '--progress',
+                 url, 'clone', cwd=tmp_path)
+    assert_no_traceback(result)
+    drawn = [line.strip() for line in re.split(r'[\r\n]', result.err)]
+    done = [line for line in drawn if line.endswith(', done.')]
+    assert done[0].split(':')[0] == 'Receiving stream', drawn
+    assert re.fullmatch(r'Receiving stream: 100% \((\d+)/\1\), '
+                        r'\d+ bytes \| [\d.]+ (bytes|KiB|MiB)/s, done\.',
+                        done[0]), done[0]
+    assert [line.split(':')[0] for line in done[1:]] == PHASES
