@@ -70,14 +70,15 @@ void changeset_text(const struct hg_oid *node, struct strbuf *out)
 
 /*
  * Read the changeset group, verifying ids, into `spool`. Only the last
- * text is kept in memory: the usual base of the next delta.
+ * text is kept in memory: the usual base of the next delta. A meter
+ * named `title` counts them, unless `title` is NULL.
  */
 static void read_changesets(struct stream *cg, int version,
-			    struct changeset_spool *spool)
+			    struct changeset_spool *spool, const char *title)
 {
 	struct rev_chunk chunk = REV_CHUNK_INIT;
-	struct meter *meter = meter_start(_("Receiving changesets"), 0,
-					  &cg->offset);
+	struct meter *meter = title ? meter_start(title, 0, &cg->offset)
+				    : NULL;
 	struct spooled_changeset cs = SPOOLED_CHANGESET_INIT;
 	struct strbuf base = STRBUF_INIT;
 	const struct hg_oid *prev = NULL;
@@ -378,7 +379,7 @@ static void import_changegroup(struct stream *cg, int version,
 	size_t nr_manifests;
 	int fd;
 
-	read_changesets(cg, version, &changesets);
+	read_changesets(cg, version, &changesets, _("Receiving changesets"));
 	fd = spool_manifests(cg, version, &nr_manifests);
 	release_free_memory();
 	import_files(cg, version, stats);
@@ -442,7 +443,7 @@ void list_bundle_heads(struct bundle *b, each_head_fn fn, void *data)
 	kh_node_pos_t *pos = kh_init_node_pos();
 
 	if (bundle_next_changegroup(b, &cg, &version))
-		read_changesets(cg, version, &spool);
+		read_changesets(cg, version, &spool, NULL);
 	ALLOC_ARRAY(nodes, spool.nr + 1);
 	CALLOC_ARRAY(branches, spool.nr + 1);
 	CALLOC_ARRAY(is_head, spool.nr + 1);

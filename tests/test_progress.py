@@ -111,3 +111,20 @@ def test_stream_clone_progress(hg, hg_serve, tmp_path):
                         r'\d+ bytes \| [\d.]+ (bytes|KiB|MiB)/s, done\.',
                         done[0]), done[0]
     assert [line.split(':')[0] for line in done[1:]] == PHASES
+
+
+def test_push_progress(hg, hg_serve, tmp_path):
+    repo = make_hg_repo(hg, tmp_path / 'hg', {'a': 'a\n'})
+    url = hg_url(hg_serve(repo).url)
+    work = tmp_path / 'work'
+    assert_no_traceback(clone(url, work, '-q'))
+    (work / 'b').write_text('b\n')
+    git('add', 'b', cwd=work)
+    git('commit', '-q', '-m', 'b', cwd=work)
+    result = git('push', '--progress', 'origin',
+                 'HEAD:refs/heads/branches/default/tip', cwd=work)
+    assert_no_traceback(result)
+    drawn = [line.strip() for line in re.split(r'[\r\n]', result.err)]
+    # Its own revisions, imported back, are not "received".
+    assert [line for line in drawn if line.endswith(', done.')] == \
+        ['Writing revisions: 3, done.'], drawn
