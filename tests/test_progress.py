@@ -87,15 +87,17 @@ def test_progress_only_for_people(hg, hg_serve, tmp_path):
     assert_no_traceback(piped)
     assert 'Receiving' not in piped.err and 'Storing' not in piped.err
 
-    forced = clone(url, tmp_path / 'forced', '--progress')
-    assert_no_traceback(forced)
-    drawn = [line.strip() for line in re.split(r'[\r\n]', forced.err)]
-    done = [line for line in drawn if line.endswith(', done.')]
-    assert [line.split(':')[0] for line in done] == PHASES, drawn
-    assert all(RECEIVING.match(line) for line in done[:3])
-    assert done[0].startswith('Receiving changesets: 1, ')
-    assert done[2].startswith('Receiving files: 1, ')
-    assert done[-1] == 'Storing changesets: 100% (1/1), done.'
+    # Over HTTP, and from a local repository (hg serve --stdio, as ssh).
+    for name, source in (('http', url), ('local', hg_url(repo))):
+        forced = clone(source, tmp_path / name, '--progress')
+        assert_no_traceback(forced)
+        drawn = [line.strip() for line in re.split(r'[\r\n]', forced.err)]
+        done = [line for line in drawn if line.endswith(', done.')]
+        assert [line.split(':')[0] for line in done] == PHASES, drawn
+        assert all(RECEIVING.match(line) for line in done[:3])
+        assert done[0].startswith('Receiving changesets: 1, ')
+        assert done[2].startswith('Receiving files: 1, ')
+        assert done[-1] == 'Storing changesets: 100% (1/1), done.'
 
 
 def test_stream_clone_progress(hg, hg_serve, tmp_path):
