@@ -20,11 +20,13 @@ from lib.git import clone, git, hg_url
 from lib.push import make_hg_repo
 
 PHASES = ['Receiving changesets', 'Receiving manifests', 'Receiving files',
-          'Storing manifests', 'Storing changesets']
+          'Storing manifests', 'Storing changesets', 'Writing metadata']
+METADATA_DONE = 'Writing metadata: 100% (6/6), done.'
 RECEIVING = re.compile(r'Receiving (changesets|manifests|files): \d+, '
                        r'[\d.]+ (bytes|KiB|MiB)( \| [\d.]+ (bytes|KiB|MiB)/s)?'
                        r'(, done\.)?$')
-STORING = re.compile(r'Storing (manifests|changesets): +\d+% \((\d+)/(\d+)\)'
+STORING = re.compile(r'(Storing (manifests|changesets)|Writing metadata): +'
+                     r'\d+% \((\d+)/(\d+)\)'
                      r'(, done\.)?$')
 
 
@@ -66,10 +68,10 @@ def test_clone_progress_in_a_terminal(hg_repos, hg_serve, tmp_path):
     assert drawn[0][0] < 2, lines[:3]
     assert all(RECEIVING.match(line) or STORING.match(line)
                for _, line in drawn), drawn
-    done = [line.split(':')[0] for _, line in drawn if line.endswith('done.')]
-    assert done == PHASES
-    assert drawn[-1][1] == \
-        'Storing changesets: 100% (9828/9828), done.'
+    done = [line for _, line in drawn if line.endswith('done.')]
+    assert [line.split(':')[0] for line in done] == PHASES
+    assert done[-2:] == ['Storing changesets: 100% (9828/9828), done.',
+                         METADATA_DONE]
     # Several redraws a second, not more than about ten, while receiving.
     receiving = [t for t, line in drawn if line.startswith('Receiving')]
     rate = len(receiving) / (receiving[-1] - receiving[0])
@@ -97,7 +99,8 @@ def test_progress_only_for_people(hg, hg_serve, tmp_path):
         assert all(RECEIVING.match(line) for line in done[:3])
         assert done[0].startswith('Receiving changesets: 1, ')
         assert done[2].startswith('Receiving files: 1, ')
-        assert done[-1] == 'Storing changesets: 100% (1/1), done.'
+        assert done[-2:] == ['Storing changesets: 100% (1/1), done.',
+                             METADATA_DONE]
 
 
 def test_stream_clone_progress(hg, hg_serve, tmp_path):
@@ -129,4 +132,4 @@ def test_push_progress(hg, hg_serve, tmp_path):
     drawn = [line.strip() for line in re.split(r'[\r\n]', result.err)]
     # Its own revisions, imported back, are not "received".
     assert [line for line in drawn if line.endswith(', done.')] == \
-        ['Writing revisions: 3, done.'], drawn
+        ['Writing revisions: 3, done.', METADATA_DONE], drawn
