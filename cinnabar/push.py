@@ -169,8 +169,10 @@ class Pusher:
     refs laid out in `styles` (see cinnabar.refs)."""
 
     def __init__(self, peer, helper, state, styles, force=False,
-                 dry_run=False, remote=None):
+                 dry_run=False, remote=None, quiet=False):
         self.peer = peer
+        # With -q, the server's output only when it refused something.
+        self.quiet = quiet
         self.remote = remote
         self.helper = helper
         self.state = state
@@ -651,6 +653,11 @@ class Pusher:
         return ('would create a new head on branch %s; fetch and merge '
                 'first, or use git push -f' % branch, offending)
 
+    def _show_remote_output(self, output, success):
+        if success and self.quiet:
+            return
+        show_remote_output(output)
+
     def _deliver(self, pushes, push_format, bundle):
         if self.dry_run:
             if self.data == 'force':
@@ -663,7 +670,7 @@ class Pusher:
         except Abort as error:
             self._refuse_all(pushes, error)
             return
-        show_remote_output(result.output)
+        self._show_remote_output(result.output, result.ok)
         if result.ok:
             if self._keep_metadata():
                 self.helper.finish()
@@ -752,7 +759,7 @@ class Pusher:
                         % ('delete' if push.commit is None else 'set', name,
                            error.message))
             return
-        show_remote_output(output)
+        self._show_remote_output(output, success)
         if not success:
             push.refuse('the server refused to %s bookmark %s'
                         % ('delete' if push.commit is None else 'set', name))

@@ -301,8 +301,9 @@ class RemoteHelper:
         """With one ref per head (`heads` in cinnabar.refs), refs of heads
         that went away stay unless git prunes them: say so, in
         git-cinnabar's words, after a fetch from a named remote unless
-        fetch.prune (else remote.<remote>.prune) is true."""
-        if not self.remote or 'heads' not in self._styles(False):
+        fetch.prune (else remote.<remote>.prune) is true; not with -q."""
+        if self.verbosity < 1 or not self.remote or (
+                'heads' not in self._styles(False)):
             return
         key = 'remote.%s.prune' % self.remote
         value = git.config('fetch.prune')
@@ -342,7 +343,7 @@ class RemoteHelper:
                 self._stream_bundle_pending):
             helper.finish()
             if tags.tags_or_none(helper) != tags_before:
-                sys.stderr.write('\n' + tags.UPDATE_HINT + '\n')
+                self._say('\n' + tags.UPDATE_HINT)
         if seed is not None:
             seed.discard()
 
@@ -369,7 +370,7 @@ class RemoteHelper:
     def _stream_clone(self):
         """Seed a clone (empty metadata) from the server's revlogs when
         `cinnabar.stream` says so (see cinnabar.streamclone)."""
-        from cinnabar import streamclone
+        from cinnabar import progress, streamclone
         from cinnabar.hg.wire import Peer
         if self._git_dir is None or self.helper().heads():
             return None
@@ -377,7 +378,8 @@ class RemoteHelper:
         if not isinstance(peer, Peer):
             return None  # a bundle file
         asked, seed = streamclone.seed_clone(
-            peer, self.helper(), self._git_dir, self.remote, self._say)
+            peer, self.helper(), self._git_dir, self.remote, self._say,
+            progress.shown(self.progress, self.verbosity))
         if asked:
             # The stream's connection is spent (stdio): a new one.
             self._peer = None
@@ -467,7 +469,8 @@ class RemoteHelper:
             self._state = self.peer().state()
         pusher = push.Pusher(self.peer(), self.helper(), self._state,
                              self._styles(True), force=self.force,
-                             dry_run=self.dry_run, remote=self.remote)
+                             dry_run=self.dry_run, remote=self.remote,
+                             quiet=self.verbosity < 1)
         results = pusher.push(specs)
         # What the server has now is not what we listed.
         self._state = self._ref_list = None

@@ -28,6 +28,7 @@ with one line saying why.
 from cinnabar import config
 from cinnabar.errors import Abort, SettingError
 from cinnabar.hg import streamclone
+from cinnabar.progress import Meter
 
 MODES = ('auto', 'always', 'never')
 
@@ -60,12 +61,13 @@ def why_not(peer, setting):
     return streamclone.requirements_problem(requirements)
 
 
-def seed_clone(peer, helper, git_dir, remote, say):
+def seed_clone(peer, helper, git_dir, remote, say, progress=False):
     """Import a stream clone from `peer` into `helper` (pending `finish`)
     when the settings and the server say so. Returns (asked, seed):
     whether a stream was asked for (the connection to the server is then
     spent: over stdio no command can follow), and the spool (removed; to
-    `discard`) when a stream was taken, else None."""
+    `discard`) when a stream was taken, else None. `progress`: show a
+    meter of the files received (cinnabar.progress)."""
     reason = why_not(peer, mode(remote))
     if reason is not None:
         if reason:
@@ -76,8 +78,12 @@ def seed_clone(peer, helper, git_dir, remote, say):
         v2 = streamclone.offers_v2(peer)
         say('Receiving a stream clone from %s%s'
             % (peer.description, '' if v2 else ' (stream_out)'))
+        if progress:
+            spool.meter = Meter('Receiving stream', counts_bytes=True)
         try:
             kind = peer.stream_clone(spool) if v2 else peer.stream_out(spool)
+            if spool.meter is not None:
+                spool.meter.stop()
         except streamclone.Unsupported as error:
             say('%s; cloning normally' % error)
             return True, None

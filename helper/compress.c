@@ -1,7 +1,8 @@
 /* Compressing a file as Mercurial's bundles do: see compress.h. */
 #include "git-compat-util.h"
 #include "strbuf.h"
-#include "progress.h"
+#include "gettext.h"
+#include "meter.h"
 #include <zlib.h>
 #include <zstd.h>
 #include <bzlib.h>
@@ -144,18 +145,12 @@ static void encoder_release(struct encoder *e)
 		e->release(e);
 }
 
-static struct progress *start_compress_progress(off_t size)
-{
-	return show_progress ?
-	       start_delayed_progress(_("Compressing"), size) : NULL;
-}
-
 uintmax_t compress_file(const char *engine, const char *source,
 			const char *dest)
 {
 	struct encoder e;
 	struct strbuf buf = STRBUF_INIT, packed = STRBUF_INIT;
-	struct progress *progress;
+	struct meter *progress;
 	struct stat st;
 	uint64_t read_total = 0, written = 0;
 	int in_fd;
@@ -173,7 +168,7 @@ uintmax_t compress_file(const char *engine, const char *source,
 	f = fopen(dest, "ab");
 	if (!f)
 		die_errno("cannot open '%s'", dest);
-	progress = start_compress_progress(st.st_size);
+	progress = meter_start(_("Compressing"), st.st_size, &read_total);
 	strbuf_grow(&buf, CHUNK);
 	for (;;) {
 		ssize_t n = xread(in_fd, buf.buf, CHUNK);
@@ -185,12 +180,11 @@ uintmax_t compress_file(const char *engine, const char *source,
 			die_errno("cannot write '%s'", dest);
 		written += packed.len;
 		read_total += n;
-		display_progress(progress, read_total);
-		display_throughput(progress, read_total);
+		meter_update(progress, read_total);
 		if (!n)
 			break;
 	}
-	stop_progress(&progress);
+	meter_stop(&progress);
 	if (fclose(f))
 		die_errno("cannot write '%s'", dest);
 	close(in_fd);

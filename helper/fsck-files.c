@@ -1,6 +1,6 @@
 /* Checking the ids of file revisions, maybe in two processes: see fsck-files.h. */
 #include "cache.h"
-#include "progress.h"
+#include "meter.h"
 #include "hg-id.h"
 #include "import.h"
 #include "metadata.h"
@@ -189,7 +189,7 @@ static size_t take_chunk(struct file_checks *fc)
 }
 
 static unsigned check_taken(struct file_checks *fc, FILE *out,
-			    struct progress *progress)
+			    struct meter *progress)
 {
 	unsigned problems = 0;
 	size_t from, i, checked = 0;
@@ -198,7 +198,7 @@ static unsigned check_taken(struct file_checks *fc, FILE *out,
 		size_t to = fc->next ? from + CHUNK : fc->nr;
 		for (i = from; i < to && i < fc->nr; i++) {
 			problems += check_one(&fc->items[i], out);
-			display_progress(progress, ++checked);
+			meter_update(progress, ++checked);
 		}
 	}
 	return problems;
@@ -318,14 +318,12 @@ static unsigned collect_child(struct file_checks *fc, FILE *out)
 
 unsigned file_checks_finish(struct file_checks *fc, FILE *out)
 {
-	struct progress *progress = NULL;
+	struct meter *progress = meter_start(_("Checking files"),
+					     fc->child ? 0 : fc->nr, NULL);
 	size_t i;
 
-	if (show_progress)
-		progress = start_delayed_progress(_("Checking files"),
-						  fc->child ? 0 : fc->nr);
 	fc->problems += check_taken(fc, out, progress);
-	stop_progress(&progress);
+	meter_stop(&progress);
 	if (fc->also)
 		fc->also(out, fc->also_data);
 	if (fc->next)

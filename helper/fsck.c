@@ -1,7 +1,7 @@
 /* Checking the metadata against the git objects: see fsck.h. */
 #include "cache.h"
 #include "object-store.h"
-#include "progress.h"
+#include "meter.h"
 #include "khash.h"
 #include "changeset.h"
 #include "file.h"
@@ -81,11 +81,6 @@ static void problem(struct fsck_run *run, const char *fmt, ...)
 	answer_message(run->out, "problem", msg.buf, msg.len);
 	run->counts->problems++;
 	strbuf_release(&msg);
-}
-
-static struct progress *progress_begin(const char *title, uint64_t total)
-{
-	return show_progress ? start_delayed_progress(title, total) : NULL;
 }
 
 static int type_of(struct fsck_run *run, const struct object_id *oid)
@@ -573,7 +568,7 @@ struct hg2git_entries {
 	size_t nr, alloc;
 	struct hg_oid *manifests;
 	size_t manifests_nr, manifests_alloc;
-	struct progress *progress;
+	struct meter *progress;
 	uint64_t seen;
 };
 
@@ -600,7 +595,7 @@ static void sort_hg2git_entry(const struct object_id *key,
 	int type = hg2git_type(e->run, value);
 
 	git_oid_to_hg(&node, key);
-	display_progress(e->progress, ++e->seen);
+	meter_update(e->progress, ++e->seen);
 	/*
 	 * Only changeset commits have git2hg notes: reading the commit to
 	 * tell is only needed without one (check_changeset checks the note).
@@ -861,32 +856,32 @@ static void check_everything(struct fsck_run *run)
 {
 	struct hg2git_entries e = { run };
 	unsigned char *is_parent;
-	struct progress *progress;
+	struct meter *progress;
 	size_t i;
 
 	run->types = kh_init_oid_pos();
 	run->mcommits = kh_init_mcommit();
-	e.progress = progress_begin(_("Reading hg2git"),
-				    notes_map_size(&metadata.hg2git));
+	e.progress = meter_start(_("Reading hg2git"),
+				 notes_map_size(&metadata.hg2git), NULL);
 	notes_map_for_each(&metadata.hg2git, sort_hg2git_entry, &e);
-	stop_progress(&e.progress);
+	meter_stop(&e.progress);
 	order_manifests(run, e.manifests, e.manifests_nr, &is_parent);
-	progress = progress_begin(_("Checking manifests and files"),
-				  e.manifests_nr);
+	progress = meter_start(_("Checking manifests and files"),
+			       e.manifests_nr, NULL);
 	for (i = 0; i < e.manifests_nr; i++) {
 		check_manifest(run, &e.manifests[i]);
-		display_progress(progress, i + 1);
+		meter_update(progress, i + 1);
 	}
-	stop_progress(&progress);
+	meter_stop(&progress);
 	/* The file ids: another process may check them meanwhile. */
 	file_checks_start(&run->queued, run->out, check_notes, run);
-	progress = progress_begin(_("Checking changesets"), e.nr);
+	progress = meter_start(_("Checking changesets"), e.nr, NULL);
 	for (i = 0; i < e.nr; i++) {
 		check_changeset(run, &e.changesets[i],
 				hg2git(&e.changesets[i]));
-		display_progress(progress, i + 1);
+		meter_update(progress, i + 1);
 	}
-	stop_progress(&progress);
+	meter_stop(&progress);
 	check_changeset_heads(run);
 	check_manifest_heads(run, e.manifests, e.manifests_nr, is_parent);
 	free(is_parent);
@@ -898,10 +893,11 @@ static void check_everything(struct fsck_run *run)
 static void check_commits(struct fsck_run *run,
 			  const struct oid_array *commits)
 {
-	struct progress *progress;
+	struct meter *progress;
 	size_t i;
 
-	progress = progress_begin(_("Checking changesets"), commits->nr);
+	progress = meter_start(_("Checking changesets"), commits->nr,
+			       NULL);
 	for (i = 0; i < commits->nr; i++) {
 		const struct object_id *note, *back;
 		struct hg_oid node;
@@ -918,9 +914,9 @@ static void check_commits(struct fsck_run *run,
 				back ? oid_to_hex(back) : "nothing");
 		else
 			check_changeset(run, &node, &commits->oid[i]);
-		display_progress(progress, i + 1);
+		meter_update(progress, i + 1);
 	}
-	stop_progress(&progress);
+	meter_stop(&progress);
 	file_checks_start(&run->queued, run->out, NULL, NULL);
 	run->counts->problems += file_checks_finish(&run->queued, run->out);
 }

@@ -4,7 +4,7 @@
 #include <malloc.h>
 #endif
 #include "config.h"
-#include "progress.h"
+#include "meter.h"
 #include "khash.h"
 #include "bundle.h"
 #include "changegroup.h"
@@ -34,11 +34,6 @@ void test_die_at(const char *phase)
 		kill(git_env_bool("CINNABAR_TEST_DIE_GROUP", 0) ? 0 : getpid(),
 		     sig ? atoi(sig) : SIGKILL);
 	}
-}
-
-static struct progress *progress_start(const char *title)
-{
-	return show_progress ? start_delayed_progress(title, 0) : NULL;
 }
 
 /* Rebuild a stored changeset's raw text. */
@@ -76,13 +71,15 @@ void changeset_text(const struct hg_oid *node, struct strbuf *out)
 
 /*
  * Read the changeset group, verifying ids, into `spool`. Only the last
- * text is kept in memory: the usual base of the next delta.
+ * text is kept in memory: the usual base of the next delta. A meter
+ * named `title` counts them, unless `title` is NULL.
  */
 static void read_changesets(struct stream *cg, int version,
-			    struct changeset_spool *spool)
+			    struct changeset_spool *spool, const char *title)
 {
 	struct rev_chunk chunk = REV_CHUNK_INIT;
-	struct progress *progress = progress_start(_("Reading changesets"));
+	struct meter *meter = title ? meter_start(title, 0, &cg->offset)
+				    : NULL;
 	struct spooled_changeset cs = SPOOLED_CHANGESET_INIT;
 	struct strbuf base = STRBUF_INIT;
 	const struct hg_oid *prev = NULL;
@@ -114,12 +111,12 @@ static void read_changesets(struct stream *cg, int version,
 		hg_oidcpy(&cs.p2, &chunk.p2);
 		changeset_spool_add(spool, &cs);
 		prev = &cs.node;
-		display_progress(progress, spool->nr);
+		meter_update(meter, spool->nr);
 		if (spool->nr == 1)
 			test_die_at("changesets");
 	}
 	changeset_spool_rewind(spool);
-	stop_progress(&progress);
+	meter_stop(&meter);
 	strbuf_release(&base);
 	strbuf_release(&cs.text);
 	rev_chunk_release(&chunk);
@@ -137,11 +134,11 @@ static void shrink_reused(struct strbuf *buf)
 		strbuf_release(buf);
 }
 
-static void import_manifests(struct stream *cg, int version,
+static void import_manifests(struct stream *cg, int version, size_t total,
 			     struct import_stats *stats)
 {
 	struct rev_chunk chunk = REV_CHUNK_INIT;
-	struct progress *progress = progress_start(_("Importing manifests"));
+	struct meter *meter = meter_start(_("Storing manifests"), total, NULL);
 	struct hg_oid prev;
 	unsigned n = 0;
 
@@ -149,12 +146,12 @@ static void import_manifests(struct stream *cg, int version,
 		import_manifest(&chunk, manifest_prechecked(n));
 		hg_oidcpy(&prev, &chunk.node);
 		shrink_reused(&chunk.raw);
-		display_progress(progress, ++n);
+		meter_update(meter, ++n);
 		if (n == 1)
 			test_die_at("manifests");
 	}
 	stats->manifests += n;
-	stop_progress(&progress);
+	meter_stop(&meter);
 	rev_chunk_release(&chunk);
 }
 
@@ -163,7 +160,7 @@ static void import_files(struct stream *cg, int version,
 {
 	struct rev_chunk chunk = REV_CHUNK_INIT;
 	struct strbuf name = STRBUF_INIT;
-	struct progress *progress = progress_start(_("Importing files"));
+	struct meter *meter = meter_start(_("Receiving files"), 0, &cg->offset);
 	unsigned n = 0;
 
 	while (read_cg_chunk(cg, &name)) {
@@ -175,13 +172,13 @@ static void import_files(struct stream *cg, int version,
 			import_file(&chunk);
 			hg_oidcpy(&prev, &chunk.node);
 			first = 0;
-			display_progress(progress, ++n);
+			meter_update(meter, ++n);
 			if (n == 1)
 				test_die_at("files");
 		}
 	}
 	stats->files += n;
-	stop_progress(&progress);
+	meter_stop(&meter);
 	strbuf_release(&name);
 	rev_chunk_release(&chunk);
 }
@@ -300,7 +297,8 @@ static void import_changeset(struct spooled_changeset *c)
 static void import_changesets(struct changeset_spool *spool,
 			      struct import_stats *stats)
 {
-	struct progress *progress = progress_start(_("Importing changesets"));
+	struct meter *meter = meter_start(_("Storing changesets"), spool->nr,
+					  NULL);
 	struct spooled_changeset cs = SPOOLED_CHANGESET_INIT;
 	size_t n = 0;
 
@@ -309,9 +307,9 @@ static void import_changesets(struct changeset_spool *spool,
 			stats->changesets++;
 		import_changeset(&cs);
 		shrink_reused(&cs.text);
-		display_progress(progress, ++n);
+		meter_update(meter, ++n);
 	}
-	stop_progress(&progress);
+	meter_stop(&meter);
 	strbuf_release(&cs.text);
 }
 
@@ -321,18 +319,20 @@ static void import_changesets(struct changeset_spool *spool,
  * temporary file (not in memory) until the files are in. Their ids are
  * checked meanwhile (manifest-precheck.h).
  */
-static int spool_manifests(struct stream *cg, int version)
+static int spool_manifests(struct stream *cg, int version, size_t *count)
 {
 	FILE *f = tmpfile();
 	struct rev_chunk rev = REV_CHUNK_INIT;
 	struct strbuf *chunk = &rev.raw;
 	struct hg_oid prev;
 	unsigned char hdr[4];
+	struct meter *meter;
 	size_t n = 0;
 	int fd;
 
 	if (!f)
 		die_errno("cannot create a temporary file");
+	meter = meter_start(_("Receiving manifests"), 0, &cg->offset);
 	manifest_precheck_start();
 	while (read_cg_chunk(cg, chunk)) {
 		put_be32(hdr, chunk->len + 4);
@@ -342,8 +342,11 @@ static int spool_manifests(struct stream *cg, int version)
 		parse_rev_chunk(version, n ? &prev : NULL, &rev);
 		manifest_precheck(&rev, n++);
 		hg_oidcpy(&prev, &rev.node);
+		meter_update(meter, n);
 	}
 	manifest_precheck_stop();
+	meter_stop(&meter);
+	*count = n;
 	put_be32(hdr, 0);
 	if (fwrite(hdr, 4, 1, f) != 1 || fflush(f))
 		die_errno("cannot write a temporary file");
@@ -374,10 +377,11 @@ static void import_changegroup(struct stream *cg, int version,
 {
 	struct changeset_spool changesets;
 	struct stream manifests;
+	size_t nr_manifests;
 	int fd;
 
-	read_changesets(cg, version, &changesets);
-	fd = spool_manifests(cg, version);
+	read_changesets(cg, version, &changesets, _("Receiving changesets"));
+	fd = spool_manifests(cg, version, &nr_manifests);
 	release_free_memory();
 	import_files(cg, version, stats);
 	file_reset_cache();
@@ -385,7 +389,7 @@ static void import_changegroup(struct stream *cg, int version,
 	if (lseek(fd, 0, SEEK_SET) < 0)
 		die_errno("cannot read a temporary file");
 	stream_init_fd(&manifests, fd);
-	import_manifests(&manifests, version, stats);
+	import_manifests(&manifests, version, nr_manifests, stats);
 	stream_release(&manifests);
 	close(fd);
 	manifest_reset_cache();
@@ -440,7 +444,7 @@ void list_bundle_heads(struct bundle *b, each_head_fn fn, void *data)
 	kh_node_pos_t *pos = kh_init_node_pos();
 
 	if (bundle_next_changegroup(b, &cg, &version))
-		read_changesets(cg, version, &spool);
+		read_changesets(cg, version, &spool, NULL);
 	ALLOC_ARRAY(nodes, spool.nr + 1);
 	CALLOC_ARRAY(branches, spool.nr + 1);
 	CALLOC_ARRAY(is_head, spool.nr + 1);

@@ -27,6 +27,7 @@
 #include "data.h"
 #include "compress.h"
 #include "store.h"
+#include "meter.h"
 #include "id-verify.h"
 #include "sha1/sha1-mb.h"
 #include "sha1/sha1-test.h"
@@ -336,17 +337,20 @@ static void cmd_graft_stats(const char **argv)
 static void cmd_finish(const char **argv)
 {
 	struct object_id result;
+	struct meter *meter;
+	int changed;
 
 	need_repository();
 	test_die_at("finish");
-	if (metadata_store(&result)) {
-		store_finish();
+	/* The metadata's parts, then the packs made final. */
+	meter = meter_start(_("Writing metadata"), METADATA_PARTS + 1, NULL);
+	changed = metadata_store(&result, meter);
+	store_finish();
+	meter_update(meter, METADATA_PARTS + 1);
+	meter_stop(&meter);
+	if (changed)
 		metadata_update_ref(&result);
-		store_unkeep();
-	} else {
-		store_finish();
-		store_unkeep();
-	}
+	store_unkeep();
 	answer("ok %s\n", oid_to_hex(&result));
 }
 

@@ -3,6 +3,7 @@
 #include "refs.h"
 #include "khash.h"
 #include "store.h"
+#include "meter.h"
 #include "metadata.h"
 #include "raw-commit.h"
 #include "changeset.h"
@@ -335,17 +336,22 @@ static void store_manifests(struct object_id *result)
 	strbuf_release(&buf);
 }
 
-int metadata_store(struct object_id *result)
+int metadata_store(struct object_id *result, struct meter *meter)
 {
-	struct object_id parts[5];
+	struct object_id parts[METADATA_PARTS];
 	struct strbuf buf = STRBUF_INIT;
 	int i;
 
 	store_changesets(&parts[0]);
+	meter_update(meter, 1);
 	store_manifests(&parts[1]);
+	meter_update(meter, 2);
 	notes_map_store(&metadata.hg2git, &parts[2]);
+	meter_update(meter, 3);
 	notes_map_store(&metadata.git2hg, &parts[3]);
+	meter_update(meter, 4);
 	notes_map_store(&metadata.files_meta, &parts[4]);
+	meter_update(meter, 5);
 
 	if (!is_null_oid(&metadata.commit)) {
 		struct oid_array parents = OID_ARRAY_INIT;

@@ -71,11 +71,15 @@ typedef void (*each_head_fn)(const struct hg_oid *node,
 			     const char *branch, void *data);
 void for_each_changeset_head(each_head_fn fn, void *data);
 
+struct meter;
+
 /*
  * Store the metadata commits; `result` receives the new metadata commit.
  * Return 0 when nothing changed (result is then the current commit).
+ * `meter` (or NULL) counts the METADATA_PARTS parts stored.
  */
-int metadata_store(struct object_id *result);
+#define METADATA_PARTS 5
+int metadata_store(struct object_id *result, struct meter *meter);
 /* Point refs/cinnabar/metadata at `commit` (atomic; dies on failure). */
 void metadata_update_ref(const struct object_id *commit);
 

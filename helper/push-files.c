@@ -5,7 +5,7 @@
  * does not keep, are found as it is written.
  */
 #include "cache.h"
-#include "progress.h"
+#include "meter.h"
 #include "changegroup.h"
 #include "file.h"
 #include "file-parents.h"

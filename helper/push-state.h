@@ -18,7 +18,7 @@
 #include "manifest.h"
 
 struct rev_chunk;
-struct progress;
+struct meter;
 
 /* A file revision the changegroup holds. */
 struct file_rev {
@@ -101,7 +101,7 @@ struct push_state {
 	/* Branches set by push_set_branch: oid hex -> branch name. */
 	const struct string_list *branches;
 	/* Progress of the changegroup's writing. */
-	struct progress *progress;
+	struct meter *progress;
 	uint64_t written;
 };
 

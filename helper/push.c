@@ -11,7 +11,7 @@
  * gives back exactly the commit it was made from.
  */
 #include "cache.h"
-#include "progress.h"
+#include "meter.h"
 #include "string-list.h"
 #include "bundle.h"
 #include "changegroup.h"
@@ -173,7 +173,7 @@ static void make_manifest_delta(struct push_state *st, struct cs_rev *cs)
 
 static void count_written(struct push_state *st)
 {
-	display_progress(st->progress, ++st->written);
+	meter_update(st->progress, ++st->written);
 }
 
 void push_write_delta(struct push_state *st, FILE *f,
@@ -246,11 +246,15 @@ static void import_back(const char *path, struct push_state *st)
 	struct stream raw;
 	struct bundle b;
 	struct import_stats stats;
+	int shown = show_progress;
 	size_t i;
 
 	stream_init_file(&raw, path);
 	bundle_open(&b, &raw, st->version);
+	/* Our own revisions, just written: no "Receiving" meters. */
+	show_progress = 0;
 	import_bundle(&b, &stats);
+	show_progress = shown;
 	bundle_release(&b);
 	for (i = 0; i < st->nr; i++) {
 		const struct object_id *git = hg2git(&st->cs[i].node);
@@ -341,11 +345,10 @@ static void write_changegroup(const char *path, struct push_state *st)
 
 	if (!f)
 		die_errno("cannot create '%s'", path);
-	if (show_progress)
-		st->progress = start_delayed_progress(_("Writing revisions"), 0);
+	st->progress = meter_start(_("Writing revisions"), 0, NULL);
 	write_changesets_and_manifests(f, st);
 	push_write_files(f, st);
-	stop_progress(&st->progress);
+	meter_stop(&st->progress);
 	if (fclose(f))
 		die_errno("cannot write '%s'", path);
 }

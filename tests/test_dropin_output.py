@@ -66,3 +66,33 @@ def test_commands_print_what_git_cinnabar_prints(hg, hg_serve, tmp_path):
     nothing = run(work, 'rollback', '0' * 40)
     assert nothing.out == '' and nothing.err == ''
     assert refs(work, 'refs/cinnabar/') == {}
+
+
+def test_quiet_means_quiet(hg, hg_serve, tmp_path):
+    """-q: no server output on an accepted push, no tags advice, no
+    fetch.prune advice; without -q, all three are there."""
+    repo = make_hg_repo(hg, tmp_path / 'hg', {'a': 'a\n'})
+    hg('-R', repo, 'tag', '-u', 'U <u@x>', '-d', '1600000000 0', 'v1')
+    server = hg_serve(repo)
+    quiet, loud = tmp_path / 'quiet', tmp_path / 'loud'
+    result = clone(hg_url(server.url), quiet, '-q')
+    assert result.err == ''
+    result = clone(hg_url(server.url), loud)
+    assert 'Run the following command to update tags:' in result.err
+    assert 'It is recommended that you set "remote.origin.prune"' \
+        in result.err
+
+    tip = 'refs/heads/branches/default/tip'
+    for work, flags in ((quiet, ['-q']), (loud, [])):
+        git('fetch', '-q', 'origin', cwd=work)
+        git('reset', '-q', '--hard', 'origin/branches/default/tip', cwd=work)
+        (work / work.name).write_text('x\n')
+        git('add', work.name, cwd=work)
+        git('commit', '-q', '-m', work.name, cwd=work)
+        result = git('push', *flags, 'origin', f'HEAD:{tip}', cwd=work)
+        assert_no_traceback(result)
+        assert result.returncode == 0, result.err
+        if flags:
+            assert result.err == ''
+        else:
+            assert 'remote: added 1 changesets' in result.err

@@ -28,7 +28,7 @@ def test_git_cinnabar_spellings(hg, hg_serve, tmp_path):
 
     work = tmp_path / 'work'
     url = f'hg://127.0.0.1:{server.port}.http/'
-    result = git('clone', '-q', url, str(work),
+    result = git('clone', url, str(work),
                  extra_env={'GIT_CINNABAR_LOG': 'raw-wire:debug>trace.log'},
                  cwd=tmp_path)
     assert_no_traceback(result)

@@ -175,10 +175,34 @@ class Spool:
         self._top = {}  # 'changelog' or 'manifest' -> {ext: extent}
         self._pending = {}  # path -> {ext: extent}, filelogs not complete
         self._taken = NameDigests()  # names of complete filelogs' files
+        # A cinnabar.progress.Meter counting the files received, or None.
+        self.meter = None
+        self._files = self._received = 0
+
+    def expect(self, files):
+        """The stream says it holds `files` files."""
+        if self.meter is not None:
+            self.meter.total = files
 
     def add(self, name, size, payload):
         """Keep (or drop) the store file `name` of `size` bytes read from
         `payload`."""
+        self._add(name, size, payload)
+        self._count(size)
+
+    def skip(self, size, payload):
+        """Drop a file of `size` bytes the helper does not read (a
+        cache file), counted as received."""
+        _copy(payload, size, None)
+        self._count(size)
+
+    def _count(self, size):
+        self._files += 1
+        self._received += size
+        if self.meter is not None:
+            self.meter.update(self._files, self._received)
+
+    def _add(self, name, size, payload):
         kept = classify(name)
         if kept is None:
             _copy(payload, size, None)
@@ -400,7 +424,7 @@ def _receive_file(payload, spool, room=None):
     if source == b's':
         spool.add(name, size, payload)
     elif source == b'c':
-        _copy(payload, size, None)
+        spool.skip(size, payload)
     else:
         raise StreamError('the stream has an entry of unknown kind %r'
                           % source)
@@ -411,6 +435,7 @@ def receive_v2(params, payload, spool):
     """Spool the files of a `stream2` part."""
     _check_requirements(params)
     files, total = _count(params, 'filecount'), _count(params, 'bytecount')
+    spool.expect(files)
     received = 0
     for _ in range(files):
         received += _receive_file(payload, spool, total - received)
@@ -508,6 +533,7 @@ class _Exact:
 def receive_v1_files(read, files, total, spool):
     """Spool `files` stream v1 entries adding up to `total` bytes."""
     reader = _Exact(read)
+    spool.expect(files)
     received = 0
     for _ in range(files):
         name, nul, size = _line(read, 'file header').partition(b'\0')

@@ -1,0 +1,41 @@
+/*
+ * Progress meters on stderr, in git's words and at a person's pace.
+ *
+ * A meter names a phase and counts what it went through:
+ *
+ *	Receiving changesets: 4423, 12.30 MiB | 8.10 MiB/s
+ *	Storing changesets:  45% (4423/9828)
+ *	Receiving files: 31342, 80.02 MiB | 9.57 MiB/s, done.
+ *
+ * with a percentage when the total is known (non-zero), bytes and their
+ * rate when the meter was given a byte counter. The line is shown when
+ * the meter starts (so that something appears as soon as data is asked
+ * for), then rewritten in place (a carriage return) at most every
+ * METER_INTERVAL_MS while the count changes, and ends with ", done." and
+ * a newline when the meter stops. git's own progress.c redraws once a
+ * second when the total is unknown; people read more life into several
+ * updates a second, as git-cinnabar 0.7 gives.
+ *
+ * Meters are shown only when `show_progress` is set (import.h: `option
+ * progress` from git, else whether stderr is a terminal); otherwise
+ * meter_start returns NULL, which the other functions take and ignore.
+ */
+#ifndef CINNABAR_METER_H
+#define CINNABAR_METER_H
+
+#define METER_INTERVAL_MS 125
+
+struct meter;
+
+/*
+ * Start a meter for `title` (kept, not copied); `total` 0 when unknown;
+ * `bytes`, when not NULL, is read at each update for the bytes line.
+ */
+struct meter *meter_start(const char *title, uint64_t total,
+			  const uint64_t *bytes);
+/* The count is now `n`: redraw if the last line is old enough. */
+void meter_update(struct meter *m, uint64_t n);
+/* Draw the final line with ", done." and free the meter; *m is NULL. */
+void meter_stop(struct meter **m);
+
+#endif
