@@ -10,11 +10,14 @@ in that extension): one source a line,
 A clone (a fetch into empty metadata) gets the git-cinnabar metadata
 (`refs/cinnabar/metadata` and all it reaches) from the first usable
 source into a quarantine (cinnabar.quarantine), checks it as an import
-checks what it receives (verify_ids), makes it the repository's
-metadata, then fetches from the Mercurial server only the changesets it
-lacks. When that fails (the source is unreachable, not a git repository
-or bundle, has no such ref, holds no git-cinnabar metadata of our
-format, or metadata that does not match its ids), a warning is shown,
+checks what it receives (verify_ids: ids, trees, and each changeset's
+commit being the one an import makes), makes the repository's metadata
+a metadata commit of our own with its parts but without the metadata
+commits it went on from (which were not checked; own_copy), then
+fetches from the Mercurial server only the changesets it lacks. When
+that fails (the source is unreachable, not a git repository or bundle,
+has no such ref, holds no git-cinnabar metadata of our format, or
+metadata that does not match its ids), a warning is shown,
 nothing of it is kept, and the clone goes on as if there were no
 cinnabarclone: clone bundles, then the server.
 
@@ -232,17 +235,19 @@ def first_bad_changeset(checker, commit_id, problems, env):
     return None
 
 
-def verify_ids(commit_id, url, git_dir, env, say):
+def verify_ids(commit_id, url, git_dir, env, say, grafts=()):
     """Check the metadata `commit_id` (git running in `env`) as an import
     checks what it receives: every changeset, manifest and file id that
-    cinnabar.check asks for, and the tree of each changeset's commit
-    (`git cinnabar fsck --full`'s walk, helper/fsck.h). Raise an Abort
-    naming the first changeset it gets wrong."""
+    cinnabar.check asks for, the tree of each changeset's commit, and
+    that the commit is the one an import makes of the changeset, but for
+    the commits `grafts` (`git cinnabar fsck --full`'s walk,
+    helper/fsck.h). Raise an Abort naming the first changeset it gets
+    wrong."""
     say('Checking the cinnabar metadata from %s' % url)
     with Helper.start(git_dir, env) as checker:
         try:
             checker.use_metadata(commit_id)
-            problems, _, _ = checker.fsck(received=True)
+            problems, _, _ = checker.fsck(received=True, grafts=grafts)
         except HelperError as error:
             problems = [error.message]
         if not problems:
@@ -253,6 +258,26 @@ def verify_ids(commit_id, url, git_dir, env, say):
                 'the first: %s)' % (url, what, len(problems),
                                     's' if len(problems) > 1 else '',
                                     problems[0]))
+
+
+def graft_history(line):
+    """[GitId] of the commits a `graft=` line's metadata may have grafted
+    changesets onto: the history of its commits, which grafts_usable
+    found in the repository (never what the source brought)."""
+    if not line.graft:
+        return []
+    out = metadata.git_out('rev-list', *line.graft, '--')
+    return [GitId(c) for c in out.decode('ascii').split()]
+
+
+def own_copy(commit_id):
+    """A metadata commit of our own with the parts of the received
+    `commit_id` (checked) and no previous metadata commit: what the
+    source's went on from was not checked, and rollback must not reach
+    it."""
+    commit = metadata.read_commit(commit_id)
+    return metadata.write_commit(EMPTY_TREE,
+                                 commit.parents[:len(metadata.PARTS)])
 
 
 def install(commit_id):
@@ -279,9 +304,11 @@ def fetch_metadata(line, hg_url, helper, git_dir, from_server, say):
             source.fetch(ref, incoming.writer_env())
             check_metadata(commit_id, incoming.reader_env())
             verify_ids(commit_id, line.url, git_dir, incoming.reader_env(),
-                       say)
+                       say, graft_history(line))
             incoming.accept()
-        install(commit_id)
+        install(own_copy(commit_id))
+        if line.graft:
+            graft.mark_grafted()
     except Abort:
         source.discard()
         raise

@@ -9,6 +9,10 @@
 - a git URL or path (our addition): its branches and tags are first
   fetched into `refs/cinnabar/graft/`, whose commits are the candidates;
 - `false`, or unset: no grafting.
+
+A fetch that grafted sets `cinnabar.grafted` in the repository's config:
+`git cinnabar fsck` otherwise requires each changeset's commit to be the
+one an import makes of it.
 """
 
 from cinnabar import config, git, metadata
@@ -18,6 +22,7 @@ from cinnabar.ids import GitId
 
 SETTING = 'graft'
 GRAFT_REFS = 'refs/cinnabar/graft/'
+GRAFTED_SETTING = 'cinnabar.grafted'
 _TRUE = ('true', 'yes', 'on', '1')
 _FALSE = ('false', 'no', 'off', '0')
 
@@ -99,5 +104,13 @@ def check(helper, say):
                     hint='fetch the git mirror first (or set cinnabar.graft '
                          'to its URL), or unset cinnabar.graft')
     if stats.grafted:
+        mark_grafted()
         say('graft: %d changesets recorded onto existing commits, %d new '
             'commits' % (stats.grafted, stats.not_grafted))
+
+
+def mark_grafted():
+    """Note in the repository's config (`cinnabar.grafted`) that some of
+    its changesets have commits that are not what an import makes of
+    them: `git cinnabar fsck` then accepts those (helper/fsck.h)."""
+    git.run(['config', GRAFTED_SETTING, 'true'])

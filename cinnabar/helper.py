@@ -21,7 +21,7 @@ from cinnabar.errors import Abort
 from cinnabar.ids import GitId, HgId
 from cinnabar.trace import Tracer
 
-PROTOCOL = 5
+PROTOCOL = 6
 HELPER_NAME = 'git-cinnabar-helper'
 REBUILD_HINT = ('run `git cinnabar download` for a prebuilt one, or build '
                 'it with `make` at the top of the git-cinnabar source tree')
@@ -534,22 +534,21 @@ class Helper:
         if answer != 'ok':
             raise HelperError('unexpected answer to metadata: %r' % answer)
 
-    def fsck(self, commits=None, received=False):
+    def fsck(self, commits=None, received=False, grafts=()):
         """Check all the metadata, or only the given changeset commits.
-        `received`: all of it, with the id checks of cinnabar.check.
+        `received`: all of it, with the id checks of cinnabar.check;
+        `grafts` then lists the commits that may stand for a changeset
+        without being what an import makes of it.
         Returns ([problem message], [unlike-hg message], FsckCounts):
         problems are damage; unlike-hg messages name changesets and file
         revisions that are not what Mercurial's commit makes of the same
         change (the metadata holds them faithfully)."""
         if received:
-            self._command('fsck', 'received')
+            self._fsck_command('received', grafts)
         elif commits is None:
             self._command('fsck', 'full')
         else:
-            commits = [GitId(c) for c in commits]
-            self._command('fsck', 'commits', str(len(commits)))
-            for commit in commits:
-                self._send(commit.encode('ascii') + b'\n')
+            self._fsck_command('commits', commits)
         problems, unlike = [], []
         while True:
             line = self._answer_after_exit()
@@ -563,6 +562,15 @@ class Helper:
             if len(fields) != 5 or fields[0] != 'ok':
                 raise HelperError('unexpected answer to fsck: %r' % line)
             return problems, unlike, FsckCounts(*(int(f) for f in fields[1:]))
+
+    def _fsck_command(self, mode, commits):
+        """`fsck <mode> <count>` and the commits, or `fsck <mode>`."""
+        commits = [GitId(c) for c in commits]
+        if mode == 'received' and not commits:
+            self._command('fsck', mode)
+            return
+        self._command('fsck', mode, str(len(commits)))
+        self._send(b''.join(c.encode('ascii') + b'\n' for c in commits))
 
     # For `git cinnabar data` and `git cinnabar bundle`.
 

@@ -45,6 +45,9 @@ LEGACY_REFS = ('refs/cinnabar/hg2git', 'refs/cinnabar/manifest',
                'refs/cinnabar/branches/', 'refs/cinnabar/tip')
 # The parts of a metadata commit (its first five parents), in order.
 PARTS = ('changesets', 'manifests', 'hg2git', 'git2hg', 'files-meta')
+# The author and committer of every metadata commit.
+AUTHORSHIP = ('author  <cinnabar@git> 0 +0000\n'
+              'committer  <cinnabar@git> 0 +0000\n')
 
 RECOVERY_HINT = ('run `git cinnabar rollback --fsck` to go back to the last '
                  'checked metadata, or `git cinnabar reclone` to start over')
@@ -97,6 +100,17 @@ def read_commit(oid, env=None):
             break
         parents.append(GitId(line[7:]))
     return Commit(tree, parents, message.decode('utf-8', 'replace'))
+
+
+def write_commit(tree, parents):
+    """Write a metadata commit of format FLAGS with `tree` and `parents`
+    (its parts, then the previous metadata commit if any); its GitId."""
+    data = 'tree %s\n' % tree
+    data += ''.join('parent %s\n' % p for p in parents)
+    data += AUTHORSHIP + '\n' + FLAGS
+    out = git_out('hash-object', '-t', 'commit', '-w', '--stdin',
+                  input=data.encode('ascii'))
+    return GitId(out.decode('ascii').strip())
 
 
 def previous(commit):

@@ -65,6 +65,7 @@ struct fsck_run {
 	/* The file revisions whose ids are checked last (queue_file). */
 	struct file_checks queued;
 	kh_mcommit_t *mcommits;		/* full check only, else NULL */
+	struct oid_array *grafts;	/* commits that may be grafted */
 	struct cs_seen *seen;
 	size_t seen_nr, seen_alloc;
 };
@@ -492,6 +493,38 @@ static void check_changeset_tree(struct fsck_run *run,
 		check_changeset_files(run, node, commit, c, cs);
 }
 
+/*
+ * The commit must be the one an import makes of the changeset (import.h),
+ * so that a note holds only what that conversion puts there, not another
+ * author or message its fields turn back into the changeset's. Its tree
+ * and parents are checked apart: they are taken as they are. A message
+ * lengthened for a conflict keeps the filler it was made with.
+ */
+static void check_changeset_commit(struct fsck_run *run,
+				   const struct hg_oid *node,
+				   const struct object_id *commit,
+				   const struct raw_commit *c,
+				   const struct hg_changeset *cs)
+{
+	struct strbuf expected = STRBUF_INIT;
+	struct object_id oid;
+	char filler;
+
+	if (run->checks & FSCK_GRAFTED ||
+	    (run->grafts && oid_array_lookup(run->grafts, commit) >= 0))
+		return;
+	changeset_commit(&expected, cs, &c->tree, c->parents.oid,
+			 c->parents.nr);
+	filler = c->len > expected.len && !c->buf[expected.len] ? '\0' : '\n';
+	changeset_commit_id(&expected, node, filler, &oid);
+	if (!oideq(&oid, commit))
+		problem(run, "commit %s for changeset %s is not the commit its "
+			"changeset converts to: would be %s",
+			oid_to_hex(commit), hg_oid_to_hex(node),
+			oid_to_hex(&oid));
+	strbuf_release(&expected);
+}
+
 /* Whether `node` is the id of `text` with parents p1, p2 (in `check`). */
 static int hg_hash_is(const struct hg_oid *p1, const struct hg_oid *p2,
 		      const char *text, size_t len, const struct hg_oid *node,
@@ -555,6 +588,7 @@ static void check_changeset(struct fsck_run *run, const struct hg_oid *node,
 		goto out;
 	}
 	remember_changeset(run, node, p, commit, &cs);
+	check_changeset_commit(run, node, commit, &c, &cs);
 	check_changeset_tree(run, node, commit, &c, &cs);
 out:
 	strbuf_release(&note_text);
@@ -922,7 +956,8 @@ static void check_commits(struct fsck_run *run,
 }
 
 void fsck_metadata(const struct oid_array *commits, unsigned flags,
-		   FILE *out, struct fsck_counts *counts)
+		   struct oid_array *grafts, FILE *out,
+		   struct fsck_counts *counts)
 {
 	struct fsck_run run = { out, counts, flags };
 	size_t i;
@@ -930,6 +965,7 @@ void fsck_metadata(const struct oid_array *commits, unsigned flags,
 	memset(counts, 0, sizeof(*counts));
 	run.manifest_state = kh_init_manifest_state();
 	run.files_checked = kh_init_oid_set();
+	run.grafts = grafts;
 	if (commits)
 		check_commits(&run, commits);
 	else

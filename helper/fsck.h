@@ -13,7 +13,9 @@
  * The full check also goes through every hg2git entry and every git2hg
  * note (each must map back to the other) and files-meta entry (each must
  * be of a file revision hg2git maps to a blob), and recomputes the
- * changeset and manifest heads. Each problem found is one line for people naming the
+ * changeset and manifest heads. Each changeset's commit must be the one
+ * an import makes of its text (changeset_commit_id, import.h), but in a
+ * repository that grafted (FSCK_GRAFTED). Each problem found is one line for people naming the
  * hg id and the git object concerned.
  *
  * Each changeset checked is also compared with what Mercurial's commit
@@ -31,6 +33,13 @@ struct fsck_counts {
 };
 
 /*
+ * With this flag among the `checks`, a changeset's commit need not be the
+ * one an import makes of it: a repository that grafted changesets onto
+ * existing commits (cinnabar.graft, graft.h) keeps those.
+ */
+#define FSCK_GRAFTED 0x100
+
+/*
  * Check everything (commits == NULL) or only the given changeset commits
  * with their manifests and the file revisions those introduce. Problems
  * are written to `out` as "problem <message>" lines, differences from
@@ -38,9 +47,12 @@ struct fsck_counts {
  * flags, check.h) says which ids are computed again: without
  * CHECK_NODEID, changeset ids are not, without CHECK_FILES, file ids are
  * not; manifest ids always are (the git tree each changeset's commit
- * must have comes out of the same walk).
+ * must have comes out of the same walk). `grafts` (or NULL): commits that
+ * may stand for a changeset without being what an import makes of it
+ * (as FSCK_GRAFTED allows for all).
  */
 void fsck_metadata(const struct oid_array *commits, unsigned checks,
-		   FILE *out, struct fsck_counts *counts);
+		   struct oid_array *grafts, FILE *out,
+		   struct fsck_counts *counts);
 
 #endif

@@ -6,6 +6,7 @@
 #include "config.h"
 #include "meter.h"
 #include "khash.h"
+#include "object-store.h"
 #include "bundle.h"
 #include "changegroup.h"
 #include "changeset.h"
@@ -219,9 +220,8 @@ static char conflict_filler(void)
 	return filler;
 }
 
-/* Store the commit, lengthening its message while it maps elsewhere. */
-static void store_commit(struct strbuf *commit, const struct hg_oid *node,
-			 struct object_id *result)
+void changeset_commit_id(struct strbuf *commit, const struct hg_oid *node,
+			 char filler, struct object_id *result)
 {
 	for (;;) {
 		const struct object_id *note;
@@ -229,7 +229,8 @@ static void store_commit(struct strbuf *commit, const struct hg_oid *node,
 		unsigned long len;
 		char *buf;
 
-		store_object_buf(OBJ_COMMIT, commit->buf, commit->len, result);
+		hash_object_file(the_hash_algo, commit->buf, commit->len,
+				 OBJ_COMMIT, result);
 		note = notes_map_get(&metadata.git2hg, result);
 		if (!note)
 			return;
@@ -239,8 +240,16 @@ static void store_commit(struct strbuf *commit, const struct hg_oid *node,
 		free(buf);
 		if (hg_oideq(&other, node))
 			return;
-		strbuf_addch(commit, conflict_filler());
+		strbuf_addch(commit, filler);
 	}
+}
+
+/* Store the commit, lengthening its message while it maps elsewhere. */
+static void store_commit(struct strbuf *commit, const struct hg_oid *node,
+			 struct object_id *result)
+{
+	changeset_commit_id(commit, node, conflict_filler(), result);
+	store_object_buf(OBJ_COMMIT, commit->buf, commit->len, result);
 }
 
 static void import_changeset(struct spooled_changeset *c)

@@ -11,6 +11,7 @@
 
 struct bundle;
 struct hg_oid;
+struct object_id;
 struct strbuf;
 
 struct import_stats {
@@ -18,6 +19,17 @@ struct import_stats {
 };
 
 void import_bundle(struct bundle *b, struct import_stats *stats);
+
+/*
+ * The id of the commit an import stores for changeset `node`, from
+ * `commit`, the commit changeset_commit makes of it: its own id, or,
+ * while that id is another changeset's commit (git2hg), the id after
+ * `filler` is appended to the message, as often as needed (`commit` is
+ * left as that commit). `filler` is what cinnabar.compat says: a
+ * newline, or a NUL byte for 0.6.
+ */
+void changeset_commit_id(struct strbuf *commit, const struct hg_oid *node,
+			 char filler, struct object_id *result);
 
 /* The raw text of a stored changeset; dies if it is unknown. */
 void changeset_text(const struct hg_oid *node, struct strbuf *out);

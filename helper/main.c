@@ -33,7 +33,7 @@
 #include "sha1/sha1-test.h"
 #include <malloc.h>
 
-#define PROTOCOL_VERSION 5
+#define PROTOCOL_VERSION 6
 #ifndef CINNABAR_HELPER_VERSION
 #define CINNABAR_HELPER_VERSION "0.1.0"
 #endif
@@ -400,34 +400,67 @@ static unsigned configured_checks(void)
 	return flags;
 }
 
-static void cmd_fsck(const char **argv)
+/*
+ * The checks of a fsck of our own metadata: all, and a changeset's commit
+ * may be a grafted one when the repository grafted (cinnabar.grafted,
+ * which cinnabar/graft.py sets). Metadata received is never so trusted.
+ */
+static unsigned local_fsck_checks(void)
 {
-	struct oid_array commits = OID_ARRAY_INIT;
-	struct strbuf line = STRBUF_INIT;
-	struct fsck_counts counts;
-	unsigned long count, i;
-	int full, received;
+	int grafted = 0;
 
-	need_repository();
-	received = argv[0] && !strcmp(argv[0], "received") && !argv[1];
-	full = received || (argv[0] && !strcmp(argv[0], "full") && !argv[1]);
-	if (!full && (!argv[0] || strcmp(argv[0], "commits") || !argv[1] ||
-		      argv[2]))
-		die("fsck needs 'full', 'received' or 'commits <count>'");
-	count = full ? 0 : strtoul(argv[1], NULL, 10);
+	if (git_config_get_bool("cinnabar.grafted", &grafted))
+		grafted = 0;
+	return CHECK_ALL | (grafted ? FSCK_GRAFTED : 0);
+}
+
+/* Read `count` lines of commit ids into `commits`; dies otherwise. */
+static void read_commit_ids(unsigned long count, struct oid_array *commits)
+{
+	struct strbuf line = STRBUF_INIT;
+	unsigned long i;
+
 	for (i = 0; i < count; i++) {
 		struct object_id oid;
 		if (strbuf_getline_lf(&line, stdin) == EOF ||
 		    get_oid_hex(line.buf, &oid) || line.len != GIT_SHA1_HEXSZ)
-			die("fsck commits expects %lu commit ids", count);
-		oid_array_append(&commits, &oid);
+			die("fsck expects %lu commit ids", count);
+		oid_array_append(commits, &oid);
 	}
 	strbuf_release(&line);
-	fsck_metadata(full ? NULL : &commits,
-		      received ? configured_checks() : CHECK_ALL, out, &counts);
+}
+
+/* "<word>" alone, or "<word> <count>" when `counted`. */
+static int fsck_mode(const char **argv, const char *word, int counted)
+{
+	return argv[0] && !strcmp(argv[0], word) &&
+	       (counted ? argv[1] && !argv[2] : !argv[1]);
+}
+
+static void cmd_fsck(const char **argv)
+{
+	struct oid_array commits = OID_ARRAY_INIT, grafts = OID_ARRAY_INIT;
+	struct fsck_counts counts;
+	int full = fsck_mode(argv, "full", 0);
+	int received = fsck_mode(argv, "received", 0) ||
+		       fsck_mode(argv, "received", 1);
+
+	need_repository();
+	if (!full && !received && !fsck_mode(argv, "commits", 1))
+		die("fsck needs 'full', 'received [<count>]' or "
+		    "'commits <count>'");
+	if (argv[1])
+		read_commit_ids(strtoul(argv[1], NULL, 10),
+				received ? &grafts : &commits);
+	if (received)
+		fsck_metadata(NULL, configured_checks(), &grafts, out, &counts);
+	else
+		fsck_metadata(full ? NULL : &commits, local_fsck_checks(),
+			      NULL, out, &counts);
 	answer("ok %u %u %u %u\n", counts.changesets, counts.manifests,
 	       counts.files, counts.problems);
 	oid_array_clear(&commits);
+	oid_array_clear(&grafts);
 }
 
 /* A block stream (PROTOCOL.md, "Framing"). */

@@ -15,7 +15,7 @@ import pytest
 from lib.checks import assert_expected_ids, assert_no_traceback
 from lib.env import ROOT
 from lib.bundleserver import BundleServer
-from lib.git import METADATA_REF, clone, git, hg_url, refs
+from lib.git import METADATA_REF, clone, git, hg_url, refs, rev_parse
 from lib.plumbing import MetadataParts, cat, commit_tree, edit_tree
 from lib.plumbing import hash_blob, ls_tree, message, parents, tree_of
 from lib.proxy import HgProxy
@@ -406,6 +406,14 @@ class Trojan:
             assert parts.notes('hg2git')[file_node][1] == blob
             parts.edit_note('hg2git', file_node, trojan)
         note = parts.notes('git2hg')[old][1]
+        self.move_tip(parts, old, new, note)
+        parts.store()
+        return self.serve(src, kind), trojan
+
+    def move_tip(self, parts, old, new, note):
+        """The tip's hg2git entry, git2hg note and changeset head moved
+        from commit `old` to commit `new` (with the note blob `note`)."""
+        src = parts.repo
         parts.edit_note('hg2git', self.node, new)
         parts.edit_note('git2hg', old, None)
         parts.add_note('git2hg', new, note)
@@ -414,10 +422,49 @@ class Trojan:
             src, tree_of(src, heads),
             [new if p == old else p for p in parents(src, heads)],
             message(src, heads))
-        parts.store()
-        git('bundle', 'create', self.www / f'{kind}.bundle', METADATA_REF,
+
+    def serve(self, src, name):
+        """The URL of a bundle of the metadata of `src`."""
+        git('bundle', 'create', self.www / f'{name}.bundle', METADATA_REF,
             cwd=src)
-        return self.bundles.url(f'{kind}.bundle'), trojan
+        return self.bundles.url(f'{name}.bundle')
+
+    def forge_author(self, src):
+        """In the clone `src`: the tip's commit replaced by one with the
+        same tree, parents and date, but another author and message,
+        whose git2hg note gets an `author` field (the real user) and a
+        `patch` (the real description in place of the message) that
+        rebuild the real changeset text from it, so every hg id still
+        checks out. Returns (the real commit, the forged one)."""
+        parts = MetadataParts(src)
+        old = git('cinnabar', 'hg2git', self.node, cwd=src).out.strip()
+        raw = git('cat-file', 'commit', old, cwd=src).stdout
+        header, _, _ = raw.partition(b'\n\n')
+        date = b' '.join(header.split(b'\nauthor ')[1].split(b'\n')[0]
+                         .split(b' ')[-2:])
+        ident = b'Trusted Dev <trusted@example.org> ' + date
+        forged_raw = b'\n'.join(
+            line for line in header.split(b'\n')
+            if not line.startswith((b'author ', b'committer '))) + \
+            b'\nauthor %s\ncommitter %s\n\nReviewed security fix' % (
+                ident, ident)
+        forged = git('hash-object', '-t', 'commit', '-w', '--stdin',
+                     cwd=src, input=forged_raw).out.strip()
+        text = git('cinnabar', 'data', '-c', self.node, cwd=src).stdout
+        head, _, description = text.partition(b'\n\n')
+        user = head.split(b'\n')[1]
+        start = len(head) + 2
+        end = start + len(b'Reviewed security fix')
+        patch = b'%d,%d,%s' % (start, end, b''.join(
+            b'%%%02X' % c for c in description))
+        note = cat(src, parts.notes('git2hg')[old][1])
+        fields = [line for line in note.split(b'\n')
+                  if not line.startswith((b'author ', b'patch '))]
+        fields += [b'author ' + user, b'patch ' + patch]
+        self.move_tip(parts, old, forged,
+                      hash_blob(src, b'\n'.join(fields)))
+        parts.store()
+        return old, forged
 
 
 @pytest.mark.parametrize('kind,check', [('file', 'all'), ('tree', 'all'),
@@ -450,3 +497,95 @@ def test_trojan_metadata_is_refused(hg, hg_serve, bundle_server, tmp_path,
     assert not list((dest / '.git' / 'cinnabar' / 'downloads').iterdir())
     result = git('cinnabar', 'fsck', '--full', cwd=dest)
     assert 'no problem' in result.err, result.describe()
+
+
+def converts_to(commit, node, fresh):
+    """fsck's line for a changeset commit that is not what an import
+    makes of its changeset."""
+    return (f'commit {commit} for changeset {node} is not the commit its '
+            f'changeset converts to: would be {fresh}')
+
+
+def test_forged_author_is_refused(hg, hg_serve, bundle_server, tmp_path):
+    """Metadata mapping the real tip to a commit with the same tree and
+    parents but another author and message, its note's `author` and
+    `patch` rebuilding the real changeset (every id checks out): the
+    commit is not what an import makes of the changeset, so the metadata
+    is refused with one line naming both commits, a normal clone follows,
+    and the forged commit is not kept."""
+    trojan = Trojan(hg, hg_serve, bundle_server, tmp_path)
+    src = tmp_path / 'src'
+    shutil.copytree(trojan.plain, src, symlinks=True)
+    real, forged = trojan.forge_author(src)
+    url = trojan.serve(src, 'author')
+    (trojan.repo / '.hg' / 'cinnabar.manifest').write_text(url + '\n')
+    dest = tmp_path / 'clone'
+    result = clone(trojan.url, dest)
+    assert_no_traceback(result)
+    assert result.returncode == 0, result.describe()
+    warnings = [line for line in result.err.splitlines()
+                if 'does not match' in line]
+    assert len(warnings) == 1, result.describe()
+    assert f'changeset {trojan.node} (1 problem, the first: ' \
+        f'{converts_to(forged, trojan.node, real)})' in warnings[0], \
+        result.describe()
+    assert 'falling back to a normal clone' in result.err
+    assert refs(dest) == refs(trojan.plain)
+    assert git('cat-file', '-e', forged, cwd=dest,
+               check=False).returncode != 0
+    assert not (dest / '.git' / 'cinnabar' / 'incoming').exists()
+
+
+@pytest.mark.parametrize('full', [False, True])
+def test_fsck_reports_a_forged_author(hg, hg_serve, bundle_server, tmp_path,
+                                      full):
+    """The same forgery in a repository's own metadata: `git cinnabar
+    fsck` (the changesets new since the last check) and `fsck --full`
+    report it on one line and exit 1."""
+    trojan = Trojan(hg, hg_serve, bundle_server, tmp_path)
+    src = tmp_path / 'src'
+    shutil.copytree(trojan.plain, src, symlinks=True)
+    assert git('cinnabar', 'fsck', cwd=src).returncode == 0
+    real, forged = trojan.forge_author(src)
+    result = git('cinnabar', 'fsck', *(['--full'] if full else []),
+                 cwd=src, check=False)
+    assert_no_traceback(result)
+    assert result.returncode == 1, result.describe()
+    errors = [line for line in result.err.splitlines()
+              if line.startswith('error: ')]
+    assert errors == ['error: ' + converts_to(forged, trojan.node, real)], \
+        result.describe()
+
+
+def test_unchecked_previous_metadata_is_not_kept(hg, hg_serve, bundle_server,
+                                                 tmp_path):
+    """Good metadata whose previous metadata commit (its sixth parent) is
+    trojaned: the clone takes the good parts in a metadata commit of its
+    own without a previous one, so neither rollback nor fsck's marks can
+    reach the trojan."""
+    trojan = Trojan(hg, hg_serve, bundle_server, tmp_path)
+    trojan.metadata(tmp_path, 'tree')
+    src = tmp_path / 'src'
+    bad = rev_parse(src, METADATA_REF)
+    good = parents(trojan.plain,
+                   rev_parse(trojan.plain, METADATA_REF))[:PARTS]
+    parts = MetadataParts(src)
+    parts.parts = dict(zip(parts.parts, good))
+    parts.store()
+    url = trojan.serve(src, 'previous')
+    (trojan.repo / '.hg' / 'cinnabar.manifest').write_text(url + '\n')
+    dest = tmp_path / 'clone'
+    result = clone(trojan.url, dest)
+    assert_no_traceback(result)
+    assert result.returncode == 0, result.describe()
+    assert 'falling back' not in result.err, result.describe()
+    current = rev_parse(dest, METADATA_REF)
+    assert parents(dest, current) == good
+    assert git('cinnabar', 'rollback', '--candidates',
+               cwd=dest).out.splitlines() == [f'{current} (current)']
+    refused = git('cinnabar', 'rollback', bad, cwd=dest, check=False)
+    assert 'is not in the chain of the current metadata' in refused.err
+    assert git('cinnabar', 'fsck', cwd=dest).returncode == 0
+    assert git('cinnabar', 'rollback', cwd=dest).returncode == 0
+    assert METADATA_REF not in refs(dest)
+    assert 'refs/cinnabar/checked' not in refs(dest)

@@ -3,7 +3,10 @@
 usage: git cinnabar fsck [--full | --force] [<commit>...]
 
 Computes the Mercurial ids again from the git commits, trees and blobs and
-the metadata, and checks that the metadata's mappings agree both ways.
+the metadata, checks that the metadata's mappings agree both ways, and
+that each changeset's git commit is exactly the one a clone makes of the
+changeset (but in a repository that grafted changesets onto existing
+commits, see `cinnabar.grafted`).
 By default, checks only the changesets added since the last check that
 passed (the metadata commit it checked is kept in refs/cinnabar/checked;
 without one, checks everything).

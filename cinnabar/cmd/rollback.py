@@ -20,14 +20,13 @@ fetch (as git-cinnabar 0.7 does; `git cinnabar clear` does the same):
   metadata does not know are deleted, and so are the remote-tracking refs
   of hg remotes, unless their reflog has an older value it knows: they
   are set back to the newest such value;
-- refs/cinnabar/checked and refs/cinnabar/broken stay where they are,
-  as with git-cinnabar; going back (without --force) past the checked
-  metadata, or from it, moves refs/cinnabar/checked to the metadata
-  commit gone back to (what a checked commit builds on was checked too);
-  going back to the broken one leaves it broken.
-  `rollback --candidates` then shows `(current, checked)`. Damage only
-  stops fetches and pushes while refs/cinnabar/broken is the current
-  metadata.
+- refs/cinnabar/checked and refs/cinnabar/broken stay where they are.
+  Unlike git-cinnabar, going back past the checked metadata, or from it,
+  does not move refs/cinnabar/checked to the metadata commit gone back
+  to: fsck checked the metadata of that commit, not what it builds on
+  (the next `git cinnabar fsck` then checks everything). Going back to
+  the broken one leaves it broken. Damage only stops fetches and pushes
+  while refs/cinnabar/broken is the current metadata.
 
 Your own branches and tags are left alone. All refs change in one
 transaction.
@@ -120,28 +119,6 @@ def known_commits(target):
     return {name.replace('/', '') for name in out.decode('ascii').split()}
 
 
-def state_refs(chain, target, force):
-    """refs/cinnabar/checked or broken moved to `target`, going back along
-    `chain` (the current metadata first): the state of the last marked
-    commit passed (checked stays true of older commits, broken does not);
-    nothing moves with `force`."""
-    checked = metadata.read_ref(metadata.CHECKED_REF)
-    broken = metadata.read_ref(metadata.BROKEN_REF)
-    if force or target == chain[0]:
-        return {}
-    marks = {checked: metadata.CHECKED_REF, broken: metadata.BROKEN_REF}
-    marks.pop(None, None)
-    state = marks.get(chain[0])
-    for oid in chain[1:]:
-        if oid in marks:
-            state = marks[oid]
-        elif state == metadata.BROKEN_REF:
-            state = None
-        if oid == target:
-            break
-    return {state: target} if state else {}
-
-
 def restore(saved, current):
     """Changes turning the refs `current` into `saved` ({name: GitId})."""
     changes = {name: None for name in current if name not in saved}
@@ -231,7 +208,6 @@ def run(args):
     known = known_commits(target)
     changes = {metadata.METADATA_REF: target}
     changes.update(metadata.notes_for(target))
-    changes.update(state_refs(chain, target, options['force']))
     saved = saved_refs(git_dir, target)
     changes.update(fetch_refs(saved, known))
     changes.update(remote_refs(git_dir, saved, known))

@@ -37,17 +37,6 @@ CANNOT = ('cannot be upgraded in place: its manifests must be imported '
           'again from the Mercurial repository')
 
 
-def rewrite_flags(current, commit):
-    """A metadata commit like `commit` with the canonical flags."""
-    data = 'tree %s\n' % commit.tree
-    data += ''.join('parent %s\n' % p for p in commit.parents)
-    data += ('author  <cinnabar@git> 0 +0000\n'
-             'committer  <cinnabar@git> 0 +0000\n\n' + metadata.FLAGS)
-    out = metadata.git_out('hash-object', '-t', 'commit', '-w', '--stdin',
-                           input=data.encode('ascii'))
-    return metadata.GitId(out.decode('ascii').strip())
-
-
 def upgrade_flags(current):
     """Upgrade the metadata commit's flags when that is all it needs;
     returns what was done, or raises."""
@@ -64,7 +53,7 @@ def upgrade_flags(current):
                     hint=metadata.RECLONE_HINT)
     if len(commit.parents) not in (5, 6):
         raise problem
-    new = rewrite_flags(current, commit)
+    new = metadata.write_commit(commit.tree, commit.parents)
     metadata.update_refs({metadata.METADATA_REF: new})
     return "rewrote the metadata flags ('%s' -> '%s')" % (
         commit.message, metadata.FLAGS)
