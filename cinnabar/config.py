@@ -64,6 +64,11 @@ SETTINGS = (
             'Record fetched changesets onto existing commits of a git mirror '
             'with the same tree, parents and author date: those of every '
             'ref (`true`), or of the branches and tags of that repository.'),
+    Setting('grafted', 'true or unset', False, False,
+            'Set by a fetch that grafted changesets onto commits of a git '
+            'mirror (`cinnabar.graft`): `git cinnabar fsck` then accepts '
+            'commits that are not what a clone makes of their changesets; '
+            'not meant to be set by hand.'),
     Setting('lock-timeout', 'seconds', False, True,
             'How long a fetch, push or writing command waits for another '
             'one working on the same repository (default 600).'),

@@ -178,7 +178,7 @@ class FakePusher:
     made = []
 
     def __init__(self, peer, helper, state, styles, force, dry_run,
-                 remote=None):
+                 remote=None, quiet=False):
         self.options = (force, dry_run)
         FakePusher.made.append(self)
 
