@@ -739,6 +739,16 @@ void push_convert_commit(struct push_state *st, struct cs_rev *cs,
 	/* After the merge bases: both stay in the cache. */
 	m2 = push_manifest_get(st, &cs->mp2);
 	m1 = push_manifest_get(st, &cs->mp1);
+	/*
+	 * The new paths are checked first: git's own tree walk, in
+	 * git_copies, dies on some of those Mercurial refuses (an empty
+	 * name in a tree, which is how an absolute path comes), without
+	 * saying which file.
+	 */
+	for (i = 0; i < changes.nr; i++)
+		if (changes.items[i].new_mode)
+			hg_path_audit(changes.items[i].path,
+				      strlen(changes.items[i].path), "push");
 	/* A full walk of both trees: only when a copy is possible. */
 	if (c->parents.nr && adds_a_path(&changes))
 		git_copies(&p1_tree, &c->tree, &copies);
@@ -749,7 +759,6 @@ void push_convert_commit(struct push_state *st, struct cs_rev *cs,
 		const char *copy;
 		if (!ch->new_mode)
 			continue;
-		hg_path_audit(ch->path, strlen(ch->path), "push");
 		copy = m2 && from_second_parent(st, m2, ch) ? NULL :
 			copy_source(&copies, m1, ch->path);
 		ALLOC_GROW(lines, nr + 1, alloc);
