@@ -214,7 +214,12 @@ def test_server_killed_while_applying(hg, hg_serve, tmp_path):
     err = err.decode(errors='replace')
     assert proc.returncode != 0, err
     assert 'Traceback' not in err, err
-    assert '[remote rejected]' in err and 'cmd=unbundle failed' in err, err
+    # The push's request failed (the connection cut, or refused if the
+    # helper had to open another), said about the repository's URL, never
+    # with the internal query string.
+    assert '[remote rejected]' in err and \
+        f'cannot reach {served.url.rstrip("/")}' in err, err
+    assert 'cmd=' not in err, err
     assert refs(work, 'refs/remotes', 'refs/cinnabar/metadata') == before
     served.stop()
 
