@@ -386,8 +386,7 @@ class Trojan:
         its id then tells), or 'tree', only the commit changed (its tree
         then differs from what its manifest gives). Returns the bundle's
         URL and the changed blob."""
-        src = tmp_path / 'src'
-        shutil.copytree(self.plain, src, symlinks=True)
+        src = self.copy_plain(tmp_path)
         parts = MetadataParts(src)
         old = git('cinnabar', 'hg2git', self.node, cwd=src).out.strip()
         mode, _, blob, _ = [e for e in ls_tree(src, tree_of(src, old))
@@ -422,6 +421,20 @@ class Trojan:
             src, tree_of(src, heads),
             [new if p == old else p for p in parents(src, heads)],
             message(src, heads))
+
+    def copy_plain(self, tmp_path):
+        """A copy of the plain clone, to forge metadata in."""
+        src = tmp_path / 'src'
+        shutil.copytree(self.plain, src, symlinks=True)
+        return src
+
+    def clone_from(self, url, dest, *options):
+        """Clone with the manifest naming `url` only; the clone passes."""
+        (self.repo / '.hg' / 'cinnabar.manifest').write_text(url + '\n')
+        result = clone(self.url, dest, *options)
+        assert_no_traceback(result)
+        assert result.returncode == 0, result.describe()
+        return result
 
     def serve(self, src, name):
         """The URL of a bundle of the metadata of `src`."""
@@ -479,11 +492,8 @@ def test_trojan_metadata_is_refused(hg, hg_serve, bundle_server, tmp_path,
     refs, files)."""
     trojan = Trojan(hg, hg_serve, bundle_server, tmp_path)
     url, blob = trojan.metadata(tmp_path, kind)
-    (trojan.repo / '.hg' / 'cinnabar.manifest').write_text(url + '\n')
     dest = tmp_path / 'clone'
-    result = clone(trojan.url, dest, '-c', f'cinnabar.check={check}')
-    assert_no_traceback(result)
-    assert result.returncode == 0, result.describe()
+    result = trojan.clone_from(url, dest, '-c', f'cinnabar.check={check}')
     warnings = [line for line in result.err.splitlines()
                 if 'does not match' in line]
     assert len(warnings) == 1, result.describe()
@@ -514,15 +524,10 @@ def test_forged_author_is_refused(hg, hg_serve, bundle_server, tmp_path):
     is refused with one line naming both commits, a normal clone follows,
     and the forged commit is not kept."""
     trojan = Trojan(hg, hg_serve, bundle_server, tmp_path)
-    src = tmp_path / 'src'
-    shutil.copytree(trojan.plain, src, symlinks=True)
+    src = trojan.copy_plain(tmp_path)
     real, forged = trojan.forge_author(src)
-    url = trojan.serve(src, 'author')
-    (trojan.repo / '.hg' / 'cinnabar.manifest').write_text(url + '\n')
     dest = tmp_path / 'clone'
-    result = clone(trojan.url, dest)
-    assert_no_traceback(result)
-    assert result.returncode == 0, result.describe()
+    result = trojan.clone_from(trojan.serve(src, 'author'), dest)
     warnings = [line for line in result.err.splitlines()
                 if 'does not match' in line]
     assert len(warnings) == 1, result.describe()
@@ -543,8 +548,7 @@ def test_fsck_reports_a_forged_author(hg, hg_serve, bundle_server, tmp_path,
     fsck` (the changesets new since the last check) and `fsck --full`
     report it on one line and exit 1."""
     trojan = Trojan(hg, hg_serve, bundle_server, tmp_path)
-    src = tmp_path / 'src'
-    shutil.copytree(trojan.plain, src, symlinks=True)
+    src = trojan.copy_plain(tmp_path)
     assert git('cinnabar', 'fsck', cwd=src).returncode == 0
     real, forged = trojan.forge_author(src)
     result = git('cinnabar', 'fsck', *(['--full'] if full else []),
@@ -572,12 +576,8 @@ def test_unchecked_previous_metadata_is_not_kept(hg, hg_serve, bundle_server,
     parts = MetadataParts(src)
     parts.parts = dict(zip(parts.parts, good))
     parts.store()
-    url = trojan.serve(src, 'previous')
-    (trojan.repo / '.hg' / 'cinnabar.manifest').write_text(url + '\n')
     dest = tmp_path / 'clone'
-    result = clone(trojan.url, dest)
-    assert_no_traceback(result)
-    assert result.returncode == 0, result.describe()
+    result = trojan.clone_from(trojan.serve(src, 'previous'), dest)
     assert 'falling back' not in result.err, result.describe()
     current = rev_parse(dest, METADATA_REF)
     assert parents(dest, current) == good
