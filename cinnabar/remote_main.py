@@ -52,11 +52,13 @@ def session(argv):
         else:
             git_dir = git.git_dir()
             resources.enter_context(repolock.held(git_dir))
-            resources.enter_context(tmpfiles.importer_packs(git_dir))
             # The helper first: it is what the session waits for (its
             # libraries load for longer than git config runs).
             spawned = _start_helper(resources, git_dir, url)
             git.read_config_soon()
+            # While they start (git's fast-import, whose tmp_pack files
+            # these are, starts only once we answer git).
+            resources.enter_context(tmpfiles.importer_packs(git_dir))
             from cinnabar.remote import RemoteHelper
             helper_class = RemoteHelper
         remote = helper_class(_remote_name(argv[0]), url,
