@@ -11,7 +11,8 @@
 #                         hg extension and hooks, with the Mercurial and hg-evolve it
 #                         pins), for tests/test_heptapod.py (CI makes it)
 #   make test             the test suite with the venv's Mercurial
-#                         (TEST_PYTHON=python3.9: the launchers run with that Python)
+#                         (TEST_PYTHON=python3.9: the launchers run with that Python;
+#                         TEST_HELPER=build/dist/git-cinnabar-helper: with that helper)
 #   make test-hg63        the same suite with Debian's /usr/bin/hg (Mercurial 6.3)
 #   make hg-matrix        build/hg-matrix/<version>/hg: the older Mercurial releases
 #                         of HG_MATRIX, in pure Python from PyPI's sources (needs
@@ -20,8 +21,9 @@
 #                         the venv's Mercurial (hg-matrix-ci, hg-matrix-test-ci:
 #                         the same for HG_MATRIX_CI, the part CI tests)
 #   make demo             build, then clone a small hg repository served over HTTP
-#   make asan             build/asan/git-cinnabar-helper: the helper and its own git
-#                         tree built with AddressSanitizer and UBSan (for fuzzing)
+#   make asan             build/asan/git-cinnabar-helper: the helper's sources built
+#                         with AddressSanitizer and UBSan, linked with the normal
+#                         build's git libraries (for fuzzing)
 #   make fuzz             fuzz the bundle reader of the ASan helper for FUZZ_SECONDS
 #                         (default 3600); `make fuzz-short`: 120 s with a fixed seed,
 #                         as CI runs it.  See tests/fuzz/README.md
@@ -88,6 +90,9 @@ DEBIAN_HG = /usr/bin/hg
 # hg 6.3 suite with pyenv's 3.9, the oldest the README promises, and a part of
 # the suite with its 3.13).
 TEST_PYTHON =
+# The helper the commands under test run: the checkout's unless given (CI runs
+# the hg 6.3 suite with the one `make dist-helper` builds, build/dist/).
+TEST_HELPER =
 # What `make test` runs (files or directories under tests/).
 TESTS = tests
 PYTEST_ARGS =
@@ -166,25 +171,25 @@ endef
 $(GIT_TREE)/.cinnabar-extracted: $(GIT_TARBALL)
 	$(call extract-git,$(BUILD))
 
-# The sanitized helper lives apart, with its own copy of the git tree built with
-# the same flags (build/asan/), so the normal build is left alone.  -O1 keeps it
-# fast enough to fuzz; any UBSan report is fatal, as ASan's are.
+# The sanitized helper lives apart (build/asan/), its own sources compiled with
+# the sanitizers and -O1 (fast enough to fuzz; any UBSan report is fatal, as
+# ASan's are), linked with git's libraries as the normal build made them: what is
+# fuzzed is the helper's reading of its input, and compiling git's tree a second
+# time would cost minutes for code the fuzzer does not aim at.  (The fast-import
+# code the helper includes is compiled with the helper's sources, so it is
+# sanitized too.)  The normal build's objects and program are left alone.
 ASAN_DIR = $(BUILD)/asan
-ASAN_GIT_TREE = $(ASAN_DIR)/git-$(GIT_VERSION)
 ASAN_HELPER = $(ASAN_DIR)/$(HELPER)
 SANITIZE = -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=undefined
 ASAN_CFLAGS = -O1 -g $(SANITIZE)
 
-$(ASAN_GIT_TREE)/.cinnabar-extracted: $(GIT_TARBALL)
-	$(call extract-git,$(ASAN_DIR))
-
-asan: check-deps $(ASAN_GIT_TREE)/.cinnabar-extracted
+asan: check-deps $(GIT_TREE)/.cinnabar-extracted
 	+@GIT_CEILING_DIRECTORIES='$(CURDIR)/$(BUILD)' \
 	$(MAKE) $(if $(filter -j%,$(MAKEFLAGS)),,-j$(JOBS)) --no-print-directory \
-		-C $(ASAN_GIT_TREE) -f '$(CURDIR)/helper/helper.mk' \
-		CINNABAR_TOP='$(CURDIR)' $(GIT_MAKE_FLAGS) \
-		CFLAGS='$(ASAN_CFLAGS)' LDFLAGS='$(SANITIZE)' DEVELOPER= \
+		-C $(GIT_TREE) -f '$(CURDIR)/helper/helper.mk' \
+		CINNABAR_TOP='$(CURDIR)' $(GIT_MAKE_FLAGS) DEVELOPER= \
+		HELPER_EXTRA_CFLAGS='$(ASAN_CFLAGS)' HELPER_LDFLAGS='$(SANITIZE)' \
 		HELPER_OBJDIR='$(CURDIR)/$(ASAN_DIR)/helper' \
 		HELPER_PROGRAM='$(CURDIR)/$(ASAN_HELPER)' helper
 
@@ -294,6 +299,7 @@ test: helper venv
 		{ echo "error: no hg at $(TEST_HG)" >&2; exit 1; }
 	PATH='$(CURDIR)':"$$PATH" HG='$(TEST_HG)' CINNABAR_TEST_HG='$(TEST_HG)' \
 		CINNABAR_TEST_PYTHON='$(TEST_PYTHON)' \
+		CINNABAR_TEST_HELPER='$(TEST_HELPER)' \
 		$(VENV)/bin/python -m pytest $(TESTS) $(PYTEST_ARGS)
 
 test-hg63:

@@ -82,6 +82,9 @@ HELPER_EXTRA_CFLAGS =
 # which glibc before 2.34 keeps out of libc).
 HELPER_EXTRA_LIBS =
 HELPER_LIBS = -lzstd -lbz2 -lcrypto $(HELPER_EXTRA_LIBS)
+# Link flags for the helper only, kept out of git's GIT-LDFLAGS (`make asan`:
+# the sanitizers' runtime).
+HELPER_LDFLAGS =
 
 .PHONY: helper helper-print-flags
 helper: $(HELPER_PROGRAM)
@@ -91,7 +94,8 @@ $(HELPER_PROGRAM):
 	$(error no C sources in $(HELPER_SRCDIR))
 else
 $(HELPER_PROGRAM): $(HELPER_OBJS) http.o GIT-LDFLAGS $(GITLIBS)
-	$(QUIET_LINK)$(CC) $(ALL_CFLAGS) -o $@+ $(ALL_LDFLAGS) $(filter %.o,$^) \
+	$(QUIET_LINK)$(CC) $(ALL_CFLAGS) -o $@+ $(ALL_LDFLAGS) $(HELPER_LDFLAGS) \
+		$(filter %.o,$^) \
 		$(CURL_LIBCURL) $(LIBS) $(HELPER_LIBS) && mv $@+ $@
 endif
 

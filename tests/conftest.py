@@ -180,13 +180,27 @@ def _client_python_line():
         f'{result.out.strip() or "?"} ({exe})'
 
 
+def _helper_line():
+    try:
+        path = test_env.helper_under_test()
+    except test_env.SetupError as e:
+        return f'helper: NOT FOUND: {e}'
+    given = ' (CINNABAR_TEST_HELPER)' if os.environ.get(
+        'CINNABAR_TEST_HELPER') else ''
+    return f'helper under test: {path}{given}'
+
+
+def _setup_lines():
+    return [_hg_version_line(), _client_python_line(), _helper_line()]
+
+
 def pytest_report_header(config):
-    return [_hg_version_line(), _client_python_line()]
+    return _setup_lines()
 
 
 def pytest_terminal_summary(terminalreporter, config):
-    terminalreporter.write_line(_hg_version_line())
-    terminalreporter.write_line(_client_python_line())
+    for line in _setup_lines():
+        terminalreporter.write_line(line)
     notes = config.stash.get(NOTES, {})
     for key in sorted(notes):
         terminalreporter.write_line(f'{key}: {notes[key]}')

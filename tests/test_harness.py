@@ -8,6 +8,9 @@ import subprocess
 
 import pytest
 
+from cinnabar.helper import PROTOCOL
+from cinnabar.helper_version import expected_build_id
+
 from lib import env as test_env
 from lib.corpus import NGINX, Corpus
 from lib.hg import http_get
@@ -123,6 +126,21 @@ def test_launchers_run_the_client_python():
     assert launcher == '#!/usr/bin/env python3'
     remote = (test_env.ROOT / 'git-remote-hg').read_text().splitlines()
     assert remote[:2] == ['#!/bin/sh', '"""": ; exec python3 -S "$0" "$@"']
+
+
+def test_commands_run_the_helper_under_test(tmp_path):
+    """`git cinnabar --version` names the helper it runs: the one of
+    CINNABAR_TEST_HELPER when given (CI's `make dist` run), else the
+    checkout's; and that helper answers with this checkout's build id (a
+    stale or foreign helper would be refused)."""
+    out = run(['git', 'cinnabar', '--version']).out
+    helper_line = [line for line in out.splitlines()
+                   if line.startswith('helper: ')]
+    assert len(helper_line) == 1, out
+    named = helper_line[0].rsplit(' (', 1)[1].rstrip(')')
+    assert os.path.samefile(named, test_env.helper_under_test())
+    assert f'protocol {PROTOCOL}, build {expected_build_id()}' \
+        in helper_line[0]
 
 
 def test_proxy_forwards_and_counts(hg, hg_repos, hg_serve, hg_proxy,

@@ -7,7 +7,10 @@ the repository root, with the repository's top directory (where
 - `CINNABAR_TEST_HG`: the hg executable (default `build/venv/bin/hg` when
   it exists, else `hg` from PATH);
 - `CINNABAR_CORPUS`: the corpus of bundles (default `../shared/corpus`
-  relative to the repository root).
+  relative to the repository root);
+- `CINNABAR_TEST_HELPER`: the git-cinnabar-helper the commands under test
+  run (passed on as GIT_CINNABAR_HELPER; CI gives the `make dist` one to a
+  run), else the checkout's own, found beside the launchers.
 
 Child processes must not see the machine's configuration: git gets an
 empty system config and a HOME of its own, hg gets an empty HGRCPATH and
@@ -97,6 +100,18 @@ def client_python():
     return os.path.realpath(path)
 
 
+def helper_under_test():
+    """The helper the commands under test run: CINNABAR_TEST_HELPER (an
+    executable, made absolute), else the checkout's."""
+    given = os.environ.get('CINNABAR_TEST_HELPER')
+    if not given:
+        return ROOT / 'git-cinnabar-helper'
+    path = Path(given).resolve()
+    if not (path.is_file() and os.access(path, os.X_OK)):
+        raise SetupError(f'CINNABAR_TEST_HELPER={given}: no such executable')
+    return path
+
+
 def isolated_env(home, hg=None):
     """An environment for child processes, rooted at the directory `home`.
 
@@ -127,6 +142,8 @@ def isolated_env(home, hg=None):
         'HGENCODING': 'utf-8',
         'PATH': _search_path(bindir),
     })
+    if os.environ.get('CINNABAR_TEST_HELPER'):
+        env['GIT_CINNABAR_HELPER'] = str(helper_under_test())
     # `python3` for the launchers' `#!/usr/bin/env python3`: the client
     # Python (see client_python), itself, not through a version manager's
     # shim on PATH (pyenv's is a bash script starting several processes:
