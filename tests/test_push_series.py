@@ -25,13 +25,16 @@ import pytest
 from lib.git import clone, git, rev_parse
 from lib.push import BRANCH_TIP, Author, assert_fetch_imports_nothing
 from lib.push import assert_fresh_clone_matches, assert_hg_verify
-from lib.push import assert_pushed, changeset, file_flags, git_commit
+from lib.push import assert_pushed, changeset, git_commit
 from lib.push import hg_date, make_hg_repo, pushed_nodes, push
 from lib.push import writable_remote
 from lib.tree import differences, git_tree, hg_tree
 
 TRANSPORTS = ('http', 'ssh', 'local')
 TIP = BRANCH_TIP.format('default')
+# A file's flags in hg's manifest (`hg files -T '{flags}'`) by its kind in
+# `hg archive`'s tar (lib.tree), which takes them from the manifest.
+FLAGS = {'file': '', 'exec': 'x', 'link': 'l'}
 TRACKING = 'refs/remotes/origin/branches/default/tip'
 
 INITIAL = {
@@ -174,10 +177,10 @@ def check_changeset(hg, server, work, commit, expect, hg_of, scratch):
         assert cs.files == changed, 'list of files'
     else:
         assert expect.merged <= cs.files <= changed, 'list of files'
-    flags = file_flags(hg, server, cs.node)
+    tree = hg_tree(hg, server, cs.node, scratch)
+    flags = {path: FLAGS[kind] for path, (kind, _) in tree.items()}
     assert {p: flags.get(p) for p in expect.flags} == expect.flags, 'flags'
-    diff = differences(hg_tree(hg, server, cs.node, scratch),
-                       git_tree(work, commit))
+    diff = differences(tree, git_tree(work, commit))
     assert not diff, f'file tree:\n{diff}'
 
 

@@ -120,13 +120,6 @@ def changeset(hg, repo, rev):
         dict(pair.split('\0') for pair in names(copies)))
 
 
-def file_flags(hg, repo, rev):
-    """{path: flags} of the manifest of `rev`: '' for a plain file, 'x'
-    for an executable one, 'l' for a symbolic link."""
-    out = hg('-R', repo, 'files', '-r', rev, '-T', '{path}\\0{flags}\\n').out
-    return dict(line.split('\0') for line in out.splitlines())
-
-
 class ServerState:
     """What a push could change in the hg repository `repo`: changesets
     (with their phases), open heads with their branches, bookmarks."""
