@@ -82,6 +82,7 @@ from cinnabar import config, ed25519, git
 from cinnabar.errors import Abort
 from cinnabar.helper import HELPER_NAME
 from cinnabar.helper_version import ProbeError, probe
+from cinnabar.hg.wireformat import parse_decimal
 from cinnabar.redact import redact_url
 
 try:
@@ -198,7 +199,8 @@ def fetch(url):
         raise Abort('cannot download %s: %s' % (shown, reason))
     if len(data) > MAX_SIZE:
         raise Abort('%s is larger than %d bytes' % (shown, MAX_SIZE))
-    if length is not None and length.isdigit() and len(data) < int(length):
+    length = parse_decimal(length or '')
+    if length is not None and len(data) < length:
         raise Abort('the download of %s was cut short (%d of %s bytes)'
                     % (shown, len(data), length),
                     hint='nothing was installed; try again')
@@ -258,9 +260,10 @@ def fetch_signed(url):
 
 def version_tuple(text):
     parts = text.split('.')
-    if not all(p.isdigit() for p in parts):
+    numbers = tuple(parse_decimal(p) for p in parts)
+    if None in numbers:
         raise Abort('invalid version %r in the release manifest' % text)
-    return tuple(int(p) for p in parts)
+    return numbers
 
 
 # The words of each manifest line: name -> number of words after it.
@@ -292,7 +295,7 @@ def parse_manifest(data, url):
     for key in _MANIFEST_NEEDS:
         if key not in manifest:
             raise Abort('%s has no %s line' % (url, key))
-    if not manifest['protocol'].isdigit():
+    if parse_decimal(manifest['protocol']) is None:
         raise Abort('%s: invalid protocol %r' % (url, manifest['protocol']))
     version_tuple(manifest['version'])
     return manifest

@@ -40,6 +40,7 @@ import urllib.parse
 
 from cinnabar.errors import Abort
 from cinnabar.hg.httptransport import check_redirect, unreachable
+from cinnabar.hg.wireformat import parse_decimal
 from cinnabar import redact, tmpfiles
 from cinnabar.redact import redact_url
 
@@ -231,7 +232,7 @@ class Download:
         """The size of the whole resource, checking a 206 answer."""
         if status == 200:
             length = answer.get('content-length', '')
-            return int(length) if length.isdigit() else None
+            return parse_decimal(length)
         try:
             first, _, total = parse_content_range(
                 answer.get('content-range'))

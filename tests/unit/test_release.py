@@ -82,3 +82,20 @@ def test_read_at_most_reads_in_bounded_pieces(size):
     response = _Response(data)
     assert release._read_at_most(response, release.MAX_SIZE + 1) == data
     assert max(response.asked) <= release.READ_SIZE
+
+
+@pytest.mark.parametrize('line,message', [
+    (b'protocol \xc2\xb2', "invalid protocol '\u00b2'"),
+    (b'protocol 1x', "invalid protocol '1x'"),
+    (b'version 0.\xc2\xb2.0', "invalid version '0.\u00b2.0'"),
+    (b'version 0.2.', "invalid version '0.2.'"),
+])
+def test_manifest_numbers_are_ascii_digits(line, message):
+    """A version or protocol written with other digits than ASCII's
+    ('\u00b2' passes str.isdigit, and int() refuses it) is refused in one
+    line, not an unexpected ValueError."""
+    field = line.split()[0]
+    text = b''.join(line + b'\n' if old.startswith(field + b' ') else old
+                    for old in MANIFEST.splitlines(keepends=True))
+    with pytest.raises(Abort, match=message):
+        release.parse_manifest(text, 'URL')
