@@ -87,6 +87,8 @@ def test_rollback_refusals(hg, hg_repos, tmp_path):
     # With --force, still not metadata.
     assert_failed_for_people(rollback(repo, '--force', head),
                              f'{head} is not a cinnabar metadata commit')
+    assert_failed_for_people(rollback(repo, 'no-such-ref'),
+                             "invalid revision 'no-such-ref'")
     assert_failed_for_people(rollback(repo, '--bogus'),
                              'unknown option --bogus')
     assert for_each_ref(repo) == before
@@ -108,3 +110,25 @@ def test_rollback_without_saved_refs_uses_reflogs(hg, hg_repos, tmp_path):
     assert NULL_ID not in known.values()
     fetch_refs = refs(repo, 'refs/cinnabar/refs/')
     assert NULL_ID not in git2hg(repo, fetch_refs.values()).values()
+
+
+def test_rollback_without_metadata(tmp_path):
+    """Before any fetch (as git-cinnabar 0.7.5): --candidates lists
+    nothing, rollback alone has nothing to roll back, a name that is no
+    commit is an invalid revision, the null id changes nothing; no ref
+    is made or moved."""
+    repo = tmp_path / 'repo'
+    git('init', '-q', repo)
+    git('-c', 'user.name=u', '-c', 'user.email=u@x', 'commit', '-q',
+        '--allow-empty', '-m', 'x', cwd=repo)
+    before = for_each_ref(repo)
+    result = rollback(repo, '--candidates')
+    assert (result.returncode, result.out, result.err) == (0, '', '')
+    assert_failed_for_people(rollback(repo), 'nothing to roll back')
+    assert_failed_for_people(rollback(repo, 'foo'), "invalid revision 'foo'")
+    assert_failed_for_people(rollback(repo, 'HEAD'),
+                             'is not in the chain of the current metadata '
+                             '(there is none)')
+    result = rollback(repo, NULL_ID)
+    assert (result.returncode, result.out, result.err) == (0, '', '')
+    assert for_each_ref(repo) == before
