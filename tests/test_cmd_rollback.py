@@ -95,6 +95,8 @@ def test_rollback_refusals(hg, hg_repos, tmp_path):
 
 
 def test_rollback_without_saved_refs_uses_reflogs(hg, hg_repos, tmp_path):
+    """Without the refs saved at the fetch, the remote-tracking refs go
+    back to the newest value of their reflog the metadata knows."""
     full, served, repo = half_clone(hg, hg_repos, tmp_path, 'hgweb+obs.hg')
     before = refs(repo, 'refs/remotes/origin/')
     fetch_the_rest(hg, full, served, repo)
@@ -102,7 +104,9 @@ def test_rollback_without_saved_refs_uses_reflogs(hg, hg_repos, tmp_path):
     moved = {n for n in before if after_fetch.get(n) != before[n]}
     assert moved, 'the fetch moved no remote-tracking ref'
     shutil.rmtree(repo / '.git' / 'cinnabar' / 'fetch-refs')
-    assert rollback(repo).returncode == 0
+    # From a subdirectory: the metadata's trees are still read whole.
+    (repo / 'sub').mkdir()
+    assert rollback(repo / 'sub').returncode == 0
     now = refs(repo, 'refs/remotes/origin/')
     for name in moved:
         assert now.get(name) == before[name], name

@@ -13,7 +13,7 @@ report; an existing tag is refused without -f; -d removes a tag made on
 the other head (the tags are those of all heads); --onto commits on a
 branch that is not checked out, refuses one that does not exist or that
 another worktree has checked out, and on HEAD's own branch is the same
-as without it.
+as without it. A tag made from a subdirectory changes only `.hgtags`.
 """
 
 import shutil
@@ -77,9 +77,9 @@ def hg_tag(hg, repo, *args):
     hg('-R', repo, 'tag', '-u', USER, '-d', DATE, *args)
 
 
-def cinnabar_tag(work, *args):
-    result = git('cinnabar', 'tag', *args, cwd=work, extra_env=GIT_ENV,
-                 check=False)
+def cinnabar_tag(work, *args, cwd=None):
+    result = git('cinnabar', 'tag', *args, cwd=cwd or work,
+                 extra_env=GIT_ENV, check=False)
     assert_no_traceback(result)
     assert result.returncode == 0, result.describe()
     return result
@@ -140,9 +140,11 @@ def test_tag_commits_are_hg_tag_changesets(hg, tagging):
     hg_tag(hg, oracle, '-r', full, 'v3')
     cinnabar_tag(work, 'v3', prefix)
 
-    # Made on the other head: the tags are those of every head.
+    # Made on the other head: the tags are those of every head. From a
+    # subdirectory, HEAD's whole tree is kept (it was that directory's).
     hg_tag(hg, oracle, '--remove', 'onother')
-    cinnabar_tag(work, '-d', 'onother')
+    (work / 'sub').mkdir()
+    cinnabar_tag(work, '-d', 'onother', cwd=work / 'sub')
     # --onto the branch checked out here: as without it.
     hg_tag(hg, oracle, '-r', a, 'v2')
     head = rev_parse(work, 'HEAD')

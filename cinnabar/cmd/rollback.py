@@ -122,7 +122,8 @@ def known_commits(target):
     """The git commits the metadata commit `target` has changesets for."""
     commit = metadata.read_commit(target)
     git2hg = commit.parents[metadata.PARTS.index('git2hg')]
-    out = metadata.git_out('ls-tree', '-r', '--name-only', git2hg)
+    out = metadata.git_out('ls-tree', '--full-tree', '-r', '--name-only',
+                           git2hg)
     return {name.replace('/', '') for name in out.decode('ascii').split()}
 
 

@@ -47,6 +47,7 @@ Tag names Mercurial refuses are refused: `tip`, `.`, `null`, names with
 `:`, NUL, CR or LF, integers, and leading or trailing white space.
 """
 
+import os
 import subprocess
 
 from cinnabar import config, git, metadata, tags
@@ -144,7 +145,8 @@ def hgtags_entry(head):
     As `hg tag`, refuses unless it is a regular file."""
     if head is None:
         return None
-    out = git.run(['ls-tree', '-z', str(head), '--', '.hgtags']).stdout
+    out = git.run(['ls-tree', '--full-tree', '-z', str(head), '--',
+                   '.hgtags']).stdout
     if not out:
         return None
     mode, _, oid = out.split(b'\t', 1)[0].split()
@@ -174,7 +176,7 @@ def tag_commit(head, mode, blob, message):
     HEAD."""
     entries = b''
     if head is not None:
-        entries = git.run(['ls-tree', '-z', head]).stdout
+        entries = git.run(['ls-tree', '--full-tree', '-z', head]).stdout
     kept = [e for e in entries.split(b'\0')
             if e and e.split(b'\t', 1)[1] != b'.hgtags']
     kept.append(b'%s blob %s\t.hgtags' % (mode, blob.encode('ascii')))
@@ -231,14 +233,15 @@ def onto_branch(onto):
         raise Abort("no branch '%s' to tag onto" % onto,
                     hint='create it first (`git branch %s <start>`), or '
                     'tag on HEAD (without --onto)' % onto)
-    here = git.run(['symbolic-ref', '-q', 'HEAD'], check=False).stdout
-    if ref == here.decode('utf-8', 'surrogateescape').strip():
-        return None
     where = checked_out_branches().get(ref)
-    if where is not None:
-        raise Abort("branch '%s' is checked out at '%s'" % (onto, where),
-                    hint='tag there, without --onto')
-    return ref
+    if where is None:
+        return ref
+    here = git.run(['rev-parse', '--show-toplevel'], check=False).stdout
+    if os.path.realpath(where) == os.path.realpath(
+            here.decode('utf-8', 'surrogateescape').strip() or '/nowhere'):
+        return None
+    raise Abort("branch '%s' is checked out at '%s'" % (onto, where),
+                hint='tag there, without --onto')
 
 
 def make_tag(helper, options, words):
