@@ -212,10 +212,11 @@ def list_tags(helper, fmt):
 
 def checked_out_branches():
     """{ref name: worktree path} of the branches checked out in the
-    worktrees of the repository (this one's HEAD included)."""
-    out = git.run(['worktree', 'list', '--porcelain', '-z']).stdout
+    worktrees of the repository (this one's HEAD included). Lines, not
+    -z: git before 2.36 (bullseye has 2.30) has no -z there."""
+    out = git.run(['worktree', 'list', '--porcelain']).stdout
     found, path = {}, None
-    for field in out.decode('utf-8', 'surrogateescape').split('\0'):
+    for field in out.decode('utf-8', 'surrogateescape').splitlines():
         if field.startswith('worktree '):
             path = field[len('worktree '):]
         elif field.startswith('branch '):
