@@ -21,7 +21,7 @@ from cinnabar.errors import Abort
 from cinnabar.ids import GitId, HgId
 from cinnabar.trace import Tracer
 
-PROTOCOL = 6
+PROTOCOL = 7
 HELPER_NAME = 'git-cinnabar-helper'
 REBUILD_HINT = ('run `git cinnabar download` for a prebuilt one, or build '
                 'it with `make` at the top of the git-cinnabar source tree')
@@ -331,11 +331,12 @@ class Helper:
         self._command('hg2git', HgId(hg_id))
         return GitId(self._answer())
 
-    def hg_prefix(self, prefix):
+    def hg_prefix(self, prefix, kind=None):
         """The one HgId known to the metadata that starts with `prefix`
-        (lowercase hex); None when there is none; raises Abort when there
-        are several."""
-        self._command('hg-prefix', prefix)
+        (1 to 40 lowercase hex digits), of `kind` ('changeset', 'manifest'
+        or 'file') when given; None when there is none; raises Abort when
+        there are several."""
+        self._command('hg-prefix', prefix, *([kind] if kind else []))
         fields = self._answer().split()
         if fields[0] == '0':
             return None

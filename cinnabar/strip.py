@@ -59,7 +59,8 @@ def without_notes(notes_commit, keys):
     """A notes commit like `notes_commit` without the entries of `keys`
     (40-hex strings), whatever their fanout."""
     tree = metadata.read_commit(notes_commit).tree
-    listed = _git(['ls-tree', '-r', '-z', '--name-only', str(tree)])
+    listed = _git(['ls-tree', '--full-tree', '-r', '-z', '--name-only',
+                   str(tree)])
     paths = [p for p in listed.split(b'\0')
              if p and p.replace(b'/', b'').decode('ascii') in keys]
     if not paths:
@@ -67,8 +68,11 @@ def without_notes(notes_commit, keys):
     with tempfile.TemporaryDirectory(prefix='cinnabar-strip-') as tmp:
         env = dict(os.environ, GIT_INDEX_FILE=os.path.join(tmp, 'index'))
         _git(['read-tree', str(tree)], env=env)
-        _git(['update-index', '--force-remove', '-z', '--stdin'],
-             input=b''.join(p + b'\0' for p in paths), env=env)
+        # Mode 0 removes a path; --index-info paths are from the top, not
+        # from the current directory as --stdin's are.
+        _git(['update-index', '-z', '--index-info'],
+             input=b''.join(b'0 %s\t%s\0' % (b'0' * 40, p) for p in paths),
+             env=env)
         new_tree = _git(['write-tree'], env=env).decode('ascii').strip()
     return _write_commit(new_tree, [], b'')
 

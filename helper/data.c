@@ -52,6 +52,7 @@ struct hg_prefix {
 	size_t matches;
 	struct hg_oid found;
 	enum hg_kind other;	/* a kind it matched, when not `kind` */
+	int implicit;		/* whether is_implicit() ids are found */
 };
 
 static int parse_prefix(struct hg_prefix *p, const char *hex, size_t min)
@@ -77,19 +78,23 @@ static int prefix_matches(const struct hg_prefix *p, const unsigned char *hash)
 	return 1;
 }
 
+/* Whether `git`, an hg2git value, is of the kind `p` looks for. */
+static int kind_matches(struct hg_prefix *p, const struct object_id *git)
+{
+	enum hg_kind kind = p->kind == KIND_ANY ? KIND_ANY : kind_of(git);
+
+	if (kind != p->kind)
+		p->other = kind;
+	return kind == p->kind;
+}
+
 static void match_entry(const struct object_id *key,
 			const struct object_id *value, void *data)
 {
 	struct hg_prefix *p = data;
-	enum hg_kind kind;
 
-	if (!prefix_matches(p, key->hash))
+	if (!prefix_matches(p, key->hash) || !kind_matches(p, value))
 		return;
-	kind = p->kind == KIND_ANY ? KIND_ANY : kind_of(value);
-	if (kind != p->kind) {
-		p->other = kind;
-		return;
-	}
 	if (!p->matches++)
 		git_oid_to_hg(&p->found, key);
 }
@@ -109,7 +114,6 @@ static void resolve(struct hg_prefix *p, const char *hex)
 {
 	struct hg_oid oid;
 	const struct object_id *git;
-	enum hg_kind kind;
 
 	if (p->len < HG_HEXSZ) {
 		notes_map_for_each(&metadata.hg2git, match_entry, p);
@@ -117,20 +121,15 @@ static void resolve(struct hg_prefix *p, const char *hex)
 	}
 	if (hg_oid_from_hex(hex, &oid))
 		BUG("parse_prefix let a bad id through");
-	if (is_implicit(p, p->kind, &oid)) {
+	if (p->implicit && is_implicit(p, p->kind, &oid)) {
 		p->matches = 1;
 		hg_oidcpy(&p->found, &oid);
 		return;
 	}
 	git = hg2git(&oid);
-	if (!git)
-		return;
-	kind = kind_of(git);
-	if (kind == p->kind) {
+	if (git && kind_matches(p, git)) {
 		p->matches = 1;
 		hg_oidcpy(&p->found, &oid);
-	} else {
-		p->other = kind;
 	}
 }
 
@@ -146,6 +145,7 @@ void hg_data_lookup(const char *kind_name, const char *hex,
 		die("data needs an hg id of %d to %d hex digits, not '%s'",
 		    MIN_HG_PREFIX, HG_HEXSZ, hex);
 	p.kind = kind_from_name(kind_name);
+	p.implicit = 1;
 	resolve(&p, hex);
 	strbuf_reset(&d->text);
 	d->matches = p.matches;
@@ -171,13 +171,16 @@ void hg_data_lookup(const char *kind_name, const char *hex,
 	}
 }
 
-int hg_prefix_lookup(const char *hex, struct hg_oid *found)
+int hg_prefix_lookup(const char *hex, const char *kind_name,
+		     struct hg_oid *found)
 {
 	struct hg_prefix p;
 
-	if (parse_prefix(&p, hex, 1) || p.len == HG_HEXSZ)
+	if (parse_prefix(&p, hex, 1))
 		return -1;
-	p.kind = KIND_ANY;
+	p.kind = kind_name ? kind_from_name(kind_name) : KIND_ANY;
+	if (p.kind == KIND_UNKNOWN)
+		return -1;
 	resolve(&p, hex);
 	if (p.matches == 1)
 		hg_oidcpy(found, &p.found);

@@ -32,10 +32,12 @@ struct hg_data {
 void hg_data_lookup(const char *kind, const char *hex, struct hg_data *d);
 
 /*
- * How many stored revisions, of any kind, have an hg id starting with the
- * 1 to 39 hex digits `hex`: 0, 1 (copied to `found`) or 2 for more than
- * one; -1 when `hex` is not such digits.
+ * How many stored revisions of the kind `kind` (changeset, manifest, file;
+ * any kind when NULL) have an hg id starting with the 1 to 40 hex digits
+ * `hex` (all 40: that id, when stored): 0, 1 (copied to `found`) or 2 for
+ * more than one; -1 when `hex` is not such digits or `kind` no kind.
  */
-int hg_prefix_lookup(const char *hex, struct hg_oid *found);
+int hg_prefix_lookup(const char *hex, const char *kind,
+		     struct hg_oid *found);
 
 #endif

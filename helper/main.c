@@ -33,7 +33,7 @@
 #include "sha1/sha1-test.h"
 #include <malloc.h>
 
-#define PROTOCOL_VERSION 6
+#define PROTOCOL_VERSION 7
 #ifndef CINNABAR_HELPER_VERSION
 #define CINNABAR_HELPER_VERSION "0.1.0"
 #endif
@@ -134,9 +134,10 @@ static void cmd_hg_prefix(const char **argv)
 	int matches;
 
 	need_repository();
-	matches = argv[0] ? hg_prefix_lookup(argv[0], &found) : -1;
+	matches = argv[0] ? hg_prefix_lookup(argv[0], argv[1], &found) : -1;
 	if (matches < 0)
-		die("hg-prefix needs 1 to 39 hex digits");
+		die("hg-prefix needs 1 to 40 hex digits, then optionally "
+		    "changeset, manifest or file");
 	if (matches == 1)
 		answer("1 %s\n", hg_oid_to_hex(&found));
 	else

@@ -87,12 +87,16 @@ def test_rollback_refusals(hg, hg_repos, tmp_path):
     # With --force, still not metadata.
     assert_failed_for_people(rollback(repo, '--force', head),
                              f'{head} is not a cinnabar metadata commit')
+    assert_failed_for_people(rollback(repo, 'no-such-ref'),
+                             "invalid revision 'no-such-ref'")
     assert_failed_for_people(rollback(repo, '--bogus'),
                              'unknown option --bogus')
     assert for_each_ref(repo) == before
 
 
 def test_rollback_without_saved_refs_uses_reflogs(hg, hg_repos, tmp_path):
+    """Without the refs saved at the fetch, the remote-tracking refs go
+    back to the newest value of their reflog the metadata knows."""
     full, served, repo = half_clone(hg, hg_repos, tmp_path, 'hgweb+obs.hg')
     before = refs(repo, 'refs/remotes/origin/')
     fetch_the_rest(hg, full, served, repo)
@@ -100,7 +104,9 @@ def test_rollback_without_saved_refs_uses_reflogs(hg, hg_repos, tmp_path):
     moved = {n for n in before if after_fetch.get(n) != before[n]}
     assert moved, 'the fetch moved no remote-tracking ref'
     shutil.rmtree(repo / '.git' / 'cinnabar' / 'fetch-refs')
-    assert rollback(repo).returncode == 0
+    # From a subdirectory: the metadata's trees are still read whole.
+    (repo / 'sub').mkdir()
+    assert rollback(repo / 'sub').returncode == 0
     now = refs(repo, 'refs/remotes/origin/')
     for name in moved:
         assert now.get(name) == before[name], name
@@ -108,3 +114,25 @@ def test_rollback_without_saved_refs_uses_reflogs(hg, hg_repos, tmp_path):
     assert NULL_ID not in known.values()
     fetch_refs = refs(repo, 'refs/cinnabar/refs/')
     assert NULL_ID not in git2hg(repo, fetch_refs.values()).values()
+
+
+def test_rollback_without_metadata(tmp_path):
+    """Before any fetch (as git-cinnabar 0.7.5): --candidates lists
+    nothing, rollback alone has nothing to roll back, a name that is no
+    commit is an invalid revision, the null id changes nothing; no ref
+    is made or moved."""
+    repo = tmp_path / 'repo'
+    git('init', '-q', repo)
+    git('-c', 'user.name=u', '-c', 'user.email=u@x', 'commit', '-q',
+        '--allow-empty', '-m', 'x', cwd=repo)
+    before = for_each_ref(repo)
+    result = rollback(repo, '--candidates')
+    assert (result.returncode, result.out, result.err) == (0, '', '')
+    assert_failed_for_people(rollback(repo), 'nothing to roll back')
+    assert_failed_for_people(rollback(repo, 'foo'), "invalid revision 'foo'")
+    assert_failed_for_people(rollback(repo, 'HEAD'),
+                             'is not in the chain of the current metadata '
+                             '(there is none)')
+    result = rollback(repo, NULL_ID)
+    assert (result.returncode, result.out, result.err) == (0, '', '')
+    assert for_each_ref(repo) == before

@@ -22,13 +22,21 @@ Commands print on standard output only what git-cinnabar 0.7 prints
 there (scripts read it); a summary of what they did goes to standard
 error, and only with `-v` (`VERBOSE`, given to `split_options`; `say`
 prints it).
+
+`changeset_commit(helper, resolver, name)` is the commit a revision named
+on a command line stands for: a git commit, else a Mercurial changeset id,
+full or abbreviated (any number of its 40 digits, as git-cinnabar 0.7.5
+takes them; an abbreviation is looked up among changesets only, as `hg
+log -r` does).
 """
 
+import re
 
 from cinnabar import redact
 from cinnabar.errors import Abort
 
 VERBOSE = ('-v', '--verbose')
+_HG_ID = re.compile(r'[0-9a-fA-F]{1,40}\Z')
 # Costs of the edit distance, as git's help.c weighs them, and the
 # largest distance still worth suggesting.
 SWAP, SUBSTITUTE, INSERT, DELETE = 0, 2, 1, 3
@@ -110,3 +118,15 @@ def split_options(args, names, usage):
         else:
             words.append(arg)
     return given, words
+
+
+def changeset_commit(helper, resolver, name):
+    """The GitId `name` stands for (see the module's docstring; `resolver`
+    is a git.CommitResolver), or None. Raises Abort when an abbreviation
+    is ambiguous."""
+    commit = resolver.resolve(name)
+    if commit is None and _HG_ID.match(name):
+        node = helper.hg_prefix(name.lower(), 'changeset')
+        if node is not None:
+            commit = helper.hg2git(node)
+    return None if commit is None or commit.is_null else commit

@@ -29,7 +29,9 @@ fetch (as git-cinnabar 0.7 does; `git cinnabar clear` does the same):
   while refs/cinnabar/broken is the current metadata.
 
 Your own branches and tags are left alone. All refs change in one
-transaction.
+transaction. Without metadata (before the first fetch, or after going
+back to nothing), `--candidates` lists nothing, the null id changes
+nothing, and `rollback` alone says there is nothing to roll back.
 
     --candidates  list the metadata commits rollback can go to, newest
                   first, marking the current, checked and broken ones
@@ -90,15 +92,20 @@ def choose_target(options, name, current, chain):
     elif name is not None:
         target = metadata.read_ref(name)
         if target is None:
-            raise Abort('%s is not a commit' % name, hint=USAGE)
+            raise Abort("invalid revision '%s'" % name,
+                        hint='give a metadata commit (`git cinnabar '
+                        'rollback --candidates` lists them)')
+    elif current is None:
+        raise Abort('nothing to roll back: there is no cinnabar metadata')
     elif len(chain) < 2:
         return None
     else:
         target = chain[1]
     if target not in chain and not options['force']:
-        raise Abort('%s is not in the chain of the current metadata' % target,
-                    hint='`git cinnabar rollback --candidates` lists it; '
-                    '--force goes there anyway')
+        raise Abort('%s is not in the chain of the current metadata%s'
+                    % (target, '' if chain else ' (there is none)'),
+                    hint='`git cinnabar rollback --candidates` lists that '
+                    'chain; --force goes there anyway')
     commit = metadata.read_commit(target)
     if len(commit.parents) not in (len(metadata.PARTS),
                                    len(metadata.PARTS) + 1):
@@ -115,7 +122,8 @@ def known_commits(target):
     """The git commits the metadata commit `target` has changesets for."""
     commit = metadata.read_commit(target)
     git2hg = commit.parents[metadata.PARTS.index('git2hg')]
-    out = metadata.git_out('ls-tree', '-r', '--name-only', git2hg)
+    out = metadata.git_out('ls-tree', '--full-tree', '-r', '--name-only',
+                           git2hg)
     return {name.replace('/', '') for name in out.decode('ascii').split()}
 
 
@@ -197,12 +205,12 @@ def run(args):
     if git_dir is None:
         raise Abort('not in a git repository')
     current = metadata.read_ref(metadata.METADATA_REF)
-    if current is None:
-        raise Abort('there is no cinnabar metadata')
     if options['candidates']:
         return list_candidates(current)
     chain = metadata.chain(current)
     target = choose_target(options, name, current, chain)
+    if target is None and current is None:
+        return 0
     if target is None:
         return roll_back_to_nothing(git_dir, options['given'])
     known = known_commits(target)

@@ -16,10 +16,8 @@ Refused, changing nothing: without the experiment, with metadata fsck
 marked broken, or for a name that is no commit of a changeset.
 """
 
-import re
-
 from cinnabar import config, git, metadata
-from cinnabar.cmd.options import VERBOSE, say, split_options
+from cinnabar.cmd.options import VERBOSE, changeset_commit, say, split_options
 from cinnabar.errors import Abort
 from cinnabar.helper import Helper
 from cinnabar.strip import Stripper
@@ -28,7 +26,6 @@ USAGE = 'usage: git cinnabar strip [-v] <commit or hg id>...'
 # Every option, for completion and "did you mean" (tools/manpages.py);
 # a long one taking a value ends with `=`.
 OPTIONS = VERBOSE
-_HEX = re.compile(r'[0-9a-f]{4,40}\Z')
 
 
 def resolve(helper, names):
@@ -36,12 +33,8 @@ def resolve(helper, names):
     commits = []
     with git.CommitResolver() as resolver:
         for name in names:
-            commit = resolver.resolve(name)
-            if commit is None and _HEX.match(name):
-                hg_id = helper.hg_prefix(name)
-                if hg_id is not None:
-                    commit = helper.hg2git(hg_id)
-            if commit is None or commit.is_null:
+            commit = changeset_commit(helper, resolver, name)
+            if commit is None:
                 raise Abort('bad revision %r' % name,
                             hint='give a git commit or a Mercurial id')
             if helper.git2hg(commit).is_null:

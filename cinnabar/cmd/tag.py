@@ -13,23 +13,30 @@ which this command (or `hg tag`) makes, and which you push.
 A Mercurial tag is a line `<changeset id> <name>` in the `.hgtags` file
 of a head; the tags of a repository are those of all its heads' files,
 as Mercurial combines them (a later line wins, a tag moved or removed on
-one head stays so).
-Creating or deleting one makes a commit on top of HEAD (or of
-`--onto <branch>`) that appends to `.hgtags`, as `hg tag` does: the
-line of the tag's current value first when it has one (or the null id
-when the tag was removed before), then `<changeset> <name>`, the null id
-for a deletion. Its message is `Added tag <name> for changeset <12
-digits>` or `Removed tag <name>` (or `-m`); author and committer are
-yours. HEAD's branch then fast-forwards to it (`git merge --ff-only`),
-or `--onto`'s branch is set to it without a checkout. Push it as any
-commit to make the tag the server's.
+one head stays so); those of HEAD (or `--onto`'s branch) count too.
+Creating or deleting one makes the commit `hg tag` makes (the same
+changeset once pushed, for the same author, date and message) on top of
+HEAD, or of `--onto <branch>`: `.hgtags` with lines appended, the line
+of the tag's current value first when it has one (or the null id when
+the tag was removed before), then `<changeset> <name>`, the null id for
+a deletion. Its message is `Added tag <name> for changeset <12 digits>`
+or `Removed tag <name>` (or `-m`); author and committer are yours.
+HEAD's branch then fast-forwards to it, with git's report (`Updating
+a..b`, `Fast-forward` and the diffstat), or `--onto`'s branch is set to
+it without a checkout. Push it as any commit to make the tag the
+server's.
 
-    <rev>           the commit to tag (default HEAD), a git commit or a
-                    Mercurial changeset id (or abbreviation); it must be
-                    a changeset the metadata knows
-    -f, --force     move a tag that exists
+    <rev>           the commit to tag (default HEAD): a git commit, or a
+                    Mercurial changeset id, full or abbreviated (any
+                    number of digits no other changeset starts with); it
+                    must be a changeset the metadata knows
+    -f, --force     move a tag that exists (refused without it: "tag
+                    '<tag>' already exists")
     -d, --delete    remove a tag
-    --onto <branch> commit on that branch instead of HEAD
+    --onto <branch> commit on that branch (a name under refs/heads/, or
+                    a full ref name) instead of HEAD; it must exist and
+                    not be checked out in another worktree (the one
+                    checked out here fast-forwards, as without --onto)
     -m, --message <message>
                     the commit message
     -l, --list      list the tags of the heads the metadata knows, sorted
@@ -40,10 +47,11 @@ Tag names Mercurial refuses are refused: `tip`, `.`, `null`, names with
 `:`, NUL, CR or LF, integers, and leading or trailing white space.
 """
 
+import os
 import subprocess
 
 from cinnabar import config, git, metadata, tags
-from cinnabar.cmd.options import unknown_option
+from cinnabar.cmd.options import changeset_commit, unknown_option
 from cinnabar.errors import Abort
 from cinnabar.helper import Helper
 from cinnabar.ids import NULL_HG, HgId
@@ -117,13 +125,7 @@ def all_tags(helper, extra_head):
 def resolve_rev(helper, rev):
     """(GitId, HgId) of a git commit or a Mercurial changeset id."""
     with git.CommitResolver() as resolver:
-        commit = resolver.resolve(rev)
-    if commit is None and 4 <= len(rev) <= 40 and all(
-            c in '0123456789abcdef' for c in rev.lower()):
-        node = helper.hg_prefix(rev.lower())
-        if node is not None:
-            commit = helper.hg2git(node)
-            commit = None if commit.is_null else commit
+        commit = changeset_commit(helper, resolver, rev)
     if commit is None:
         raise Abort("bad revision '%s'" % rev)
     node = helper.git2hg(commit)
@@ -143,7 +145,8 @@ def hgtags_entry(head):
     As `hg tag`, refuses unless it is a regular file."""
     if head is None:
         return None
-    out = git.run(['ls-tree', '-z', str(head), '--', '.hgtags']).stdout
+    out = git.run(['ls-tree', '--full-tree', '-z', str(head), '--',
+                   '.hgtags']).stdout
     if not out:
         return None
     mode, _, oid = out.split(b'\t', 1)[0].split()
@@ -173,7 +176,7 @@ def tag_commit(head, mode, blob, message):
     HEAD."""
     entries = b''
     if head is not None:
-        entries = git.run(['ls-tree', '-z', head]).stdout
+        entries = git.run(['ls-tree', '--full-tree', '-z', head]).stdout
     kept = [e for e in entries.split(b'\0')
             if e and e.split(b'\t', 1)[1] != b'.hgtags']
     kept.append(b'%s blob %s\t.hgtags' % (mode, blob.encode('ascii')))
@@ -207,9 +210,45 @@ def list_tags(helper, fmt):
     return 0
 
 
+def checked_out_branches():
+    """{ref name: worktree path} of the branches checked out in the
+    worktrees of the repository (this one's HEAD included). Lines, not
+    -z: git before 2.36 (bullseye has 2.30) has no -z there."""
+    out = git.run(['worktree', 'list', '--porcelain']).stdout
+    found, path = {}, None
+    for field in out.decode('utf-8', 'surrogateescape').splitlines():
+        if field.startswith('worktree '):
+            path = field[len('worktree '):]
+        elif field.startswith('branch '):
+            found[field[len('branch '):]] = path
+    return found
+
+
+def onto_branch(onto):
+    """The ref `--onto <onto>` updates (a branch name, or a full ref
+    name), or None when it is the branch checked out here: the tag is then
+    made as without --onto. Refuses a branch that does not exist or that
+    another worktree has checked out."""
+    ref = onto if onto.startswith('refs/') else 'refs/heads/' + onto
+    if git.run(['show-ref', '--verify', '-q', ref], check=False).returncode:
+        raise Abort("no branch '%s' to tag onto" % onto,
+                    hint='create it first (`git branch %s <start>`), or '
+                    'tag on HEAD (without --onto)' % onto)
+    where = checked_out_branches().get(ref)
+    if where is None:
+        return ref
+    here = git.run(['rev-parse', '--show-toplevel'], check=False).stdout
+    if os.path.realpath(where) == os.path.realpath(
+            here.decode('utf-8', 'surrogateescape').strip() or '/nowhere'):
+        return None
+    raise Abort("branch '%s' is checked out at '%s'" % (onto, where),
+                hint='tag there, without --onto')
+
+
 def make_tag(helper, options, words):
     name = words[0]
     onto = options.get('onto')
+    onto = onto_branch(onto) if onto else None
     head = metadata.read_ref(onto if onto else 'HEAD')
     entry = hgtags_entry(head)
     known = all_tags(helper, head)
@@ -233,10 +272,11 @@ def make_tag(helper, options, words):
     mode = entry[0] if entry else REGULAR_MODES[0]
     commit = tag_commit(head, mode, new_hgtags(entry, lines), message)
     if onto:
-        git.run(['update-ref', onto if onto.startswith('refs/') else
-                 'refs/heads/' + onto, commit, str(head or '0' * 40)])
+        git.run(['update-ref', '-m', 'git cinnabar tag', onto, commit,
+                 str(head)])
         return 0
-    return subprocess.call(['git', 'merge', '-q', '--ff-only', commit])
+    # git's own report: "Updating a..b", "Fast-forward" and the diffstat.
+    return subprocess.call(['git', 'merge', '--ff-only', commit])
 
 
 def run(args):
