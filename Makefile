@@ -117,7 +117,10 @@ helper: check-deps $(GIT_TREE)/.cinnabar-extracted
 		CINNABAR_TOP='$(CURDIR)' $(GIT_MAKE_FLAGS) \
 		DEVELOPER= HELPER_DEVELOPER='$(DEVELOPER)' helper
 
-# Every missing build dependency is reported at once, with its Debian package.
+# Every missing build dependency is reported at once, with its Debian package
+# (DEPS_ARCH=:arm64 and DEPS_CC_PACKAGE name those of a cross build).
+DEPS_ARCH =
+DEPS_CC_PACKAGE = gcc
 check-deps:
 	@missing=; packages=; \
 	need() { missing="$$missing $$1"; packages="$$packages $$2"; }; \
@@ -129,13 +132,13 @@ check-deps:
 	has python3 || need python3 python3; \
 	if has $(CC); then \
 		has curl-config && header curl/curl.h || \
-			need libcurl libcurl4-openssl-dev; \
-		header zlib.h || need zlib zlib1g-dev; \
-		header zstd.h || need zstd libzstd-dev; \
-		header bzlib.h || need bzip2 libbz2-dev; \
-		header openssl/evp.h || need openssl libssl-dev; \
+			need libcurl libcurl4-openssl-dev$(DEPS_ARCH); \
+		header zlib.h || need zlib zlib1g-dev$(DEPS_ARCH); \
+		header zstd.h || need zstd libzstd-dev$(DEPS_ARCH); \
+		header bzlib.h || need bzip2 libbz2-dev$(DEPS_ARCH); \
+		header openssl/evp.h || need openssl libssl-dev$(DEPS_ARCH); \
 	else \
-		need '$(CC)' gcc; \
+		need '$(CC)' $(DEPS_CC_PACKAGE); \
 	fi; \
 	if [ -n "$$missing" ]; then \
 		echo "error: missing build dependencies:$$missing" >&2; \
@@ -405,14 +408,33 @@ distclean: clean
 #                         cinnabar/build_info.py (cinnabar.download-url wins)
 
 DIST = dist
-DIST_DIR = $(BUILD)/dist
+# DIST_ARCH=aarch64: the helper cross-built for linux-aarch64 by
+# aarch64-linux-gnu-gcc against Debian's arm64 libraries (multiarch), in a
+# git tree of its own (build/dist-aarch64/).  Empty: this machine's.
+DIST_ARCH =
+DIST_DIR = $(BUILD)/dist$(if $(DIST_ARCH),-$(DIST_ARCH))
 DIST_GIT_TREE = $(DIST_DIR)/git-$(GIT_VERSION)
 DIST_HELPER = $(DIST_DIR)/$(HELPER)
 DIST_CHANNEL = release
 DIST_KEY =
 DIST_TRUST =
 DOWNLOAD_URL =
+# The key of a release for testing (no DIST_KEY), one for every platform.
+DIST_THROWAWAY_KEY = $(BUILD)/dist/throwaway.key
+DIST_SIGNING_KEY = $(or $(DIST_KEY),$(DIST_THROWAWAY_KEY))
+ifeq ($(DIST_ARCH),)
 DIST_PLATFORM := $(shell uname -s | tr A-Z a-z)-$(shell uname -m | tr A-Z a-z)
+DIST_TOOLS =
+DIST_CC = $(CC)
+else
+DIST_PLATFORM = linux-$(DIST_ARCH)
+DIST_TOOLS = $(DIST_ARCH)-linux-gnu-
+DIST_CC = $(DIST_TOOLS)gcc
+endif
+# Debian's name of DIST_ARCH's architecture, for the -dev packages' names.
+DIST_DEB_ARCH = $(patsubst aarch64,arm64,$(DIST_ARCH))
+# The platforms besides this one that `make dist-all` cross-builds and merges.
+DIST_CROSS_ARCHS = aarch64
 # Libraries linked statically: a directory holding only their archives comes
 # first in the search path, so -lz and the others find the .a there.
 DIST_STATIC_LIBS = z zstd bz2 crypto
@@ -430,7 +452,7 @@ ifndef SOURCE_DATE_EPOCH
 SOURCE_DATE_EPOCH := $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 endif
 
-.PHONY: dist dist-helper dist-check build-info clean-dist
+.PHONY: dist dist-helper dist-check-deps dist-all dist-check build-info clean-dist
 
 $(DIST_GIT_TREE)/.cinnabar-extracted: $(GIT_TARBALL)
 	$(call extract-git,$(patsubst %/,%,$(dir $(DIST_GIT_TREE))))
@@ -438,19 +460,26 @@ $(DIST_GIT_TREE)/.cinnabar-extracted: $(GIT_TARBALL)
 $(DIST_LIBDIR)/.stamp:
 	@mkdir -p $(DIST_LIBDIR)
 	@for l in $(DIST_STATIC_LIBS); do \
-		a=$$($(CC) -print-file-name=lib$$l.a); \
+		a=$$($(DIST_CC) -print-file-name=lib$$l.a); \
 		test -f "$$a" || { echo "error: no static lib$$l.a (the -dev" \
 			"package of lib$$l)" >&2; exit 1; }; \
 		ln -sf "$$a" $(DIST_LIBDIR)/lib$$l.a || exit 1; \
 	done
 	@touch $@
 
-dist-helper: check-deps $(DIST_GIT_TREE)/.cinnabar-extracted $(DIST_LIBDIR)/.stamp
+dist-check-deps:
+	+@$(MAKE) --no-print-directory check-deps CC='$(DIST_CC)' \
+		$(if $(DIST_ARCH),DEPS_ARCH=':$(DIST_DEB_ARCH)' \
+		DEPS_CC_PACKAGE='gcc-$(DIST_ARCH)-linux-gnu')
+
+dist-helper: dist-check-deps $(DIST_GIT_TREE)/.cinnabar-extracted \
+		$(DIST_LIBDIR)/.stamp
 	+@GIT_CEILING_DIRECTORIES='$(CURDIR)/$(BUILD)' LC_ALL=C TZ=UTC \
 	SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) \
 	$(MAKE) $(if $(filter -j%,$(MAKEFLAGS)),,-j$(JOBS)) --no-print-directory \
 		-C $(DIST_GIT_TREE) -f '$(CURDIR)/helper/helper.mk' \
 		CINNABAR_TOP='$(CURDIR)' $(GIT_MAKE_FLAGS) \
+		$(if $(DIST_TOOLS),CC='$(DIST_CC)' AR='$(DIST_TOOLS)ar') \
 		CFLAGS='$(DIST_CFLAGS)' LDFLAGS='$(DIST_LDFLAGS)' \
 		HELPER_EXTRA_CFLAGS='$(DIST_HELPER_CFLAGS)' \
 		HELPER_EXTRA_LIBS='$(DIST_EXTRA_LIBS)' \
@@ -462,8 +491,20 @@ dist: dist-helper
 	@SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) $(PYTHON) tools/make-dist \
 		--helper $(DIST_HELPER) --platform $(DIST_PLATFORM) --out $(DIST) \
 		--channel '$(DIST_CHANNEL)' --download-url '$(DOWNLOAD_URL)' \
-		$(if $(DIST_KEY),--key '$(DIST_KEY)',--throwaway-key $(DIST_DIR)/throwaway.key) \
+		$(if $(DIST_TOOLS),--tools '$(DIST_TOOLS)') \
+		$(if $(DIST_KEY),--key '$(DIST_KEY)',--throwaway-key $(DIST_THROWAWAY_KEY)) \
 		$(foreach k,$(DIST_TRUST),--trust $(k))
+
+# This machine's release tree and, cross-built, those of DIST_CROSS_ARCHS
+# (each in $(BUILD)/dist-<arch>/tree), merged into $(DIST): one manifest
+# listing every helper, signed again (tools/sign-release merge).
+dist-all: dist
+	+@for a in $(DIST_CROSS_ARCHS); do \
+		$(MAKE) --no-print-directory dist DIST_ARCH=$$a \
+			DIST='$(BUILD)/dist-'$$a/tree || exit 1; \
+	done
+	@$(PYTHON) tools/sign-release merge '$(DIST_SIGNING_KEY)' $(DIST) \
+		$(foreach a,$(DIST_CROSS_ARCHS),$(BUILD)/dist-$(a)/tree)
 
 dist-check:
 	bash tools/dist-check
@@ -478,7 +519,7 @@ DIST_ROOT = $(BUILD)/debian-$(DIST_ROOT_SUITE)
 DIST_CORPUS = $(or $(CINNABAR_CORPUS),../shared/corpus)
 .PHONY: dist-root dist-check-root
 dist-root:
-	bash tools/dist-in-root $(DIST_ROOT) $(DIST_ROOT_SUITE) \
+	bash tools/dist-in-root $(DIST_ROOT) $(DIST_ROOT_SUITE) dist-all \
 		DIST_CHANNEL='$(DIST_CHANNEL)' DOWNLOAD_URL='$(DOWNLOAD_URL)' \
 		$(if $(DIST_KEY),DIST_KEY='$(abspath $(DIST_KEY))') \
 		$(if $(DIST_TRUST),DIST_TRUST='$(DIST_TRUST)')
