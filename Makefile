@@ -154,11 +154,15 @@ $(GIT_TARBALL):
 	@bash helper/fetch-git.sh $(GIT_VERSION) $(GIT_SHA256) $@ $(GIT_DEBIAN_VERSIONS)
 
 # The tarball is checked again here, so that one put in build/ by hand is too.
+# $(call check-git-tarball,PATH): check the tarball at PATH against GIT_SHA256.
 # $(call extract-git,DIR): check the tarball and extract it as DIR/git-$(GIT_VERSION).
-define extract-git
-	@echo "$(GIT_SHA256)  $<" | sha256sum -c --quiet || \
-		{ echo "error: $<: SHA-256 mismatch; remove it and run make again" >&2; \
+define check-git-tarball
+	@echo "$(GIT_SHA256)  $(1)" | sha256sum -c --quiet || \
+		{ echo "error: $(1): SHA-256 mismatch; remove it and run make again" >&2; \
 		  exit 1; }
+endef
+define extract-git
+	$(call check-git-tarball,$<)
 	rm -rf $(1)/git-$(GIT_VERSION)
 	mkdir -p $(1)
 	tar -xJf $< -C $(1)
@@ -166,8 +170,17 @@ define extract-git
 	@touch $@
 endef
 
+# GIT_TREE_READY=1: GIT_TREE=<dir> is the pinned release extracted and checked by
+# someone else (the `git` component of the Debian source package, debian/rules).
+ifeq ($(GIT_TREE_READY),)
 $(GIT_TREE)/.cinnabar-extracted: $(GIT_TARBALL)
 	$(call extract-git,$(BUILD))
+else
+$(GIT_TREE)/.cinnabar-extracted:
+	@test "$$(cat $(GIT_TREE)/version 2>/dev/null)" = $(GIT_VERSION) || \
+		{ echo "error: $(GIT_TREE) is not git $(GIT_VERSION)" >&2; exit 1; }
+	@touch $@
+endif
 
 # The sanitized helper lives apart, with its own copy of the git tree built with
 # the same flags (build/asan/), so the normal build is left alone.  -O1 keeps it
@@ -540,3 +553,27 @@ endif
 build-info:
 	@$(PYTHON) tools/make-dist --build-info cinnabar/build_info.py \
 		--download-url '$(DOWNLOAD_URL)'
+
+# ---------------------------------------------------------------------------
+# Debian package (debian/; doc/releasing.md, "Debian package").
+#
+#   make deb              $(DEB_DIR)/git-cinnabar_<version>_<arch>.deb, with its
+#                         source package: this checkout's tracked files as the
+#                         upstream tarball, the pinned git tarball (checked
+#                         against GIT_SHA256) as its `git` component; then lintian
+#   make deb-check        (as root) the package installed with apt-get in a clean
+#                         Debian $(DEB_ROOT_SUITE) root, a clone and a push through
+#                         it, then purged: nothing may be left
+DEB_DIR = $(BUILD)/deb
+DEB_ROOT_SUITE = bookworm
+DEB_ROOT = $(BUILD)/debian-$(DEB_ROOT_SUITE)
+DEB_CHECK_BUNDLE = hgtests/rebase.hg
+.PHONY: deb deb-check
+deb: $(GIT_TARBALL)
+	$(call check-git-tarball,$(GIT_TARBALL))
+	SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) bash tools/make-deb $(DEB_DIR) \
+		$(GIT_TARBALL) $(JOBS)
+deb-check:
+	bash tools/deb-check $(DEB_ROOT) $(DEB_ROOT_SUITE) $(DEB_DIR) \
+		$(DIST_CORPUS)/$(DEB_CHECK_BUNDLE) \
+		$(DIST_CORPUS)/expected/$(notdir $(DEB_CHECK_BUNDLE)).tsv
