@@ -82,3 +82,18 @@ def test_read_at_most_reads_in_bounded_pieces(size):
     response = _Response(data)
     assert release._read_at_most(response, release.MAX_SIZE + 1) == data
     assert max(response.asked) <= release.READ_SIZE
+
+
+@pytest.mark.parametrize('system,machine,platform', [
+    ('Linux', 'x86_64', 'linux-x86_64'),
+    ('Linux', 'aarch64', 'linux-aarch64'),
+    ('Linux', 'arm64', 'linux-aarch64'),
+    ('FreeBSD', 'amd64', 'freebsd-x86_64'),
+    ('Darwin', 'arm64', 'darwin-arm64'),
+    ('Darwin', 'x86_64', 'darwin-x86_64'),
+])
+def test_platform_name_from_uname(system, machine, platform):
+    """The platform whose helper download picks, from `uname -s` and
+    `uname -m`: what `make dist` names it on that machine."""
+    uname = os.uname_result((system, 'host', '6.1.0', '#1', machine))
+    assert release.platform_name(uname) == platform
