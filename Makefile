@@ -519,8 +519,10 @@ dist-all: dist
 	@$(PYTHON) tools/sign-release merge '$(DIST_SIGNING_KEY)' $(DIST) \
 		$(foreach a,$(DIST_CROSS_ARCHS),$(BUILD)/dist-$(a)/tree)
 
+# DIST_CHECK_ARGS: make arguments of both builds (e.g. DIST_ARCH=aarch64).
+DIST_CHECK_ARGS =
 dist-check:
-	bash tools/dist-check
+	bash tools/dist-check $(DIST_CHECK_ARGS)
 
 # The release built in, and checked in, an older distribution's root (as root;
 # doc/releasing.md, "Portability"): the helper then needs only that distribution's
@@ -539,6 +541,20 @@ dist-root:
 dist-check-root:
 	bash tools/dist-check-root $(DIST_ROOT) $(DIST_CORPUS)/nginx.hg \
 		$(DIST_CORPUS)/expected/nginx.hg.tsv
+
+# dist/'s linux-aarch64 helper run under qemu-aarch64-static with the root's arm64
+# libraries (doc/releasing.md, "linux-aarch64"): its NEEDED libraries, `version`,
+# the SHA-1 self-test, a clone of DIST_CHECK_BUNDLE with every git id checked,
+# and a push.  `make dist-check-aarch64-reproducible` (as root): the aarch64
+# release tree built twice from scratch in the root (tools/dist-check), compared.
+DIST_CHECK_BUNDLE = nginx.hg
+.PHONY: dist-check-aarch64 dist-check-aarch64-reproducible
+dist-check-aarch64:
+	bash tools/dist-check-aarch64 $(DIST_ROOT) $(DIST_CORPUS)/$(DIST_CHECK_BUNDLE) \
+		$(DIST_CORPUS)/expected/$(notdir $(DIST_CHECK_BUNDLE)).tsv
+dist-check-aarch64-reproducible:
+	bash tools/dist-in-root $(DIST_ROOT) $(DIST_ROOT_SUITE) dist-check \
+		DIST_CHECK_ARGS=DIST_ARCH=aarch64
 
 # `make clean` removes the release tree and the release helper's objects too
 # (not build/dist's git tree, which distclean removes with build/).
