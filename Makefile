@@ -28,6 +28,12 @@
 #   make fuzz-push        push random histories and compare them with hg commit's
 #                         (SEEDS=1-20 COMMITS=300 STEPS=4 KEEP=1; TEST_HG=/usr/bin/hg)
 #   make install          install under $(prefix) (default /usr/local); DESTDIR works
+#   make deb              the Debian package, build/deb/git-cinnabar_<version>_<arch>.deb
+#                         (debian/; `make deb-check` as root: installed, used and
+#                         purged in a clean bookworm root)
+#   make dist, dist-all, dist-root
+#                         release trees (see below and doc/releasing.md); dist-all
+#                         adds the linux-aarch64 helper, cross-built
 #   make uninstall        remove what install put there
 #   make clean            remove the helper and its objects
 #   make distclean        remove build/ entirely (git source, venv)
@@ -419,6 +425,10 @@ distclean: clean
 #                         compare them byte for byte (slow: run by hand)
 #   make DOWNLOAD_URL=... records a default download URL in
 #                         cinnabar/build_info.py (cinnabar.download-url wins)
+#   make dist DIST_ARCH=aarch64
+#                         the linux-aarch64 release tree, the helper cross-built
+#   make dist-all         this machine's tree and DIST_CROSS_ARCHS' merged into
+#                         $(DIST), one manifest signed again
 
 DIST = dist
 # DIST_ARCH=aarch64: the helper cross-built for linux-aarch64 by
