@@ -456,6 +456,7 @@ DIST_CC = $(DIST_TOOLS)gcc
 endif
 # Debian's name of DIST_ARCH's architecture, for the -dev packages' names.
 DIST_DEB_ARCH = $(patsubst aarch64,arm64,$(DIST_ARCH))
+, := ,
 # The platforms besides this one that `make dist-all` cross-builds and merges.
 DIST_CROSS_ARCHS = aarch64
 # Libraries linked statically: a directory holding only their archives comes
@@ -485,7 +486,8 @@ $(DIST_LIBDIR)/.stamp:
 	@for l in $(DIST_STATIC_LIBS); do \
 		a=$$($(DIST_CC) -print-file-name=lib$$l.a); \
 		test -f "$$a" || { echo "error: no static lib$$l.a (the -dev" \
-			"package of lib$$l)" >&2; exit 1; }; \
+			"package of lib$$l$(if $(DIST_DEB_ARCH),$(,) :$(DIST_DEB_ARCH)))" >&2; \
+			exit 1; }; \
 		ln -sf "$$a" $(DIST_LIBDIR)/lib$$l.a || exit 1; \
 	done
 	@touch $@
