@@ -30,6 +30,12 @@
 #   make fuzz-push        push random histories and compare them with hg commit's
 #                         (SEEDS=1-20 COMMITS=300 STEPS=4 KEEP=1; TEST_HG=/usr/bin/hg)
 #   make install          install under $(prefix) (default /usr/local); DESTDIR works
+#   make deb              the Debian package, build/deb/git-cinnabar_<version>_<arch>.deb
+#                         (debian/; `make deb-check` as root: installed, used and
+#                         purged in a clean bookworm root)
+#   make dist, dist-all, dist-root
+#                         release trees (see below and doc/releasing.md); dist-all
+#                         adds the linux-aarch64 helper, cross-built
 #   make uninstall        remove what install put there
 #   make clean            remove the helper and its objects
 #   make distclean        remove build/ entirely (git source, venv)
@@ -122,7 +128,10 @@ helper: check-deps $(GIT_TREE)/.cinnabar-extracted
 		CINNABAR_TOP='$(CURDIR)' $(GIT_MAKE_FLAGS) \
 		DEVELOPER= HELPER_DEVELOPER='$(DEVELOPER)' helper
 
-# Every missing build dependency is reported at once, with its Debian package.
+# Every missing build dependency is reported at once, with its Debian package
+# (DEPS_ARCH=:arm64 and DEPS_CC_PACKAGE name those of a cross build).
+DEPS_ARCH =
+DEPS_CC_PACKAGE = gcc
 check-deps:
 	@missing=; packages=; \
 	need() { missing="$$missing $$1"; packages="$$packages $$2"; }; \
@@ -134,13 +143,13 @@ check-deps:
 	has python3 || need python3 python3; \
 	if has $(CC); then \
 		has curl-config && header curl/curl.h || \
-			need libcurl libcurl4-openssl-dev; \
-		header zlib.h || need zlib zlib1g-dev; \
-		header zstd.h || need zstd libzstd-dev; \
-		header bzlib.h || need bzip2 libbz2-dev; \
-		header openssl/evp.h || need openssl libssl-dev; \
+			need libcurl libcurl4-openssl-dev$(DEPS_ARCH); \
+		header zlib.h || need zlib zlib1g-dev$(DEPS_ARCH); \
+		header zstd.h || need zstd libzstd-dev$(DEPS_ARCH); \
+		header bzlib.h || need bzip2 libbz2-dev$(DEPS_ARCH); \
+		header openssl/evp.h || need openssl libssl-dev$(DEPS_ARCH); \
 	else \
-		need '$(CC)' gcc; \
+		need '$(CC)' $(DEPS_CC_PACKAGE); \
 	fi; \
 	if [ -n "$$missing" ]; then \
 		echo "error: missing build dependencies:$$missing" >&2; \
@@ -156,11 +165,15 @@ $(GIT_TARBALL):
 	@bash helper/fetch-git.sh $(GIT_VERSION) $(GIT_SHA256) $@ $(GIT_DEBIAN_VERSIONS)
 
 # The tarball is checked again here, so that one put in build/ by hand is too.
+# $(call check-git-tarball,PATH): check the tarball at PATH against GIT_SHA256.
 # $(call extract-git,DIR): check the tarball and extract it as DIR/git-$(GIT_VERSION).
-define extract-git
-	@echo "$(GIT_SHA256)  $<" | sha256sum -c --quiet || \
-		{ echo "error: $<: SHA-256 mismatch; remove it and run make again" >&2; \
+define check-git-tarball
+	@echo "$(GIT_SHA256)  $(1)" | sha256sum -c --quiet || \
+		{ echo "error: $(1): SHA-256 mismatch; remove it and run make again" >&2; \
 		  exit 1; }
+endef
+define extract-git
+	$(call check-git-tarball,$<)
 	rm -rf $(1)/git-$(GIT_VERSION)
 	mkdir -p $(1)
 	tar -xJf $< -C $(1)
@@ -168,8 +181,17 @@ define extract-git
 	@touch $@
 endef
 
+# GIT_TREE_READY=1: GIT_TREE=<dir> is the pinned release extracted and checked by
+# someone else (the `git` component of the Debian source package, debian/rules).
+ifeq ($(GIT_TREE_READY),)
 $(GIT_TREE)/.cinnabar-extracted: $(GIT_TARBALL)
 	$(call extract-git,$(BUILD))
+else
+$(GIT_TREE)/.cinnabar-extracted:
+	@test "$$(cat $(GIT_TREE)/version 2>/dev/null)" = $(GIT_VERSION) || \
+		{ echo "error: $(GIT_TREE) is not git $(GIT_VERSION)" >&2; exit 1; }
+	@touch $@
+endif
 
 # The sanitized helper lives apart (build/asan/), its own sources compiled with
 # the sanitizers and -O1 (fast enough to fuzz; any UBSan report is fatal, as
@@ -411,16 +433,40 @@ distclean: clean
 #                         compare them byte for byte (slow: run by hand)
 #   make DOWNLOAD_URL=... records a default download URL in
 #                         cinnabar/build_info.py (cinnabar.download-url wins)
+#   make dist DIST_ARCH=aarch64
+#                         the linux-aarch64 release tree, the helper cross-built
+#   make dist-all         this machine's tree and DIST_CROSS_ARCHS' merged into
+#                         $(DIST), one manifest signed again
 
 DIST = dist
-DIST_DIR = $(BUILD)/dist
+# DIST_ARCH=aarch64: the helper cross-built for linux-aarch64 by
+# aarch64-linux-gnu-gcc against Debian's arm64 libraries (multiarch), in a
+# git tree of its own (build/dist-aarch64/).  Empty: this machine's.
+DIST_ARCH =
+DIST_DIR = $(BUILD)/dist$(if $(DIST_ARCH),-$(DIST_ARCH))
 DIST_GIT_TREE = $(DIST_DIR)/git-$(GIT_VERSION)
 DIST_HELPER = $(DIST_DIR)/$(HELPER)
 DIST_CHANNEL = release
 DIST_KEY =
 DIST_TRUST =
 DOWNLOAD_URL =
+# The key of a release for testing (no DIST_KEY), one for every platform.
+DIST_THROWAWAY_KEY = $(BUILD)/dist/throwaway.key
+DIST_SIGNING_KEY = $(or $(DIST_KEY),$(DIST_THROWAWAY_KEY))
+ifeq ($(DIST_ARCH),)
 DIST_PLATFORM := $(shell uname -s | tr A-Z a-z)-$(shell uname -m | tr A-Z a-z)
+DIST_TOOLS =
+DIST_CC = $(CC)
+else
+DIST_PLATFORM = linux-$(DIST_ARCH)
+DIST_TOOLS = $(DIST_ARCH)-linux-gnu-
+DIST_CC = $(DIST_TOOLS)gcc
+endif
+# Debian's name of DIST_ARCH's architecture, for the -dev packages' names.
+DIST_DEB_ARCH = $(patsubst aarch64,arm64,$(DIST_ARCH))
+, := ,
+# The platforms besides this one that `make dist-all` cross-builds and merges.
+DIST_CROSS_ARCHS = aarch64
 # Libraries linked statically: a directory holding only their archives comes
 # first in the search path, so -lz and the others find the .a there.
 DIST_STATIC_LIBS = z zstd bz2 crypto
@@ -438,7 +484,7 @@ ifndef SOURCE_DATE_EPOCH
 SOURCE_DATE_EPOCH := $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 endif
 
-.PHONY: dist dist-helper dist-check build-info clean-dist
+.PHONY: dist dist-helper dist-check-deps dist-all dist-check build-info clean-dist
 
 $(DIST_GIT_TREE)/.cinnabar-extracted: $(GIT_TARBALL)
 	$(call extract-git,$(patsubst %/,%,$(dir $(DIST_GIT_TREE))))
@@ -446,19 +492,27 @@ $(DIST_GIT_TREE)/.cinnabar-extracted: $(GIT_TARBALL)
 $(DIST_LIBDIR)/.stamp:
 	@mkdir -p $(DIST_LIBDIR)
 	@for l in $(DIST_STATIC_LIBS); do \
-		a=$$($(CC) -print-file-name=lib$$l.a); \
+		a=$$($(DIST_CC) -print-file-name=lib$$l.a); \
 		test -f "$$a" || { echo "error: no static lib$$l.a (the -dev" \
-			"package of lib$$l)" >&2; exit 1; }; \
+			"package of lib$$l$(if $(DIST_DEB_ARCH),$(,) :$(DIST_DEB_ARCH)))" >&2; \
+			exit 1; }; \
 		ln -sf "$$a" $(DIST_LIBDIR)/lib$$l.a || exit 1; \
 	done
 	@touch $@
 
-dist-helper: check-deps $(DIST_GIT_TREE)/.cinnabar-extracted $(DIST_LIBDIR)/.stamp
+dist-check-deps:
+	+@$(MAKE) --no-print-directory check-deps CC='$(DIST_CC)' \
+		$(if $(DIST_ARCH),DEPS_ARCH=':$(DIST_DEB_ARCH)' \
+		DEPS_CC_PACKAGE='gcc-$(DIST_ARCH)-linux-gnu')
+
+dist-helper: dist-check-deps $(DIST_GIT_TREE)/.cinnabar-extracted \
+		$(DIST_LIBDIR)/.stamp
 	+@GIT_CEILING_DIRECTORIES='$(CURDIR)/$(BUILD)' LC_ALL=C TZ=UTC \
 	SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) \
 	$(MAKE) $(if $(filter -j%,$(MAKEFLAGS)),,-j$(JOBS)) --no-print-directory \
 		-C $(DIST_GIT_TREE) -f '$(CURDIR)/helper/helper.mk' \
 		CINNABAR_TOP='$(CURDIR)' $(GIT_MAKE_FLAGS) \
+		$(if $(DIST_TOOLS),CC='$(DIST_CC)' AR='$(DIST_TOOLS)ar') \
 		CFLAGS='$(DIST_CFLAGS)' LDFLAGS='$(DIST_LDFLAGS)' \
 		HELPER_EXTRA_CFLAGS='$(DIST_HELPER_CFLAGS)' \
 		HELPER_EXTRA_LIBS='$(DIST_EXTRA_LIBS)' \
@@ -470,11 +524,25 @@ dist: dist-helper
 	@SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) $(PYTHON) tools/make-dist \
 		--helper $(DIST_HELPER) --platform $(DIST_PLATFORM) --out $(DIST) \
 		--channel '$(DIST_CHANNEL)' --download-url '$(DOWNLOAD_URL)' \
-		$(if $(DIST_KEY),--key '$(DIST_KEY)',--throwaway-key $(DIST_DIR)/throwaway.key) \
+		$(if $(DIST_TOOLS),--tools '$(DIST_TOOLS)') \
+		$(if $(DIST_KEY),--key '$(DIST_KEY)',--throwaway-key $(DIST_THROWAWAY_KEY)) \
 		$(foreach k,$(DIST_TRUST),--trust $(k))
 
+# This machine's release tree and, cross-built, those of DIST_CROSS_ARCHS
+# (each in $(BUILD)/dist-<arch>/tree), merged into $(DIST): one manifest
+# listing every helper, signed again (tools/sign-release merge).
+dist-all: dist
+	+@for a in $(DIST_CROSS_ARCHS); do \
+		$(MAKE) --no-print-directory dist DIST_ARCH=$$a \
+			DIST='$(BUILD)/dist-'$$a/tree || exit 1; \
+	done
+	@$(PYTHON) tools/sign-release merge '$(DIST_SIGNING_KEY)' $(DIST) \
+		$(foreach a,$(DIST_CROSS_ARCHS),$(BUILD)/dist-$(a)/tree)
+
+# DIST_CHECK_ARGS: make arguments of both builds (e.g. DIST_ARCH=aarch64).
+DIST_CHECK_ARGS =
 dist-check:
-	bash tools/dist-check
+	bash tools/dist-check $(DIST_CHECK_ARGS)
 
 # The release built in, and checked in, an older distribution's root (as root;
 # doc/releasing.md, "Portability"): the helper then needs only that distribution's
@@ -486,13 +554,27 @@ DIST_ROOT = $(BUILD)/debian-$(DIST_ROOT_SUITE)
 DIST_CORPUS = $(or $(CINNABAR_CORPUS),../shared/corpus)
 .PHONY: dist-root dist-check-root
 dist-root:
-	bash tools/dist-in-root $(DIST_ROOT) $(DIST_ROOT_SUITE) \
+	bash tools/dist-in-root $(DIST_ROOT) $(DIST_ROOT_SUITE) dist-all \
 		DIST_CHANNEL='$(DIST_CHANNEL)' DOWNLOAD_URL='$(DOWNLOAD_URL)' \
 		$(if $(DIST_KEY),DIST_KEY='$(abspath $(DIST_KEY))') \
 		$(if $(DIST_TRUST),DIST_TRUST='$(DIST_TRUST)')
 dist-check-root:
 	bash tools/dist-check-root $(DIST_ROOT) $(DIST_CORPUS)/nginx.hg \
 		$(DIST_CORPUS)/expected/nginx.hg.tsv
+
+# dist/'s linux-aarch64 helper run under qemu-aarch64-static with the root's arm64
+# libraries (doc/releasing.md, "linux-aarch64"): its NEEDED libraries, `version`,
+# the SHA-1 self-test, a clone of DIST_CHECK_BUNDLE with every git id checked,
+# and a push.  `make dist-check-aarch64-reproducible` (as root): the aarch64
+# release tree built twice from scratch in the root (tools/dist-check), compared.
+DIST_CHECK_BUNDLE = nginx.hg
+.PHONY: dist-check-aarch64 dist-check-aarch64-reproducible
+dist-check-aarch64:
+	bash tools/dist-check-aarch64 $(DIST_ROOT) $(DIST_CORPUS)/$(DIST_CHECK_BUNDLE) \
+		$(DIST_CORPUS)/expected/$(notdir $(DIST_CHECK_BUNDLE)).tsv
+dist-check-aarch64-reproducible:
+	bash tools/dist-in-root $(DIST_ROOT) $(DIST_ROOT_SUITE) dist-check \
+		DIST_CHECK_ARGS=DIST_ARCH=aarch64
 
 # `make clean` removes the release tree and the release helper's objects too
 # (not build/dist's git tree, which distclean removes with build/).
@@ -507,3 +589,27 @@ endif
 build-info:
 	@$(PYTHON) tools/make-dist --build-info cinnabar/build_info.py \
 		--download-url '$(DOWNLOAD_URL)'
+
+# ---------------------------------------------------------------------------
+# Debian package (debian/; doc/releasing.md, "Debian package").
+#
+#   make deb              $(DEB_DIR)/git-cinnabar_<version>_<arch>.deb, with its
+#                         source package: this checkout's tracked files as the
+#                         upstream tarball, the pinned git tarball (checked
+#                         against GIT_SHA256) as its `git` component; then lintian
+#   make deb-check        (as root) the package installed with apt-get in a clean
+#                         Debian $(DEB_ROOT_SUITE) root, a clone and a push through
+#                         it, then purged: nothing may be left
+DEB_DIR = $(BUILD)/deb
+DEB_ROOT_SUITE = bookworm
+DEB_ROOT = $(BUILD)/debian-$(DEB_ROOT_SUITE)
+DEB_CHECK_BUNDLE = hgtests/rebase.hg
+.PHONY: deb deb-check
+deb: $(GIT_TARBALL)
+	$(call check-git-tarball,$(GIT_TARBALL))
+	SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) bash tools/make-deb $(DEB_DIR) \
+		$(GIT_TARBALL) $(JOBS)
+deb-check:
+	bash tools/deb-check $(DEB_ROOT) $(DEB_ROOT_SUITE) $(DEB_DIR) \
+		$(DIST_CORPUS)/$(DEB_CHECK_BUNDLE) \
+		$(DIST_CORPUS)/expected/$(notdir $(DEB_CHECK_BUNDLE)).tsv

@@ -23,7 +23,8 @@ Layout under the base URL (what `make dist` writes, see tools/make-dist):
     <base>/branches/<channel>/...         the latest of another channel
 
 `<platform>` is `<system>-<machine>` from os.uname(), lower case, e.g.
-`linux-x86_64`, `darwin-arm64`.
+`linux-x86_64`, `linux-aarch64`, `darwin-arm64` (platform_name():
+other systems' amd64 and arm64 are x86_64 and aarch64).
 
 The release manifest is text, one item a line, `#` comments and empty
 lines ignored; everything that is checked is in it, and it is what is
@@ -115,9 +116,22 @@ def built_with(name, default=None):
     return getattr(build_info, name, default) if build_info else default
 
 
-def platform_name():
-    uname = os.uname()
-    return '%s-%s' % (uname.sysname.lower(), uname.machine.lower())
+# Other names `uname -m` gives the machines whose helpers are published
+# (FreeBSD's arm64 and amd64, a Linux reporting arm64), and the name of
+# their release's platform.
+_MACHINE_ALIASES = {'amd64': 'x86_64', 'x64': 'x86_64', 'arm64': 'aarch64'}
+
+
+def platform_name(uname=None):
+    """`<system>-<machine>` of `uname` (default os.uname()), lower case,
+    the machine named as the release names it: `linux-x86_64`,
+    `linux-aarch64`, `darwin-arm64` (macOS calls its arm64 machines so,
+    and so does the release)."""
+    uname = uname or os.uname()
+    system, machine = uname.sysname.lower(), uname.machine.lower()
+    if system != 'darwin':
+        machine = _MACHINE_ALIASES.get(machine, machine)
+    return '%s-%s' % (system, machine)
 
 
 def base_url(option):

@@ -90,6 +90,47 @@ def test_download_installs_the_helper(www, target, tmp_path, https_server,
     assert os.listdir(target.parent) == ['git-cinnabar-helper']
 
 
+# The platforms of a Linux release (make dist-all), one of them this
+# machine's.
+LINUX_PLATFORMS = ('linux-x86_64', 'linux-aarch64')
+
+
+def publish_linux_release(www, key):
+    """This machine's helper under PLATFORM, a script that is no helper
+    under the other Linux platforms, in one signed manifest."""
+    helpers = {p: publish_helper(www, p, script(f'not the {p} helper'))
+               for p in LINUX_PLATFORMS if p != PLATFORM}
+    helpers[PLATFORM] = publish_helper(www, PLATFORM, HELPER.read_bytes())
+    write_manifest(www, key, version='0.1.0', helpers=helpers)
+
+
+@pytest.mark.skipif(PLATFORM not in LINUX_PLATFORMS,
+                    reason='not a linux-x86_64 or linux-aarch64 machine')
+def test_download_picks_the_helper_uname_names(www, target, tmp_path,
+                                               https_server, release_key):
+    """From a release with linux-x86_64 and linux-aarch64 helpers, the one
+    of this machine's `uname -m` is fetched and installed; under
+    `setarch linux32` (uname -m: i686, an x86_64 kernel's 32-bit
+    personality) none is, and the refusal names linux-i686."""
+    publish_linux_release(www, release_key)
+    server = https_server(www)
+    result = download(tmp_path, '--url', server.url(), '--output', target)
+    assert_no_traceback(result)
+    assert target.read_bytes() == HELPER.read_bytes()
+    assert [r['path'] for r in server.requests()][-1] == (
+        f'/{PLATFORM}/git-cinnabar-helper')
+    if PLATFORM != 'linux-x86_64':
+        return
+    target.write_bytes(OLD)
+    result = run(['setarch', 'linux32', 'git', 'cinnabar', 'download',
+                  '--url', server.url(), '--output', str(target)],
+                 cwd=tmp_path, check=False)
+    assert_failed_for_people(
+        result, 'release 0.1.0 has no helper for linux-i686 (it has: '
+        'linux-aarch64, linux-x86_64)')
+    assert target.read_bytes() == OLD
+
+
 def test_download_url_from_config(www, target, tmp_path, https_server,
                                   release_key):
     publish(www, HELPER.read_bytes(), release_key)

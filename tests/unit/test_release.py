@@ -99,3 +99,18 @@ def test_manifest_numbers_are_ascii_digits(line, message):
                     for old in MANIFEST.splitlines(keepends=True))
     with pytest.raises(Abort, match=message):
         release.parse_manifest(text, 'URL')
+
+
+@pytest.mark.parametrize('system,machine,platform', [
+    ('Linux', 'x86_64', 'linux-x86_64'),
+    ('Linux', 'aarch64', 'linux-aarch64'),
+    ('Linux', 'arm64', 'linux-aarch64'),
+    ('FreeBSD', 'amd64', 'freebsd-x86_64'),
+    ('Darwin', 'arm64', 'darwin-arm64'),
+    ('Darwin', 'x86_64', 'darwin-x86_64'),
+])
+def test_platform_name_from_uname(system, machine, platform):
+    """The platform whose helper download picks, from `uname -s` and
+    `uname -m`: what `make dist` names it on that machine."""
+    uname = os.uname_result((system, 'host', '6.1.0', '#1', machine))
+    assert release.platform_name(uname) == platform
