@@ -26,6 +26,9 @@ struct revlog_texts {
 	uint32_t *pending;	/* per revision: deltas against it still to build */
 	struct strbuf **kept;	/* per revision: its text while pending, or NULL */
 	size_t kept_bytes;
+	struct strbuf last;	/* the last text built, when pending, not kept */
+	int64_t last_rev;	/* its revision, or -1 */
+	uint64_t chunks;	/* chunks read, for GIT_CINNABAR_TRACE */
 	uint64_t work;		/* what it may still spend */
 	uint32_t *chain;	/* the revisions a text is built from */
 	size_t chain_alloc;
@@ -85,6 +88,10 @@ static void texts_free(struct revlog *rl)
 
 	if (!t)
 		return;
+	if (getenv("GIT_CINNABAR_TRACE"))
+		fprintf(stderr, "cinnabar-helper: revlog: %u texts of the %s "
+			"built from %"PRIuMAX" chunks\n", t->turn, rl->name,
+			(uintmax_t)t->chunks);
 	for (rev = 0; rev < rl->nr; rev++) {
 		if (t->kept[rev])
 			strbuf_release(t->kept[rev]);
@@ -93,6 +100,7 @@ static void texts_free(struct revlog *rl)
 	free(t->kept);
 	free(t->pending);
 	free(t->chain);
+	strbuf_release(&t->last);
 	strbuf_release(&t->delta);
 	strbuf_release(&t->next);
 	free(t);
@@ -389,6 +397,8 @@ static struct revlog_texts *texts_start(struct revlog *rl)
 		if (!revlog_is_full(rl, rev))
 			t->pending[revlog_delta_parent(rl, rev)]++;
 	t->work = WORK_START;
+	t->last_rev = -1;
+	strbuf_init(&t->last, 0);
 	strbuf_init(&t->delta, 0);
 	strbuf_init(&t->next, 0);
 	return t;
@@ -438,6 +448,32 @@ static void release(struct revlog *rl, uint32_t rev)
 	FREE_AND_NULL(t->kept[rev]);
 }
 
+/* Revision `rev`'s text when kept or built last, else NULL. */
+static const struct strbuf *held_text(const struct revlog *rl, uint32_t rev)
+{
+	const struct revlog_texts *t = rl->texts;
+
+	if (t->kept[rev])
+		return t->kept[rev];
+	return t->last_rev == rev ? &t->last : NULL;
+}
+
+/*
+ * Hold `text`, revision `rev`'s, for the deltas against it still to
+ * build: kept while there is room, else as the last text built.
+ */
+static void hold(struct revlog *rl, uint32_t rev, const struct strbuf *text)
+{
+	struct revlog_texts *t = rl->texts;
+
+	keep(rl, rev, text);
+	if (!t->pending[rev] || t->kept[rev])
+		return;
+	strbuf_reset(&t->last);
+	strbuf_addbuf(&t->last, text);
+	t->last_rev = rev;
+}
+
 /* Apply revision `rev`'s delta to its base's text in `text`. */
 static void apply_chunk(struct revlog *rl, uint32_t rev, struct strbuf *text)
 {
@@ -453,7 +489,7 @@ static void apply_chunk(struct revlog *rl, uint32_t rev, struct strbuf *text)
 
 /*
  * The revisions whose chunks make `rev`'s text, `rev` first, ending with a
- * full text or a delta against a kept text; each paid for.
+ * full text or a delta against a held text; each paid for.
  */
 static size_t text_chain(struct revlog *rl, uint32_t rev)
 {
@@ -462,10 +498,11 @@ static size_t text_chain(struct revlog *rl, uint32_t rev)
 
 	for (;;) {
 		spend(rl, rev);
+		t->chunks++;
 		ALLOC_GROW(t->chain, nr + 1, t->chain_alloc);
 		t->chain[nr++] = rev;
 		if (revlog_is_full(rl, rev) ||
-		    t->kept[revlog_delta_parent(rl, rev)])
+		    held_text(rl, revlog_delta_parent(rl, rev)))
 			return nr;
 		rev = revlog_delta_parent(rl, rev);
 	}
@@ -482,7 +519,7 @@ static void build_text(struct revlog *rl, uint32_t rev, struct strbuf *out)
 	if (revlog_is_full(rl, start)) {
 		revlog_chunk(rl, start, out);
 	} else {
-		strbuf_addbuf(out, t->kept[revlog_delta_parent(rl, start)]);
+		strbuf_addbuf(out, held_text(rl, revlog_delta_parent(rl, start)));
 		apply_chunk(rl, start, out);
 	}
 	while (nr--) {
@@ -505,7 +542,7 @@ void revlog_text(struct revlog *rl, uint32_t rev, struct strbuf *out)
 	build_text(rl, rev, out);
 	if (!revlog_is_full(rl, rev))
 		release(rl, revlog_delta_parent(rl, rev));
-	keep(rl, rev, out);
+	hold(rl, rev, out);
 	t->work += WORK_EARNED * chunk_cost(rl, rev);
 	if (t->work > WORK_MAX)
 		t->work = WORK_MAX;
