@@ -539,11 +539,11 @@ void revlog_text(struct revlog *rl, uint32_t rev, struct strbuf *out)
 	if (rev != t->turn)
 		BUG("revlog_text: revision %u out of turn", rev);
 	t->turn++;
+	t->work += WORK_EARNED * chunk_cost(rl, rev);
+	if (t->work > WORK_MAX)
+		t->work = WORK_MAX;
 	build_text(rl, rev, out);
 	if (!revlog_is_full(rl, rev))
 		release(rl, revlog_delta_parent(rl, rev));
 	hold(rl, rev, out);
-	t->work += WORK_EARNED * chunk_cost(rl, rev);
-	if (t->work > WORK_MAX)
-		t->work = WORK_MAX;
 }
