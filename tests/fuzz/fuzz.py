@@ -468,7 +468,7 @@ def main(argv=None):
     parser.add_argument('--stream-share', type=float, default=0.25,
                         help='the share of each job\'s time given to the '
                         'stream target, at its end (0: none)')
-    parser.add_argument('--chain-share', type=float, default=0.15,
+    parser.add_argument('--chain-share', type=float, default=0.1,
                         help='the share of the stream target\'s inputs '
                         'that are crafted changelogs of chain shapes and '
                         'stated lengths (mutate_stream.chain_stream) '

@@ -46,11 +46,12 @@ from target import (Outcome, ScratchRepo, _normalize, sanitized_env,
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
 VOLATILE = ('cinnabar.lock',)
-# The CPU seconds an input may cost: an ASan helper, git and Python start
-# in about one; 8,000 changesets (1.3 MB) import in about three, their
-# chains rebuilt from their start took 20 times as long.
-CPU_BASE = 10.0
-CPU_PER_MB = 5.0
+# The CPU seconds `git cinnabar unbundle` of an input may take: about 0.3
+# for a seed (the ASan helper, git and Python starting); 0.9 for 8,000
+# changesets deltaed against r-2 (1.3 MB), whose chains followed back to
+# their start took 13.
+CPU_BASE = 4.0
+CPU_PER_MB = 2.0
 _DIED = re.compile(r'git-cinnabar-helper (was killed by signal \d+|exited '
                    r'with status \d+|stopped answering)')
 
