@@ -23,8 +23,9 @@
 /* revlog_text's state. */
 struct revlog_texts {
 	uint32_t turn;		/* the revision it builds next */
-	uint32_t *pending;	/* per revision: deltas against it still to build */
-	struct strbuf **kept;	/* per revision: its text while pending, or NULL */
+	/* Per revision: the deltas against it still to build, its text. */
+	uint32_t *pending;
+	struct strbuf **kept;	/* while pending, if there was room; or NULL */
 	size_t kept_bytes;
 	struct strbuf last;	/* the last text built, when pending, not kept */
 	int64_t last_rev;	/* its revision, or -1 */
@@ -103,7 +104,7 @@ static void texts_free(struct revlog *rl)
 	strbuf_release(&t->last);
 	strbuf_release(&t->delta);
 	strbuf_release(&t->next);
-	free(t);
+	FREE_AND_NULL(rl->texts);
 }
 
 void revlog_release(struct revlog *rl)
@@ -519,7 +520,8 @@ static void build_text(struct revlog *rl, uint32_t rev, struct strbuf *out)
 	if (revlog_is_full(rl, start)) {
 		revlog_chunk(rl, start, out);
 	} else {
-		strbuf_addbuf(out, held_text(rl, revlog_delta_parent(rl, start)));
+		uint32_t base = revlog_delta_parent(rl, start);
+		strbuf_addbuf(out, held_text(rl, base));
 		apply_chunk(rl, start, out);
 	}
 	while (nr--) {
@@ -533,10 +535,10 @@ void revlog_text(struct revlog *rl, uint32_t rev, struct strbuf *out)
 {
 	struct revlog_texts *t;
 
-	if (!rl->texts)
+	if (!rl->texts && !rev)
 		rl->texts = texts_start(rl);
 	t = rl->texts;
-	if (rev != t->turn)
+	if (!t || rev != t->turn)
 		BUG("revlog_text: revision %u out of turn", rev);
 	t->turn++;
 	t->work += WORK_EARNED * chunk_cost(rl, rev);
@@ -546,4 +548,6 @@ void revlog_text(struct revlog *rl, uint32_t rev, struct strbuf *out)
 	if (!revlog_is_full(rl, rev))
 		release(rl, revlog_delta_parent(rl, rev));
 	hold(rl, rev, out);
+	if (t->turn == rl->nr)
+		texts_free(rl);	/* the last one: nothing is kept */
 }
