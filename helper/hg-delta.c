@@ -27,6 +27,17 @@ int hg_delta_next(struct hg_delta_iter *it, struct hg_hunk *hunk)
 	return 1;
 }
 
+/* hg_delta_next, and -1 for a hunk not after `last` or past the base. */
+static int next_fitting(struct hg_delta_iter *it, struct hg_hunk *hunk,
+			size_t last, size_t base_len)
+{
+	int ret = hg_delta_next(it, hunk);
+
+	if (ret > 0 && (hunk->start < last || hunk->end > base_len))
+		return -1;
+	return ret;
+}
+
 int hg_delta_apply(const char *base, size_t base_len, const char *delta,
 		   size_t delta_len, struct strbuf *out)
 {
@@ -37,9 +48,7 @@ int hg_delta_apply(const char *base, size_t base_len, const char *delta,
 
 	strbuf_grow(out, base_len + delta_len);
 	hg_delta_iter_init(&it, delta, delta_len);
-	while ((ret = hg_delta_next(&it, &hunk)) > 0) {
-		if (hunk.start < last || hunk.end > base_len)
-			return -1;
+	while ((ret = next_fitting(&it, &hunk, last, base_len)) > 0) {
 		strbuf_add(out, base + last, hunk.start - last);
 		strbuf_add(out, hunk.data, hunk.len);
 		last = hunk.end;
@@ -47,6 +56,25 @@ int hg_delta_apply(const char *base, size_t base_len, const char *delta,
 	if (ret < 0)
 		return -1;
 	strbuf_add(out, base + last, base_len - last);
+	return 0;
+}
+
+int hg_delta_result_len(const char *delta, size_t delta_len, size_t base_len,
+			size_t *result_len)
+{
+	struct hg_delta_iter it;
+	struct hg_hunk hunk;
+	size_t last = 0, len = 0;
+	int ret;
+
+	hg_delta_iter_init(&it, delta, delta_len);
+	while ((ret = next_fitting(&it, &hunk, last, base_len)) > 0) {
+		len += hunk.start - last + hunk.len;
+		last = hunk.end;
+	}
+	if (ret < 0)
+		return -1;
+	*result_len = len + base_len - last;
 	return 0;
 }
 

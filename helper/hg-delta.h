@@ -46,6 +46,13 @@ int hg_delta_apply(const char *base, size_t base_len, const char *delta,
 		   size_t delta_len, struct strbuf *out);
 
 /*
+ * The length of what `delta` makes of a base of `base_len` bytes, into
+ * `result_len`, without the base. Return 0, or -1 as hg_delta_apply would.
+ */
+int hg_delta_result_len(const char *delta, size_t delta_len, size_t base_len,
+			size_t *result_len);
+
+/*
  * Translate a delta between two texts into git's delta format (base and
  * result sizes as varints, then "copy" and "insert" instructions), into
  * `out`. base_len and result_len are the sizes of the two texts.

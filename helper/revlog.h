@@ -34,7 +34,12 @@
  *
  * Everything read is checked against the sizes the files have: chunks
  * inside the data, offsets following each other, bases and parents
- * before the revision, full texts of their stated length.
+ * before the revision, texts of their stated length (a delta's hunks are
+ * checked against its base's length and give the revision's), that
+ * length within what a changegroup chunk carries (REVLOG_MAX_TEXT).
+ * Nothing is inflated past those lengths: a chunk is inflated piecewise
+ * and refused once it outgrows them, a zstd frame stating a larger
+ * content size before it starts.
  */
 #ifndef CINNABAR_REVLOG_H
 #define CINNABAR_REVLOG_H
@@ -55,17 +60,28 @@ struct revlog_extent {
 	uint64_t offset, size;
 };
 
+/*
+ * The most a revision's text may hold: a changegroup chunk's length is a
+ * signed 32-bit number counting itself, the five ids of its header and,
+ * for a full text, the 12-byte hunk header it is sent behind.
+ */
+#define REVLOG_MAX_TEXT ((1U << 31) - 4 - 5 * HG_RAWSZ - 12)
+
+struct revlog_texts;
+
 struct revlog {
 	char *name;		/* for messages */
 	int fd;			/* holds the index and the data; not owned */
 	uint64_t index_start, data_start;	/* equal when inline */
 	int is_inline, generaldelta;
 	uint64_t index_size, data_size;
-	/* Filled as revisions are read (revlog_next), in order. */
+	/* Filled as revisions are read (revlog_next, revlog_text), in order. */
 	uint32_t nr;
 	struct revlog_entry *entries;
 	uint32_t alloc;
 	uint64_t next_pos;	/* in the index file */
+	uint32_t next_rev;	/* the revision revlog_next gives next */
+	struct revlog_texts *texts;	/* revlog_text's, once called */
 };
 
 /*
@@ -80,9 +96,11 @@ void revlog_open(struct revlog *rl, const char *name, int fd,
 void revlog_release(struct revlog *rl);
 
 /*
- * Read the next revision's entry; return NULL at the end of the index.
- * The entry stays valid until the next call. Dies on an entry that does
- * not fit the files or the revisions before it.
+ * The next revision's entry (from the first; its revision is
+ * rl->next_rev - 1), read from the index unless revlog_text read it
+ * already; NULL at the end of the index. The entry stays valid until the
+ * next call. Dies on an entry that does not fit the files or the
+ * revisions before it.
  */
 const struct revlog_entry *revlog_next(struct revlog *rl);
 
@@ -97,7 +115,16 @@ int revlog_is_full(const struct revlog *rl, uint32_t rev);
 /* The revision `rev`'s chunk is a delta against (when not full). */
 uint32_t revlog_delta_parent(const struct revlog *rl, uint32_t rev);
 
-/* The full text of revision `rev` (already read), following its chain. */
+/*
+ * The full text of revision `rev`, into `out`. Call it for every revision
+ * in turn, from the first: it reads the whole index at its first call,
+ * then builds each text from its delta base's, kept from when that was
+ * built for as long as later deltas need it (up to 64 MB of texts in
+ * all). Past that, a base not kept is built again from its chain, from
+ * a budget of work each revision earns (16 times its text's length and
+ * a little), so that no shape of chains makes the texts cost more than
+ * a multiple of their length. Dies when the budget runs out.
+ */
 void revlog_text(struct revlog *rl, uint32_t rev, struct strbuf *out);
 
 #endif

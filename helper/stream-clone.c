@@ -114,34 +114,45 @@ static const struct hg_oid *rev_node(const struct revlog *rl, int32_t rev)
 	return rev < 0 ? &null : &rl->entries[rev].node;
 }
 
+/*
+ * What revision `rev` of `rl` is sent as, into rc->payload: a delta
+ * against its delta parent, returned, or its full text (NULL). Every
+ * changeset is sent whole, as its text is built anyway (revlog_text).
+ */
+static const struct hg_oid *set_payload(struct revlog_cg *rc,
+					struct revlog *rl, uint32_t rev)
+{
+	if (rl == &rc->changelog) {
+		revlog_text(rl, rev, &rc->text);
+	} else if (revlog_is_full(rl, rev)) {
+		revlog_chunk(rl, rev, &rc->text);
+	} else {
+		revlog_chunk(rl, rev, &rc->delta);
+		rc->payload = &rc->delta;
+		return rev_node(rl, revlog_delta_parent(rl, rev));
+	}
+	rc->payload = &rc->text;
+	return NULL;
+}
+
 static void add_rev(struct revlog_cg *rc, struct revlog *rl, uint32_t rev)
 {
-	const struct revlog_entry *e = &rl->entries[rev];
-	const struct hg_oid *base = rev_node(rl, -1);
-	int is_changelog = rl == &rc->changelog;
-	const struct strbuf *payload;
+	const struct revlog_entry *e;
+	const struct hg_oid *base = set_payload(rc, rl, rev);
 	unsigned char hunk[12];	/* a full text: one hunk replacing nothing */
 	size_t hunk_len = 0;
 
+	e = &rl->entries[rev];	/* revlog_text may have read more entries */
 	if ((uint32_t)e->link >= rc->changelog.nr)
 		die("revision %s of the %s names a changeset the changelog "
 		    "lacks (corrupt stream)", hg_oid_to_hex(&e->node),
 		    rl->name);
-	if (revlog_is_full(rl, rev) ||
-	    (is_changelog && revlog_delta_parent(rl, rev) != rev - 1)) {
-		if (revlog_is_full(rl, rev))
-			revlog_chunk(rl, rev, &rc->text);
-		else
-			revlog_text(rl, rev, &rc->text);
-		payload = &rc->text;
-		hg_delta_hunk_header(hunk, 0, 0, payload->len);
+	if (!base) {
+		base = rev_node(rl, -1);
+		hg_delta_hunk_header(hunk, 0, 0, rc->payload->len);
 		hunk_len = sizeof(hunk);
-	} else {
-		base = rev_node(rl, revlog_delta_parent(rl, rev));
-		revlog_chunk(rl, rev, &rc->delta);
-		payload = &rc->delta;
 	}
-	add_chunk_len(&rc->out, 5 * HG_RAWSZ + hunk_len + payload->len);
+	add_chunk_len(&rc->out, 5 * HG_RAWSZ + hunk_len + rc->payload->len);
 	strbuf_add(&rc->out, e->node.hash, HG_RAWSZ);
 	strbuf_add(&rc->out, rev_node(rl, e->p1)->hash, HG_RAWSZ);
 	strbuf_add(&rc->out, rev_node(rl, e->p2)->hash, HG_RAWSZ);
@@ -149,7 +160,6 @@ static void add_rev(struct revlog_cg *rc, struct revlog *rl, uint32_t rev)
 	strbuf_add(&rc->out, rev_node(&rc->changelog, e->link)->hash,
 		   HG_RAWSZ);
 	strbuf_add(&rc->out, hunk, hunk_len);
-	rc->payload = payload;
 	rc->payload_pos = 0;
 }
 
@@ -158,7 +168,7 @@ static int add_next_rev(struct revlog_cg *rc, struct revlog *rl)
 {
 	if (!revlog_next(rl))
 		return 0;
-	add_rev(rc, rl, rl->nr - 1);
+	add_rev(rc, rl, rl->next_rev - 1);
 	return 1;
 }
 

@@ -9,11 +9,14 @@
   left over.  The full fuzzer (ASan/UBSan, mutations) runs in CI as
   `make fuzz-short`.
 - The stream target's parser reads the stream seeds hg made, and its
-  mutations mostly keep the framing readable.
+  mutations mostly keep the framing readable; its crafted changelogs of
+  every chain shape are imported, within the target's CPU budget.
 """
 
 import random
 import sys
+
+import pytest
 
 from lib.env import ROOT
 from lib.proc import run
@@ -25,6 +28,7 @@ import hgcheck  # noqa: E402
 import hggen  # noqa: E402
 import mutate_stream  # noqa: E402
 import streamfmt  # noqa: E402
+from stream_target import StreamTarget  # noqa: E402
 
 
 def test_clean_generated_bundles_are_valid_for_hg(hg, tmp_path):
@@ -89,3 +93,16 @@ def test_stream_seeds_and_mutations():
         except (streamfmt.FormatError, ValueError, IndexError):
             pass
     assert readable > 150
+
+
+@pytest.mark.parametrize('shape', sorted(mutate_stream.CHAIN_SHAPES))
+def test_stream_target_chain_shapes(shape, tmp_path):
+    data, what = mutate_stream.chain_stream(random.Random(1), shape, 100)
+    target = StreamTarget(ROOT / 'git-cinnabar-helper', workdir=tmp_path,
+                          leaks=False)
+    try:
+        outcome = target.run(data)
+    finally:
+        target.close()
+    assert outcome.kind is None and outcome.accepted, (what, outcome,
+                                                       outcome.stderr)

@@ -16,7 +16,9 @@ was one.  --replay runs given inputs once and prints what happened.
 
 The last --stream-share of each job's time goes to the stream target
 (stream_target.py): stream clone bundles (the `.packed1` and `.stream2`
-seeds, mutated by mutate_stream.py) through `git cinnabar unbundle`.
+seeds, mutated by mutate_stream.py, and --chain-share of crafted
+changelogs of many chain shapes and hostile stated lengths) through `git
+cinnabar unbundle`, within a CPU budget growing with the input's size.
 """
 
 import argparse
@@ -204,7 +206,7 @@ class Fuzzer:
                 self.pool.append(data)
         return outcome
 
-    def run_stream(self, data, how, seed=False):
+    def run_stream(self, data, how, seed=False, keep=True):
         outcome = self.stream_target.run(data)
         self.stats['streams'] += 1
         if outcome.accepted:
@@ -219,8 +221,14 @@ class Fuzzer:
             self.record(data, outcome, how, self.stream_target.run)
         elif outcome.detail not in self.marks:
             self.marks.add(outcome.detail)
-            if len(self.stream_pool) < POOL_LIMIT:
+            if keep and len(self.stream_pool) < POOL_LIMIT:
                 self.stream_pool.append(data)
+
+    def mutated_stream(self):
+        data = self.rng.choice(self.stream_pool)
+        for _ in range(self.rng.choice((1, 1, 2, 3))):
+            data = mutate_stream.mutated(self.rng, data, self.stream_pool)
+        return data
 
     def record(self, data, outcome, how, run=None):
         sig = outcome.signature
@@ -231,7 +239,8 @@ class Fuzzer:
             sig, self.stats['inputs'] + self.stats['streams'], how[:60]),
             flush=True)
         budget = min(self.args.minimize, self.deadline - time.time())
-        if outcome.kind in ('traceback', 'cli-exit', 'refused-valid') or \
+        if outcome.kind in ('traceback', 'cli-exit', 'refused-valid',
+                            'slow') or \
                 budget <= 0:
             small = data
         else:
@@ -288,11 +297,12 @@ class Fuzzer:
         while self.stream_pool and self.keep_going(
                 self.stats['streams'], self.args.min_streams):
             faulthandler.dump_traceback_later(300)
-            data = self.rng.choice(self.stream_pool)
-            for _ in range(self.rng.choice((1, 1, 2, 3))):
-                data = mutate_stream.mutated(self.rng, data,
-                                             self.stream_pool)
-            self.run_stream(data, 'stream mutated')
+            if self.rng.random() < self.args.chain_share:
+                # Large: not kept to be mutated again.
+                data, what = mutate_stream.chain_stream(self.rng)
+                self.run_stream(data, 'stream chain: ' + what, keep=False)
+            else:
+                self.run_stream(self.mutated_stream(), 'stream mutated')
             faulthandler.cancel_dump_traceback_later()
             if time.time() - last >= 30:
                 last = time.time()
@@ -458,6 +468,11 @@ def main(argv=None):
     parser.add_argument('--stream-share', type=float, default=0.25,
                         help='the share of each job\'s time given to the '
                         'stream target, at its end (0: none)')
+    parser.add_argument('--chain-share', type=float, default=0.1,
+                        help='the share of the stream target\'s inputs '
+                        'that are crafted changelogs of chain shapes and '
+                        'stated lengths (mutate_stream.chain_stream) '
+                        'rather than mutated seeds')
     parser.add_argument('-v', '--verbose', action='store_true')
     args = parser.parse_args(argv)
     if args.replay:

@@ -18,6 +18,8 @@ What is changed:
 - a chunk: its compression header byte, or a bit of its data.
 """
 
+import zlib
+
 import mutate
 import streamfmt
 from bundlefmt import FormatError
@@ -169,3 +171,81 @@ def _chunk(rng, stream, entry, revlog, rev):
     else:
         byte[at] ^= 1 << rng.randrange(8)
     entry.data = bytes(byte)
+
+
+# Crafted changelogs (streamfmt.changelog_stream): chain shapes, each
+# revision's delta base a function of its number (itself: a full text).
+def _against(k):
+    return lambda rng, rev: rev if rev < k else rev - k
+
+
+CHAIN_SHAPES = {
+    'against r-1': _against(1),
+    'against r-2': _against(2),
+    'against r-k': lambda rng, rev: rev - rng.randrange(1, rev + 1)
+    if rev else 0,
+    '300 chains interleaved': _against(300),
+    'all against the first': lambda rng, rev: 0,
+    'against half its number': lambda rng, rev: rev // 2,
+    'a full text every 1000': lambda rng, rev: rev if rev % 1000 == 0
+    else rev - 1,
+    'r-1 with far bases': lambda rng, rev: rev if not rev else
+    rng.randrange(rev) if rng.random() < 0.05 else rev - 1,
+}
+CHAIN_COUNTS = (100, 2000, 8000)
+# Stated lengths and chunks of one revision, made hostile: each a
+# function of (rng, the revision's true length) giving (stated length or
+# None, chunk or None).
+_OVER = (1 << 31) + 256
+
+
+def _off_by_one(rng, length):
+    return length + rng.choice((-1, 1)), None
+
+
+def _past_a_chunk(rng, length):
+    return rng.choice((_OVER, 0xffffffff, (1 << 31) - 120)), None
+
+
+def _zstd_past_its_length(rng, length):
+    size = rng.choice((length + 1, 1 << 24))
+    return None, streamfmt.rle_zstd_frame(size, rng.choice((None, length)))
+
+
+def _zstd_stating_2gb(rng, length):
+    return _OVER, streamfmt.rle_zstd_frame(_OVER, _OVER)
+
+
+def _zlib_of_16mb(rng, length):
+    return None, zlib.compress(b'\0' * (1 << 24), 9)
+
+
+CHAIN_DAMAGES = (_off_by_one, _past_a_chunk, _zstd_past_its_length,
+                 _zstd_stating_2gb, _zlib_of_16mb)
+
+
+def chain_stream(rng, name=None, count=None):
+    """(a stream bundle of a crafted changelog, what it is): a chain
+    shape of CHAIN_SHAPES (`name`, else one at random) of `count`
+    changesets (else one of CHAIN_COUNTS), when either is random half
+    the time with one of CHAIN_DAMAGES."""
+    damaged = name is None or count is None
+    name = name or rng.choice(sorted(CHAIN_SHAPES))
+    count = count or rng.choice(CHAIN_COUNTS)
+    shape = CHAIN_SHAPES[name]
+    bases = [shape(rng, rev) for rev in range(count)]
+    what = '%s, %d changesets' % (name, count)
+    chunks, text_lens = {}, {}
+    if damaged and rng.random() < 0.5:
+        damage = rng.choice(CHAIN_DAMAGES)
+        rev = rng.randrange(count)
+        length = len(streamfmt.changeset_texts(rev + 1)[rev][1])
+        stated, chunk = damage(rng, length)
+        if stated is not None:
+            text_lens[rev] = stated
+        if chunk is not None:
+            chunks[rev] = chunk
+        what += ', %s at %d' % (damage.__name__.strip('_'), rev)
+    return streamfmt.changelog_stream(count, bases.__getitem__,
+                                      chunks=chunks,
+                                      text_lens=text_lens), what

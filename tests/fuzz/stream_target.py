@@ -26,10 +26,15 @@ Outcome.kind (target.py) names what was wrong, or is None:
              accepted, and `git cinnabar fsck --full` is not clean
   refused-valid
              a seed (a stream bundle made by hg) refused
+  slow       `git cinnabar unbundle` took more CPU time (its processes'
+             user and system time) than CPU_BASE and CPU_PER_MB for each
+             MB of the input: work that grows faster than the input
+             (delta chains rebuilt from their start were quadratic)
 """
 
 import os
 import re
+import resource
 import signal
 import subprocess
 import tempfile
@@ -41,6 +46,12 @@ from target import (Outcome, ScratchRepo, _normalize, sanitized_env,
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
 VOLATILE = ('cinnabar.lock',)
+# The CPU seconds `git cinnabar unbundle` of an input may take: about 0.3
+# for a seed (the ASan helper, git and Python starting); 0.9 for 8,000
+# changesets deltaed against r-2 (1.3 MB), whose chains followed back to
+# their start took 13.
+CPU_BASE = 4.0
+CPU_PER_MB = 2.0
 _DIED = re.compile(r'git-cinnabar-helper (was killed by signal \d+|exited '
                    r'with status \d+|stopped answering)')
 
@@ -69,29 +80,38 @@ class StreamTarget:
         with open(self.input_path, 'wb') as f:
             f.write(data)
         try:
-            return self._run()
+            return self._run(CPU_BASE + CPU_PER_MB * len(data) / (1 << 20))
         finally:
             self.repo.reset()
 
     def _cinnabar(self, *args):
-        """(status or None on timeout, stderr) of `git cinnabar args`."""
+        """(status or None on timeout, stdout, stderr) of `git cinnabar
+        args`; self.cpu: the CPU seconds it took."""
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         proc = subprocess.Popen(
             [os.path.join(TOP, 'git-cinnabar'), *args], cwd=self.repo.path,
             env=self.env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, start_new_session=True)
         try:
             out, err = proc.communicate(timeout=self.timeout)
+            status = proc.returncode
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             out, err = proc.communicate()
-            return None, out.decode('utf-8', 'replace'), \
-                err.decode('utf-8', 'replace')
-        return proc.returncode, out.decode('utf-8', 'replace'), \
+            status = None
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        self.cpu = sum(getattr(after, f) - getattr(before, f)
+                       for f in ('ru_utime', 'ru_stime'))
+        return status, out.decode('utf-8', 'replace'), \
             err.decode('utf-8', 'replace')
 
-    def _run(self):
+    def _run(self, budget):
         status, out, err = self._cinnabar('unbundle', self.input_path)
         result = self._judge(status, out, err)
+        if result.kind is None and self.cpu > budget:
+            result = Outcome('slow', 'unbundle over its CPU budget', out,
+                             err + '\nCPU: %.1f s, budget %.1f s\n' % (
+                                 self.cpu, budget), result.accepted)
         if result.kind is None and result.accepted:
             status, out, err = self._cinnabar('fsck', '--full')
             checked = self._judge(status, out, err, fsck=True)

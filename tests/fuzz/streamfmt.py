@@ -26,6 +26,7 @@ revlog    (index v1, `<name>.i`) 64-byte entries: u48 offset of the
           (zlib), `(` (zstd frame).
 """
 
+import hashlib
 import struct
 from urllib.parse import quote, unquote
 
@@ -200,3 +201,84 @@ class Revlog:
         at = pos + 8 + 4 * (FIELDS.index(field) - 2)
         return self.data[:at] + struct.pack('>I', value % (1 << 32)) + \
             self.data[at + 4:]
+
+
+# Crafted changelogs: a stream of N changesets (each a child of the one
+# before, with no manifest and no file) whose chunks make any chain shape,
+# and whose stated lengths or chunks can be set to anything.
+
+NULL = b'\0' * 20
+STREAM_REQUIREMENTS = b'generaldelta,revlogv1,store'
+
+
+def changeset_texts(count):
+    """[(node, text)] of `count` changesets, each the child of the one
+    before (node: sha1 of the sorted parents and the text)."""
+    out, parent = [], NULL
+    for rev in range(count):
+        text = b'%s\ncrafted <c@example.com>\n%d 0\n\nchangeset %d' % (
+            b'0' * 40, rev, rev)
+        node = hashlib.sha1(NULL + parent + text).digest()
+        out.append((node, text))
+        parent = node
+    return out
+
+
+def whole_delta(base, text):
+    """A delta making `text` of any base of `base` bytes: one hunk
+    replacing all of it."""
+    return struct.pack('>III', 0, len(base), len(text)) + text
+
+
+def changelog_entries(count, base_of, chunks=None, text_lens=None):
+    """The stream entries (00changelog.i and .d, generaldelta) of
+    `count` changesets, revision r a delta against base_of(r) (r itself:
+    a full text); `chunks` and `text_lens` ({rev: value}) replace what
+    a revision's chunk or stated text length (unsigned) would be."""
+    chunks, text_lens = chunks or {}, text_lens or {}
+    texts = changeset_texts(count)
+    index, data = [], []
+    offset = 0
+    for rev, (node, text) in enumerate(texts):
+        base = base_of(rev)
+        chunk = chunks.get(rev, b'u' + text if base == rev else
+                           whole_delta(texts[base][1], text))
+        text_len = signed32(text_lens.get(rev, len(text)))
+        index.append(ENTRY.pack(offset << 16, len(chunk), text_len, base,
+                                rev, rev - 1, -1, node, b'\0' * 12))
+        data.append(chunk)
+        offset += len(chunk)
+    index[0] = struct.pack('>I', 1 | 2 << 16) + index[0][4:]
+    return [Entry(b's', b'00changelog.i', b''.join(index)),
+            Entry(b's', b'00changelog.d', b''.join(data))]
+
+
+def signed32(value):
+    """`value` as the signed 32-bit number of the same bits."""
+    value %= 1 << 32
+    return value - (1 << 32) if value >= 1 << 31 else value
+
+
+def changelog_stream(count, base_of, **kwargs):
+    """A stream2 bundle of changelog_entries()."""
+    return Stream('stream2', STREAM_REQUIREMENTS,
+                  changelog_entries(count, base_of, **kwargs)).encode()
+
+
+def rle_zstd_frame(size, content_size=None, byte=b'\0'):
+    """A zstd frame (RFC 8878) of `size` bytes `byte`, in run-length blocks
+    of 128 KiB (4 bytes each); it states `content_size` when given."""
+    if content_size is None:
+        # No content size, no single segment: a window of 128 KiB.
+        out = [struct.pack('<IBB', 0xfd2fb528, 0, 0x38)]
+    else:
+        # An 8-byte content size, single segment (no window byte).
+        out = [struct.pack('<IBQ', 0xfd2fb528, 0xe0, content_size)]
+    block = 1 << 17
+    while True:
+        n = min(size, block)
+        size -= n
+        out.append(struct.pack('<I', (n << 3) | (1 << 1) | (not size))[:3])
+        out.append(byte)
+        if not size:
+            return b''.join(out)
