@@ -23,7 +23,12 @@ For a batch of `push [+]<src>:<dst>` requests:
    or from a changeset we do not have; a branch ref whose commit is
    already on the server but is not one of the branch's heads; a push to
    a topic that does not descend from the topic's heads on the server
-   (a non-fast-forward: forced, it replaces them, see 4.).
+   (a non-fast-forward: forced, it replaces them, see 4.). A bookmark
+   or topic head we do not know may be a changeset the push makes (a
+   commit made as the server's changeset was, e.g. `git cinnabar tag`'s
+   as `hg tag`'s): when the push sends commits, those two checks wait
+   until their changesets are made (4.); what the server has already
+   comes back as "added 0 changesets".
 4. The helper makes a changegroup of all the commits (`changegroup`),
    recording their changesets pending `finish`; we wrap it in the bundle
    for `unbundle` and ask the helper for the bundle's branch heads
@@ -127,6 +132,9 @@ class RefPush:
         # For a forced push to a topic: the commits of the server's heads
         # of the topic that the pushed commit does not descend from.
         self.replaced = []
+        # Whether a check waits for the changesets of what is sent (see
+        # Pusher._check_later).
+        self.recheck = False
         self.error = None
 
     @property
@@ -366,11 +374,25 @@ class Pusher:
                  if not r.is_null]
         return bool(roots) and any(self.peer.known(roots))
 
-    def _check_bookmark_move(self, push):
+    @staticmethod
+    def _check_later(push, converted):
+        """Whether to check `push` again once the changesets of what it
+        sends are made (`converted`), rather than refuse it now for a
+        server changeset we do not know: one of them may be it (a commit
+        made as the server's changeset was, e.g. a `git cinnabar tag`
+        commit as `hg tag` made it); noted in `push.recheck`."""
+        if converted or not push.sending:
+            return False
+        push.recheck = True
+        return True
+
+    def _check_bookmark_move(self, push, converted=False):
         old = self.state.bookmarks.get(push.target.name)
         if old is None or push.force:
             return
         old_commit = self.helper.hg2git(old)
+        if old_commit.is_null and self._check_later(push, converted):
+            return
         if old_commit.is_null:
             push.refuse("the server's bookmark %s points to changes you do "
                         "not have; fetch first, or use git push -f"
@@ -383,7 +405,7 @@ class Pusher:
     def _topic_heads(self, target):
         return dict(self.state.topics).get((target.name, target.topic), [])
 
-    def _check_topic_move(self, push):
+    def _check_topic_move(self, push, converted=False):
         """A push to a topic whose server heads the commit does not
         descend from replaces them: with force only (then noted in
         `push.replaced`, for the obsolescence markers)."""
@@ -396,7 +418,10 @@ class Pusher:
                             % (push.spec.src, name))
             return
         commits = self.helper.hg2git_many(heads)
-        if any(c.is_null for c in commits):
+        unknown = any(c.is_null for c in commits)
+        if unknown and self._check_later(push, converted):
+            return
+        if unknown:
             push.refuse('the server has changes in topic %s that you do '
                         'not have; fetch first' % name)
             return
@@ -443,6 +468,7 @@ class Pusher:
                                           self._set_branches(pushes))
         self._hg_of.update((p.commit, mapping[p.commit]) for p in pushes
                            if p.commit in mapping)
+        self._check_converted(pushes)
         markers = self._obsmarkers(pushes, push_format, commits, mapping)
         bundle = os.path.join(tmp, 'bundle')
         with open(changegroup, 'rb') as source, open(bundle, 'wb') as out:
@@ -456,6 +482,17 @@ class Pusher:
             self._branch_of[head.hg_id] = head.branch
             self._pushed_heads[head.branch].append(commit)
         return bundle
+
+    def _check_converted(self, pushes):
+        """The checks put off until the changesets were made (now known
+        to the helper, pending)."""
+        for push in pushes:
+            if not push.recheck:
+                continue
+            if push.target.kind == 'bookmark':
+                self._check_bookmark_move(push, converted=True)
+            else:
+                self._check_topic_move(push, converted=True)
 
     def _set_branches(self, pushes):
         """{commit: branch or (branch, topic)} for the new commits a push

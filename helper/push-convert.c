@@ -1,6 +1,7 @@
 /*
  * A git commit to push as a changeset (push-state.h), with its manifest
- * and file revisions:
+ * and file revisions (depends on push-manifests.c, for the manifests it
+ * reads and makes, and push-state.c):
  *   - a commit that came from Mercurial (it has a git2hg note) gives its
  *     stored changeset and manifest; its file revisions are those of its
  *     manifest that neither parent manifest has (their parents are found
@@ -223,34 +224,6 @@ static int new_line_cmp(const void *a, const void *b)
 {
 	const struct new_line *x = a, *y = b;
 	return manifest_path_cmp(x->path, x->len, y->path, y->len);
-}
-
-/*
- * The text of a new file revision: the blob's content, framed by "\1\n"
- * with the metadata `meta` before it when there is some, or when the
- * content itself starts with "\1\n" (then with empty metadata). Return
- * whether it is framed.
- */
-int push_new_file_text(struct strbuf *out, const struct object_id *blob,
-			 const char *meta)
-{
-	enum object_type type;
-	unsigned long size;
-	char *content = store_read_object(blob, &type, &size);
-	int framed;
-
-	if (!content || type != OBJ_BLOB)
-		die("missing blob %s", oid_to_hex(blob));
-	framed = meta || (size >= 2 && !memcmp(content, "\1\n", 2));
-	strbuf_reset(out);
-	if (framed) {
-		strbuf_addstr(out, "\1\n");
-		strbuf_addstr(out, meta ? meta : "");
-		strbuf_addstr(out, "\1\n");
-	}
-	strbuf_add(out, content, size);
-	free(content);
-	return framed;
 }
 
 /*

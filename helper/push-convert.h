@@ -25,13 +25,4 @@ void push_add_stored(struct push_state *st, struct cs_rev *cs);
 void push_convert_commit(struct push_state *st, struct cs_rev *cs,
 			 struct raw_commit *c);
 
-/*
- * The text of a new file revision: the blob's content, framed by "\1\n"
- * with the metadata `meta` before it when there is some, or when the
- * content itself starts with "\1\n" (then with empty metadata). Return
- * whether it is framed.
- */
-int push_new_file_text(struct strbuf *out, const struct object_id *blob,
-		       const char *meta);
-
 #endif

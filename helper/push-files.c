@@ -2,7 +2,9 @@
  * The file groups of a push's changegroup (push-state.h): the revisions
  * of st->files, sorted by path, each group as deltas (see
  * write_file_groups). A stored revision's parents, which the metadata
- * does not keep, are found as it is written.
+ * does not keep, are found as it is written (file-parents.c).
+ *
+ * Of the push files, depends on push-state.c only.
  */
 #include "cache.h"
 #include "meter.h"
@@ -13,7 +15,6 @@
 #include "metadata.h"
 #include "notes-map.h"
 #include "pack-delta.h"
-#include "push-convert.h"
 #include "push-files.h"
 
 /*

@@ -8,6 +8,13 @@
  *                     the new ones' texts waiting in a temporary file;
  * then writes the changegroup: the changesets and manifests itself, the
  * file groups with push-files.c, in changegroup.h's format.
+ *
+ * The files depend on each other only downward:
+ *   push.c            the driver: on all the files below;
+ *   push-convert.c    on push-manifests.c and push-state.c;
+ *   push-files.c      on push-state.c;
+ *   push-manifests.c  on push-state.c;
+ *   push-state.c      what they share (this header): on none of them.
  */
 #ifndef CINNABAR_PUSH_STATE_H
 #define CINNABAR_PUSH_STATE_H
@@ -118,6 +125,15 @@ void push_changeset_text(struct push_state *st, const struct hg_oid *node,
 struct file_rev *push_add_file_rev(struct push_state *st, const char *path,
 				   size_t len, const struct hg_oid *node,
 				   const struct hg_oid *link);
+
+/*
+ * The text of a new file revision: the blob's content, framed by "\1\n"
+ * with the metadata `meta` before it when there is some, or when the
+ * content itself starts with "\1\n" (then with empty metadata). Return
+ * whether it is framed.
+ */
+int push_new_file_text(struct strbuf *out, const struct object_id *blob,
+		       const char *meta);
 
 /*
  * Write revision `chunk` (its ids set) to `f`: with `delta`, or with the

@@ -9,6 +9,10 @@
  * by push-files.c, in changegroup.h's format. It is then imported back,
  * which records the new changesets like fetched ones and checks that each
  * gives back exactly the commit it was made from.
+ *
+ * The top of the push files: depends on the stages (push-convert.c,
+ * push-files.c, push-manifests.c) and on push-state.c, which they share;
+ * none of them depends on this file.
  */
 #include "cache.h"
 #include "meter.h"
@@ -17,7 +21,6 @@
 #include "changegroup.h"
 #include "changeset.h"
 #include "file.h"
-#include "hg-diff.h"
 #include "import.h"
 #include "manifest-delta.h"
 #include "metadata.h"
@@ -37,22 +40,6 @@ void push_set_branch(const struct object_id *commit, const char *branch)
 		xstrdup(branch);
 }
 
-void push_set_pos(kh_hg_pos_t *map, const struct hg_oid *key, size_t pos)
-{
-	int ret;
-	khiter_t it = kh_put_hg_pos(map, *key, &ret);
-	kh_value(map, it) = pos;
-}
-
-int push_get_pos(kh_hg_pos_t *map, const struct hg_oid *key, size_t *pos)
-{
-	khiter_t it = kh_get_hg_pos(map, *key);
-	if (it == kh_end(map))
-		return 0;
-	*pos = kh_value(map, it);
-	return 1;
-}
-
 /* Record commit `i` of the batch, once its changeset is made. */
 static void index_commit(struct push_state *st, size_t i)
 {
@@ -62,51 +49,6 @@ static void index_commit(struct push_state *st, size_t i)
 	push_set_pos(st->by_node, &st->cs[i].node, i);
 	if (st->cs[i].new_manifest)
 		push_set_pos(st->by_manifest, &st->cs[i].manifest, i);
-}
-
-struct cs_rev *push_changeset(struct push_state *st, const struct hg_oid *node)
-{
-	/* The commit being made is not indexed yet: it is the last one. */
-	struct cs_rev *cs = st->nr ? &st->cs[st->nr - 1] : NULL;
-	size_t i;
-	if (cs && hg_oideq(&cs->node, node))
-		return cs;
-	return push_get_pos(st->by_node, node, &i) ? &st->cs[i] : NULL;
-}
-
-void push_changeset_text(struct push_state *st, const struct hg_oid *node,
-			 struct strbuf *out)
-{
-	struct cs_rev *cs = push_changeset(st, node);
-	if (cs) {
-		strbuf_reset(out);
-		strbuf_addbuf(out, &cs->text);
-	} else {
-		changeset_text(node, out);
-	}
-}
-
-static const char *intern_path(struct push_state *st, const char *p, size_t len)
-{
-	char *s = xmemdupz(p, len);
-	struct string_list_item *item = string_list_insert(&st->paths, s);
-	free(s);
-	return item->string;
-}
-
-struct file_rev *push_add_file_rev(struct push_state *st, const char *path,
-				   size_t len, const struct hg_oid *node,
-				   const struct hg_oid *link)
-{
-	struct file_rev *f;
-	ALLOC_GROW(st->files, st->files_nr + 1, st->files_alloc);
-	f = &st->files[st->files_nr];
-	memset(f, 0, sizeof(*f));
-	f->path = intern_path(st, path, len);
-	hg_oidcpy(&f->node, node);
-	hg_oidcpy(&f->link, link);
-	f->order = st->files_nr++;
-	return f;
 }
 
 /* The hg changeset of a commit: pushed in this batch, or stored. */
@@ -169,31 +111,6 @@ static void make_manifest_delta(struct push_state *st, struct cs_rev *cs)
 		       m->text.buf, m->text.len, &cs->manifest_delta);
 	hg_oidcpy(&cs->manifest_base, base_id);
 	hg_oidcpy(&st->last_sent_manifest, &cs->manifest);
-}
-
-static void count_written(struct push_state *st)
-{
-	meter_update(st->progress, ++st->written);
-}
-
-void push_write_delta(struct push_state *st, FILE *f,
-		      struct rev_chunk *chunk, const struct strbuf *delta)
-{
-	chunk->delta = delta->buf;
-	chunk->delta_len = delta->len;
-	write_rev_chunk(f, st->version, chunk);
-	count_written(st);
-}
-
-void push_write_rev(struct push_state *st, FILE *f, struct rev_chunk *chunk,
-		    const char *base, size_t base_len,
-		    const char *text, size_t len)
-{
-	static struct strbuf delta = STRBUF_INIT;
-
-	strbuf_reset(&delta);
-	hg_diff(base, base_len, text, len, &delta);
-	push_write_delta(st, f, chunk, &delta);
 }
 
 /*

@@ -165,6 +165,54 @@ def test_tag_experiment(hg, hg_serve, tmp_path):
     assert git('cinnabar', 'tag', '-l', cwd=work).out == ''
 
 
+TAGGER = {'GIT_AUTHOR_NAME': 'Tagger', 'GIT_AUTHOR_EMAIL': 't@example.com',
+          'GIT_COMMITTER_NAME': 'Tagger',
+          'GIT_COMMITTER_EMAIL': 't@example.com'}
+
+
+def tag_as(work, date):
+    """`git cinnabar tag v1` in `work` as TAGGER at `date` (git's raw
+    format); returns the tag commit."""
+    git('config', 'cinnabar.experiments', 'tag', cwd=work)
+    assert_no_traceback(git('cinnabar', 'tag', 'v1', cwd=work, extra_env=dict(
+        TAGGER, GIT_AUTHOR_DATE=date, GIT_COMMITTER_DATE=date)))
+    return git('rev-parse', 'HEAD', cwd=work).out.strip()
+
+
+def test_push_of_changesets_the_server_has(hg, hg_serve, tmp_path):
+    """Commits that convert to changesets the server already has (here
+    the commit `git cinnabar tag` makes, as `hg tag` made it on the
+    server, which moved the active bookmark b there): pushed to the branch
+    or to the bookmark, a success adding nothing (but publishing them, as
+    hg push does), as with git-cinnabar 0.7.5; a tag commit made at
+    another time is refused ("fetch first")."""
+    repo = make_hg_repo(hg, tmp_path / 'hg', {'a': 'a\n'})
+    hg('-R', repo, 'bookmark', 'b', cwd=repo)
+    server = hg_serve(repo)
+    works = [tmp_path / 'branch', tmp_path / 'bookmark']
+    for work in works:
+        clone(hg_url(server.url), work, '-q')
+    hg('-R', repo, 'tag', '-u', 'Tagger <t@example.com>', '-d',
+       '1700000000 0', 'v1', cwd=repo)
+    tagged = hg.nodes(repo, 'tip')[0]
+    assert hg.bookmarks(repo) == {'b': tagged}
+    before = hg.nodes(repo), hg.heads(repo)
+    for work, ref in zip(works, ('branches/default/tip', 'bookmarks/b')):
+        with nothing_changes(hg, repo, work):
+            tag_as(work, '1700000001 +0000')
+            assert_refused(push(work, 'origin', 'HEAD:refs/heads/' + ref),
+                           ref, 'fetch first')
+        git('reset', '-q', '--hard', 'HEAD^', cwd=work)
+        commit = tag_as(work, '1700000000 +0000')
+        result = push(work, 'origin', 'HEAD:refs/heads/' + ref)
+        assert_pushed(result, ref)
+        assert 'remote: added 0 changesets' in result.err, result.describe()
+        assert f' * [new branch]      HEAD -> {ref}\n' in result.err
+        assert (hg.nodes(repo), hg.heads(repo)) == before
+        assert hg.bookmarks(repo) == {'b': tagged}
+        assert git2hg(work, [commit])[commit] == tagged
+
+
 def test_branch_experiment(hg, hg_serve, tmp_path):
     """The branch experiment: pushing new commits to
     branches/<name>/tip puts them on that (new) named branch; without it,
