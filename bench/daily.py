@@ -54,6 +54,9 @@ COUNTS = (1000, 100, 10, 1)
 FILES = (1, 10, 1000)
 TIP = 'refs/remotes/origin/branches/default/tip'
 PUSHED = 'refs/heads/branches/default/tip'
+# Where the commit to push is made: a clone's own branch may have the
+# name of the pushed ref.
+MADE = 'refs/bench/daily'
 STRIP = ('--config', 'extensions.strip=', 'strip', '-q', '--no-backup')
 # The pushed commit: the same bytes in every client, so the same hg
 # changeset whoever converts it.
@@ -277,7 +280,7 @@ def make_commit(tools, kind, work, files):
     blobs = tools.git(kind, 'cat-file', '--batch', cwd=work,
                       stdin=b''.join(parent.encode() + b':' + n + b'\n'
                                      for n in chosen))
-    stream = [f'commit {PUSHED}\nauthor {SIGNATURE}\ncommitter '
+    stream = [f'commit {MADE}\nauthor {SIGNATURE}\ncommitter '
               f'{SIGNATURE}\ndata 12\ndaily bench\nfrom {parent}\n'.encode()]
     for name in chosen:
         header, _, blobs = blobs.partition(b'\n')
@@ -287,7 +290,7 @@ def make_commit(tools, kind, work, files):
                       + f'data {len(content)}\n'.encode() + content + b'\n')
     tools.git(kind, 'fast-import', '--quiet', cwd=work,
               stdin=b''.join(stream))
-    return tools.git(kind, 'rev-parse', PUSHED, cwd=work).decode().strip()
+    return tools.git(kind, 'rev-parse', MADE, cwd=work).decode().strip()
 
 
 def push_round(prepared, results, server, files):
