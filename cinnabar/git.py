@@ -28,6 +28,32 @@ def run(args, check=True, input=None, env=None):
     return result
 
 
+def read_objects(names):
+    """[(object id, type, content) or None] for each of `names` (object
+    names git understands, e.g. `<commit>:<path>`; None for one that names
+    nothing), read by one `git cat-file --batch`.  Its output, per name:
+    `<id> <type> <size>` then the content and a newline, or `<name>
+    missing` (or `ambiguous`) alone."""
+    if not names:
+        return []
+    query = b''.join(n.encode('utf-8', 'surrogateescape') + b'\n'
+                     for n in names)
+    out = run(['cat-file', '--batch'], input=query).stdout
+    found, pos = [], 0
+    for _ in names:
+        end = out.index(b'\n', pos)
+        fields = out[pos:end].split()
+        pos = end + 1
+        if len(fields) != 3:
+            found.append(None)
+            continue
+        size = int(fields[2])
+        found.append((GitId(fields[0].decode('ascii')),
+                      fields[1].decode('ascii'), out[pos:pos + size]))
+        pos += size + 1
+    return found
+
+
 # Pushes walk the whole history: in a shallow clone (`git clone --depth`),
 # git takes the commits at the cut for roots unless told to read no
 # shallow file, and a push would send changesets whose parents the server

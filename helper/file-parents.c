@@ -92,6 +92,145 @@ static int read_mcommit(const struct object_id *oid, struct mcommit *m)
 	return 0;
 }
 
+/*
+ * The first-parent chain of manifest commits from a start, read as far
+ * as a search needs it. Chains are kept between searches (a push checks
+ * many paths from the same parent manifest) and stay valid: git objects
+ * do not change.
+ */
+struct chain {
+	struct object_id start;
+	struct mcommit *m;
+	size_t nr, alloc;
+	int ended;	/* m[nr - 1] has no (readable) first parent */
+};
+
+#define CHAINS 4
+static struct chain chains[CHAINS];
+static size_t next_chain;
+
+/* The chain from manifest commit `start`, or NULL when it is unreadable. */
+static struct chain *chain_from(const struct object_id *start)
+{
+	struct chain *c;
+	size_t i;
+
+	for (i = 0; i < CHAINS; i++)
+		if (chains[i].nr && oideq(&chains[i].start, start))
+			return &chains[i];
+	c = &chains[next_chain];
+	next_chain = (next_chain + 1) % CHAINS;
+	c->nr = c->ended = 0;
+	ALLOC_GROW(c->m, 1, c->alloc);
+	if (read_mcommit(start, &c->m[0]))
+		return NULL;
+	oidcpy(&c->start, start);
+	c->nr = 1;
+	return c;
+}
+
+/* Manifest `i` of chain `c` (0: its start), read now if needed; NULL past
+ * its end. */
+static const struct mcommit *chain_at(struct chain *c, size_t i)
+{
+	while (c->nr <= i && !c->ended) {
+		struct mcommit next;
+		if (!c->m[c->nr - 1].nr ||
+		    read_mcommit(&c->m[c->nr - 1].parents[0], &next)) {
+			c->ended = 1;
+			break;
+		}
+		ALLOC_GROW(c->m, c->nr + 1, c->alloc);
+		c->m[c->nr++] = next;
+	}
+	return i < c->nr ? &c->m[i] : NULL;
+}
+
+static int has_node(const struct mcommit *m, const char *path,
+		    const struct hg_oid *node)
+{
+	struct hg_oid here;
+	path_in_tree(&m->tree, path, &here);
+	return hg_oideq(&here, node);
+}
+
+/*
+ * The manifest of chain `c` (its start has `node` at `path`) followed by
+ * the first one found without it along first parents: probed 1, 2, 4...
+ * manifests back, then bisected, a few tree reads however far. Its index
+ * into *found; -1 when it is `max_steps` or more back (0: no limit).
+ */
+static int chain_introducer(struct chain *c, const char *path,
+			    const struct hg_oid *node, size_t max_steps,
+			    size_t *found)
+{
+	size_t lo = 0, hi = 1;	/* lo has `node`; hi is probed */
+	const struct mcommit *m;
+
+	for (;;) {
+		if (max_steps && hi > max_steps)
+			hi = max_steps;
+		m = chain_at(c, hi);
+		if (!m) {
+			hi = c->nr;
+			break;
+		}
+		if (!has_node(m, path, node))
+			break;
+		if (max_steps && hi == max_steps)
+			return -1;
+		lo = hi;
+		hi *= 2;
+	}
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (has_node(chain_at(c, mid), path, node))
+			lo = mid;
+		else
+			hi = mid;
+	}
+	*found = lo;
+	return 0;
+}
+
+static int parents_from(const char *path, const struct hg_oid *node,
+			const struct strbuf *text,
+			const struct object_id *commit, size_t max_steps,
+			struct hg_oid *p1, struct hg_oid *p2,
+			struct hg_oid where[2])
+{
+	struct chain *c = chain_from(commit);
+	struct mcommit m;
+	struct hg_oid in[2];
+	size_t at, i;
+
+	if (!c || chain_introducer(c, path, node, max_steps, &at))
+		return -1;
+	m = c->m[at];
+	/* Brought by the second parent of a merge: from there on. */
+	if (m.nr == 2) {
+		struct mcommit pm;
+		if (!read_mcommit(&m.parents[1], &pm) &&
+		    has_node(&pm, path, node))
+			return max_steps && at + 1 >= max_steps ? -1 :
+				parents_from(path, node, text, &m.parents[1],
+					     max_steps ? max_steps - at - 1 : 0,
+					     p1, p2, where);
+	}
+	for (i = 0; i < 2; i++) {
+		struct mcommit pm;
+		hg_oidcpy(&in[i], &hg_null_oid);
+		if (where)
+			hg_oidcpy(&where[i], &hg_null_oid);
+		if (i >= m.nr || read_mcommit(&m.parents[i], &pm))
+			continue;
+		if (where && manifest_commit_node(&m.parents[i], &where[i]))
+			return -1;
+		path_in_tree(&pm.tree, path, &in[i]);
+	}
+	return file_parents_among(node, text, &in[0], &in[1], p1, p2) ? -2 : 0;
+}
+
 int file_parents_and_manifests(const char *path, const struct hg_oid *node,
 			       const struct strbuf *text,
 			       const struct hg_oid *start, size_t max_steps,
@@ -100,35 +239,9 @@ int file_parents_and_manifests(const char *path, const struct hg_oid *node,
 {
 	const struct object_id *commit = hg2git(start);
 	struct mcommit m;
-	struct hg_oid here;
-	size_t steps;
 
-	if (!commit || read_mcommit(commit, &m))
+	if (!commit || read_mcommit(commit, &m) || !has_node(&m, path, node))
 		return -1;
-	path_in_tree(&m.tree, path, &here);
-	if (!hg_oideq(&here, node))
-		return -1;
-	for (steps = 1; !max_steps || steps <= max_steps; steps++) {
-		struct hg_oid in[2];
-		struct mcommit pm[2];
-		size_t i, next = 2;
-
-		for (i = 0; i < 2; i++) {
-			hg_oidcpy(&in[i], &hg_null_oid);
-			if (where)
-				hg_oidcpy(&where[i], &hg_null_oid);
-			if (i >= m.nr || read_mcommit(&m.parents[i], &pm[i]))
-				continue;
-			if (where && manifest_commit_node(&m.parents[i], &where[i]))
-				return -1;
-			path_in_tree(&pm[i].tree, path, &in[i]);
-			if (next == 2 && hg_oideq(&in[i], node))
-				next = i;
-		}
-		if (next == 2)
-			return file_parents_among(node, text, &in[0], &in[1],
-						  p1, p2) ? -2 : 0;
-		m = pm[next];
-	}
-	return -1;
+	return parents_from(path, node, text, commit, max_steps, p1, p2,
+			    where);
 }

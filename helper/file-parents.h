@@ -23,10 +23,14 @@ int file_parents_among(const struct hg_oid *node, const struct strbuf *text,
 
 /*
  * The same for revision `node` of `path` found in the stored manifest
- * `start`: the manifests are walked back, from `start` along parents
- * that still have `node` at `path`, to the one that introduced it, whose
- * parents give the candidates. At most `max_steps` manifests are read
- * (0: no limit). Return 0 with *p1 and *p2 set; -1 when `start` does not
+ * `start`: the manifest that introduced it is searched back from `start`,
+ * along first parents that still have `node` at `path` (then a merge's
+ * second parent that has it), and its parents give the candidates. The
+ * search reads each manifest commit on the way (once per start: kept
+ * for the next search) but the trees of only a few, 1, 2, 4... back
+ * then bisected: a push checking many paths from one parent manifest
+ * does not read every manifest of their history. It looks at most
+ * `max_steps` manifests back (0: no limit). Return 0 with *p1 and *p2 set; -1 when `start` does not
  * have `node` at `path`, or no manifest introducing it is found within
  * `max_steps`; -2 when one is and no pair of candidates gives `node` with
  * `text` (the text, or the history, is not what the id says). Unless

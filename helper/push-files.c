@@ -114,11 +114,13 @@ static struct recent_rev *recent_base(struct recent_rev *recent,
 }
 
 /*
- * Manifests read back at most, for each stored revision used as a delta
- * base, to find the revision's parents and so check its text (versions
- * 02 and 03: past it, the revision is sent whole instead).
+ * Manifests looked back at most, for each stored revision used as a
+ * delta base, to find the revision's parents and so check its text
+ * (versions 02 and 03: past it, the revision is sent whole instead). The
+ * search reads the commits of the manifests on the way once per push and
+ * the trees of a few (file-parents.h).
  */
-#define BASE_CHECK_STEPS 2000
+#define BASE_CHECK_STEPS 100000
 
 /*
  * The text of revision `node` of r's path, as the base of r's delta: one

@@ -113,3 +113,53 @@ def test_checked_bases_push(hg, server_and_clone):
     assert_hg_verify(hg, server)
     assert hg('-R', server, 'cat', '-r', 'tip', f'{server}/a').out == \
         'one\ntwo\nthree\n'
+
+
+FAR_BACK = 2100
+
+
+@pytest.fixture
+def far_base(hg, tmp_path):
+    """A server whose `a`, added by the first changeset, is untouched by
+    the FAR_BACK changesets after it (each edits `b`), and a clone of it
+    that made them (git fast-import, then a push): the base of a new
+    revision of `a` was introduced FAR_BACK manifests back (more than the
+    2,000 a push used to look back to check it)."""
+    server, work = tmp_path / 'server', tmp_path / 'work'
+    hg('init', server)
+    git('init', '-q', work)
+    stream = ['commit refs/heads/main\ncommitter T <t@example.com> '
+              '1700000000 +0000\ndata 2\nc\nM 100644 inline a\ndata 4\n'
+              'one\nM 100644 inline b\ndata 2\n0\n']
+    stream += [f'commit refs/heads/main\ncommitter T <t@example.com> '
+               f'{1700000000 + i} +0000\ndata 2\nc\nM 100644 inline b\n'
+               f'data {len(str(i)) + 1}\n{i}\n' for i in range(1, FAR_BACK)]
+    git('fast-import', '--quiet', cwd=work, input=''.join(stream).encode())
+    git('symbolic-ref', 'HEAD', 'refs/heads/main', cwd=work)
+    git('reset', '-q', '--hard', cwd=work)
+    git('remote', 'add', 'origin', f'hg::{server}', cwd=work)
+    assert_pushed(push(work, 'origin', f'HEAD:{TIP}'))
+    return server, work
+
+
+def test_stored_file_far_back_with_another_text(hg, far_base):
+    """hg2git maps the revision of `a` added FAR_BACK changesets ago to
+    another blob: the push is refused (it used to send the new revision
+    whole, unchecked base and all); mapped back, it goes through."""
+    server, work = far_base
+    node = manifest_entry(hg, server, 'a')
+    parts = MetadataParts(work)
+    blob = parts.notes('hg2git')[node][1]
+    other = git('hash-object', '-w', '--stdin', cwd=work,
+                input=b'ONE\n').out.strip()
+    parts.edit_note('hg2git', node, other)
+    parts.store()
+    commit_change(work, 'a', 'one\ntwo\n')
+    assert_refused_unchanged(hg, server, work)
+    parts = MetadataParts(work)
+    parts.edit_note('hg2git', node, blob)
+    parts.store()
+    assert_pushed(push(work, 'origin', f'HEAD:{TIP}'))
+    assert_hg_verify(hg, server)
+    assert hg('-R', server, 'cat', '-r', 'tip', f'{server}/a').out == \
+        'one\ntwo\n'
