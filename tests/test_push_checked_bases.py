@@ -68,6 +68,19 @@ def assert_refused_unchanged(hg, server, work):
     assert_hg_verify(hg, server)
 
 
+def replace_stored_text(hg, server, work, path, text):
+    """hg2git maps the tip's revision of `path` to a blob of `text`
+    instead; (that revision's id, the blob it was mapped to)."""
+    node = manifest_entry(hg, server, path)
+    parts = MetadataParts(work)
+    blob = parts.notes('hg2git')[node][1]
+    other = git('hash-object', '-w', '--stdin', cwd=work,
+                input=text).out.strip()
+    parts.edit_note('hg2git', node, other)
+    parts.store()
+    return node, blob
+
+
 def test_stored_manifest_with_another_text(hg, server_and_clone):
     """The tip's manifest lists `b` under another id, which hg2git maps
     to b's blob: trees and ids resolve, the text is not the manifest's."""
@@ -94,12 +107,7 @@ def test_stored_file_with_another_text(hg, server_and_clone):
     """hg2git maps a's tip revision to another blob: the base of the new
     revision of `a` is not what the server has under that id."""
     server, work = server_and_clone
-    node = manifest_entry(hg, server, 'a')
-    parts = MetadataParts(work)
-    other = git('hash-object', '-w', '--stdin', cwd=work,
-                input=b'one\nTWO\n').out.strip()
-    parts.edit_note('hg2git', node, other)
-    parts.store()
+    replace_stored_text(hg, server, work, 'a', b'one\nTWO\n')
     commit_change(work, 'a', 'one\ntwo\nthree\n')
     assert_refused_unchanged(hg, server, work)
 
@@ -147,13 +155,7 @@ def test_stored_file_far_back_with_another_text(hg, far_base):
     another blob: the push is refused (it used to send the new revision
     whole, unchecked base and all); mapped back, it goes through."""
     server, work = far_base
-    node = manifest_entry(hg, server, 'a')
-    parts = MetadataParts(work)
-    blob = parts.notes('hg2git')[node][1]
-    other = git('hash-object', '-w', '--stdin', cwd=work,
-                input=b'ONE\n').out.strip()
-    parts.edit_note('hg2git', node, other)
-    parts.store()
+    node, blob = replace_stored_text(hg, server, work, 'a', b'ONE\n')
     commit_change(work, 'a', 'one\ntwo\n')
     assert_refused_unchanged(hg, server, work)
     parts = MetadataParts(work)
