@@ -238,9 +238,10 @@ int file_parents_and_manifests(const char *path, const struct hg_oid *node,
 			       struct hg_oid where[2])
 {
 	const struct object_id *commit = hg2git(start);
-	struct mcommit m;
+	struct chain *c = commit ? chain_from(commit) : NULL;
 
-	if (!commit || read_mcommit(commit, &m) || !has_node(&m, path, node))
+	/* The start's manifest commit, read once: parents_from finds it kept. */
+	if (!c || !has_node(&c->m[0], path, node))
 		return -1;
 	return parents_from(path, node, text, commit, max_steps, p1, p2,
 			    where);
