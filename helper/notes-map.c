@@ -103,7 +103,7 @@ static int table_file(struct notes_map *m, struct tempfile **tmp)
 	int fd;
 
 	strbuf_git_common_path(&path, the_repository, "cinnabar/%s-XXXXXX",
-			       m->name);
+			       m->name ? m->name : "ids");
 	if (safe_create_leading_directories(path.buf) == SCLD_OK) {
 		if (tmp) {
 			*tmp = mks_tempfile(path.buf);
@@ -121,7 +121,8 @@ static int table_file(struct notes_map *m, struct tempfile **tmp)
 		*tmp = NULL;
 	strbuf_reset(&path);
 	strbuf_addf(&path, "%s/cinnabar-%s-XXXXXX",
-		    getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", m->name);
+		    getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+		    m->name ? m->name : "ids");
 	fd = xmkstemp(path.buf);
 	unlink(path.buf);
 	strbuf_release(&path);

@@ -21,7 +21,8 @@
 
 struct notes_map {
 	struct object_id commit;	/* notes commit of the base, or null */
-	const char *name;		/* of its cache, .git/cinnabar/<name>.idx */
+	const char *name;		/* of its cache, .git/cinnabar/<name>.idx
+					   (none when NULL: never stored) */
 	unsigned mode;			/* mode of the entries written */
 	int dirty;
 	int base_ready;			/* `base` was opened (or made) */
