@@ -54,7 +54,7 @@ KHASH_INIT(cinnabar_notes, struct notes_key, struct object_id, 1,
  * hundreds of thousands of entries keeps its memory flat). Storing the
  * map merges them all into the cache of the notes commit written.
  */
-#define SPILL_AT 100000
+#define SPILL_AT 50000
 
 /* 0 while fsck runs: the caches are made again from the notes trees. */
 int notes_map_trust_cache = 1;
