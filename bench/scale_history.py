@@ -355,6 +355,12 @@ def measure_all(hg, maker, args, workdir):
     reference = None
     if not args.no_reference:
         reference = find_reference(args.reference, [DEFAULT_REFERENCE])
+        if reference and not (reference / 'git-remote-hg').exists():
+            # Else git would run our git-remote-hg, found later on PATH.
+            print(f'error: {reference} has no git-remote-hg (git-cinnabar '
+                  f'0.7.5 is one binary: link it as git-remote-hg beside '
+                  f'it)', file=sys.stderr)
+            return 1
     print(f'hg: {hg.version()}; reference: {reference or "none"}; '
           f'commit measured: {commit_measured()}; load {load_average()}',
           flush=True)
