@@ -82,8 +82,12 @@ void id_table_touch(struct id_table *t, unsigned long n)
 	if (t->touched < TRIM_EVERY || !t->nr)
 		return;
 	t->touched = 0;
-	/* The records only: the header and the samples are read by all. */
-	madvise((void *)t->records, t->nr * ID_RECORD_SIZE, MADV_DONTNEED);
+	/*
+	 * From the start of the map (madvise wants a page boundary) to the
+	 * end of the records: the samples, read by all lookups, stay. Only
+	 * a hint: the pages are read again from the file when needed.
+	 */
+	madvise(t->map, HEADER_SIZE + t->nr * ID_RECORD_SIZE, MADV_DONTNEED);
 }
 
 /* The index of the first sample above `key`'s, from [lo, hi). */
