@@ -5,17 +5,20 @@ Clones generated histories of several sizes over HTTP from `hg serve` on
 127.0.0.1 with `hg clone -U`, our `git clone --no-checkout hg::...` (every
 id verified, the default) and, when found, the reference git-cinnabar's
 (--reference DIR, default /work/ref-cinnabar/bin, or another git-cinnabar
-on PATH; --no-reference to skip it).  The histories come from the corpus's
-scale/gen-fastimport.py (see bench/scale_repos.py: made like
-manifest100k.hg with hg convert, or for speed with our `git cinnabar
-bundle`, kept in build/bench-data/scale/):
+on PATH, such as /work/scratch/gc075/bin's; --no-reference to skip it).
+The histories come from the corpus's scale/gen-fastimport.py (see
+bench/scale_repos.py: made like manifest100k.hg with hg convert, or for
+speed with our `git cinnabar bundle`, kept in build/bench-data/scale/):
 
     2500, 5000, 10000, 20000   100k files, that many commits after the
                                first (10000 is manifest100k.hg itself;
                                20000 takes ~20 min of CPU to convert)
-    8k, 16k, 33k               3000 files, 8250 / 16500 / 33000 commits
-                               (made with `git cinnabar bundle`): a
-                               stand-in for a 33k-changeset project
+    8k, 16k, 33k, 66k,         3000 files, 8250 / 16500 / 33000 / 66000 /
+    125k, 250k                 125000 / 250000 commits (made with `git
+                               cinnabar bundle`, the shorter ones as
+                               prefixes of the longest made): a stand-in
+                               for a project of that many changesets
+                               (250k: mozilla-unified's half)
     FILES:COMMITS[:bundle]     any other
 
 For each clone: wall time, CPU (user+sys of the whole process tree, and
@@ -58,6 +61,9 @@ NAMED_SIZES = {
     '8k': Shape(3000, 8250, method='bundle'),
     '16k': Shape(3000, 16500, method='bundle'),
     '33k': Shape(3000, 33000, method='bundle'),
+    '66k': Shape(3000, 66000, method='bundle'),
+    '125k': Shape(3000, 125000, method='bundle'),
+    '250k': Shape(3000, 250000, method='bundle'),
 }
 DEFAULT_SIZES = '2500,5000,10000,20000,8k,16k,33k'
 HG, OURS, THEIRS = 'hg clone -U', 'ours', 'git-cinnabar 0.7.5'
@@ -122,10 +128,11 @@ def load_average():
 class Measure:
     """One clone: wall and CPU seconds, peak RSS, server CPU."""
 
-    def __init__(self, elapsed, cpu, rss, serve_cpu, kinds):
+    def __init__(self, elapsed, cpu, rss, serve_cpu, kinds, largest):
         self.elapsed, self.cpu, self.rss = elapsed, cpu, rss
         self.serve_cpu = serve_cpu
         self.kinds = kinds  # 'helper', 'python', 'git' -> CPU seconds
+        self.largest = largest  # the largest process: kind, peak
 
 
 def timed(args, cwd, env, interval, server_pid):
@@ -135,9 +142,12 @@ def timed(args, cwd, env, interval, server_pid):
     elapsed, code, stderr, sampler, usage = clone_timed(
         args, cwd, interval, env=env, sampler_class=Sampler)
     rss = max([usage.ru_maxrss * 1024, *sampler.peaks.values()])
+    largest = max(sampler.peaks.items(), key=lambda item: item[1],
+                  default=((0, '?'), 0))
     measure = Measure(elapsed, usage.ru_utime + usage.ru_stime, rss,
                       cpu_seconds(server_pid) - serve_before,
-                      sampler.cpu_by_kind())
+                      sampler.cpu_by_kind(),
+                      f'{largest[0][1]} {largest[1] / MB:.1f} MB')
     return measure, stderr, code
 
 
@@ -234,7 +244,7 @@ class SizeBench:
         kinds = ', '.join(f'{k} {v:.1f}' for k, v in
                           sorted(measure.kinds.items()))
         print(f'{line}, checked\n  {"":<20} CPU seen per process kind: '
-              f'{kinds}', flush=True)
+              f'{kinds}; largest seen: {measure.largest}', flush=True)
         best = self.results.get(tool)
         if best is None or measure.elapsed < best.elapsed:
             self.results[tool] = measure
@@ -345,6 +355,12 @@ def measure_all(hg, maker, args, workdir):
     reference = None
     if not args.no_reference:
         reference = find_reference(args.reference, [DEFAULT_REFERENCE])
+        if reference and not (reference / 'git-remote-hg').exists():
+            # Else git would run our git-remote-hg, found later on PATH.
+            print(f'error: {reference} has no git-remote-hg (git-cinnabar '
+                  f'0.7.5 is one binary: link it as git-remote-hg beside '
+                  f'it)', file=sys.stderr)
+            return 1
     print(f'hg: {hg.version()}; reference: {reference or "none"}; '
           f'commit measured: {commit_measured()}; load {load_average()}',
           flush=True)

@@ -148,32 +148,32 @@ void git_tree_from_manifest_tree(const struct object_id *manifest_tree,
 	build_git_tree(manifest_tree, NULL, result);
 }
 
-/* Git trees of the manifests imported in this session, by hg id. */
-static kh_tree_cache_t *known;
+/*
+ * Git trees of the manifests imported in this session, by hg id: a map
+ * of no notes commit, its entries merged into a table of no name past
+ * a number of them (notes-map.h).
+ */
+static struct notes_map known;
 
 void remember_git_tree(const struct hg_oid *manifest,
 		       const struct object_id *tree)
 {
 	struct object_id key;
-	int ret;
-	khiter_t pos;
-	if (!known)
-		known = kh_init_tree_cache();
+	if (!known.map)
+		notes_map_init(&known, NULL, NULL, 0);
 	hg_oid_to_git(&key, manifest);
-	pos = kh_put_tree_cache(known, key, &ret);
-	kh_value(known, pos) = *tree;
+	notes_map_set(&known, &key, tree);
 }
 
 void git_tree_for_manifest(const struct hg_oid *manifest,
 			   struct object_id *result)
 {
 	struct object_id key, tree;
-	const struct object_id *commit;
-	khiter_t pos;
+	const struct object_id *commit, *found;
 
 	hg_oid_to_git(&key, manifest);
-	if (known && (pos = kh_get_tree_cache(known, key)) != kh_end(known)) {
-		oidcpy(result, &kh_value(known, pos));
+	if (known.map && (found = notes_map_get(&known, &key))) {
+		oidcpy(result, found);
 		return;
 	}
 	commit = hg2git(manifest);
@@ -189,7 +189,6 @@ void git_tree_reset_caches(void)
 {
 	if (tree_cache)
 		kh_destroy_tree_cache(tree_cache);
-	if (known)
-		kh_destroy_tree_cache(known);
-	tree_cache = known = NULL;
+	tree_cache = NULL;
+	notes_map_release(&known);
 }

@@ -438,6 +438,20 @@ static int fsck_mode(const char **argv, const char *word, int counted)
 	       (counted ? argv[1] && !argv[2] : !argv[1]);
 }
 
+/*
+ * fsck checks the notes trees, not the caches of them made before: the
+ * maps are read again, their caches made again from the trees.
+ */
+static void distrust_id_caches(void)
+{
+	struct object_id commit;
+
+	oidcpy(&commit, &metadata.commit);
+	notes_map_trust_cache = 0;
+	metadata_load_commit(&commit);
+	notes_map_trust_cache = 1;
+}
+
 static void cmd_fsck(const char **argv)
 {
 	struct oid_array commits = OID_ARRAY_INIT, grafts = OID_ARRAY_INIT;
@@ -453,6 +467,8 @@ static void cmd_fsck(const char **argv)
 	if (argv[1])
 		read_commit_ids(strtoul(argv[1], NULL, 10),
 				received ? &grafts : &commits);
+	if (!received)
+		distrust_id_caches();
 	if (received)
 		fsck_metadata(NULL, configured_checks(), &grafts, out, &counts);
 	else

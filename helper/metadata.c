@@ -219,9 +219,10 @@ void metadata_load_commit(const struct object_id *commit)
 	cs_nr = cs_dead = 0;
 	oidcpy(&metadata.commit, commit);
 	if (is_null_oid(commit)) {
-		notes_map_init(&metadata.hg2git, NULL, 0160000);
-		notes_map_init(&metadata.git2hg, NULL, 0100644);
-		notes_map_init(&metadata.files_meta, NULL, 0100644);
+		notes_map_init(&metadata.hg2git, "hg2git", NULL, 0160000);
+		notes_map_init(&metadata.git2hg, "git2hg", NULL, 0100644);
+		notes_map_init(&metadata.files_meta, "files-meta", NULL,
+			       0100644);
 		metadata.manifest_heads.sorted = 1;
 		return;
 	}
@@ -231,9 +232,12 @@ void metadata_load_commit(const struct object_id *commit)
 		bad_metadata("metadata commit");
 	oidcpy(&metadata.changesets, &parents.oid[0]);
 	oidcpy(&metadata.manifests, &parents.oid[1]);
-	notes_map_init(&metadata.hg2git, &parents.oid[2], 0160000);
-	notes_map_init(&metadata.git2hg, &parents.oid[3], 0100644);
-	notes_map_init(&metadata.files_meta, &parents.oid[4], 0100644);
+	notes_map_init(&metadata.hg2git, "hg2git",
+		       &parents.oid[2], 0160000);
+	notes_map_init(&metadata.git2hg, "git2hg",
+		       &parents.oid[3], 0100644);
+	notes_map_init(&metadata.files_meta, "files-meta",
+		       &parents.oid[4], 0100644);
 	free(buf);
 	oid_array_clear(&parents);
 

@@ -5,6 +5,9 @@
 #include "store.h"
 #include "notes-map.h"
 #include "raw-commit.h"
+#include "id-table.h"
+#include "tempfile.h"
+#include "config.h"
 
 /*
  * Keys are SHA-1s: 20 bytes, where a struct object_id takes 36 (hg2git
@@ -40,38 +43,117 @@ KHASH_INIT(cinnabar_notes, struct notes_key, struct object_id, 1,
 
 #define MAP(m) ((kh_cinnabar_notes_t *)(m)->map)
 
-void notes_map_init(struct notes_map *m, const struct object_id *commit,
-		    unsigned mode)
+/*
+ * A map is a sorted table read through mmap (id-table.h), its base, and
+ * the entries set since, in memory. The base of a map loaded from a notes
+ * commit is the cache .git/cinnabar/<name>.idx when that is of the same
+ * notes commit, else the cache is made again from the notes tree (after
+ * a fetch, a rollback, fsck, or another tool changed the metadata: the
+ * commit ids differ). Past SPILL_AT entries in memory, they are merged
+ * with the base into a new one, a file of no name (an import adding
+ * hundreds of thousands of entries keeps its memory flat). Storing the
+ * map merges them all into the cache of the notes commit written.
+ */
+#define SPILL_AT 50000
+
+/* 0 while fsck runs: the caches are made again from the notes trees. */
+int notes_map_trust_cache = 1;
+
+void notes_map_init(struct notes_map *m, const char *name,
+		    const struct object_id *commit, unsigned mode)
 {
 	memset(m, 0, sizeof(*m));
+	m->name = name;
 	if (commit)
 		oidcpy(&m->commit, commit);
 	m->mode = mode;
+	m->trust_cache = notes_map_trust_cache;
 	m->map = kh_init_cinnabar_notes();
+	m->spill_at = git_env_ulong("CINNABAR_TEST_NOTES_SPILL", SPILL_AT);
 }
-
-static void free_unread(struct notes_map *m);
 
 void notes_map_release(struct notes_map *m)
 {
 	if (m->map)
 		kh_destroy_cinnabar_notes(MAP(m));
-	free_unread(m);
+	id_table_close(&m->base);
 	memset(m, 0, sizeof(*m));
 }
 
-static void put(struct notes_map *m, const struct object_id *key,
-		const struct object_id *value)
+static void put(struct notes_map *m, const unsigned char *key,
+		const unsigned char *value)
 {
+	struct notes_key k;
 	int ret;
-	khiter_t pos = kh_put_cinnabar_notes(MAP(m), notes_key(key), &ret);
-	kh_value(MAP(m), pos) = *value;
+	khiter_t pos;
+
+	memcpy(k.hash, key, GIT_SHA1_RAWSZ);
+	pos = kh_put_cinnabar_notes(MAP(m), k, &ret);
+	oidread(&kh_value(MAP(m), pos), value);
 }
 
-/* Load the notes under `tree`, whose entries' names continue `prefix`. */
-static void load_tree_entries(struct notes_map *m,
-			      const struct object_id *tree_oid,
-			      const char *prefix, size_t prefix_len)
+/*
+ * A file for a table: a temporary file beside the cache, renamed to it
+ * once complete, when `tmp` is given; else one of no name, there or, in
+ * a repository we cannot write to, in $TMPDIR.
+ */
+static int table_file(struct notes_map *m, struct tempfile **tmp)
+{
+	struct strbuf path = STRBUF_INIT;
+	int fd;
+
+	strbuf_git_common_path(&path, the_repository, "cinnabar/%s-XXXXXX",
+			       m->name ? m->name : "ids");
+	if (safe_create_leading_directories(path.buf) == SCLD_OK) {
+		if (tmp) {
+			*tmp = mks_tempfile(path.buf);
+			if (*tmp) {
+				strbuf_release(&path);
+				return get_tempfile_fd(*tmp);
+			}
+		} else if ((fd = git_mkstemp_mode(path.buf, 0600)) >= 0) {
+			unlink(path.buf);
+			strbuf_release(&path);
+			return fd;
+		}
+	}
+	if (tmp)
+		*tmp = NULL;
+	strbuf_reset(&path);
+	strbuf_addf(&path, "%s/cinnabar-%s-XXXXXX",
+		    getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+		    m->name ? m->name : "ids");
+	fd = xmkstemp(path.buf);
+	unlink(path.buf);
+	strbuf_release(&path);
+	return fd;
+}
+
+/* Map the table written to `fd`, and give it its cache name. */
+static void install_table(struct notes_map *m, struct tempfile *tmp, int fd,
+			  const struct object_id *commit)
+{
+	int dup_fd = xdup(fd);
+
+	if (tmp) {
+		struct strbuf path = STRBUF_INIT;
+		strbuf_git_common_path(&path, the_repository,
+				       "cinnabar/%s.idx", m->name);
+		if (rename_tempfile(&tmp, path.buf))
+			delete_tempfile(&tmp);
+		strbuf_release(&path);
+	} else {
+		close(fd);
+	}
+	id_table_close(&m->base);
+	if (id_table_open(&m->base, dup_fd, commit))
+		die("cannot read back the table of %s just written", m->name);
+}
+
+/* Add the notes under `tree`, whose entries' names continue `prefix`. */
+static void add_tree_entries(struct id_table_writer *w,
+			     const struct object_id *tree_oid,
+			     const char *prefix, size_t prefix_len)
 {
 	struct tree_iter entry;
 	unsigned long size;
@@ -90,210 +172,77 @@ static void load_tree_entries(struct notes_map *m,
 			struct object_id key;
 			if (get_oid_hex(hex, &key))
 				continue;
-			put(m, &key, &entry.oid);
+			id_table_add(w, key.hash, entry.oid.hash);
 		} else if (S_ISDIR(entry.mode) && entry.pathlen == 2) {
-			load_tree_entries(m, &entry.oid, hex, len);
+			add_tree_entries(w, &entry.oid, hex, len);
 		}
 	}
 	free(buf);
 }
 
-/*
- * A map is read lazily: its root tree first (the notes there, and which
- * two-hex-digit directories it has), then, when a key is looked up, the
- * directory of its first byte (the notes there, and which directories it
- * has) and the one of its second byte under it, with all that is below;
- * all of it before anything that needs the whole map (a change, its size,
- * a walk, writing it). A fetch with nothing new looks up only the ids of
- * the remote's heads: a few directories are read instead of every note
- * (nginx, 45,000 notes under 256 directories of ~130: 0.1 s of the
- * helper's time for all, 11 ms for the first level of 23 heads, under
- * 1 ms for both levels).
- */
-struct unread_dirs {
-	struct object_id oid[256];
-	unsigned char unread[256];
-	struct unread_dirs *sub[256];	/* in the root's: the second level */
-};
-
-static int hex_byte(const char *hex)
+/* Make the cache of the map's notes commit from its tree. */
+static void make_cache(struct notes_map *m)
 {
-	int hi = hexval(hex[0]), lo = hexval(hex[1]);
-	return hi < 0 || lo < 0 ? -1 : (hi << 4) | lo;
-}
-
-static void free_unread(struct notes_map *m)
-{
-	struct unread_dirs *dirs = m->unread;
-	unsigned byte;
-
-	if (!dirs)
-		return;
-	for (byte = 0; byte < 256; byte++)
-		free(dirs->sub[byte]);
-	FREE_AND_NULL(m->unread);
-}
-
-/*
- * Put the notes of the tree `buf` (whose entries' names continue
- * `prefix`) into the map, and return its two-hex-digit directories, not
- * read (NULL when it has none).
- */
-static struct unread_dirs *read_level(struct notes_map *m, void *buf,
-				      unsigned long size, const char *prefix,
-				      size_t prefix_len)
-{
-	struct unread_dirs *dirs = NULL;
-	struct tree_iter entry;
-	char hex[GIT_SHA1_HEXSZ + 1];
-
-	tree_iter_init(&entry, buf, size);
-	while (tree_iter_next(&entry)) {
-		struct object_id key;
-		size_t len = prefix_len + entry.pathlen;
-		int byte;
-
-		if (S_ISDIR(entry.mode) && entry.pathlen == 2 &&
-		    (byte = hex_byte(entry.path)) >= 0) {
-			if (!dirs)
-				CALLOC_ARRAY(dirs, 1);
-			oidcpy(&dirs->oid[byte], &entry.oid);
-			dirs->unread[byte] = 1;
-		} else if (!S_ISDIR(entry.mode) && len == GIT_SHA1_HEXSZ) {
-			memcpy(hex, prefix, prefix_len);
-			memcpy(hex + prefix_len, entry.path, entry.pathlen);
-			hex[len] = '\0';
-			if (!get_oid_hex(hex, &key))
-				put(m, &key, &entry.oid);
-		}
-	}
-	return dirs;
-}
-
-static void read_root(struct notes_map *m)
-{
+	struct id_table_writer w;
+	struct tempfile *tmp;
 	struct raw_commit c;
-	unsigned long size;
-	void *buf;
+	int fd = table_file(m, &tmp);
 
-	if (m->root_read)
-		return;
-	m->root_read = 1;
-	if (is_null_oid(&m->commit))
-		return;
 	if (raw_commit_read(&c, &m->commit))
 		die("cinnabar metadata commit %s is damaged",
 		    oid_to_hex(&m->commit));
-	buf = store_read_object_typed(&c.tree, OBJ_TREE, &size);
+	id_table_writer_start(&w, fd);
+	add_tree_entries(&w, &c.tree, "", 0);
 	raw_commit_release(&c);
-	m->unread = read_level(m, buf, size, "", 0);
-	free(buf);
+	id_table_writer_finish(&w, &m->commit);
+	install_table(m, tmp, fd, &m->commit);
 }
 
-/* The first-level directory of the keys whose first byte is `byte`. */
-static void read_dir(struct notes_map *m, unsigned byte)
+static int open_cache(struct notes_map *m)
 {
-	struct unread_dirs *dirs = m->unread;
-	unsigned long size;
-	char hex[3];
-	void *buf;
+	struct strbuf path = STRBUF_INIT;
+	int fd;
 
-	if (!dirs || !dirs->unread[byte])
-		return;
-	dirs->unread[byte] = 0;
-	xsnprintf(hex, sizeof(hex), "%02x", byte);
-	buf = store_read_object_typed(&dirs->oid[byte], OBJ_TREE, &size);
-	dirs->sub[byte] = read_level(m, buf, size, hex, 2);
-	free(buf);
+	strbuf_git_common_path(&path, the_repository, "cinnabar/%s.idx",
+			       m->name);
+	fd = open(path.buf, O_RDONLY);
+	strbuf_release(&path);
+	return fd >= 0 && !id_table_open(&m->base, fd, &m->commit);
 }
 
-/* Under it, the directory of the keys whose second byte is `byte2`. */
-static void read_subdir(struct notes_map *m, unsigned byte, unsigned byte2)
+static void ensure_base(struct notes_map *m)
 {
-	struct unread_dirs *dirs = m->unread;
-	struct unread_dirs *sub = dirs ? dirs->sub[byte] : NULL;
-	char hex[5];
-
-	if (!sub || !sub->unread[byte2])
+	if (m->base_ready)
 		return;
-	sub->unread[byte2] = 0;
-	xsnprintf(hex, sizeof(hex), "%02x%02x", byte, byte2);
-	load_tree_entries(m, &sub->oid[byte2], hex, 4);
+	m->base_ready = 1;
+	if (is_null_oid(&m->commit))
+		return;
+	if (!m->trust_cache || !open_cache(m))
+		make_cache(m);
 }
 
-static void ensure_loaded(struct notes_map *m)
+static const struct object_id *value_oid(const unsigned char *value)
 {
-	unsigned byte, byte2;
+	static struct object_id ring[16];
+	static unsigned next;
+	struct object_id *oid = &ring[next++ % ARRAY_SIZE(ring)];
 
-	if (m->loaded)
-		return;
-	read_root(m);
-	for (byte = 0; byte < 256; byte++) {
-		read_dir(m, byte);
-		for (byte2 = 0; byte2 < 256; byte2++)
-			read_subdir(m, byte, byte2);
-	}
-	free_unread(m);
-	m->loaded = 1;
+	oidread(oid, value);
+	return oid;
 }
 
 const struct object_id *notes_map_get(struct notes_map *m,
 				      const struct object_id *key)
 {
-	khiter_t pos;
+	khiter_t pos = kh_get_cinnabar_notes(MAP(m), notes_key(key));
+	const unsigned char *value;
 
-	if (!m->loaded) {
-		read_root(m);
-		read_dir(m, key->hash[0]);
-		read_subdir(m, key->hash[0], key->hash[1]);
-	}
-	pos = kh_get_cinnabar_notes(MAP(m), notes_key(key));
-	if (pos == kh_end(MAP(m)))
-		return NULL;
-	return &kh_value(MAP(m), pos);
+	if (pos != kh_end(MAP(m)))
+		return &kh_value(MAP(m), pos);
+	ensure_base(m);
+	value = id_table_find(&m->base, key->hash);
+	return value ? value_oid(value) : NULL;
 }
-
-void notes_map_set(struct notes_map *m, const struct object_id *key,
-		   const struct object_id *value)
-{
-	ensure_loaded(m);
-	put(m, key, value);
-	m->dirty = 1;
-}
-
-size_t notes_map_size(struct notes_map *m)
-{
-	ensure_loaded(m);
-	return kh_size(MAP(m));
-}
-
-void notes_map_for_each(struct notes_map *m, notes_map_fn fn, void *data)
-{
-	khiter_t pos;
-	struct object_id key;
-
-	ensure_loaded(m);
-	oidclr(&key);
-	for (pos = kh_begin(MAP(m)); pos != kh_end(MAP(m)); pos++) {
-		if (!kh_exist(MAP(m), pos))
-			continue;
-		memcpy(key.hash, kh_key(MAP(m), pos).hash, GIT_SHA1_RAWSZ);
-		fn(&key, &kh_value(MAP(m), pos), data);
-	}
-}
-
-/*
- * The notes in key order, for writing the tree: the map's slots sorted
- * (4 bytes per note, and 1 for its fanout) rather than a sorted copy of
- * the notes (80 bytes each: on a large history, hundreds of MB at once).
- */
-struct sorted_notes {
-	kh_cinnabar_notes_t *h;
-	khint_t *slot;
-	unsigned char *fanout;
-};
-#define KEY(s, i) (&kh_key((s)->h, (s)->slot[i]))
-#define VALUE(s, i) (&kh_value((s)->h, (s)->slot[i]))
 
 static int slot_cmp(const void *a, const void *b, void *h)
 {
@@ -302,9 +251,139 @@ static int slot_cmp(const void *a, const void *b, void *h)
 		      GIT_SHA1_RAWSZ);
 }
 
-static unsigned nibble(const struct notes_key *key, unsigned n)
+/* The slots of the entries in memory, sorted by key. */
+static khint_t *sorted_slots(struct notes_map *m, size_t *nr)
 {
-	return n % 2 ? key->hash[n / 2] & 0xf : key->hash[n / 2] >> 4;
+	kh_cinnabar_notes_t *h = MAP(m);
+	khint_t *slot, pos;
+
+	ALLOC_ARRAY(slot, kh_size(h) + 1);
+	*nr = 0;
+	for (pos = kh_begin(h); pos != kh_end(h); pos++)
+		if (kh_exist(h, pos))
+			slot[(*nr)++] = pos;
+	QSORT_S(slot, *nr, slot_cmp, h);
+	return slot;
+}
+
+typedef void (*raw_entry_fn)(const unsigned char *key,
+			     const unsigned char *value, void *data);
+
+/* Call `fn` for every entry of the map in key order. */
+static void merge_walk(struct notes_map *m, raw_entry_fn fn, void *data)
+{
+	kh_cinnabar_notes_t *h = MAP(m);
+	struct id_table *base = &m->base;
+	size_t i = 0, j = 0, nr;
+	khint_t *slot;
+
+	ensure_base(m);
+	slot = sorted_slots(m, &nr);
+	while (i < base->nr || j < nr) {
+		const unsigned char *b = i < base->nr ?
+			id_table_key(base, i) : NULL;
+		int cmp = !b ? 1 : j == nr ? -1 :
+			memcmp(b, kh_key(h, slot[j]).hash, GIT_SHA1_RAWSZ);
+		if (cmp < 0) {
+			fn(b, b + GIT_SHA1_RAWSZ, data);
+		} else {
+			fn(kh_key(h, slot[j]).hash,
+			   kh_value(h, slot[j]).hash, data);
+			j++;
+		}
+		if (cmp <= 0) {
+			i++;
+			id_table_touch(base, 1);
+		}
+	}
+	free(slot);
+}
+
+static void add_to_writer(const unsigned char *key, const unsigned char *value,
+			  void *w)
+{
+	id_table_add(w, key, value);
+}
+
+/* Merge the entries in memory with the base into a new base. */
+static void spill(struct notes_map *m)
+{
+	struct id_table_writer w;
+	int fd = table_file(m, NULL);
+
+	id_table_writer_start(&w, fd);
+	merge_walk(m, add_to_writer, &w);
+	id_table_writer_finish(&w, NULL);
+	install_table(m, NULL, fd, NULL);
+	kh_clear_cinnabar_notes(MAP(m));
+}
+
+void notes_map_set(struct notes_map *m, const struct object_id *key,
+		   const struct object_id *value)
+{
+	put(m, key->hash, value->hash);
+	m->dirty = 1;
+	if (kh_size(MAP(m)) >= m->spill_at)
+		spill(m);
+}
+
+size_t notes_map_size(struct notes_map *m)
+{
+	kh_cinnabar_notes_t *h = MAP(m);
+	size_t nr;
+	khint_t pos;
+
+	ensure_base(m);
+	nr = m->base.nr;
+	for (pos = kh_begin(h); pos != kh_end(h); pos++)
+		if (kh_exist(h, pos) &&
+		    !id_table_find(&m->base, kh_key(h, pos).hash))
+			nr++;
+	return nr;
+}
+
+struct for_each_data {
+	notes_map_fn fn;
+	void *data;
+};
+
+static void call_with_oids(const unsigned char *key,
+			   const unsigned char *value, void *data)
+{
+	struct for_each_data *d = data;
+	struct object_id k, v;
+
+	oidread(&k, key);
+	oidread(&v, value);
+	d->fn(&k, &v, d->data);
+}
+
+void notes_map_for_each(struct notes_map *m, notes_map_fn fn, void *data)
+{
+	struct for_each_data d = { fn, data };
+
+	merge_walk(m, call_with_oids, &d);
+}
+
+/*
+ * The notes in key order, for writing the tree: the table of the merged
+ * map, read through mmap, and a byte per note for its fanout.
+ */
+struct sorted_notes {
+	struct id_table *t;
+	unsigned char *fanout;
+};
+
+/* Note i's key, its value after it. */
+static const unsigned char *note_key(struct sorted_notes *s, size_t i)
+{
+	id_table_touch(s->t, 1);
+	return id_table_key(s->t, i);
+}
+
+static unsigned nibble(const unsigned char *key, unsigned n)
+{
+	return n % 2 ? key[n / 2] & 0xf : key[n / 2] >> 4;
 }
 
 /*
@@ -324,7 +403,7 @@ static void assign_fanout(struct sorted_notes *s, size_t first, size_t nr,
 
 	for (b = 0, i = first; b < 16; b++) {
 		start[b] = i;
-		while (i < end && nibble(KEY(s, i), n) == b)
+		while (i < end && nibble(note_key(s, i), n) == b)
 			i++;
 		if (i - start[b] < 2)
 			full = 0;
@@ -351,8 +430,8 @@ static void write_dir(struct sorted_notes *s, size_t i, size_t end,
 		if (s->fanout[i] > depth) {
 			size_t j = i;
 			struct object_id sub;
-			unsigned char byte = KEY(s, i)->hash[depth];
-			while (j < end && KEY(s, j)->hash[depth] == byte &&
+			unsigned char byte = note_key(s, i)[depth];
+			while (j < end && note_key(s, j)[depth] == byte &&
 			       s->fanout[j] > depth)
 				j++;
 			write_dir(s, i, j, depth + 1, mode, &sub);
@@ -361,9 +440,10 @@ static void write_dir(struct sorted_notes *s, size_t i, size_t end,
 			i = j;
 		} else {
 			strbuf_addf(&tree, "%o %s%c", mode,
-				    hash_to_hex(KEY(s, i)->hash) + 2 * depth,
+				    hash_to_hex(note_key(s, i)) + 2 * depth,
 				    '\0');
-			strbuf_add(&tree, VALUE(s, i)->hash, GIT_SHA1_RAWSZ);
+			strbuf_add(&tree, note_key(s, i) + GIT_SHA1_RAWSZ,
+				   GIT_SHA1_RAWSZ);
 			i++;
 		}
 	}
@@ -374,30 +454,38 @@ static void write_dir(struct sorted_notes *s, size_t i, size_t end,
 void notes_map_store(struct notes_map *m, struct object_id *result)
 {
 	struct sorted_notes s;
-	size_t nr = 0;
-	khiter_t pos;
+	struct id_table_writer w;
+	struct id_table table;
+	struct tempfile *tmp;
 	struct object_id tree;
 	struct strbuf commit = STRBUF_INIT;
+	int fd;
 
 	if (!m->dirty && !is_null_oid(&m->commit)) {
 		oidcpy(result, &m->commit);
 		return;
 	}
-	ensure_loaded(m);
-	s.h = MAP(m);
-	ALLOC_ARRAY(s.slot, kh_size(s.h) + 1);
-	for (pos = kh_begin(s.h); pos != kh_end(s.h); pos++)
-		if (kh_exist(s.h, pos))
-			s.slot[nr++] = pos;
-	QSORT_S(s.slot, nr, slot_cmp, s.h);
-	s.fanout = xcalloc(nr + 1, 1);
-	assign_fanout(&s, 0, nr, 0, 0);
-	write_dir(&s, 0, nr, 0, m->mode, &tree);
-	free(s.slot);
+	fd = table_file(m, &tmp);
+	id_table_writer_start(&w, fd);
+	merge_walk(m, add_to_writer, &w);
+	id_table_writer_finish(&w, NULL);
+	if (id_table_open(&table, xdup(fd), NULL))
+		die("cannot read back the table of %s just written", m->name);
+	s.t = &table;
+	s.fanout = xcalloc(table.nr + 1, 1);
+	assign_fanout(&s, 0, table.nr, 0, 0);
+	write_dir(&s, 0, table.nr, 0, m->mode, &tree);
 	free(s.fanout);
+	id_table_close(&table);
 	strbuf_addf(&commit, "tree %s\n" CINNABAR_AUTHORSHIP "\n",
 		    oid_to_hex(&tree));
 	store_object_buf(OBJ_COMMIT, commit.buf, commit.len, result);
 	strbuf_release(&commit);
+	/* The map is now the notes commit written, and its cache. */
+	id_table_set_commit(fd, result);
+	install_table(m, tmp, fd, result);
+	kh_clear_cinnabar_notes(MAP(m));
+	oidcpy(&m->commit, result);
+	m->base_ready = 1;
+	m->dirty = 0;
 }
-

@@ -7,28 +7,36 @@
  *   hg2git:     hg id -> git object, entries of mode 160000 (gitlinks);
  *   git2hg:     git commit -> blob describing the changeset, mode 100644;
  *   files-meta: hg file id -> blob with the file's metadata, mode 100644.
- * A lookup reads only the fanout directories of its key (the first two
- * levels one directory at a time); the whole map is loaded before a
- * change, a walk or its size. Changes are kept in memory
- * and written as a new tree by notes_map_store.
+ * A map is read from a sorted table through mmap, a cache of its notes
+ * tree under .git/cinnabar/ (id-table.h, made again when missing or of
+ * another notes commit); changes are kept in memory, merged into a new
+ * table past a number of them, and written as a new tree by
+ * notes_map_store.
  */
 #ifndef CINNABAR_NOTES_MAP_H
 #define CINNABAR_NOTES_MAP_H
 
 #include "hash.h"
+#include "id-table.h"
 
 struct notes_map {
-	struct object_id commit;	/* notes commit at load time, or null */
+	struct object_id commit;	/* notes commit of the base, or null */
+	const char *name;		/* of its cache, .git/cinnabar/<name>.idx
+					   (none when NULL: never stored) */
 	unsigned mode;			/* mode of the entries written */
-	int loaded, dirty;
-	int root_read;			/* the root tree was read (notes-map.c) */
-	void *unread;			/* its directories not read yet
-					   (two levels, notes-map.c) */
-	void *map;			/* khash: key -> value */
+	int dirty;
+	int base_ready;			/* `base` was opened (or made) */
+	int trust_cache;		/* notes_map_trust_cache at init */
+	struct id_table base;		/* the entries before those of `map` */
+	void *map;			/* khash: key -> value, set since */
+	unsigned long spill_at;		/* entries of `map` merged into base */
 };
 
-void notes_map_init(struct notes_map *m, const struct object_id *commit,
-		    unsigned mode);
+/* 0: maps initialized make their caches again from the notes trees. */
+extern int notes_map_trust_cache;
+
+void notes_map_init(struct notes_map *m, const char *name,
+		    const struct object_id *commit, unsigned mode);
 /* Free the map's memory (a zeroed map too); it is left zeroed. */
 void notes_map_release(struct notes_map *m);
 const struct object_id *notes_map_get(struct notes_map *m,
@@ -36,7 +44,7 @@ const struct object_id *notes_map_get(struct notes_map *m,
 void notes_map_set(struct notes_map *m, const struct object_id *key,
 		   const struct object_id *value);
 size_t notes_map_size(struct notes_map *m);
-/* Call `fn` for every entry, in no particular order. */
+/* Call `fn` for every entry, in no particular order (key order). */
 typedef void (*notes_map_fn)(const struct object_id *key,
 			     const struct object_id *value, void *data);
 void notes_map_for_each(struct notes_map *m, notes_map_fn fn, void *data);

@@ -1,0 +1,256 @@
+/* Sorted id tables read through mmap: see id-table.h. */
+#include "cache.h"
+#include "id-table.h"
+
+#define MAGIC "CNBI"
+#define VERSION 1
+#define HEADER_SIZE (4 + 4 + GIT_SHA1_RAWSZ + 8 + 256 * 4)
+#define COMMIT_OFFSET 8
+#define SAMPLE_EVERY 64
+#define SAMPLE_SIZE 8
+/* Records read between two trims of the mapped pages (2.5 MB). */
+#define TRIM_EVERY 65536
+
+static size_t samples_nr(size_t nr)
+{
+	return DIV_ROUND_UP(nr, SAMPLE_EVERY);
+}
+
+static size_t table_size(size_t nr)
+{
+	return HEADER_SIZE + nr * ID_RECORD_SIZE + samples_nr(nr) * SAMPLE_SIZE;
+}
+
+static int check_fanout(struct id_table *t, const unsigned char *p)
+{
+	uint32_t previous = 0;
+	int i;
+
+	for (i = 0; i < 256; i++) {
+		t->fanout[i] = get_be32(p + 4 * i);
+		if (t->fanout[i] < previous)
+			return -1;
+		previous = t->fanout[i];
+	}
+	return previous == t->nr ? 0 : -1;
+}
+
+int id_table_open(struct id_table *t, int fd, const struct object_id *commit)
+{
+	struct stat st;
+	const unsigned char *p;
+	uint64_t nr;
+
+	memset(t, 0, sizeof(*t));
+	if (fstat(fd, &st) || st.st_size < HEADER_SIZE) {
+		close(fd);
+		return -1;
+	}
+	t->map_len = xsize_t(st.st_size);
+	t->map = xmmap(NULL, t->map_len, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	p = t->map;
+	nr = ((uint64_t)get_be32(p + 28) << 32) | get_be32(p + 32);
+	if (memcmp(p, MAGIC, 4) || get_be32(p + 4) != VERSION ||
+	    (commit && !hasheq_algop(p + COMMIT_OFFSET, commit->hash,
+				     &hash_algos[GIT_HASH_SHA1])) ||
+	    nr > t->map_len / ID_RECORD_SIZE ||
+	    table_size(nr) != t->map_len) {
+		id_table_close(t);
+		return -1;
+	}
+	t->nr = nr;
+	if (check_fanout(t, p + 36)) {
+		id_table_close(t);
+		return -1;
+	}
+	t->records = p + HEADER_SIZE;
+	t->samples = t->records + t->nr * ID_RECORD_SIZE;
+	return 0;
+}
+
+void id_table_close(struct id_table *t)
+{
+	if (t->map)
+		munmap(t->map, t->map_len);
+	memset(t, 0, sizeof(*t));
+}
+
+void id_table_touch(struct id_table *t, unsigned long n)
+{
+	t->touched += n;
+	if (t->touched < TRIM_EVERY || !t->nr)
+		return;
+	t->touched = 0;
+	/*
+	 * From the start of the map (madvise wants a page boundary) to the
+	 * end of the records: the samples, read by all lookups, stay. Only
+	 * a hint: the pages are read again from the file when needed.
+	 */
+	madvise(t->map, HEADER_SIZE + t->nr * ID_RECORD_SIZE, MADV_DONTNEED);
+}
+
+/* The index of the first sample above `key`'s, from [lo, hi). */
+static size_t sample_above(const struct id_table *t, const unsigned char *key,
+			   size_t lo, size_t hi, int or_equal)
+{
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int cmp = memcmp(t->samples + mid * SAMPLE_SIZE, key,
+				 SAMPLE_SIZE);
+		if (cmp < 0 || (!cmp && !or_equal))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+const unsigned char *id_table_find(struct id_table *t,
+				   const unsigned char *key)
+{
+	size_t lo = key[0] ? t->fanout[key[0] - 1] : 0;
+	size_t hi = t->fanout[key[0]];
+	size_t first, last;
+
+	if (lo >= hi)
+		return NULL;
+	/*
+	 * The records that may hold `key`: from the block of the last
+	 * sample below its 8 bytes to the first sample above them.
+	 */
+	first = sample_above(t, key, lo / SAMPLE_EVERY,
+			     samples_nr(hi), 1);
+	last = sample_above(t, key, first, samples_nr(hi), 0);
+	lo = first ? (first - 1) * SAMPLE_EVERY : 0;
+	hi = last * SAMPLE_EVERY < t->nr ? last * SAMPLE_EVERY : t->nr;
+	id_table_touch(t, SAMPLE_EVERY);
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const unsigned char *record = id_table_key(t, mid);
+		int cmp = memcmp(record, key, GIT_SHA1_RAWSZ);
+		if (!cmp)
+			return record + GIT_SHA1_RAWSZ;
+		if (cmp < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+static void write_at(int fd, const void *buf, size_t len, off_t offset)
+{
+	if (lseek(fd, offset, SEEK_SET) < 0 ||
+	    write_in_full(fd, buf, len) < 0)
+		die_errno("cannot write an id table");
+}
+
+static void flush_records(struct id_table_writer *w)
+{
+	if (write_in_full(w->fd, w->buf.buf, w->buf.len) < 0)
+		die_errno("cannot write an id table");
+	strbuf_reset(&w->buf);
+}
+
+void id_table_writer_start(struct id_table_writer *w, int fd)
+{
+	memset(w, 0, sizeof(*w));
+	w->fd = fd;
+	strbuf_init(&w->buf, 1 << 20);
+	strbuf_init(&w->samples, 0);
+	strbuf_addchars(&w->buf, 0, HEADER_SIZE);
+	w->sorted = 1;
+}
+
+/* Count a record of the final table for its fanout and samples. */
+static void index_record(struct id_table_writer *w, const unsigned char *key,
+			 size_t i)
+{
+	w->fanout[key[0]]++;
+	if (!(i % SAMPLE_EVERY))
+		strbuf_add(&w->samples, key, SAMPLE_SIZE);
+}
+
+void id_table_add(struct id_table_writer *w, const unsigned char *key,
+		  const unsigned char *value)
+{
+	if (w->nr && memcmp(w->last, key, GIT_SHA1_RAWSZ) >= 0)
+		w->sorted = 0;
+	memcpy(w->last, key, GIT_SHA1_RAWSZ);
+	index_record(w, key, w->nr);
+	strbuf_add(&w->buf, key, GIT_SHA1_RAWSZ);
+	strbuf_add(&w->buf, value, GIT_SHA1_RAWSZ);
+	w->nr++;
+	if (w->buf.len >= (1 << 20))
+		flush_records(w);
+}
+
+static int record_cmp(const void *a, const void *b)
+{
+	return memcmp(a, b, GIT_SHA1_RAWSZ);
+}
+
+/*
+ * Sort the records of the file (of equal keys, the last written stays),
+ * counting them again for the index. Only for tables whose records did
+ * not come in order (a notes tree of an unusual layout).
+ */
+static void sort_records(struct id_table_writer *w)
+{
+	size_t len = HEADER_SIZE + w->nr * ID_RECORD_SIZE, i, kept = 0;
+	unsigned char *map = xmmap(NULL, len, PROT_READ | PROT_WRITE,
+				   MAP_SHARED, w->fd, 0);
+	unsigned char *records = map + HEADER_SIZE;
+
+	git_stable_qsort(records, w->nr, ID_RECORD_SIZE, record_cmp);
+	memset(w->fanout, 0, sizeof(w->fanout));
+	strbuf_reset(&w->samples);
+	for (i = 0; i < w->nr; i++) {
+		unsigned char *r = records + i * ID_RECORD_SIZE;
+		if (i + 1 < w->nr && !record_cmp(r, r + ID_RECORD_SIZE))
+			continue;
+		if (kept != i)
+			memcpy(records + kept * ID_RECORD_SIZE, r,
+			       ID_RECORD_SIZE);
+		index_record(w, r, kept++);
+	}
+	munmap(map, len);
+	w->nr = kept;
+	if (ftruncate(w->fd, HEADER_SIZE + kept * ID_RECORD_SIZE))
+		die_errno("cannot write an id table");
+}
+
+void id_table_writer_finish(struct id_table_writer *w,
+			    const struct object_id *commit)
+{
+	unsigned char header[HEADER_SIZE];
+	uint32_t total = 0;
+	int i;
+
+	flush_records(w);
+	strbuf_release(&w->buf);
+	if (!w->sorted)
+		sort_records(w);
+	memcpy(header, MAGIC, 4);
+	put_be32(header + 4, VERSION);
+	if (commit)
+		memcpy(header + COMMIT_OFFSET, commit->hash, GIT_SHA1_RAWSZ);
+	else
+		memset(header + COMMIT_OFFSET, 0, GIT_SHA1_RAWSZ);
+	put_be32(header + 28, (uint64_t)w->nr >> 32);
+	put_be32(header + 32, w->nr & 0xffffffff);
+	for (i = 0; i < 256; i++) {
+		total += w->fanout[i];
+		put_be32(header + 36 + 4 * i, total);
+	}
+	write_at(w->fd, header, HEADER_SIZE, 0);
+	write_at(w->fd, w->samples.buf, w->samples.len,
+		 HEADER_SIZE + w->nr * ID_RECORD_SIZE);
+	strbuf_release(&w->samples);
+}
+
+void id_table_set_commit(int fd, const struct object_id *commit)
+{
+	write_at(fd, commit->hash, GIT_SHA1_RAWSZ, COMMIT_OFFSET);
+}

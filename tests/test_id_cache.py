@@ -1,0 +1,143 @@
+"""The caches of the id maps (.git/cinnabar/<map>.idx, helper/id-table.h):
+each is of the notes commit it was made from, and is made again from the
+notes tree whenever the metadata names another one (a fetch, a rollback,
+another tool's fetch), is missing or damaged, and by fsck; the metadata
+itself is git-cinnabar's, unchanged.
+
+The served repository (a local hg path) starts as the first half of a
+small corpus bundle; the rest is pulled into it and fetched.
+"""
+
+import pytest
+
+from lib.git import METADATA_REF, NULL_ID, clone, git, hg2git, hg_url
+from lib.git import rev_parse
+
+BUNDLE = 'rebase.hg'
+# The notes commits of the maps: parents 3, 4 and 5 of the metadata commit.
+MAPS = {'hg2git': 3, 'git2hg': 4, 'files-meta': 5}
+
+
+def cache(repo, name):
+    return repo / '.git' / 'cinnabar' / f'{name}.idx'
+
+
+def cache_commit(repo, name):
+    """The notes commit a cache says it is of (header bytes 8 to 28)."""
+    return cache(repo, name).read_bytes()[8:28].hex()
+
+
+def assert_caches_current(repo, names=MAPS):
+    for name in names:
+        assert cache_commit(repo, name) == \
+            rev_parse(repo, f'{METADATA_REF}^{MAPS[name]}'), name
+
+
+@pytest.fixture
+def history(hg, hg_repos, tmp_path):
+    """(full, served, clone of the served half, changesets of the second
+    half)."""
+    full = hg_repos.get(BUNDLE)
+    nodes = hg.nodes(full)
+    served = hg_repos.copy(BUNDLE, tmp_path / 'served',
+                           rev=len(nodes) // 2)
+    repo = tmp_path / 'clone'
+    clone(hg_url(served), repo, '--no-checkout', check=True)
+    return full, served, repo, nodes[len(nodes) // 2 + 1:]
+
+
+def fetch_the_rest(hg, full, served, repo):
+    hg('-R', served, 'pull', '-q', full)
+    git('fetch', '-q', 'origin', cwd=repo, check=True)
+
+
+def test_caches_of_clone_and_fetch(hg, history):
+    full, served, repo, later = history
+    assert_caches_current(repo)
+    fetch_the_rest(hg, full, served, repo)
+    assert_caches_current(repo)
+    assert NULL_ID not in hg2git(repo, later).values()
+
+
+def test_rollback_leaves_a_cache_of_the_later_metadata(hg, history):
+    full, served, repo, later = history
+    fetch_the_rest(hg, full, served, repo)
+    fetched = hg2git(repo, later)
+    git('cinnabar', 'rollback', cwd=repo, check=True)
+    # The caches are of the metadata rolled back from: not used.
+    assert set(hg2git(repo, later).values()) == {NULL_ID}
+    # Made again when used (the others, git2hg and files-meta, too).
+    assert_caches_current(repo, ['hg2git'])
+    git('fetch', '-q', 'origin', cwd=repo, check=True)
+    assert hg2git(repo, later) == fetched
+
+
+def test_metadata_moved_by_another_tool(hg, history):
+    """A cache of an older notes commit, as left by a fetch another tool
+    made (git-cinnabar 0.7.5 knows nothing of them): not used."""
+    full, served, repo, later = history
+    old = {name: cache(repo, name).read_bytes() for name in MAPS}
+    fetch_the_rest(hg, full, served, repo)
+    fetched = hg2git(repo, later)
+    for name, data in old.items():
+        cache(repo, name).write_bytes(data)
+    assert hg2git(repo, later) == fetched
+    assert_caches_current(repo, ['hg2git'])
+
+
+@pytest.mark.parametrize('damage', ['missing', 'truncated', 'commit'])
+def test_unusable_cache_is_made_again(hg, history, damage):
+    full, served, repo, later = history
+    fetch_the_rest(hg, full, served, repo)
+    fetched = hg2git(repo, later)
+    path = cache(repo, 'hg2git')
+    data = path.read_bytes()
+    if damage == 'missing':
+        path.unlink()
+    elif damage == 'truncated':
+        path.write_bytes(data[:-41])
+    else:
+        path.write_bytes(data[:8] + bytes(20) + data[28:])
+    assert hg2git(repo, later) == fetched
+    assert path.read_bytes() == data
+
+
+def test_fsck_makes_the_caches_again(hg, history):
+    """fsck checks the notes trees, not the caches: a cache of the right
+    commit whose records say otherwise is replaced."""
+    full, served, repo, later = history
+    fetch_the_rest(hg, full, served, repo)
+    fetched = hg2git(repo, later)
+    path = cache(repo, 'hg2git')
+    data = path.read_bytes()
+    # Each record's value (bytes 20 to 40 of the 40) zeroed.
+    header = 36 + 256 * 4
+    nr = int.from_bytes(data[28:36], 'big')
+    records = bytearray(data[header:header + 40 * nr])
+    for i in range(nr):
+        records[40 * i + 20:40 * i + 40] = bytes(20)
+    path.write_bytes(data[:header] + bytes(records) +
+                     data[header + 40 * nr:])
+    result = git('cinnabar', 'fsck', '--full', cwd=repo, check=False)
+    assert result.returncode == 0, result.describe()
+    assert path.read_bytes() == data
+    assert hg2git(repo, later) == fetched
+
+
+def test_spilled_import_gives_the_same_maps(hg, hg_repos, tmp_path):
+    """An import merging its new entries into its tables every 7 of
+    them (CINNABAR_TEST_NOTES_SPILL) ends with the same maps and
+    caches."""
+    full = hg_repos.get(BUNDLE)
+    clones = {}
+    for spill in ('7', '100000'):
+        repo = clones[spill] = tmp_path / f'spill-{spill}'
+        clone(hg_url(full), repo, '--no-checkout', check=True,
+              extra_env={'CINNABAR_TEST_NOTES_SPILL': spill})
+    assert rev_parse(clones['7'], METADATA_REF) == \
+        rev_parse(clones['100000'], METADATA_REF)
+    for name in MAPS:
+        assert cache(clones['7'], name).read_bytes() == \
+            cache(clones['100000'], name).read_bytes(), name
+    nodes = hg.nodes(full)
+    assert hg2git(clones['7'], nodes) == hg2git(clones['100000'], nodes)
