@@ -320,8 +320,14 @@ def find_reference(given, first=()):
     """The directory of another git-cinnabar to compare with (with its
     git-cinnabar and git-remote-hg), or None: `given` when set, else the
     first of the `first` directories, then of PATH, that has both and is
-    not this project's top directory."""
+    not this project's top directory. A given directory without
+    git-remote-hg is refused: git would run ours, later on PATH, in its
+    place (git-cinnabar 0.7.5 is one binary acting on its name: link it
+    as git-remote-hg beside it)."""
     if given:
+        if not (Path(given) / 'git-remote-hg').exists():
+            raise SystemExit(f'error: {given} has no git-remote-hg (link '
+                             f'its git-cinnabar as git-remote-hg beside it)')
         return Path(given).resolve()
     candidates = list(first) + [
         Path(p) for p in os.environ.get('PATH', '').split(os.pathsep) if p]
