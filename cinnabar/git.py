@@ -104,6 +104,22 @@ def git_dir():
     return result.stdout.decode('utf-8', 'surrogateescape').rstrip('\n')
 
 
+def common_dir(git_dir):
+    """The common git directory of `git_dir`: what every worktree of the
+    repository shares (refs, objects, and what git-cinnabar keeps beside
+    them). A linked worktree's git directory names it in its file
+    `commondir` (relative to itself or absolute, gitrepository-layout(5));
+    otherwise it is `git_dir`."""
+    try:
+        with open(os.path.join(git_dir, 'commondir')) as f:
+            named = f.read().strip()
+    except OSError:
+        named = ''
+    if named:
+        return os.path.normpath(os.path.join(git_dir, named))
+    return git_dir
+
+
 def config(key):
     """The value of a git configuration key, or None when it is not set
     (the last one when it is set several times, as `git config --get`;

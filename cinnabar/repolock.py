@@ -29,7 +29,7 @@ import os
 import sys
 import time
 
-from cinnabar import config
+from cinnabar import config, git
 from cinnabar.errors import Abort
 
 LOCK_NAME = 'cinnabar.lock'
@@ -39,18 +39,8 @@ POLL_SECONDS = 0.1
 
 
 def _lock_path(git_dir):
-    """The lock file, in the common git directory: a linked worktree's
-    git directory names it in its file `commondir` (relative to itself
-    or absolute, gitrepository-layout(5)); otherwise it is `git_dir`."""
-    common = git_dir
-    try:
-        with open(os.path.join(git_dir, 'commondir')) as f:
-            named = f.read().strip()
-    except OSError:
-        named = ''
-    if named:
-        common = os.path.normpath(os.path.join(git_dir, named))
-    return os.path.join(common, LOCK_NAME)
+    """The lock file, in the common git directory (git.common_dir)."""
+    return os.path.join(git.common_dir(git_dir), LOCK_NAME)
 
 
 def _timeout():

@@ -13,7 +13,7 @@ newest KEEP files are kept.
 
 import os
 
-from cinnabar import metadata
+from cinnabar import git, metadata
 
 FETCH_REFS = ('refs/cinnabar/refs/', 'refs/cinnabar/hg/',
               'refs/cinnabar/HEAD')
@@ -21,7 +21,8 @@ KEEP = 64
 
 
 def _directory(git_dir):
-    return os.path.join(git_dir, 'cinnabar', 'fetch-refs')
+    # In the common directory: the refs saved are every worktree's.
+    return os.path.join(git.common_dir(git_dir), 'cinnabar', 'fetch-refs')
 
 
 def save(git_dir):
@@ -98,7 +99,3 @@ def forget_all(git_dir):
         for name in os.listdir(directory):
             os.unlink(os.path.join(directory, name))
         os.rmdir(directory)
-        try:
-            os.rmdir(os.path.dirname(directory))
-        except OSError:
-            pass

@@ -58,6 +58,24 @@ def test_rollback_after_fetch_gives_refs_back(bundle, hg, hg_repos, tmp_path):
     assert fsck.returncode == 0, fsck.describe()
 
 
+def test_rollback_of_a_fetch_made_in_another_worktree(hg, hg_repos,
+                                                      tmp_path):
+    """Refs are shared by a repository's worktrees: a fetch made in a
+    linked worktree is rolled back from the main one, fetch refs and all
+    (they were saved in the worktree's own git directory, so the rollback
+    lost refs/cinnabar/refs/*)."""
+    full, served, repo = half_clone(hg, hg_repos, tmp_path, 'rebase.hg')
+    other = tmp_path / 'other'
+    git('worktree', 'add', '-q', '--detach', str(other), cwd=repo)
+    before = for_each_ref(repo)
+    hg('-R', served, 'pull', '-q', full)
+    assert_no_traceback(git('fetch', 'origin', cwd=other))
+    assert for_each_ref(repo) != before
+    result = rollback(repo)
+    assert result.returncode == 0, result.describe()
+    assert for_each_ref(repo) == before
+
+
 def test_rollback_fsck_and_candidates(hg, hg_repos, tmp_path):
     full, served, repo = half_clone(hg, hg_repos, tmp_path, 'hgweb+obs.hg')
     assert git('cinnabar', 'fsck', cwd=repo, check=False).returncode == 0

@@ -4,13 +4,16 @@ usage: git cinnabar clear [-v]
 
 Deletes every ref under refs/cinnabar/ (the metadata, the fetch refs,
 refs/cinnabar/checked and broken, and refs of older git-cinnabar
-versions), refs/notes/cinnabar, and the fetch refs saved for rollback.
+versions), refs/notes/cinnabar, the fetch refs saved for rollback, and
+the caches of the id maps under .git/cinnabar/.
 Your own branches and tags, and remote-tracking refs, are left alone;
 the git objects stay until `git gc` finds nothing refers to them. The
 next fetch from a Mercurial repository imports everything again (the
 same commits for the same changesets). As with git-cinnabar, nothing is
 printed; `-v` (`--verbose`) says how many refs were removed, on standard error.
 """
+
+import os
 
 from cinnabar import git, metadata, snapshots
 from cinnabar.cmd.options import VERBOSE, say, split_options
@@ -21,6 +24,22 @@ USAGE = 'usage: git cinnabar clear [-v]'
 # a long one taking a value ends with `=`.
 OPTIONS = VERBOSE
 PREFIXES = ('refs/cinnabar/', 'refs/notes/cinnabar')
+
+
+def forget_id_caches(git_dir):
+    """Remove the id maps' caches (`.git/cinnabar/<map>.idx`, made by the
+    helper: doc/architecture.md), of metadata that is no more, then the
+    directory when nothing else is in it."""
+    directory = os.path.join(git.common_dir(git_dir), 'cinnabar')
+    if not os.path.isdir(directory):
+        return
+    for name in os.listdir(directory):
+        if name.endswith('.idx'):
+            os.unlink(os.path.join(directory, name))
+    try:
+        os.rmdir(directory)
+    except OSError:
+        pass
 
 
 def run(args):
@@ -35,6 +54,7 @@ def run(args):
               or name == 'refs/notes/cinnabar']
     metadata.update_refs({name: None for name in doomed})
     snapshots.forget_all(git_dir)
+    forget_id_caches(git_dir)
     say(given, 'removed %d cinnabar ref%s'
         % (len(doomed), '' if len(doomed) == 1 else 's'))
     return 0
