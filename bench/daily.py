@@ -11,7 +11,9 @@ process of each (sampled as bench/clone_nginx.py does) and its CPU
   repository (N = 1, 10, 100, 1000; --n picks some) fetches them: `git
   fetch` by ours, by git-cinnabar 0.7.5 when found (--reference DIR, or
   /work/scratch/gc075/bin, or another git-cinnabar on PATH), and `hg
-  pull` by an hg clone lacking the same changesets;
+  pull` by an hg clone lacking the same changesets (and by a copy of ours
+  at another commit, --before DIR: its launchers and helper, timed as
+  `before` from ours's prepared clones);
 - push: one commit on top of the default branch's tip, touching K files
   (K = 1, 10, 1000; --files picks some: each gets a line appended), is
   pushed by ours, by 0.7.5 (the same git commit, so the same hg
@@ -29,7 +31,7 @@ after changing how ours stores its metadata.
 
     build/venv/bin/python bench/daily.py [--repo manifest100k|nginx]
         [--n 100 ...] [--files 10 ...] [--runs N] [--reference DIR]
-        [--cache DIR] [--no-fetch] [--no-push]
+        [--before DIR] [--cache DIR] [--no-fetch] [--no-push]
 """
 
 import os
@@ -87,12 +89,19 @@ def linked_reference(cache):
 class Tools:
     """How each side is run: PATH for ours and for the reference."""
 
-    def __init__(self, hg, reference):
+    def __init__(self, hg, reference, before=None):
         self.hg = hg
         base = os.environ['PATH']
         self.paths = {'ours': os.pathsep.join([str(ROOT), base])}
+        if before:
+            self.paths['before'] = os.pathsep.join([str(before), base])
         if reference:
             self.paths['0.7.5'] = os.pathsep.join([str(reference), base])
+
+    def clones_of(self, kind):
+        """Whose prepared clones `kind` starts from: `before` is ours
+        at another commit, with the same metadata."""
+        return 'ours' if kind == 'before' else kind
 
     def env(self, kind):
         return dict(os.environ, PATH=self.paths[kind])
@@ -154,14 +163,14 @@ class Prepared:
         print(f'{self.bundle.name}: {self.total} changesets', flush=True)
         for count in self.counts:
             self.hg_clone(count)
-        for kind in self.tools.paths:
+        for kind in set(map(self.tools.clones_of, self.tools.paths)):
             self.git_clones(kind)
 
     def hg_path(self, count):
         return self.dir / f'hg-{count}'
 
     def git_path(self, kind, count):
-        return self.dir / f'git-{kind}-{count}'
+        return self.dir / f'git-{self.tools.clones_of(kind)}-{count}'
 
     def hg_clone(self, count):
         """An hg clone lacking the last `count` changesets (hard linked:
@@ -241,7 +250,7 @@ class Results:
         for label in self.runs:
             if not label.startswith('ours'):
                 continue
-            for other in ('0.7.5', 'hg'):
+            for other in ('before', '0.7.5', 'hg'):
                 theirs = other + label[len('ours'):]
                 if theirs in self.runs:
                     print(f'  {label} / {theirs}: '
@@ -353,6 +362,9 @@ def parse_args():
                         f'{FILES})')
     parser.add_argument('--reference', help='directory of git-cinnabar '
                         '0.7.5 (git-cinnabar, git-remote-hg)')
+    parser.add_argument('--before', type=Path,
+                        help='a copy of ours at another commit (its '
+                        'launchers and helper), timed as `before`')
     parser.add_argument('--cache', type=Path,
                         default=ROOT / 'build' / 'bench-daily',
                         help='where the prepared repositories are kept '
@@ -374,7 +386,7 @@ def main():
             reference = find_reference(args.reference,
                                        [linked_reference(args.cache)])
             print(f'reference: {reference or "none found"}')
-            tools = Tools(hg, reference)
+            tools = Tools(hg, reference, args.before)
             failed = False
             for name in args.repo or sorted(BUNDLES):
                 failed |= benchmark(hg, tools, name, args)

@@ -316,6 +316,7 @@ static void spill(struct notes_map *m)
 	id_table_writer_finish(&w, NULL);
 	install_table(m, NULL, fd, NULL);
 	kh_clear_cinnabar_notes(MAP(m));
+	m->spilled = 1;
 }
 
 void notes_map_set(struct notes_map *m, const struct object_id *key,
@@ -366,98 +367,180 @@ void notes_map_for_each(struct notes_map *m, notes_map_fn fn, void *data)
 }
 
 /*
- * The notes in key order, for writing the tree: the table of the merged
- * map, read through mmap, and a byte per note for its fanout.
+ * Writing a map's notes tree, in the layout git's notes code gives it
+ * (notes.c, determine_fanout): a directory (the root, or one named by a
+ * byte of the keys in hex, under those of the bytes before) is "split"
+ * when each of the 16 hex digits that may follow its prefix starts two
+ * or more of its notes; a split directory holds a subdirectory per next
+ * byte, an unsplit one its notes, named by the rest of their key in hex.
+ * (Picture the notes in a 16-ary trie by hex digit: the fanout in force
+ * where a directory starts is its depth, and grows by one there exactly
+ * when its node's 16 children are all inner nodes.)
+ *
+ * Whether a directory is split depends on its notes only; so a
+ * directory of the map's previous tree whose notes did not change is
+ * the same tree now, and is reused by id, neither rebuilt nor hashed:
+ * storing the map after adding a few entries writes the directories
+ * holding them, not the whole tree (~58,000 trees for 140,000 hg2git
+ * entries on manifest100k). A previous tree in another layout keeps it in the
+ * directories reused (any layout reads the same).
  */
-struct sorted_notes {
-	struct id_table *t;
-	unsigned char *fanout;
+struct tree_writer {
+	struct id_table *t;		/* the merged map */
+	kh_cinnabar_notes_t *h;		/* the entries set since `old` */
+	khint_t *changed;		/* their slots, sorted by key */
+	size_t changed_nr;
+	unsigned mode;
 };
 
-/* Note i's key, its value after it. */
-static const unsigned char *note_key(struct sorted_notes *s, size_t i)
+static const unsigned char *changed_key(struct tree_writer *w, size_t i)
 {
-	id_table_touch(s->t, 1);
-	return id_table_key(s->t, i);
+	return kh_key(w->h, w->changed[i]).hash;
 }
 
-static unsigned nibble(const unsigned char *key, unsigned n)
+/* Whether an entry set since the previous tree is among [lo, hi). */
+static int range_changed(struct tree_writer *w, size_t lo, size_t hi)
 {
-	return n % 2 ? key[n / 2] & 0xf : key[n / 2] >> 4;
+	size_t a = 0, b = w->changed_nr;
+
+	while (a < b) {
+		size_t mid = a + (b - a) / 2;
+		if (memcmp(changed_key(w, mid), id_table_key(w->t, lo),
+			   GIT_SHA1_RAWSZ) < 0)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	return a < w->changed_nr &&
+	       memcmp(changed_key(w, a), id_table_key(w->t, hi - 1),
+		      GIT_SHA1_RAWSZ) <= 0;
 }
 
 /*
- * Decide each note's fanout (how many leading bytes become directories)
- * the way git's notes code does when it writes a notes tree: picture the
- * notes in a 16-ary trie by hex digit, where a digit shared by two or more
- * notes makes an inner node; at every inner node of even depth n with
- * n <= 2 * fanout, whose 16 children are all inner nodes, the fanout below
- * it grows by one. A note's fanout is the one in force where it sits.
- * Notes [first, first + nr) of `s` are those under the node.
+ * end[b]: the end of the notes of [lo, hi), which share `depth` bytes,
+ * whose next byte is b or less (a search in large ranges, a scan in
+ * small ones).
  */
-static void assign_fanout(struct sorted_notes *s, size_t first, size_t nr,
-			  unsigned n, unsigned fanout)
+static void byte_ends(struct id_table *t, size_t lo, size_t hi,
+		      unsigned depth, size_t end[256])
 {
-	size_t start[17], i, end = first + nr;
-	unsigned b, full = 1;
+	unsigned b;
 
-	for (b = 0, i = first; b < 16; b++) {
-		start[b] = i;
-		while (i < end && nibble(note_key(s, i), n) == b)
-			i++;
-		if (i - start[b] < 2)
-			full = 0;
+	for (b = 0; b < 256; b++) {
+		size_t top = hi;
+		if (hi - lo > 64) {
+			while (lo < top) {
+				size_t mid = lo + (top - lo) / 2;
+				if (id_table_key(t, mid)[depth] <= b)
+					lo = mid + 1;
+				else
+					top = mid;
+			}
+		} else {
+			while (lo < hi && id_table_key(t, lo)[depth] <= b)
+				lo++;
+		}
+		end[b] = lo;
 	}
-	start[16] = end;
-	if (!(n % 2) && n <= 2 * fanout && full)
-		fanout++;
-	for (b = 0; b < 16; b++) {
-		size_t count = start[b + 1] - start[b];
-		if (count >= 2)
-			assign_fanout(s, start[b], count, n + 1, fanout);
-		else if (count == 1)
-			s->fanout[start[b]] = fanout;
-	}
+	id_table_touch(t, 256);
 }
 
-/* Write the tree holding notes [i, end) of `s`, `depth` bytes deep. */
-static void write_dir(struct sorted_notes *s, size_t i, size_t end,
-		      unsigned depth, unsigned mode, struct object_id *result)
+static int is_split(size_t lo, unsigned depth, const size_t end[256])
+{
+	unsigned digit;
+
+	if (depth >= GIT_SHA1_RAWSZ - 1)
+		return 0;
+	for (digit = 0; digit < 16; digit++) {
+		size_t start = digit ? end[digit * 16 - 1] : lo;
+		if (end[digit * 16 + 15] - start < 2)
+			return 0;
+	}
+	return 1;
+}
+
+/* The subdirectories of tree `oid` named by a byte in hex, by byte. */
+static struct object_id *subdirs(const struct object_id *oid)
+{
+	struct object_id *sub = xcalloc(256, sizeof(*sub));
+	struct tree_iter entry;
+	unsigned long size;
+	void *buf = store_read_object_typed(oid, OBJ_TREE, &size);
+	unsigned char byte;
+
+	tree_iter_init(&entry, buf, size);
+	while (tree_iter_next(&entry))
+		if (S_ISDIR(entry.mode) && entry.pathlen == 2 &&
+		    !hex_to_bytes(&byte, entry.path, 1))
+			oidcpy(&sub[byte], &entry.oid);
+	free(buf);
+	return sub;
+}
+
+/*
+ * Write the directory of notes [lo, hi), `depth` bytes deep; `old` is the
+ * same directory in the previous tree, or NULL.
+ */
+static void write_dir(struct tree_writer *w, size_t lo, size_t hi,
+		      unsigned depth, const struct object_id *old,
+		      struct object_id *result)
 {
 	struct strbuf tree = STRBUF_INIT;
+	size_t end[256], i;
+	unsigned b;
 
-	while (i < end) {
-		if (s->fanout[i] > depth) {
-			size_t j = i;
+	byte_ends(w->t, lo, hi, depth, end);
+	if (is_split(lo, depth, end)) {
+		struct object_id *was = old ? subdirs(old) : NULL;
+		for (b = 0, i = lo; b < 256; i = end[b++]) {
 			struct object_id sub;
-			unsigned char byte = note_key(s, i)[depth];
-			while (j < end && note_key(s, j)[depth] == byte &&
-			       s->fanout[j] > depth)
-				j++;
-			write_dir(s, i, j, depth + 1, mode, &sub);
-			strbuf_addf(&tree, "40000 %02x%c", byte, '\0');
+			const struct object_id *prev =
+				was && !is_null_oid(&was[b]) ? &was[b] : NULL;
+			if (i == end[b])
+				continue;
+			if (prev && !range_changed(w, i, end[b]))
+				oidcpy(&sub, prev);
+			else
+				write_dir(w, i, end[b], depth + 1, prev, &sub);
+			strbuf_addf(&tree, "40000 %02x%c", b, '\0');
 			strbuf_add(&tree, sub.hash, GIT_SHA1_RAWSZ);
-			i = j;
-		} else {
-			strbuf_addf(&tree, "%o %s%c", mode,
-				    hash_to_hex(note_key(s, i)) + 2 * depth,
-				    '\0');
-			strbuf_add(&tree, note_key(s, i) + GIT_SHA1_RAWSZ,
-				   GIT_SHA1_RAWSZ);
-			i++;
 		}
+		free(was);
+	} else {
+		for (i = lo; i < hi; i++) {
+			const unsigned char *key = id_table_key(w->t, i);
+			strbuf_addf(&tree, "%o %s%c", w->mode,
+				    hash_to_hex(key) + 2 * depth, '\0');
+			strbuf_add(&tree, key + GIT_SHA1_RAWSZ,
+				   GIT_SHA1_RAWSZ);
+		}
+		id_table_touch(w->t, hi - lo);
 	}
 	store_object_buf(OBJ_TREE, tree.buf, tree.len, result);
 	strbuf_release(&tree);
 }
 
+/* The root tree of the map's notes commit, when it tells what changed. */
+static int previous_tree(struct notes_map *m, struct object_id *tree)
+{
+	struct raw_commit c;
+
+	if (is_null_oid(&m->commit) || m->spilled ||
+	    raw_commit_read(&c, &m->commit))
+		return 0;
+	oidcpy(tree, &c.tree);
+	raw_commit_release(&c);
+	return 1;
+}
+
 void notes_map_store(struct notes_map *m, struct object_id *result)
 {
-	struct sorted_notes s;
+	struct tree_writer tw;
 	struct id_table_writer w;
 	struct id_table table;
 	struct tempfile *tmp;
-	struct object_id tree;
+	struct object_id tree, old;
+	int has_old;
 	struct strbuf commit = STRBUF_INIT;
 	int fd;
 
@@ -465,17 +548,19 @@ void notes_map_store(struct notes_map *m, struct object_id *result)
 		oidcpy(result, &m->commit);
 		return;
 	}
+	has_old = previous_tree(m, &old);
 	fd = table_file(m, &tmp);
 	id_table_writer_start(&w, fd);
 	merge_walk(m, add_to_writer, &w);
 	id_table_writer_finish(&w, NULL);
 	if (id_table_open(&table, xdup(fd), NULL))
 		die("cannot read back the table of %s just written", m->name);
-	s.t = &table;
-	s.fanout = xcalloc(table.nr + 1, 1);
-	assign_fanout(&s, 0, table.nr, 0, 0);
-	write_dir(&s, 0, table.nr, 0, m->mode, &tree);
-	free(s.fanout);
+	tw.t = &table;
+	tw.h = MAP(m);
+	tw.changed = sorted_slots(m, &tw.changed_nr);
+	tw.mode = m->mode;
+	write_dir(&tw, 0, table.nr, 0, has_old ? &old : NULL, &tree);
+	free(tw.changed);
 	id_table_close(&table);
 	strbuf_addf(&commit, "tree %s\n" CINNABAR_AUTHORSHIP "\n",
 		    oid_to_hex(&tree));
@@ -488,4 +573,5 @@ void notes_map_store(struct notes_map *m, struct object_id *result)
 	oidcpy(&m->commit, result);
 	m->base_ready = 1;
 	m->dirty = 0;
+	m->spilled = 0;
 }

@@ -30,6 +30,8 @@ struct notes_map {
 	struct id_table base;		/* the entries before those of `map` */
 	void *map;			/* khash: key -> value, set since */
 	unsigned long spill_at;		/* entries of `map` merged into base */
+	int spilled;			/* some were since `commit`: what
+					   changed since it is not known */
 };
 
 /* 0: maps initialized make their caches again from the notes trees. */

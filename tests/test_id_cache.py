@@ -141,3 +141,54 @@ def test_spilled_import_gives_the_same_maps(hg, hg_repos, tmp_path):
             cache(clones['100000'], name).read_bytes(), name
     nodes = hg.nodes(full)
     assert hg2git(clones['7'], nodes) == hg2git(clones['100000'], nodes)
+
+
+def notes_dirs(repo, commit):
+    """{path: tree id} of the directories of a notes commit's tree."""
+    out = git('ls-tree', '-r', '-t', '-z', commit, cwd=repo,
+              check=True).stdout.split(b'\0')[:-1]
+    dirs = {}
+    for entry in out:
+        info, path = entry.split(b'\t', 1)
+        mode, kind, oid = info.split()
+        if kind == b'tree':
+            dirs[path] = oid
+    return dirs
+
+
+def test_fetch_writes_only_the_notes_directories_it_changes(
+        hg, hg_repos, tmp_path):
+    """Storing the maps after a fetch of one changeset hashes again none
+    of their directories whose entries are the same (helper/notes-map.c:
+    they are reused by id), and gives the trees a fresh clone has."""
+    bundle = 'issue4438-r1.hg'
+    full = hg_repos.get(bundle)
+    served = hg_repos.copy(bundle, tmp_path / 'served')
+    hg('-R', served, '--config', 'extensions.strip=', 'strip', '-q',
+       '--no-backup', '-r', 'tip')
+    repo = tmp_path / 'clone'
+    clone(hg_url(served), repo, '--no-checkout', check=True)
+    old = {name: rev_parse(repo, f'{METADATA_REF}^{MAPS[name]}')
+           for name in MAPS}
+    hg('-R', served, 'pull', '-q', full)
+    result = git('fetch', '-q', 'origin', cwd=repo, check=True,
+                 extra_env={'GIT_CINNABAR_TRACE': '1'})
+    unchanged = 0
+    for name in MAPS:
+        before = notes_dirs(repo, old[name])
+        after = notes_dirs(repo, f'{METADATA_REF}^{MAPS[name]}')
+        unchanged += sum(before.get(path) == oid
+                         for path, oid in after.items())
+    # hg2git and git2hg have a directory per first byte (181 here).
+    assert unchanged > 50
+    stats = [line for line in result.err.splitlines()
+             if 'cinnabar-helper: store:' in line]
+    assert len(stats) == 1, result.describe()
+    duplicates = int(stats[0].split(', ')[1].split()[0])
+    assert duplicates < unchanged, stats[0]
+    fresh = tmp_path / 'fresh'
+    clone(hg_url(full), fresh, '--no-checkout', check=True)
+    for name in MAPS:
+        assert rev_parse(repo, f'{METADATA_REF}^{MAPS[name]}^{{tree}}') \
+            == rev_parse(fresh, f'{METADATA_REF}^{MAPS[name]}^{{tree}}'), \
+            name
