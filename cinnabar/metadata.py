@@ -28,11 +28,11 @@ of the version: git-cinnabar 0.7 keeps it too). Flags this version does
 not know come from a newer git-cinnabar.
 """
 
-import collections
 
 from cinnabar import git
 from cinnabar.errors import Abort
 from cinnabar.ids import GitId
+from cinnabar.record import record
 
 METADATA_REF = 'refs/cinnabar/metadata'
 CHECKED_REF = 'refs/cinnabar/checked'
@@ -80,7 +80,7 @@ def refs_under(*prefixes):
     return pairs
 
 
-Commit = collections.namedtuple('Commit', 'tree parents message')
+Commit = record('Commit', 'tree parents message')
 
 
 def read_commit(oid, env=None):

@@ -27,16 +27,17 @@ import re
 from cinnabar import git
 from cinnabar.errors import Abort
 from cinnabar.ids import GitId, HgId
+from cinnabar.record import record
 from cinnabar.refname import refname_problem
 
 _NODE = re.compile(r'[0-9a-fA-F]{40}\Z')
 
-Tag = collections.namedtuple('Tag', 'node history')
+Tag = record('Tag', 'node history')
 Tag.__doc__ = """A tag as one file or a merge of files sees it: `node`,
 the HgId it points to (NULL_HG when removed) and `history`, the HgIds it
 pointed to before, oldest first."""
 
-TagSet = collections.namedtuple('TagSet', 'tags warnings')
+TagSet = record('TagSet', 'tags warnings')
 
 
 def parse_hgtags(text, where='.hgtags'):
