@@ -37,7 +37,6 @@ so also `GIT_CINNABAR_CLONE` and `remote.<remote>.cinnabar-clone`):
   reachable from its branches, tags or remote-tracking branches.
 """
 
-import collections
 import re
 import urllib.parse
 
@@ -47,13 +46,14 @@ from cinnabar.gitsource import SERVER_PROTOCOLS, Source
 from cinnabar.helper import Helper, HelperError
 from cinnabar.ids import GitId, HgId
 from cinnabar.quarantine import Quarantine
+from cinnabar.record import record
 from cinnabar.refname import option_like
 
 CAPABILITY = 'cinnabarclone'
 AUTHOR_MARK = '<cinnabar@git>'
 EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904'
 
-Line = collections.namedtuple('Line', 'url branch graft')
+Line = record('Line', 'url branch graft')
 Line.__doc__ = """One manifest line: its URL, branch (or None) and graft
 commits (a tuple of GitIds, empty for a plain line)."""
 

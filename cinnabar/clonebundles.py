@@ -44,17 +44,17 @@ until it was imported, so that a cut download resumes) and imported by
 the helper in the same transaction as the rest of the fetch.
 """
 
-import collections
 import urllib.parse
 
 from cinnabar import config
 from cinnabar import streamclone
 from cinnabar.errors import Abort, SettingError
 from cinnabar.hg import streamclone as hgstream
+from cinnabar.record import record
 from cinnabar.redact import redact_url, say as _say
 from cinnabar.resumable import Download
 
-Entry = collections.namedtuple('Entry', 'url attributes')
+Entry = record('Entry', 'url attributes')
 Entry.__doc__ = """One manifest line: its URL and {key: value}."""
 
 COMPRESSIONS = {'none': None, 'gzip': 'zlib', 'bzip2': 'bzip2',

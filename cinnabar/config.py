@@ -15,13 +15,13 @@ A setting `<name>` (e.g. `refs`) is taken, first found wins, from:
 3. the git configuration `cinnabar.<name>`.
 """
 
-import collections
 import os
 
 from cinnabar import git
+from cinnabar.record import record
 
-Setting = collections.namedtuple('Setting',
-                                 'name values per_remote env text')
+Setting = record('Setting',
+                 'name values per_remote env text')
 Setting.__doc__ = """A setting: `name` (after `cinnabar.`), `values` (what
 it takes, for people), `per_remote` (also `remote.<remote>.cinnabar-<name>`),
 `env` (also GIT_CINNABAR_<NAME>) and `text`, what it does (one paragraph)."""

@@ -15,9 +15,9 @@ heads are not on the server but some of their ancestors are); the helper
 skips those.
 """
 
-import collections
+from cinnabar.record import record
 
-Plan = collections.namedtuple('Plan', 'heads common')
+Plan = record('Plan', 'heads common')
 Plan.__doc__ = """What to ask getbundle for: `heads` and `common` HgIds."""
 
 

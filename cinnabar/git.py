@@ -124,7 +124,14 @@ def config(key):
     """The value of a git configuration key, or None when it is not set
     (the last one when it is set several times, as `git config --get`;
     an empty string for a key set without `=`)."""
-    return _config_values().get(_config_key(key))
+    return _config_values()[0].get(_config_key(key))
+
+
+def config_entries():
+    """[(key, value)] of the whole configuration, in git's order, every
+    value of a key set several times (keys as `git config --list` spells
+    them: see _config_key)."""
+    return _config_values()[1]
 
 
 # The configuration, read once per repository and working directory by
@@ -156,24 +163,25 @@ def _config_values():
     read_config_soon()  # started here when nobody started it sooner
     values = _config_cache[where]
     if isinstance(values, process.Process):
-        values = _parse_config(values.read_all())
+        entries = _parse_config(values.read_all())
+        values = dict(entries), entries
         _config_cache[where] = values
     return values
 
 
 def _parse_config(listed):
-    """{key: value} from the output of `git config --list -z`: entries end
-    with NUL, `<key>\\n<value>`, or `<key>` alone for a key set without
-    `=`. Keys come canonical: section and name in lower case, the
+    """[(key, value)] from the output of `git config --list -z`: entries
+    end with NUL, `<key>\\n<value>`, or `<key>` alone for a key set
+    without `=`. Keys come canonical: section and name in lower case, the
     subsection as written."""
-    values = {}
+    entries = []
     for entry in listed.split(b'\0'):
         if not entry:
             continue
         name, newline, value = entry.partition(b'\n')
-        values[name.decode('utf-8', 'surrogateescape')] = \
-            value.decode('utf-8', 'surrogateescape')
-    return values
+        entries.append((name.decode('utf-8', 'surrogateescape'),
+                        value.decode('utf-8', 'surrogateescape')))
+    return entries
 
 
 def _config_key(key):
@@ -184,13 +192,17 @@ def _config_key(key):
     return section.lower() + '.' + subsection + dot + name.lower()
 
 
-def delete_refs(prefixes):
-    """Delete every ref under the given prefixes (e.g. `refs/foo/`)."""
-    listed = run(['for-each-ref', '--format=%(refname)'] + list(prefixes))
-    commands = b''.join(b'delete ' + name + b'\n'
-                        for name in listed.stdout.splitlines())
+def delete_refs(prefixes, names=None):
+    """Delete every ref under the given prefixes (e.g. `refs/foo/`):
+    `names`, when the caller listed them already."""
+    if names is None:
+        names = run(['for-each-ref', '--format=%(refname)']
+                    + list(prefixes)).stdout.decode(
+                        'utf-8', 'surrogateescape').splitlines()
+    commands = ''.join('delete %s\n' % name for name in names)
     if commands:
-        run(['update-ref', '--stdin'], input=commands)
+        run(['update-ref', '--stdin'],
+            input=commands.encode('utf-8', 'surrogateescape'))
 
 
 def rev_list_parents(include, exclude):

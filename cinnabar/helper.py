@@ -12,13 +12,13 @@ us (after resolving symlinks), at the top of this source tree or in its
 build/ directory; the PATH.
 """
 
-import collections
 import os
 import sys
 
 from cinnabar import process
 from cinnabar.errors import Abort
 from cinnabar.ids import GitId, HgId
+from cinnabar.record import record
 from cinnabar.trace import Tracer
 
 PROTOCOL = 7
@@ -30,12 +30,12 @@ REBUILD_HINT = ('run `git cinnabar download` for a prebuilt one, or build '
 BLOCK_SIZE = 65536
 PIPELINE_DEPTH = 256
 
-ImportCounts = collections.namedtuple('ImportCounts',
-                                      'changesets manifests files')
-Head = collections.namedtuple('Head', 'hg_id git_id branch')
-FsckCounts = collections.namedtuple('FsckCounts',
-                                    'changesets manifests files problems')
-HgData = collections.namedtuple('HgData', 'status detail text')
+ImportCounts = record('ImportCounts',
+                      'changesets manifests files')
+Head = record('Head', 'hg_id git_id branch')
+FsckCounts = record('FsckCounts',
+                    'changesets manifests files problems')
+HgData = record('HgData', 'status detail text')
 HgData.__doc__ = """The answer to `data`: `status` is `ok` (`detail` is
 then the full HgId, `text` the raw revision), `unknown`, `ambiguous`
 (`detail`: how many revisions match) or `other` (`detail`: the kind of
@@ -140,9 +140,9 @@ class BlockReader:
             self.read(BLOCK_SIZE)
 
 
-GraftStats = collections.namedtuple('GraftStats',
-                                    'candidates grafted not_grafted')
-HttpResponse = collections.namedtuple('HttpResponse', 'status headers body')
+GraftStats = record('GraftStats',
+                    'candidates grafted not_grafted')
+HttpResponse = record('HttpResponse', 'status headers body')
 
 
 class Helper:

@@ -15,7 +15,6 @@ build id it compiles into the helper.
 `describe(path)` is the line `git cinnabar --version` shows for it.
 """
 
-import collections
 import glob
 import hashlib
 import os
@@ -23,9 +22,10 @@ import subprocess
 
 from cinnabar.errors import Abort
 from cinnabar.helper import PROTOCOL, find_helper
+from cinnabar.record import record
 
-HelperVersion = collections.namedtuple('HelperVersion',
-                                       'protocol version build_id')
+HelperVersion = record('HelperVersion',
+                       'protocol version build_id')
 PROBE_TIMEOUT = 30
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

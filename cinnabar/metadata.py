@@ -28,11 +28,11 @@ of the version: git-cinnabar 0.7 keeps it too). Flags this version does
 not know come from a newer git-cinnabar.
 """
 
-import collections
 
 from cinnabar import git
 from cinnabar.errors import Abort
 from cinnabar.ids import GitId
+from cinnabar.record import record
 
 METADATA_REF = 'refs/cinnabar/metadata'
 CHECKED_REF = 'refs/cinnabar/checked'
@@ -69,6 +69,19 @@ def read_ref(name):
     return GitId(out.decode('ascii').strip()) if out else None
 
 
+def read_refs(*names):
+    """{name: GitId} of those of the refs `names` that point to a commit
+    (directly or through one tag), as read_ref, read by one git process."""
+    out = git_out('for-each-ref', '--format=%(refname) %(objecttype) '
+                  '%(objectname) %(*objecttype) %(*objectname)', *names)
+    found = {}
+    for line in out.decode('utf-8', 'surrogateescape').splitlines():
+        name, kind, oid, peeled_kind, peeled = line.rsplit(' ', 4)
+        if name in names and 'commit' in (kind, peeled_kind):
+            found[name] = GitId(oid if kind == 'commit' else peeled)
+    return found
+
+
 def refs_under(*prefixes):
     """[(ref name, GitId)] for the refs under the given prefixes."""
     out = git_out('for-each-ref', '--format=%(objectname) %(refname)',
@@ -80,7 +93,7 @@ def refs_under(*prefixes):
     return pairs
 
 
-Commit = collections.namedtuple('Commit', 'tree parents message')
+Commit = record('Commit', 'tree parents message')
 
 
 def read_commit(oid, env=None):
@@ -183,23 +196,26 @@ def notes_for(metadata_commit):
 
 def check_usable(writing=True):
     """Raise an Abort when the metadata cannot be used (or, `writing`,
-    written to) by this version, saying what to run."""
-    metadata = read_ref(METADATA_REF)
+    written to) by this version, saying what to run; else return the
+    metadata commit (GitId, None when there is no metadata)."""
+    found = read_refs(METADATA_REF, BROKEN_REF)
+    metadata = found.get(METADATA_REF)
     if metadata is None:
         legacy = legacy_refs()
         if legacy:
             raise Abort('this repository has metadata of git-cinnabar '
                         'before 0.4 (%s)' % legacy[0],
                         hint='run `git cinnabar upgrade`')
-        return
+        return None
     problem = format_problem(metadata)
     if problem:
         raise problem
-    broken = read_ref(BROKEN_REF)
+    broken = found.get(BROKEN_REF)
     if writing and broken == metadata:
         raise Abort('the cinnabar metadata is damaged (`git cinnabar fsck` '
                     'found problems in %s); not writing to it' % broken,
                     hint=RECOVERY_HINT)
+    return metadata
 
 
 def update_refs(changes):

@@ -75,8 +75,9 @@ from cinnabar.errors import Abort
 from cinnabar.helper import HelperError
 from cinnabar.hg import obsmarkers, unbundle
 from cinnabar.ids import HgId
+from cinnabar.record import record
 
-PushSpec = collections.namedtuple('PushSpec', 'src dst force')
+PushSpec = record('PushSpec', 'src dst force')
 PushSpec.__doc__ = """One `push` request from git: `src` is empty for a
 deletion; `force` is set by a leading `+`."""
 

@@ -26,8 +26,6 @@ to its old value (or removed, when there was none) and no other ref has
 moved. Commits of the old history that no remote has any more are kept.
 """
 
-import collections
-import contextlib
 import sys
 
 from cinnabar import discovery, git, hg, metadata
@@ -35,6 +33,8 @@ from cinnabar.errors import Abort
 from cinnabar.helper import Helper, HelperError
 from cinnabar.hg.url import strip_prefix
 from cinnabar.ids import GitId, NULL_GIT
+from cinnabar.record import record
+from cinnabar.resources import Resources
 
 METADATA_REF = 'refs/cinnabar/metadata'
 BACKUP_REF = 'refs/cinnabar/reclone-backup'
@@ -44,8 +44,8 @@ SCRATCH_REFS = ('refs/cinnabar/refs/', 'refs/cinnabar/hg/',
 # Headers of a commit that are signatures of its old contents.
 SIGNATURE_HEADERS = (b'gpgsig', b'gpgsig-sha256', b'mergetag')
 
-Result = collections.namedtuple('Result', 'old_metadata new_metadata moved '
-                                          'rewritten kept')
+Result = record('Result', 'old_metadata new_metadata moved '
+                'rewritten kept')
 Result.__doc__ = """What a reclone did: the old and new metadata commits
 (old may be None), {ref: (old, new)} of the refs moved, the number of
 local commits written again, and the commits kept for want of a new
@@ -191,7 +191,7 @@ def import_remotes(helper, remotes):
         # As git-cinnabar: the remote's name, on standard output.
         sys.stdout.write('Fetching %s\n' % name)
         sys.stdout.flush()
-        with contextlib.ExitStack() as resources:
+        with Resources() as resources:
             peer = hg.connect(url, helper)
             resources.callback(peer.close)
             state = peer.state()
@@ -227,7 +227,7 @@ def reclone(git_dir, rebase=False):
     old = _rev_parse(METADATA_REF)
     old_notes = _rev_parse(metadata.NOTES_REF)
     tips = user_refs(rebase)
-    with contextlib.ExitStack() as resources:
+    with Resources() as resources:
         old_helper = _start_old_helper(git_dir, resources) if old else None
         if old:
             _update_refs(['create %s %s' % (BACKUP_REF, old),

@@ -46,15 +46,15 @@ branch, as with git-cinnabar: `branches/default/new-head` pushes a new
 head of `default` (refused unless forced, as any new head).
 """
 
-import collections
 
 from cinnabar.errors import Abort
 from cinnabar.ids import HgId, is_hex40
+from cinnabar.record import record
 from cinnabar.refname import refname_problem
 
 STYLES = frozenset(('heads', 'tips', 'bookmarks', 'topics'))
 
-RefList = collections.namedtuple('RefList', 'refs head warnings')
+RefList = record('RefList', 'refs head warnings')
 RefList.__doc__ = """`refs`: [(ref name, HgId), ...] sorted by name;
 `head`: the ref name HEAD points to, or None; `warnings`: messages about
 names left out."""
@@ -77,8 +77,8 @@ def parse_style(value):
     return frozenset(styles)
 
 
-Target = collections.namedtuple('Target', 'kind name node topic',
-                                defaults=(None,))
+Target = record('Target', 'kind name node topic',
+                defaults=(None,))
 Target.__doc__ = """What a ref stands for on the Mercurial side: `kind` is
 `branch`, `bookmark` or `topic`, `name` the branch (also for a topic) or
 bookmark name, `topic` the topic's name; for a ref of a head other than
@@ -87,8 +87,8 @@ the tip, `node` is the HgId in its name (else None)."""
 _FIELDS = {'branch': '(?P<branch>.+)', 'node': '(?P<node>[^/]+)',
            'name': '(?P<name>.+)', 'topic': '(?P<topic>[^/]+)'}
 
-Templates = collections.namedtuple('Templates',
-                                   'head tip bookmark topic_head topic_tip')
+Templates = record('Templates',
+                   'head tip bookmark topic_head topic_tip')
 # Where a push may name a topic in any layout.
 TOPIC_REF = 'refs/heads/topics/{branch}/{topic}'
 

@@ -64,7 +64,7 @@ CAPABILITIES = (
 # Where git reads what we import, and the scratch refs we clear before.
 PRIVATE_PREFIX = 'refs/cinnabar/'
 SCRATCH_REFS = ('refs/cinnabar/refs/', 'refs/cinnabar/hg/',
-                'refs/cinnabar/HEAD')
+                'refs/cinnabar/HEAD')  # cinnabar.snapshots.FETCH_REFS
 
 
 class RemoteHelper:
@@ -282,17 +282,18 @@ class RemoteHelper:
                 raise Abort('unexpected %r in a batch of imports' % line)
             names.append(name)
         wanted = self._resolve(names)
+        listed = None
         try:
             # Damaged or foreign metadata is not written to (fsck,
             # upgrade). The snapshot (for rollback) has the refs as they
-            # are, scratch refs included.
+            # are, scratch refs included (the same refs: it lists them).
             if self._git_dir is not None:
-                metadata.check_usable()
-                snapshots.save(self._git_dir)
+                listed = snapshots.save(self._git_dir,
+                                        metadata.check_usable())
         finally:
             # Even when that failed: git reads these refs once our stream
             # ends, and must find none after a failure (see _write_resets).
-            git.delete_refs(SCRATCH_REFS)
+            git.delete_refs(SCRATCH_REFS, listed)
         self._fetch(list(wanted.values()))
         self._write_resets(wanted)
         self._recommend_prune()
@@ -331,7 +332,7 @@ class RemoteHelper:
 
     def _fetch(self, hg_ids):
         from cinnabar import discovery, graft, tags
-        tags_before = tags.tags_or_none(self.helper())
+        tags_before = tags.before_import(self.helper())
         seed, grafting = self._seed_and_graft()
         helper = self.helper()
         plan = discovery.plan_fetch(self.peer(), helper, self._state, hg_ids)
@@ -342,7 +343,7 @@ class RemoteHelper:
         if plan is not None or seed is not None or (
                 self._stream_bundle_pending):
             helper.finish()
-            if tags.tags_or_none(helper) != tags_before:
+            if tags.changed_by_import(helper, tags_before):
                 self._say('\n' + tags.UPDATE_HINT)
         if seed is not None:
             seed.discard()

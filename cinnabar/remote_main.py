@@ -14,13 +14,13 @@ urllib.parse, re) are loaded: the helper is ready when the first request
 is made. The modules imported here load none of those.
 """
 
-import contextlib
 import sys
 
 from cinnabar import git, repolock, tmpfiles
 from cinnabar.errors import Abort, run_guarded
 from cinnabar import helper
 from cinnabar.hg.url import strip_prefix, url_scheme
+from cinnabar.resources import Resources
 
 
 def _remote_name(name):
@@ -43,7 +43,7 @@ def session(argv):
         raise Abort('usage: git-remote-hg <remote> [<url>]',
                     hint='git-remote-hg is run by git for hg:: URLs')
     url = strip_prefix(argv[-1])
-    with contextlib.ExitStack() as resources:
+    with Resources() as resources:
         if url == 'tags:':
             # Its own import: a fetch from a Mercurial server needs none
             # of cinnabar.tags.

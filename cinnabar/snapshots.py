@@ -25,14 +25,16 @@ def _directory(git_dir):
     return os.path.join(git.common_dir(git_dir), 'cinnabar', 'fetch-refs')
 
 
-def save(git_dir):
-    """Save the fetch refs as they go with the current metadata."""
-    current = metadata.read_ref(metadata.METADATA_REF)
+def save(git_dir, current):
+    """Save the fetch refs as they go with `current`, the metadata commit
+    (None: there is none, nothing is saved). Returns the names of the fetch
+    refs (which the fetch then deletes), or None when nothing was saved."""
     if current is None:
-        return
+        return None
     directory = _directory(git_dir)
     os.makedirs(directory, exist_ok=True)
-    saved = metadata.refs_under(*FETCH_REFS) + remote_tracking_refs()
+    fetch_refs, tracking = _listed(FETCH_REFS)
+    saved = fetch_refs + tracking
     lines = ''.join('%s %s\n' % (oid, name) for name, oid in saved)
     path = os.path.join(directory, current)
     with open(path + '.tmp', 'w', encoding='utf-8',
@@ -40,34 +42,44 @@ def save(git_dir):
         f.write(lines)
     os.replace(path + '.tmp', path)
     _prune(directory)
+    return [name for name, _ in fetch_refs]
 
 
 def hg_remotes():
-    """Names of the remotes whose URL starts with `hg::` (or `hg://`)."""
-    out = metadata.git_out('config', '--get-regexp', r'^remote\..*\.url$',
-                           check=False) or b''
+    """Names of the remotes one of whose URLs starts with `hg::` (or
+    `hg://`), in the order of the configuration."""
     names = []
-    for line in out.decode('utf-8', 'surrogateescape').splitlines():
-        key, _, url = line.partition(' ')
-        if url.startswith(('hg::', 'hg://')):
-            names.append(key[len('remote.'):-len('.url')])
+    for key, url in git.config_entries():
+        if (key.startswith('remote.') and key.endswith('.url')
+                and url.startswith(('hg::', 'hg://'))):
+            name = key[len('remote.'):-len('.url')]
+            if name not in names:
+                names.append(name)
     return names
 
 
 def remote_tracking_refs():
     """[(ref name, GitId)] of the hg remotes' refs (not symbolic ones)."""
-    prefixes = ['refs/remotes/%s/' % r for r in hg_remotes()]
-    if not prefixes:
-        return []
+    return _listed(())[1]
+
+
+def _listed(prefixes):
+    """([(ref name, GitId)] of the refs under `prefixes`, those of
+    remote_tracking_refs), by one git process."""
+    remotes = ['refs/remotes/%s/' % r for r in hg_remotes()]
+    if not prefixes and not remotes:
+        return [], []
     out = metadata.git_out('for-each-ref',
                            '--format=%(objectname) %(symref) %(refname)',
-                           *prefixes)
-    refs = []
+                           *prefixes, *remotes)
+    under, tracking = [], []
     for line in out.decode('utf-8', 'surrogateescape').splitlines():
         oid, symref, name = line.split(' ', 2)
-        if not symref:
-            refs.append((name, metadata.GitId(oid)))
-    return refs
+        if name.startswith(prefixes):
+            under.append((name, metadata.GitId(oid)))
+        elif not symref:
+            tracking.append((name, metadata.GitId(oid)))
+    return under, tracking
 
 
 def _prune(directory):

@@ -27,16 +27,17 @@ import re
 from cinnabar import git
 from cinnabar.errors import Abort
 from cinnabar.ids import GitId, HgId
+from cinnabar.record import record
 from cinnabar.refname import refname_problem
 
 _NODE = re.compile(r'[0-9a-fA-F]{40}\Z')
 
-Tag = collections.namedtuple('Tag', 'node history')
+Tag = record('Tag', 'node history')
 Tag.__doc__ = """A tag as one file or a merge of files sees it: `node`,
 the HgId it points to (NULL_HG when removed) and `history`, the HgIds it
 pointed to before, oldest first."""
 
-TagSet = collections.namedtuple('TagSet', 'tags warnings')
+TagSet = record('TagSet', 'tags warnings')
 
 
 def parse_hgtags(text, where='.hgtags'):
@@ -113,18 +114,79 @@ def read_hgtags_blobs(commits):
     return texts
 
 
-def hg_tags(helper):
-    """TagSet of {name: HgId} of the tags of the heads in the metadata
-    (removed tags left out)."""
-    heads = [h.git_id for h in helper.heads() if h.git_id is not None]
+def _head_commits(helper):
+    return [h.git_id for h in helper.heads() if h.git_id is not None]
+
+
+def _tags_of(heads):
+    """TagSet of {name: HgId} of the tags of the topological `heads`."""
     tags = {}
     warnings = []
-    for commit, text in read_hgtags_blobs(topological_heads(heads)):
+    for commit, text in read_hgtags_blobs(heads):
         file_tags, file_warnings = parse_hgtags(
             text, '.hgtags of %s' % commit)
         warnings += file_warnings
         tags = merge_tags(tags, file_tags)
     return TagSet(live_tags(tags), warnings)
+
+
+def hg_tags(helper):
+    """TagSet of {name: HgId} of the tags of the heads in the metadata
+    (removed tags left out)."""
+    return _tags_of(topological_heads(_head_commits(helper)))
+
+
+HeadsAndTags = record('HeadsAndTags', 'heads topological tags')
+HeadsAndTags.__doc__ = """What `before_import` keeps: the metadata's heads
+(GitIds), the topological ones among them, and {name: HgId} of the tags
+(both None when they could not be read)."""
+
+
+def before_import(helper):
+    """HeadsAndTags of the metadata as it is (before a fetch imports)."""
+    heads = _head_commits(helper)
+    try:
+        topological = topological_heads(heads)
+        return HeadsAndTags(heads, topological, _tags_of(topological).tags)
+    except Abort:
+        return HeadsAndTags(heads, None, None)
+
+
+def topological_heads_after(before, heads):
+    """topological_heads(heads) for the metadata's `heads` after an import
+    that only added changesets, knowing HeadsAndTags `before` it, without
+    walking the whole history again (`git merge-base --independent`, 0.1 s
+    of CPU on nginx's 22 heads).
+
+    The metadata's heads are its branch heads, which reach every
+    changeset; so the topological ones are those without a child. An old
+    head without one before has one now only if a new commit has it for
+    parent; a new head, if another new commit does; an old head with one
+    keeps it. The new commits are what `git rev-list --parents <new heads>
+    --not <old heads>` lists, each with its parents
+    (git.rev_list_parents)."""
+    if not before.heads or before.topological is None:
+        return topological_heads(heads)
+    old = set(before.heads)
+    new = [c for c in heads if c not in old]
+    parents = set()
+    for _, commit_parents in (git.rev_list_parents(new, before.heads)
+                              if new else ()):
+        parents.update(commit_parents)
+    kept = set(before.topological)
+    return [c for c in heads
+            if c not in parents and (c in kept or c not in old)]
+
+
+def changed_by_import(helper, before):
+    """Whether the tags differ from HeadsAndTags `before` (the hint a
+    fetch gives: see UPDATE_HINT); tags that cannot be read are None."""
+    try:
+        after = _tags_of(topological_heads_after(
+            before, _head_commits(helper))).tags
+    except Abort:
+        after = None
+    return after != before.tags
 
 
 # How Mercurial tags are made, said the same way wherever git tags are
@@ -137,15 +199,6 @@ PUSH_REFUSAL = 'pushing git tags is not supported; ' + MAKE_TAGS
 
 UPDATE_HINT = ('Run the following command to update tags:\n'
                '  git cinnabar fetch --tags')
-
-
-def tags_or_none(helper):
-    """{name: HgId} of the tags, or None when they cannot be read (for
-    the hint a fetch gives when the tags changed)."""
-    try:
-        return hg_tags(helper).tags
-    except Abort:
-        return None
 
 
 def known_tags(helper):

@@ -28,7 +28,6 @@ ones older than STALE_SECONDS are removed when a session starts (git's own
 `gc` waits two weeks, but also for packs with data).
 """
 
-import contextlib
 import os
 import time
 
@@ -153,21 +152,32 @@ def _unlink_all(directory, names):
     remove_files(os.path.join(directory, name) for name in names)
 
 
-@contextlib.contextmanager
 def importer_packs(git_dir):
     """For a remote helper session in `git_dir` (None: nothing to do):
     remove stale empty tmp_pack files, and on an interruption the empty
     ones made since it started (see the module docstring)."""
-    if git_dir is None:
-        yield
-        return
-    directory = _pack_dir(git_dir)
-    before = _empty_tmp_packs(directory)
-    now = time.time()
-    stale = [n for n, mtime in before.items() if now - mtime > STALE_SECONDS]
-    _unlink_all(directory, stale)
-    try:
-        yield
-    except BaseException:
-        _unlink_all(directory, set(_empty_tmp_packs(directory)) - set(before))
-        raise
+    return _ImporterPacks(git_dir)
+
+
+class _ImporterPacks:
+    """What `importer_packs` returns (a class: git-remote-hg does not load
+    contextlib, see cinnabar.repolock's _Lock)."""
+
+    def __init__(self, git_dir):
+        self._directory = None if git_dir is None else _pack_dir(git_dir)
+        self._before = {}
+
+    def __enter__(self):
+        if self._directory is None:
+            return self
+        self._before = _empty_tmp_packs(self._directory)
+        now = time.time()
+        _unlink_all(self._directory, [
+            name for name, mtime in self._before.items()
+            if now - mtime > STALE_SECONDS])
+        return self
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        if exc_type is not None and self._directory is not None:
+            _unlink_all(self._directory, set(
+                _empty_tmp_packs(self._directory)) - set(self._before))

@@ -18,13 +18,13 @@ stayed, as `hg amend`; `rebase` when they changed, as `hg rebase`;
 `prune`, as `hg prune`), the `user` and the effect flags (`ef1`).
 """
 
-import collections
 import re
 import subprocess
 import time
 
 from cinnabar import git
 from cinnabar.hg.obsmarkers import Marker
+from cinnabar.record import record
 
 # Where the extras are in a changeset's text: the third line is
 # `<time> <tz>[ <extras>]`, the extras `key:value` pairs separated by
@@ -192,7 +192,7 @@ DESCRIPTION, META, PARENTS, DIFF, USER, DATE, BRANCH = \
 # Extras that are not "meta" for the effect flags.
 _NOT_META = re.compile(r'branch$|source$|.*[-_]source$')
 
-Rewritten = collections.namedtuple('Rewritten', 'hg_id parents text diff')
+Rewritten = record('Rewritten', 'hg_id parents text diff')
 Rewritten.__doc__ = """One side of a rewrite: the changeset's HgId, its
 parents' HgIds, its raw text (bytes), and its diff (`diff_lines`)."""
 

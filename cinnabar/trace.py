@@ -43,7 +43,6 @@ Where tracing goes, first found wins:
    every channel is traced.
 """
 
-import functools
 import os
 import sys
 
@@ -56,6 +55,20 @@ INFO_LEVEL = 3
 _OFF = ('', '0', 'false')
 _ON = ('1', 'true', 'yes', 'on')
 _STDERR = ('1', '2', 'true')
+
+
+def _once(function):
+    """`function` (without arguments), run at its first call only: what
+    it returned then is kept. `.cache_clear()` forgets it. (What we used of
+    functools.lru_cache: git-remote-hg does not load functools.)"""
+    kept = []
+
+    def once():
+        if not kept:
+            kept.append(function())
+        return kept[0]
+    once.cache_clear = kept.clear
+    return once
 
 
 def _log_setting():
@@ -142,7 +155,7 @@ def _open(path):
         return sys.stderr
 
 
-@functools.lru_cache(maxsize=None)
+@_once
 def _sinks():
     """{channel: open file} of the channels traced."""
     value = os.environ.get('GIT_CINNABAR_TRACE', '')

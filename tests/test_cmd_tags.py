@@ -145,6 +145,29 @@ def test_moved_tag_updates_and_push_refused(hg, tagged):
     assert 'moved' in hg_tags(hg, repo)
 
 
+def test_hint_when_a_merge_hides_a_head(hg, tagged, tmp_path):
+    """The hint compares the tags before and after a fetch; after, the
+    topological heads come from the new commits alone (one `git merge-base
+    --independent`, before the import). Here a merge on default takes in
+    `other`'s head, which stays a branch head but is no longer a
+    topological one, with default's `.hgtags`: `only-other` goes away."""
+    repo, work = tagged
+    hg('-R', repo, 'update', '-q', 'default')
+    # `.hgtags` conflicts: default's is kept.
+    hg('-R', repo, 'merge', '-q', '--tool', ':local', 'other')
+    hg('-R', repo, 'commit', '-q', '-m', 'merge', '-u', 'tagger',
+       '-d', '13 0')
+    assert 'only-other' not in hg_tags(hg, repo)
+    trace = tmp_path / 'git-trace'
+    result = git('fetch', 'origin', cwd=work,
+                 extra_env={'GIT_TRACE': str(trace)})
+    assert_no_traceback(result)
+    assert 'git cinnabar fetch --tags' in result.err
+    merge_bases = [line for line in trace.read_text().splitlines()
+                   if 'built-in: git merge-base' in line]
+    assert len(merge_bases) == 1, merge_bases
+
+
 def test_tag_list_needs_no_experiment(hg, tagged):
     """`git cinnabar tag -l` lists the tags hg sees without the `tag`
     experiment, which making a tag still needs (nothing made then)."""

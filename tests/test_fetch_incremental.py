@@ -83,8 +83,10 @@ def test_fetch_with_nothing_new_is_two_requests_and_one_git(
     git-cinnabar 0.7.5 does, and runs one git process of its own (`git
     config`: the git dir is the GIT_DIR git gives us), besides the
     helper. Its Python loads neither `site` (git-remote-hg runs `python3
-    -S`) nor the modules a fetch with something to fetch or a push needs
-    (Python's import trace, PYTHONPROFILEIMPORTTIME, says which load)."""
+    -S`), `collections`, `contextlib`, `functools` (cinnabar.record,
+    cinnabar.resources), nor the modules a fetch with something to fetch
+    or a push needs (Python's import trace, PYTHONPROFILEIMPORTTIME,
+    says which load)."""
     server = hg_serve(hg_repos.get('hgweb+obs.hg'))
     repo = tmp_path / 'clone'
     clone(hg_url(server.url), repo, '--no-checkout')
@@ -100,7 +102,9 @@ def test_fetch_with_nothing_new_is_two_requests_and_one_git(
                 if line.startswith('import time:')}
     assert 'cinnabar.remote' in imported
     unwanted = {'site', 'subprocess', 're', 'urllib.parse', 'threading',
-                'cinnabar.discovery', 'cinnabar.push', 'tempfile'}
+                'cinnabar.discovery', 'cinnabar.push', 'tempfile',
+                'collections', 'contextlib', 'functools',
+                'cinnabar.hg.bundle2'}
     assert not unwanted & imported, unwanted & imported
     requests = [line.split('"')[1]
                 for line in access_log.read_text().splitlines()[logged:]]

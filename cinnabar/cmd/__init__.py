@@ -8,14 +8,14 @@ Modules not in the table (shared code: `options`, `conversion`) are not
 commands. Adding a command means adding its module and its line here.
 """
 
-import collections
 import importlib
 import sys
 
 from cinnabar import VERSION
 from cinnabar.errors import run_guarded
+from cinnabar.record import record
 
-Command = collections.namedtuple('Command', 'name module')
+Command = record('Command', 'name module')
 Command.__doc__ = """A command: `name` as typed after `git cinnabar`, and
 `module`, the name of its module in this package."""
 

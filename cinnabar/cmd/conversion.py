@@ -6,19 +6,19 @@ word of each line of standard input, flushing after each line. --abbrev
 alone shows 12 digits; --abbrev=N shows N (1 to 40).
 """
 
-import collections
 import sys
 
 from cinnabar import git
 from cinnabar.cmd.options import split_options
 from cinnabar.errors import Abort
 from cinnabar.helper import Helper
+from cinnabar.record import record
 
 OPTIONS = ('--batch', '--abbrev=')
 
 DEFAULT_ABBREV = 12
 
-Options = collections.namedtuple('Options', 'batch abbrev items')
+Options = record('Options', 'batch abbrev items')
 
 
 def _parse_abbrev(text, usage):

@@ -33,7 +33,6 @@ are an error, and then nothing is imported.
               remote and no ids, first import all of that remote's heads.
 """
 
-import contextlib
 import os
 import subprocess
 import sys
@@ -44,6 +43,7 @@ from cinnabar.helper import Helper
 from cinnabar.cmd.options import VERBOSE, say, split_options
 from cinnabar.hg.url import strip_prefix
 from cinnabar.redact import redact_url
+from cinnabar.resources import Resources
 
 USAGE = ('usage: git cinnabar fetch [-v] [--tags] <remote-or-url> '
          '<hg id>...\n'
@@ -108,7 +108,7 @@ def _resolve(peer, ids):
 def fetch_changesets(helper, url, ids):
     """Import `ids` (or all the heads, when None) from the server at
     `url`; returns the HgIds fetched."""
-    with contextlib.ExitStack() as resources:
+    with Resources() as resources:
         peer = hg.connect(url, helper)
         resources.callback(peer.close)
         state = peer.state()
@@ -123,7 +123,7 @@ def fetch_changesets(helper, url, ids):
 def save_bundle(helper, url, ids, out):
     """Write what the server sends for `ids` (those the metadata lacks)
     to the binary file `out`; nothing is imported."""
-    with contextlib.ExitStack() as resources:
+    with Resources() as resources:
         peer = hg.connect(url, helper)
         resources.callback(peer.close)
         state = peer.state()

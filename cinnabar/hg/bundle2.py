@@ -29,11 +29,11 @@ This module only frames parts; `cinnabar.hg.unbundle` says which parts a
 push sends and what a reply means.
 """
 
-import collections
 import struct
 
 from cinnabar.errors import Abort
 from cinnabar.hg.percent import unquote_to_bytes
+from cinnabar.record import record
 
 MAGIC = b'HG20'
 # The size of the payload chunks we write.
@@ -51,7 +51,7 @@ MAX_PAYLOAD_SIZE = 1 << 26
 # its stated size is never allocated.
 MAX_STREAM_PARAMS_SIZE = 1 << 16  # BUNDLE2_MAX_STREAM_PARAMS in bundle.h
 
-Part = collections.namedtuple('Part', 'type params mandatory data')
+Part = record('Part', 'type params mandatory data')
 Part.__doc__ = """A part read from a bundle: `type` in lower case,
 `params` {str: str} (mandatory and advisory together), whether the part
 is `mandatory`, and its payload (bytes)."""

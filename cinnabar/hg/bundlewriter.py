@@ -30,15 +30,15 @@ Compression is the helper's (`compress`): Python's standard library has
 no zstd.
 """
 
-import collections
 import os
 import struct
 import tempfile
 
 from cinnabar.errors import Abort
 from cinnabar.hg import bundle2
+from cinnabar.record import record
 
-BundleSpec = collections.namedtuple('BundleSpec', 'compression version')
+BundleSpec = record('BundleSpec', 'compression version')
 BundleSpec.__doc__ = """A bundlespec: `compression` is one of COMPRESSIONS,
 `version` is `v1` or `v2`."""
 

@@ -47,7 +47,7 @@ import zlib
 
 from cinnabar import tmpfiles
 from cinnabar.errors import Abort
-from cinnabar.hg import DROP_HG_HINT, bundle2, percent, wireformat
+from cinnabar.hg import DROP_HG_HINT, percent, wireformat
 from cinnabar.hg.url import join_url, split_url
 from cinnabar.hg.wire import Peer, Transport
 from cinnabar.redact import redact_url
@@ -415,6 +415,7 @@ class HttpTransport(Transport):
         if not bundle2_reply:
             code, _, output = data.partition(b'\n')
             return code, output
+        from cinnabar.hg import bundle2  # a push's only: not loaded to list
         return bundle2.read_bundle(io.BytesIO(data).read)
 
     def _import_bundle2(self, command, args, helper):

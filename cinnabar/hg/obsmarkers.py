@@ -28,18 +28,18 @@ rewrote), `operation` (`amend`, `rebase`, `prune`, ...) and `ef1`, its
 "effect flags": what the rewrite changed (`cinnabar.topics.effect_flags`).
 """
 
-import collections
 import struct
 from binascii import unhexlify
 
 from cinnabar.errors import Abort
+from cinnabar.record import record
 
 VERSION = 1
 _FIXED = struct.Struct('>IdhHBBB')
 NO_PARENTS = 3
 
-Marker = collections.namedtuple('Marker',
-                                'precursor successors parents date metadata')
+Marker = record('Marker',
+                'precursor successors parents date metadata')
 Marker.__doc__ = """One marker: HgIds (`parents` None when not recorded),
 `date` (seconds, offset west of UTC in seconds), `metadata` {key: value}."""
 

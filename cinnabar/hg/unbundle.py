@@ -30,13 +30,13 @@ Answer
     comes with a message) and the server's output.
 """
 
-import collections
 import hashlib
 from binascii import unhexlify
 
 from cinnabar.errors import Abort
 from cinnabar.hg import bundle2, wireformat
 from cinnabar.ids import NULL_HG
+from cinnabar.record import record
 
 FORCE = b'force'.hex()
 HASHED = b'hashed'.hex()
@@ -49,15 +49,15 @@ REPLY_CAPS = (('HG20', ()),
 RACE_MESSAGES = (b'repository changed while', b'unsynced changes')
 COPY_SIZE = 65536
 
-PushFormat = collections.namedtuple('PushFormat',
-                                    'bundle2 cg_version obsmarkers',
-                                    defaults=((),))
+PushFormat = record('PushFormat',
+                    'bundle2 cg_version obsmarkers',
+                    defaults=((),))
 PushFormat.__doc__ = """How to push to a server: a bundle2 or not, the
 changegroup version (`01` or `02`), and the obsolescence marker format
 versions it takes (ints, from `obsmarkers=V0,V1` in its bundle2
 capabilities; none without bundle2)."""
 
-UnbundleResult = collections.namedtuple(
+UnbundleResult = record(
     'UnbundleResult', 'ok message hint output raced')
 UnbundleResult.__doc__ = """The server's answer: `ok`, a `message` and
 `hint` when it refused (str, or None when it did not say why), its

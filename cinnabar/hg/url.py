@@ -30,17 +30,17 @@ what follows a `:` up to the path is a port (digits), a scheme, or
 `<port>.<scheme>`.
 """
 
-import collections
 import os
 
 from cinnabar.errors import Abort
+from cinnabar.record import record
 
 # urllib.parse (and re, enum and ipaddress, which it imports) is imported
 # only for what `split_url` leaves to it: a fetch with nothing new, which
 # people run all day, does not load it.
 
-HgUrl = collections.namedtuple('HgUrl',
-                               'scheme user host port path url display')
+HgUrl = record('HgUrl',
+               'scheme user host port path url display')
 HgUrl.__doc__ = """A parsed URL. For `file`, only `path` (absolute) is
 set; for `ssh`, `path` is the path to give `hg -R`; `url` is the URL as
 given (for HTTP(S) requests), `display` the text to show people (without

@@ -6,18 +6,18 @@ HTTP one (`httptransport.HttpTransport`). The formats are described in
 `cinnabar.hg.wireformat`.
 """
 
-import collections
 
 from cinnabar.errors import Abort
 from cinnabar.hg import wireformat
 from cinnabar.ids import HgId
+from cinnabar.record import record
 
 # How many nodes one `known` command asks about.
 KNOWN_CHUNK = 200
 
-RemoteState = collections.namedtuple('RemoteState',
-                                     'branchmap heads bookmarks topics',
-                                     defaults=((),))
+RemoteState = record('RemoteState',
+                     'branchmap heads bookmarks topics',
+                     defaults=((),))
 RemoteState.__doc__ = """What a server has: `branchmap` is [(branch,
 [HgId...]), ...] in the server's order, `heads` the topological heads,
 `bookmarks` {name: HgId} and `topics` [((branch, topic), [HgId...]), ...]

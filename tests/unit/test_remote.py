@@ -71,7 +71,8 @@ def fakes(monkeypatch):
     peer, helper = FakePeer(), FakeHelper()
     deleted = []
     monkeypatch.setattr(remote.git, 'git_dir', lambda: '/repo/.git')
-    monkeypatch.setattr(remote.git, 'delete_refs', deleted.extend)
+    monkeypatch.setattr(remote.git, 'delete_refs',
+                        lambda prefixes, names=None: deleted.extend(prefixes))
     monkeypatch.setattr(remote.git, 'read_config_soon', lambda: None)
     # The tracers read git's configuration (which otherwise only an
     # earlier test may have read for this directory).
