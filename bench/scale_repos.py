@@ -131,6 +131,14 @@ class RepoMaker:
             run([self.hg, 'clone', '-U', '-q', '-r', str(shape.commits),
                  self.repo(longer), path])
             return
+        unfinished = self._unfinished_longer(shape)
+        if unfinished:
+            self.log(f'{shape.key}: first {shape.changesets} changesets '
+                     f'of unfinished {unfinished}, then hg verify')
+            run([self.hg, 'clone', '-U', '-q', '-r', str(shape.commits),
+                 unfinished, path])
+            run(NICE + [self.hg, '-R', path, 'verify', '-q'])
+            return
         gitdir = path.parent / 'git'
         if not self._stream_complete(shape, gitdir):
             self._fast_import(shape, gitdir)
@@ -169,6 +177,27 @@ class RepoMaker:
                   if s.commits > shape.commits]
         return min(longer, key=lambda s: s.commits, default=None)
 
+    def _unfinished_longer(self, shape):
+        """The hg repository of an unfinished 'bundle' shape of the same
+        stream that already has the changesets of `shape`, checked as
+        for resuming it (see _resume_point), or None."""
+        if shape.method != 'bundle':
+            return None
+        prefix = f'f{shape.files}-c'
+        for entry in sorted(self.cache.glob(prefix + '*-bundle')):
+            commits = entry.name[len(prefix):].partition('-')[0]
+            other = Shape(shape.files, int(commits), shape.seed,
+                          shape.method) if commits.isdigit() else None
+            if (not other or other.key != entry.name
+                    or other.commits <= shape.commits or self.ready(other)
+                    or not self._resumable(other, entry / 'hg')):
+                continue
+            done = self._resume_point(entry / 'git', entry / 'hg',
+                                      self._stream(entry / 'git'))
+            if done >= shape.changesets:
+                return entry / 'hg'
+        return None
+
     def _shorter(self, shape):
         """The longest known shape of the same stream with fewer commits."""
         shorter = [s for s in self._same_stream(shape)
@@ -198,7 +227,7 @@ class RepoMaker:
         try:
             self._resume_point(gitdir, path, self._stream(gitdir))
         except GenerationError as e:
-            self.log(f'{shape.key}: not resuming, starting over: {e}')
+            self.log(f'{shape.key}: unfinished, not usable: {e}')
             return False
         return True
 
