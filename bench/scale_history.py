@@ -52,7 +52,7 @@ from clone_nginx import process_tree, timed as clone_timed  # noqa: E402
 from lib import env as test_env  # noqa: E402
 from lib.hg import HgServer  # noqa: E402
 from scale_repos import GenerationError, RepoMaker, Shape  # noqa: E402
-from scale_repos import describe_generation  # noqa: E402
+from scale_repos import describe_generation, load_average  # noqa: E402
 
 DEFAULT_REFERENCE = Path('/work/ref-cinnabar/bin')
 NAMED_SIZES = {
@@ -118,11 +118,6 @@ class Sampler(MemorySampler):
         for seconds, kind in self.cpu.values():
             kinds[kind] = kinds.get(kind, 0) + seconds
         return kinds
-
-
-def load_average():
-    with open('/proc/loadavg') as f:
-        return ' '.join(f.read().split()[:3])
 
 
 class Measure:

@@ -30,7 +30,10 @@ up to the first copy), so they are kept apart from converted ones.
 
 Each repository is kept under build/bench-data/scale/ by its parameters
 (f<files>-c<commits>-s<seed>[-bundle]/hg, with a READY file holding the tip id
-once complete), so that runs after the first only read them.
+once complete), so that runs after the first only read them.  A 'bundle'
+shape left unfinished (its git/ holding the whole stream, its hg/ a
+prefix) is continued from the prefix hg has, once checked against the
+metadata of git/.
 """
 
 import shutil
@@ -105,8 +108,9 @@ class RepoMaker:
             return path
         start = time.monotonic()
         workdir = self.cache / shape.key
-        shutil.rmtree(workdir, ignore_errors=True)
-        workdir.mkdir(parents=True)
+        if not self._resumable(shape, path):
+            shutil.rmtree(workdir, ignore_errors=True)
+            workdir.mkdir(parents=True)
         self._make(shape, path)
         self._check(shape, path)
         self.seconds[shape.key] = time.monotonic() - start
@@ -127,8 +131,17 @@ class RepoMaker:
             run([self.hg, 'clone', '-U', '-q', '-r', str(shape.commits),
                  self.repo(longer), path])
             return
+        unfinished = self._unfinished_longer(shape)
+        if unfinished:
+            self.log(f'{shape.key}: first {shape.changesets} changesets '
+                     f'of unfinished {unfinished}, then hg verify')
+            run([self.hg, 'clone', '-U', '-q', '-r', str(shape.commits),
+                 unfinished, path])
+            run(NICE + [self.hg, '-R', path, 'verify', '-q'])
+            return
         gitdir = path.parent / 'git'
-        self._fast_import(shape, gitdir)
+        if not self._stream_complete(shape, gitdir):
+            self._fast_import(shape, gitdir)
         if shape.method == 'bundle':
             self._bundle(shape, gitdir, path)
         else:
@@ -164,13 +177,89 @@ class RepoMaker:
                   if s.commits > shape.commits]
         return min(longer, key=lambda s: s.commits, default=None)
 
+    def _unfinished_longer(self, shape):
+        """The hg repository of an unfinished 'bundle' shape of the same
+        stream that already has the changesets of `shape`, checked as
+        for resuming it (see _resume_point), or None."""
+        if shape.method != 'bundle':
+            return None
+        prefix = f'f{shape.files}-c'
+        for entry in sorted(self.cache.glob(prefix + '*-bundle')):
+            commits = entry.name[len(prefix):].partition('-')[0]
+            other = Shape(shape.files, int(commits), shape.seed,
+                          shape.method) if commits.isdigit() else None
+            if (not other or other.key != entry.name
+                    or other.commits <= shape.commits or self.ready(other)
+                    or not self._resumable(other, entry / 'hg')):
+                continue
+            done = self._resume_point(entry / 'git', entry / 'hg',
+                                      self._stream(entry / 'git'))
+            if done >= shape.changesets:
+                return entry / 'hg'
+        return None
+
     def _shorter(self, shape):
         """The longest known shape of the same stream with fewer commits."""
         shorter = [s for s in self._same_stream(shape)
                    if s.commits < shape.commits]
         return max(shorter, key=lambda s: s.commits, default=None)
 
+    def _stream_complete(self, shape, gitdir):
+        """Whether `gitdir` holds the whole stream of `shape` (an
+        interrupted fast-import has fewer commits, or none)."""
+        proc = subprocess.run(['git', '-C', gitdir, 'log', '-1',
+                               '--format=%s', 'master'],
+                              capture_output=True)
+        if proc.returncode:
+            return False
+        count = run(['git', '-C', gitdir, 'rev-list', '--count', 'master'])
+        return (int(count) == shape.changesets
+                and proc.stdout.decode().strip() == tip_subject(shape))
+
+    def _resumable(self, shape, path):
+        """Whether an interrupted run of _bundle left `path` and its git
+        stream in a state to continue from (see _resume_point)."""
+        if shape.method != 'bundle' or not (path / '.hg').is_dir():
+            return False
+        gitdir = path.parent / 'git'
+        if not self._stream_complete(shape, gitdir):
+            return False
+        try:
+            self._resume_point(gitdir, path, self._stream(gitdir))
+        except GenerationError as e:
+            self.log(f'{shape.key}: unfinished, not usable: {e}')
+            return False
+        return True
+
+    def _stream(self, gitdir):
+        return run(['git', '-C', gitdir, 'rev-list', '--reverse',
+                    'master']).split()
+
+    def _resume_point(self, gitdir, path, commits):
+        """How many commits of the stream `path` already has, checked:
+        its tip must be the changeset our metadata in `gitdir` gives for
+        that commit (a changeset id covers all its ancestors, so the
+        whole prefix is then the stream's).  A transaction `hg unbundle`
+        left unfinished is rolled back first."""
+        if (path / '.hg' / 'store' / 'journal').exists():
+            run([self.hg, '-R', path, 'recover'])
+        rev, _, node = run([self.hg, '-R', path, 'log', '-r', 'tip', '-T',
+                            '{rev} {node}']).partition(' ')
+        done = int(rev) + 1
+        if not done:
+            return 0
+        if done > len(commits):
+            raise GenerationError(f'{path} has {done} changesets, the '
+                                  f'stream {len(commits)}')
+        ours = run(['git', '-C', gitdir, 'cinnabar', 'git2hg',
+                    commits[done - 1]]).strip()
+        if ours != node:
+            raise GenerationError(f'{path}: tip {node} is not commit '
+                                  f'{commits[done - 1]} ({ours})')
+        return done
+
     def _fast_import(self, shape, gitdir):
+        shutil.rmtree(gitdir, ignore_errors=True)
         self.log(f'{shape.key}: git fast-import of gen-fastimport.py\'s '
                  f'stream')
         run(['git', 'init', '-q', '--bare', gitdir])
@@ -192,22 +281,27 @@ class RepoMaker:
         to come from Mercurial (the commits unbundled are the very
         commits of the stream: same content, same ids)."""
         bundle = path.parent / 'bundle.hg'
+        commits = self._stream(gitdir)
+        if not (path / '.hg').is_dir():
+            run([self.hg, 'init', path])
+        done = self._resume_point(gitdir, path, commits)
         self.log(f'{shape.key}: git cinnabar bundle, hg unbundle by '
-                 f'{BUNDLE_CHUNK} commits, then hg verify')
-        commits = run(['git', '-C', gitdir, 'rev-list', '--reverse',
-                       'master']).split()
-        run([self.hg, 'init', path])
-        previous = None
-        for end in range(BUNDLE_CHUNK, len(commits) + BUNDLE_CHUNK,
+                 f'{BUNDLE_CHUNK} commits from {done}, then hg verify')
+        start = time.monotonic()
+        for end in range(done + BUNDLE_CHUNK, len(commits) + BUNDLE_CHUNK,
                          BUNDLE_CHUNK):
-            last = commits[min(end, len(commits)) - 1]
-            revs = [last] + ([f'^{previous}'] if previous else [])
+            end = min(end, len(commits))
+            revs = [commits[end - 1]] + (
+                [f'^{commits[done - 1]}'] if done else [])
             git = NICE + ['git', '-C', gitdir, 'cinnabar']
             run(git + ['bundle', '-t', 'none-v2', bundle, *revs])
             run(git + ['unbundle', bundle])
             run(NICE + [self.hg, '-R', path, 'unbundle', '-q', bundle])
-            previous = last
-        bundle.unlink()
+            minutes = (time.monotonic() - start) / 60
+            self.log(f'{shape.key}: {end} changesets, '
+                     f'{(end - done) / minutes:.0f} per minute since the '
+                     f'start of this run, load {load_average()}')
+        bundle.unlink(missing_ok=True)
         run(NICE + [self.hg, '-R', path, 'verify', '-q'])
 
     def _convert(self, shape, gitdir, path, start):
@@ -244,14 +338,23 @@ class RepoMaker:
     def _check(self, shape, path):
         tip = run([self.hg, '-R', path, 'log', '-r', 'tip', '-T',
                    '{rev} {node} {desc}']).split(' ', 2)
-        expected = [str(shape.commits), None,
-                    f'change {shape.commits - 1}' if shape.commits
-                    else 'initial import']
+        expected = [str(shape.commits), None, tip_subject(shape)]
         if tip[0] != expected[0] or tip[2] != expected[2]:
             raise GenerationError(f'{path}: tip is {" ".join(tip)}, '
                                   f'expected rev {expected[0]} '
                                   f'"{expected[2]}"')
         (path.parent / 'READY').write_text(tip[1] + '\n')
+
+
+def tip_subject(shape):
+    """The message of the last commit of the stream of `shape`."""
+    return (f'change {shape.commits - 1}' if shape.commits
+            else 'initial import')
+
+
+def load_average():
+    with open('/proc/loadavg') as f:
+        return ' '.join(f.read().split()[:3])
 
 
 def describe_generation():

@@ -10,6 +10,14 @@
 #define SAMPLE_SIZE 8
 /* Records read between two trims of the mapped pages (2.5 MB). */
 #define TRIM_EVERY 65536
+/*
+ * What a lookup counts for, in records: what it maps. It reads a page
+ * or two (the block of 64 records that may hold its key), and the
+ * kernel maps up to 15 pages more around each page read (fault-around,
+ * 64 kB, whatever madvise says): lookups at random places had whole
+ * tables mapped between two trims when counted as the records read.
+ */
+#define LOOKUP_RECORDS (2 * 65536 / ID_RECORD_SIZE)
 
 static size_t samples_nr(size_t nr)
 {
@@ -124,7 +132,7 @@ const unsigned char *id_table_find(struct id_table *t,
 	last = sample_above(t, key, first, samples_nr(hi), 0);
 	lo = first ? (first - 1) * SAMPLE_EVERY : 0;
 	hi = last * SAMPLE_EVERY < t->nr ? last * SAMPLE_EVERY : t->nr;
-	id_table_touch(t, SAMPLE_EVERY);
+	id_table_touch(t, LOOKUP_RECORDS);
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 		const unsigned char *record = id_table_key(t, mid);

@@ -53,8 +53,10 @@ KHASH_INIT(cinnabar_notes, struct notes_key, struct object_id, 1,
  * with the base into a new one, a file of no name (an import adding
  * hundreds of thousands of entries keeps its memory flat). Storing the
  * map merges them all into the cache of the notes commit written.
+ * 25,000 entries are what khash's 32,768 buckets (of 56 bytes) hold
+ * before it grows them (at 77%); buckets stay allocated between merges.
  */
-#define SPILL_AT 50000
+#define SPILL_AT 25000
 
 /* 0 while fsck runs: the caches are made again from the notes trees. */
 int notes_map_trust_cache = 1;

@@ -31,6 +31,7 @@ static void flush_pending(void);
 #include "sigchain.h"
 #include "fatal-signal.h"
 #include "store.h"
+#include "pack-filter.h"
 
 static int store_initialized;
 static struct tree_entry edit_roots[2];
@@ -83,14 +84,31 @@ static int sweeping;
 static unsigned long checkpoint_objects;
 static const char checkpoint_keep[] = "cinnabar checkpoint";
 
-/* A finished pack of the session, its files (signal handlers read it). */
+/*
+ * A finished pack of the session, its files (signal handlers read it),
+ * and the filter of its objects' ids (pack-filter.h): a new object is
+ * looked for in every finished pack (the duplicate check), and so is an
+ * object read back (git's reads try the packs in turn); the filter
+ * answers most of the packs that lack it.
+ */
 struct session_pack {
 	struct session_pack *next;
 	struct packed_git *pack;
 	char *files[3];
+	struct pack_filter filter;
 };
 static struct session_pack *volatile session_packs;
 static unsigned long checkpoints;
+
+/*
+ * The lookups that pass a filter still read pages of the .idx files, a
+ * few each, at random, and the kernel maps up to 15 more pages around
+ * each page read (fault-around, whatever madvise says): soon whole .idx
+ * files. After each, the pages of that .idx are let go of (they stay in
+ * the page cache, mapped again at the next lookup): a system call per
+ * lookup, a few per changeset.
+ */
+static unsigned long idx_lookups, idx_found;
 static pid_t store_pid;
 
 void store_limit_memory(void)
@@ -258,6 +276,60 @@ static void forget_objects(void)
 	alloc_objects(object_entry_alloc);
 }
 
+/* Put the ids of the objects of pack `id` in the filter of `sp`. */
+static void filter_objects(struct session_pack *sp, unsigned id)
+{
+	struct hashmap_iter iter;
+	struct object_entry *e;
+
+	pack_filter_init(&sp->filter, hashmap_get_size(&object_table));
+	hashmap_for_each_entry(&object_table, &iter, e, ent)
+		if (e->pack_id == id)
+			pack_filter_add(&sp->filter, e->idx.oid.hash);
+}
+
+/* The offset of `oid` in finished pack `sp`, or 0. */
+static off_t find_in_session_pack(struct session_pack *sp,
+				  const struct object_id *oid)
+{
+	off_t offset;
+
+	if (!pack_filter_may_hold(&sp->filter, oid->hash))
+		return 0;
+	offset = find_pack_entry_one(oid->hash, sp->pack);
+	if (sp->pack->index_data)
+		madvise((void *)sp->pack->index_data, sp->pack->index_size,
+			MADV_DONTNEED);
+	idx_lookups++;
+	idx_found += !!offset;
+	return offset;
+}
+
+static int is_session_pack(struct packed_git *p)
+{
+	struct session_pack *sp;
+
+	for (sp = session_packs; sp; sp = sp->next)
+		if (sp->pack == p)
+			return 1;
+	return 0;
+}
+
+/* Whether `oid` is in a pack of the repository (finished ones included). */
+static int in_some_pack(const struct object_id *oid)
+{
+	struct session_pack *sp;
+	struct packed_git *p;
+
+	for (sp = session_packs; sp; sp = sp->next)
+		if (find_in_session_pack(sp, oid))
+			return 1;
+	for (p = get_all_packs(the_repository); p; p = p->next)
+		if (!is_session_pack(p) && find_pack_entry_one(oid->hash, p))
+			return 1;
+	return 0;
+}
+
 /* Finish the pack being written, keep it as part of the session. */
 static void store_checkpoint(void)
 {
@@ -280,6 +352,7 @@ static void store_checkpoint(void)
 	for (i = 0; i < 3; i++)
 		sp->files[i] = xstrdup(odb_pack_name(&name, p->hash, ext[i]));
 	strbuf_release(&name);
+	filter_objects(sp, before);
 	sp->next = session_packs;
 	session_packs = sp;
 	strbuf_addf(&name, "%s %"PRIuMAX"\n", checkpoint_keep,
@@ -526,8 +599,7 @@ static struct object_entry *new_object_entry(enum object_type type,
 	if (e->idx.offset) {
 		duplicate_count_by_type[type]++;
 		return NULL;
-	} else if (find_sha1_pack(oid->hash,
-				  get_all_packs(the_repository))) {
+	} else if (in_some_pack(oid)) {
 		e->type = type;
 		e->pack_id = MAX_PACK_ID;
 		e->idx.offset = 1; /* in another pack */
@@ -675,6 +747,7 @@ void *store_read_object(const struct object_id *oid, enum object_type *type,
 			unsigned long *size)
 {
 	struct object_entry *e = NULL;
+	struct session_pack *sp;
 
 	if (store_initialized)
 		e = find_object((struct object_id *)oid);
@@ -682,6 +755,16 @@ void *store_read_object(const struct object_id *oid, enum object_type *type,
 		/* Written or pending. */
 		*type = e->type;
 		return read_written(e, size);
+	}
+	for (sp = session_packs; sp; sp = sp->next) {
+		off_t offset = find_in_session_pack(sp, oid);
+		void *buf;
+		if (!offset)
+			continue;
+		buf = unpack_entry(the_repository, sp->pack, offset, type, size);
+		if (buf)
+			return buf;
+		break;		/* damaged: git's read says what */
 	}
 	return repo_read_object_file(the_repository, oid, type, size);
 }
@@ -1050,6 +1133,7 @@ static void end_session(int drop)
 		}
 		for (i = 0; i < 3; i++)
 			free(sp->files[i]);
+		pack_filter_release(&sp->filter);
 		free(sp);
 	}
 }
@@ -1067,8 +1151,10 @@ static void trace_stats(void)
 	}
 	fprintf(stderr, "cinnabar-helper: store: %lu objects written "
 		"(%lu deflated on a second thread), %lu duplicates not "
-		"written, %lu checkpoints\n",
-		objects, deflated_on_thread, dups, checkpoints);
+		"written, %lu checkpoints, %lu lookups in their packs past "
+		"the filters (%lu found)\n",
+		objects, deflated_on_thread, dups, checkpoints, idx_lookups,
+		idx_found);
 }
 
 /*

@@ -1,0 +1,55 @@
+/* Filters of the object ids a pack holds: see pack-filter.h. */
+#include "git-compat-util.h"
+#include "pack-filter.h"
+
+#define WORDS_PER_BLOCK 8
+#define IDS_PER_BLOCK 64	/* 8 bits of the filter per id */
+#define BITS_PER_ID 4
+
+void pack_filter_init(struct pack_filter *f, size_t nr)
+{
+	size_t blocks = 1;
+
+	while (blocks < nr / IDS_PER_BLOCK && blocks < (1UL << 31))
+		blocks <<= 1;
+	CALLOC_ARRAY(f->blocks, blocks * WORDS_PER_BLOCK);
+	f->mask = blocks - 1;
+}
+
+void pack_filter_release(struct pack_filter *f)
+{
+	FREE_AND_NULL(f->blocks);
+	f->mask = 0;
+}
+
+/*
+ * The block of `hash` (its bytes 16-19), and its bits in the block
+ * (bytes 8-15, 9 bits per bit set): ids are uniform, any bytes do.
+ */
+static uint64_t *block_of(const struct pack_filter *f,
+			  const unsigned char *hash, uint64_t *bits)
+{
+	*bits = get_be64(hash + 8);
+	return f->blocks + (get_be32(hash + 16) & f->mask) * WORDS_PER_BLOCK;
+}
+
+void pack_filter_add(struct pack_filter *f, const unsigned char *hash)
+{
+	uint64_t bits, *block = block_of(f, hash, &bits);
+	int i;
+
+	for (i = 0; i < BITS_PER_ID; i++, bits >>= 9)
+		block[(bits & 511) >> 6] |= (uint64_t)1 << (bits & 63);
+}
+
+int pack_filter_may_hold(const struct pack_filter *f,
+			 const unsigned char *hash)
+{
+	uint64_t bits, *block = block_of(f, hash, &bits);
+	int i;
+
+	for (i = 0; i < BITS_PER_ID; i++, bits >>= 9)
+		if (!(block[(bits & 511) >> 6] & ((uint64_t)1 << (bits & 63))))
+			return 0;
+	return 1;
+}
