@@ -21,6 +21,7 @@
 #include "changegroup.h"
 #include "changeset.h"
 #include "file.h"
+#include "file-parents.h"
 #include "import.h"
 #include "manifest-delta.h"
 #include "metadata.h"
@@ -281,6 +282,7 @@ void create_changegroup(int version, const char *path,
 	for (i = 0; i < nr; i++)
 		add_commit(&st, i, &commits[i]);
 	write_changegroup(path, &st);
+	file_parents_forget();
 	for (i = 0; i < nr; i++)
 		if (st.cs[i].new_manifest || !hg2git(&st.cs[i].node))
 			break;
