@@ -1,5 +1,6 @@
 /* The parents of a stored file revision: see file-parents.h. */
 #include "cache.h"
+#include "oidmap.h"
 #include "manifest.h"
 #include "metadata.h"
 #include "raw-commit.h"
@@ -31,6 +32,49 @@ int file_parents_among(const struct hg_oid *node, const struct strbuf *text,
 }
 
 /*
+ * The trees of manifests read by the searches below, kept until
+ * file_parents_forget() or until they exceed TREE_CACHE_BYTES (then all
+ * dropped): a push checking many paths probes the same manifests, and
+ * reads each of their directories once rather than once per path.
+ */
+#define TREE_CACHE_BYTES (8 << 20)
+
+struct cached_tree {
+	struct oidmap_entry ent;
+	unsigned long size;
+	char buf[FLEX_ARRAY];
+};
+
+static struct oidmap trees = OIDMAP_INIT;
+static size_t trees_bytes;
+
+void file_parents_forget(void)
+{
+	oidmap_free(&trees, 1);
+	trees_bytes = 0;
+}
+
+static const struct cached_tree *read_tree_kept(const struct object_id *oid)
+{
+	struct cached_tree *t = oidmap_get(&trees, oid);
+	unsigned long size;
+	void *buf;
+
+	if (t)
+		return t;
+	buf = store_read_object_typed(oid, OBJ_TREE, &size);
+	if (trees_bytes + size > TREE_CACHE_BYTES)
+		file_parents_forget();
+	FLEX_ALLOC_MEM(t, buf, buf, size);
+	free(buf);
+	t->size = size;
+	oidcpy(&t->ent.oid, oid);
+	oidmap_put(&trees, t);
+	trees_bytes += size + sizeof(*t);
+	return t;
+}
+
+/*
  * The revision of `path` in manifest tree `tree` (each component under
  * "_" + its name), or the null id.
  */
@@ -46,11 +90,10 @@ static void path_in_tree(const struct object_id *tree, const char *path,
 		const char *slash = memchr(path, '/', end - path);
 		size_t len = (slash ? slash : end) - path;
 		struct tree_iter it;
-		unsigned long size;
-		void *buf = store_read_object_typed(&cur, OBJ_TREE, &size);
+		const struct cached_tree *t = read_tree_kept(&cur);
 		int found = 0;
 
-		tree_iter_init(&it, buf, size);
+		tree_iter_init(&it, t->buf, t->size);
 		while (tree_iter_next(&it)) {
 			if (it.pathlen != len + 1 || it.path[0] != '_' ||
 			    memcmp(it.path + 1, path, len) ||
@@ -60,7 +103,6 @@ static void path_in_tree(const struct object_id *tree, const char *path,
 			found = 1;
 			break;
 		}
-		free(buf);
 		if (!found)
 			return;
 		if (!slash) {

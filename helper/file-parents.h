@@ -44,4 +44,10 @@ int file_parents_and_manifests(const char *path, const struct hg_oid *node,
 			       struct hg_oid *p1, struct hg_oid *p2,
 			       struct hg_oid where[2]);
 
+/*
+ * Drop the manifest trees the searches above keep (each is read once
+ * while kept, up to a bound): a push calls it once its checks are done.
+ */
+void file_parents_forget(void);
+
 #endif

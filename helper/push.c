@@ -21,6 +21,7 @@
 #include "changegroup.h"
 #include "changeset.h"
 #include "file.h"
+#include "file-parents.h"
 #include "import.h"
 #include "manifest-delta.h"
 #include "metadata.h"
@@ -200,7 +201,11 @@ static void push_state_init(struct push_state *st, int version, size_t nr)
 	st->branches = &set_branches;
 }
 
-static void push_state_release(struct push_state *st, size_t nr)
+/*
+ * The texts the changegroup was written from (manifests, changesets, the
+ * file revisions): importing it back does not need them.
+ */
+static void push_state_drop_texts(struct push_state *st, size_t nr)
 {
 	size_t i;
 
@@ -212,7 +217,13 @@ static void push_state_release(struct push_state *st, size_t nr)
 	}
 	for (i = 0; i < st->files_nr; i++)
 		free(st->files[i].meta);
-	free(st->files);
+	FREE_AND_NULL(st->files);
+	st->files_nr = st->files_alloc = 0;
+}
+
+static void push_state_release(struct push_state *st, size_t nr)
+{
+	push_state_drop_texts(st, nr);
 	free(st->cs);
 	kh_destroy_oid_pos(st->by_commit);
 	kh_destroy_hg_pos(st->by_node);
@@ -281,6 +292,8 @@ void create_changegroup(int version, const char *path,
 	for (i = 0; i < nr; i++)
 		add_commit(&st, i, &commits[i]);
 	write_changegroup(path, &st);
+	file_parents_forget();
+	push_state_drop_texts(&st, nr);
 	for (i = 0; i < nr; i++)
 		if (st.cs[i].new_manifest || !hg2git(&st.cs[i].node))
 			break;
