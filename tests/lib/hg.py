@@ -19,13 +19,19 @@ BOUND = re.compile(r'\(bound to 127\.0\.0\.1:(\d+)\)')
 
 
 class Hg:
-    """The hg executable under test."""
+    """The hg executable under test; its commands run through `chg`
+    (lib.chg's ChgServers of that hg) when given one."""
 
-    def __init__(self, exe):
+    def __init__(self, exe, chg=None):
         self.exe = exe
+        self.chg = chg
 
-    def __call__(self, *args, **kwargs):
-        return run([self.exe, *args], **kwargs)
+    def __call__(self, *args, extra_env=None, **kwargs):
+        if self.chg is None:
+            return run([self.exe, *args], extra_env=extra_env, **kwargs)
+        return run([self.chg.chg, *args],
+                   extra_env={**self.chg.env(), **(extra_env or {})},
+                   **kwargs)
 
     def version(self):
         """The first line of `hg version`."""
