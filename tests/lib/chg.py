@@ -64,13 +64,14 @@ class ChgServers:
 
     def pids(self):
         """Pids of this session's servers, the first one's and those chg
-        started: their command lines name an address in its directory."""
+        started: their command lines name an address in its directory
+        (the processes they fork for each command, which have the same
+        command line, are left out)."""
         mark = f'--address\0{self.dir}/'.encode()
-        pids = []
-        for entry in Path('/proc').iterdir():
-            if entry.name.isdigit() and mark in _cmdline(entry):
-                pids.append(int(entry.name))
-        return pids
+        found = {int(entry.name): entry for entry in Path('/proc').iterdir()
+                 if entry.name.isdigit() and mark in _cmdline(entry)}
+        return [pid for pid, entry in found.items()
+                if _parent(entry) not in found]
 
     def stop(self):
         """SIGTERM to each server, by pid; SIGKILL to those still there
@@ -92,6 +93,14 @@ def _cmdline(entry):
         return (entry / 'cmdline').read_bytes()
     except OSError:
         return b''
+
+
+def _parent(entry):
+    try:
+        stat = (entry / 'stat').read_text()
+    except OSError:
+        return None
+    return int(stat.rsplit(')', 1)[1].split()[1])
 
 
 def running(pid):
