@@ -22,15 +22,16 @@ class Hg:
     """The hg executable under test; its commands run through `chg`
     (lib.chg's ChgServers of that hg) when given one."""
 
-    def __init__(self, exe, chg=None):
+    def __init__(self, exe, chg_servers=None):
         self.exe = exe
-        self.chg = chg
+        self.chg_servers = chg_servers
 
     def __call__(self, *args, extra_env=None, **kwargs):
-        if self.chg is None:
+        servers = self.chg_servers
+        if servers is None:
             return run([self.exe, *args], extra_env=extra_env, **kwargs)
-        return run([self.chg.chg, *args],
-                   extra_env={**self.chg.env(), **(extra_env or {})},
+        return run([servers.chg, *args],
+                   extra_env={**servers.env(), **(extra_env or {})},
                    **kwargs)
 
     def version(self):
