@@ -91,6 +91,11 @@ HEPTAPOD_VERSION = 5.5.3
 # The hg the tests drive: the venv's (PyPI's latest), or Debian's for test-hg63.
 TEST_HG = $(CURDIR)/$(VENV)/bin/hg
 DEBIAN_HG = /usr/bin/hg
+# Mercurial's chg (Debian's mercurial package has it): the tests run their own hg
+# commands (oracles, setup) through it, in command servers of TEST_HG that it
+# starts, instead of starting TEST_HG each time (tests/lib/chg.py).  TEST_CHG=
+# (empty): hg itself.
+TEST_CHG = $(shell command -v chg 2>/dev/null)
 # The Python that runs git-remote-hg and git-cinnabar in the tests (python3 on
 # their PATH): the venv's unless given (e.g. TEST_PYTHON=python3.9; CI runs the
 # hg 6.3 suite with pyenv's 3.9, the oldest the README promises, and a part of
@@ -328,7 +333,7 @@ test: helper venv
 		{ echo "error: no hg at $(TEST_HG)" >&2; exit 1; }
 	PATH='$(CURDIR)':"$$PATH" HG='$(TEST_HG)' CINNABAR_TEST_HG='$(TEST_HG)' \
 		CINNABAR_TEST_PYTHON='$(TEST_PYTHON)' \
-		CINNABAR_TEST_HELPER='$(TEST_HELPER)' \
+		CINNABAR_TEST_HELPER='$(TEST_HELPER)' CINNABAR_TEST_CHG='$(TEST_CHG)' \
 		$(VENV)/bin/python -m pytest $(TESTS) $(PYTEST_ARGS)
 
 test-hg63:

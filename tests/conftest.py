@@ -16,6 +16,7 @@ import pytest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from lib import env as test_env  # noqa: E402
+from lib.chg import ChgServers  # noqa: E402
 from lib.corpus import Corpus  # noqa: E402
 from lib.git import CloneCache  # noqa: E402
 from lib.hg import Hg, HgServer, RepoCache  # noqa: E402
@@ -190,8 +191,19 @@ def _helper_line():
     return f'helper under test: {path}{given}'
 
 
+def _chg_line():
+    try:
+        chg = test_env.chg_executable()
+    except test_env.SetupError as e:
+        return f'chg: NOT FOUND: {e}'
+    if chg is None:
+        return 'hg commands of the tests: hg itself (no CINNABAR_TEST_CHG)'
+    return f'hg commands of the tests: through {chg} (CINNABAR_TEST_CHG)'
+
+
 def _setup_lines():
-    return [_hg_version_line(), _client_python_line(), _helper_line()]
+    return [_hg_version_line(), _chg_line(), _client_python_line(),
+            _helper_line()]
 
 
 def pytest_report_header(config):
@@ -231,7 +243,17 @@ def isolated_environment(tmp_path_factory):
 
 @pytest.fixture(scope='session')
 def hg():
-    return Hg(test_env.hg_executable())
+    """The hg under test; its commands go through chg when
+    CINNABAR_TEST_CHG names it (lib.chg), the servers stopped at the
+    end."""
+    exe = test_env.hg_executable()
+    chg = test_env.chg_executable()
+    if chg is None:
+        yield Hg(exe)
+        return
+    servers = ChgServers(chg, exe).start()
+    yield Hg(exe, servers)
+    servers.stop()
 
 
 @pytest.fixture(scope='session')

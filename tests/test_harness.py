@@ -13,7 +13,8 @@ from cinnabar.helper_version import expected_build_id
 
 from lib import env as test_env
 from lib.corpus import NGINX, Corpus
-from lib.hg import http_get
+from lib.chg import ChgServers, running
+from lib.hg import Hg, http_get
 from lib.proc import run
 
 BUNDLES = Corpus(test_env.corpus_dir()).hgtests_bundles()
@@ -111,6 +112,44 @@ def test_hg_on_path_is_hg_under_test(hg):
     on_path = run(['hg', 'version']).out.splitlines()[0]
     via_ssh = _ssh('localhost', 'hg version').out.splitlines()[0]
     assert on_path == via_ssh == hg.version()
+
+
+def test_hg_commands_run_the_hg_under_test(hg):
+    """The hg fixture's commands, through chg (CINNABAR_TEST_CHG) or not,
+    run in the hg under test: its Python, its modules, its version."""
+    template = '{pythonexe}\n{hgmodules}\n{hgver}\n'
+    direct = run([hg.exe, 'debuginstall', '-T', template], check=False)
+    fixture = hg('debuginstall', '-T', template, check=False)
+    assert direct.out.count('\n') == 3, direct.describe()
+    assert fixture.out == direct.out
+
+
+@pytest.fixture
+def chg_exe():
+    chg = test_env.chg_executable()
+    if chg is None:
+        pytest.skip('needs chg: CINNABAR_TEST_CHG (make test gives '
+                    'Debian\'s /usr/bin/chg)')
+    return chg
+
+
+def test_chg_servers_stop_by_pid(chg_exe, hg, tmp_path):
+    """A command with other settings (here an extension) is served by
+    another server, which chg starts; `stop` ends both, leaving
+    nothing."""
+    servers = ChgServers(chg_exe, hg.exe).start()
+    rc = tmp_path / 'hgrc'
+    rc.write_text('[extensions]\nrebase =\n')
+    try:
+        usage = Hg(hg.exe, servers)('rebase', '--help',
+                                    extra_env={'HGRCPATH': str(rc)}).out
+        assert usage.startswith('hg rebase ')
+        pids = servers.pids()
+        assert len(pids) == 2 and servers.proc.pid in pids
+    finally:
+        servers.stop()
+    assert not [pid for pid in pids if running(pid)]
+    assert not servers.dir.exists()
 
 
 def test_launchers_run_the_client_python():

@@ -43,6 +43,8 @@ is mocked.  The modules are:
   told the copies git finds (`git.git_copies`, as git-cinnabar 0.7.5 asks);
 - `hgcmdserver`: a client of hg's command server, to run many hg commands
   in one process;
+- `chg`: the command servers, for one session, through which the `hg`
+  fixture runs its commands with Mercurial's chg (CINNABAR_TEST_CHG);
 - `hgdump`: an hg extension printing changesets, manifests and filelogs as
   JSON, as Mercurial reads them;
 - `push_oracle`: a random history pushed in steps and compared with its

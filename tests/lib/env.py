@@ -8,6 +8,9 @@ the repository root, with the repository's top directory (where
   it exists, else `hg` from PATH);
 - `CINNABAR_CORPUS`: the corpus of bundles (default `../shared/corpus`
   relative to the repository root);
+- `CINNABAR_TEST_CHG`: Mercurial's chg, through which the tests run their
+  own hg commands (lib.chg; the Makefile gives Debian's /usr/bin/chg when
+  there is one), else they run hg itself;
 - `CINNABAR_TEST_HELPER`: the git-cinnabar-helper the commands under test
   run (passed on as GIT_CINNABAR_HELPER; CI gives the `make dist` one to a
   run), else the checkout's own, found beside the launchers.
@@ -33,7 +36,7 @@ HG_USER = 'Cinnabar Tests <tests@cinnabar.invalid>'
 
 # Variables dropped from the inherited environment, by prefix: they would
 # let the caller's git or hg configuration, or a proxy, leak into tests.
-DROPPED_PREFIXES = ('GIT_', 'HG', 'CINNABAR_TEST_DIE_AT', 'LC_')
+DROPPED_PREFIXES = ('GIT_', 'HG', 'CHG', 'CINNABAR_TEST_DIE_AT', 'LC_')
 DROPPED_NAMES = ('http_proxy', 'https_proxy', 'all_proxy', 'no_proxy',
                  'ftp_proxy', 'EMAIL')
 
@@ -62,6 +65,17 @@ def hg_executable():
     if not found:
         raise SetupError(f"hg not found: '{name}' "
                          '(set CINNABAR_TEST_HG or run make)')
+    return os.path.abspath(found)
+
+
+def chg_executable():
+    """Absolute path of CINNABAR_TEST_CHG, None when not given."""
+    given = os.environ.get('CINNABAR_TEST_CHG')
+    if not given:
+        return None
+    found = shutil.which(given)
+    if not found:
+        raise SetupError(f'CINNABAR_TEST_CHG={given}: no such executable')
     return os.path.abspath(found)
 
 

@@ -19,13 +19,20 @@ BOUND = re.compile(r'\(bound to 127\.0\.0\.1:(\d+)\)')
 
 
 class Hg:
-    """The hg executable under test."""
+    """The hg executable under test; its commands run through `chg`
+    (lib.chg's ChgServers of that hg) when given one."""
 
-    def __init__(self, exe):
+    def __init__(self, exe, chg_servers=None):
         self.exe = exe
+        self.chg_servers = chg_servers
 
-    def __call__(self, *args, **kwargs):
-        return run([self.exe, *args], **kwargs)
+    def __call__(self, *args, extra_env=None, **kwargs):
+        servers = self.chg_servers
+        if servers is None:
+            return run([self.exe, *args], extra_env=extra_env, **kwargs)
+        return run([servers.chg, *args],
+                   extra_env={**servers.env(), **(extra_env or {})},
+                   **kwargs)
 
     def version(self):
         """The first line of `hg version`."""
