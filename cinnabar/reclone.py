@@ -34,13 +34,12 @@ from cinnabar.helper import Helper, HelperError
 from cinnabar.hg.url import strip_prefix
 from cinnabar.ids import GitId, NULL_GIT
 from cinnabar.record import record
+from cinnabar.refs import FETCH_REFS
 from cinnabar.resources import Resources
 
 METADATA_REF = 'refs/cinnabar/metadata'
 BACKUP_REF = 'refs/cinnabar/reclone-backup'
 BROKEN_REF = 'refs/cinnabar/broken'
-SCRATCH_REFS = ('refs/cinnabar/refs/', 'refs/cinnabar/hg/',
-                'refs/cinnabar/HEAD')
 # Headers of a commit that are signatures of its old contents.
 SIGNATURE_HEADERS = (b'gpgsig', b'gpgsig-sha256', b'mergetag')
 
@@ -248,7 +247,7 @@ def reclone(git_dir, rebase=False):
     if old:
         _update_refs(['delete %s %s' % (BACKUP_REF, old)])
     # The damage fsck found, if any, went with the old metadata.
-    git.delete_refs(SCRATCH_REFS + (BROKEN_REF,))
+    git.delete_refs(FETCH_REFS + (BROKEN_REF,))
     return Result(old, new, moved, rewritten, kept)
 
 

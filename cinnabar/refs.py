@@ -52,6 +52,11 @@ from cinnabar.ids import HgId, is_hex40
 from cinnabar.record import record
 from cinnabar.refname import refname_problem
 
+# The refs the remote helper writes what it imports under, for git to read
+# once its stream ends: cleared before each import, saved with the metadata
+# for rollback (cinnabar.snapshots), cleared by reclone.
+FETCH_REFS = ('refs/cinnabar/refs/', 'refs/cinnabar/hg/',
+              'refs/cinnabar/HEAD')
 STYLES = frozenset(('heads', 'tips', 'bookmarks', 'topics'))
 
 RefList = record('RefList', 'refs head warnings')

@@ -61,10 +61,8 @@ CAPABILITIES = (
     'refspec hg/*:refs/cinnabar/hg/*',
     'refspec HEAD:refs/cinnabar/HEAD',
 )
-# Where git reads what we import, and the scratch refs we clear before.
+# Where git reads what we import (refs.FETCH_REFS are under it).
 PRIVATE_PREFIX = 'refs/cinnabar/'
-SCRATCH_REFS = ('refs/cinnabar/refs/', 'refs/cinnabar/hg/',
-                'refs/cinnabar/HEAD')  # cinnabar.snapshots.FETCH_REFS
 
 
 class RemoteHelper:
@@ -293,7 +291,7 @@ class RemoteHelper:
         finally:
             # Even when that failed: git reads these refs once our stream
             # ends, and must find none after a failure (see _write_resets).
-            git.delete_refs(SCRATCH_REFS, listed)
+            git.delete_refs(refs.FETCH_REFS, listed)
         self._fetch(list(wanted.values()))
         self._write_resets(wanted)
         self._recommend_prune()

@@ -14,9 +14,8 @@ newest KEEP files are kept.
 import os
 
 from cinnabar import git, metadata
+from cinnabar.refs import FETCH_REFS
 
-FETCH_REFS = ('refs/cinnabar/refs/', 'refs/cinnabar/hg/',
-              'refs/cinnabar/HEAD')
 KEEP = 64
 
 

@@ -25,7 +25,8 @@ import sys
 
 from cinnabar import git
 from cinnabar.errors import Abort
-from cinnabar.remote import PRIVATE_PREFIX, SCRATCH_REFS, RemoteHelper
+from cinnabar.refs import FETCH_REFS
+from cinnabar.remote import PRIVATE_PREFIX, RemoteHelper
 from cinnabar.tags import PUSH_REFUSAL, git_tags
 
 TAGS_URL = 'tags:'
@@ -74,7 +75,7 @@ class TagsRemoteHelper(RemoteHelper):
                 raise Abort("couldn't find remote ref %s" % name)
             lines += ['reset %s%s' % (PRIVATE_PREFIX, name),
                       'from %s' % tags[tag], '']
-        git.delete_refs(SCRATCH_REFS)
+        git.delete_refs(FETCH_REFS)
         self._write('feature done', *lines, 'done')
 
     def push(self, argument):
