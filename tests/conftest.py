@@ -159,51 +159,48 @@ def session_note(request):
     return note
 
 
-def _hg_version_line():
+def _setup_line(what, find, describe):
+    """describe(find()), or that `what` was not found (SetupError)."""
     try:
-        exe = test_env.hg_executable()
+        found = find()
     except test_env.SetupError as e:
-        return f'mercurial: NOT FOUND: {e}'
+        return f'{what}: NOT FOUND: {e}'
+    return describe(found)
+
+
+def _hg_version(exe):
     result = run([exe, 'version'], check=False, timeout=60,
                  extra_env={'HGRCPATH': os.devnull, 'HGPLAIN': '1'})
     first = (result.out.splitlines() or ['?'])[0]
     return f'mercurial under test: {first} ({exe})'
 
 
-def _client_python_line():
-    try:
-        exe = test_env.client_python()
-    except test_env.SetupError as e:
-        return f'client Python: NOT FOUND: {e}'
+def _client_python(exe):
     result = run([exe, '-c', 'import sys; print(sys.version.split()[0])'],
                  check=False, timeout=60)
     return f'client Python (git-remote-hg, git-cinnabar): ' \
         f'{result.out.strip() or "?"} ({exe})'
 
 
-def _helper_line():
-    try:
-        path = test_env.helper_under_test()
-    except test_env.SetupError as e:
-        return f'helper: NOT FOUND: {e}'
+def _helper(path):
     given = ' (CINNABAR_TEST_HELPER)' if os.environ.get(
         'CINNABAR_TEST_HELPER') else ''
     return f'helper under test: {path}{given}'
 
 
-def _chg_line():
-    try:
-        chg = test_env.chg_executable()
-    except test_env.SetupError as e:
-        return f'chg: NOT FOUND: {e}'
+def _chg(chg):
     if chg is None:
         return 'hg commands of the tests: hg itself (no CINNABAR_TEST_CHG)'
     return f'hg commands of the tests: through {chg} (CINNABAR_TEST_CHG)'
 
 
 def _setup_lines():
-    return [_hg_version_line(), _chg_line(), _client_python_line(),
-            _helper_line()]
+    return [
+        _setup_line('mercurial', test_env.hg_executable, _hg_version),
+        _setup_line('chg', test_env.chg_executable, _chg),
+        _setup_line('client Python', test_env.client_python, _client_python),
+        _setup_line('helper', test_env.helper_under_test, _helper),
+    ]
 
 
 def pytest_report_header(config):
