@@ -332,6 +332,7 @@ test: helper venv
 	@test -x '$(TEST_HG)' || \
 		{ echo "error: no hg at $(TEST_HG)" >&2; exit 1; }
 	PATH='$(CURDIR)':"$$PATH" HG='$(TEST_HG)' CINNABAR_TEST_HG='$(TEST_HG)' \
+	CINNABAR_TEST_CHG='$(TEST_CHG)' \
 		CINNABAR_TEST_PYTHON='$(TEST_PYTHON)' \
 		CINNABAR_TEST_HELPER='$(TEST_HELPER)' CINNABAR_TEST_CHG='$(TEST_CHG)' \
 		$(VENV)/bin/python -m pytest $(TESTS) $(PYTEST_ARGS)
@@ -370,6 +371,7 @@ hg-matrix:
 HG_MATRIX_REFERENCE = $(TEST_HG)
 hg-matrix-test: hg-matrix helper venv
 	PATH='$(CURDIR)':"$$PATH" HG='$(TEST_HG)' CINNABAR_TEST_HG='$(TEST_HG)' \
+	CINNABAR_TEST_CHG='$(TEST_CHG)' \
 	CINNABAR_HG_MATRIX='$(foreach v,$(HG_MATRIX),$(CURDIR)/$(HG_MATRIX_DIR)/$(v)/hg) $(HG_MATRIX_REFERENCE)' \
 		$(VENV)/bin/python -m pytest tests/test_server_matrix.py $(PYTEST_ARGS)
 

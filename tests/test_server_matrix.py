@@ -41,6 +41,8 @@ import pytest
 from lib.checks import assert_expected_ids, assert_failed_for_people
 from lib.checks import assert_no_traceback
 from lib.git import NULL_ID, clone, git, git2hg, hg2git, rev_parse
+from lib import env as test_env
+from lib.chg import ChgServers
 from lib.hg import Hg, HgServer
 from lib.push import Author, assert_hg_verify, assert_pushed, assert_refused
 from lib.push import git_commit, nothing_changes, pushed_nodes
@@ -67,12 +69,47 @@ def release_id(hg_path):
     return line.rsplit('version ', 1)[-1].rstrip(')')
 
 
+def wrapper_env(hg_path):
+    """What the hg at `hg_path` sets of chg's sensitive variables: a
+    release tools/hg-matrix made (build/hg-matrix/<version>/hg) runs in
+    pure Python; any other hg, nothing."""
+    if Path(hg_path).parent.parent.name == 'hg-matrix':
+        return {'HGMODULEPOLICY': 'py'}
+    return {}
+
+
+@pytest.fixture(scope='session')
+def release_hg():
+    """Hg(path) of a release, whose own commands (setting repositories up,
+    oracles) go through chg when CINNABAR_TEST_CHG names it, as the `hg`
+    fixture's do: one command server per release, stopped at the end.
+    Its servers under test (`hg serve`, the ssh wrapper's) run the
+    release's hg itself."""
+    chg = test_env.chg_executable()
+    made = {}
+
+    def get(hg_path):
+        if hg_path not in made:
+            servers = None
+            if chg is not None:
+                servers = ChgServers(chg, hg_path,
+                                     wrapper_env(hg_path)).start()
+            made[hg_path] = Hg(hg_path, servers)
+        return made[hg_path]
+
+    yield get
+    for hg in made.values():
+        if hg.chg_servers is not None:
+            hg.chg_servers.stop()
+
+
 class Site:
     """One release's server for one transport, its repository, and the
     clone the steps share."""
 
-    def __init__(self, hg_path, transport, corpus, workdir):
-        self.hg = Hg(hg_path)
+    def __init__(self, hg, transport, corpus, workdir):
+        hg_path = hg.exe
+        self.hg = hg
         self.version = release_id(hg_path)
         self.transport = transport
         self.workdir = Path(workdir)
@@ -117,9 +154,9 @@ class Site:
 @pytest.fixture(scope='module', params=[
     (hg, transport) for hg in MATRIX for transport in TRANSPORTS],
     ids=lambda p: f'hg{release_id(p[0])}-{p[1]}')
-def site(request, corpus, tmp_path_factory):
+def site(request, corpus, tmp_path_factory, release_hg):
     hg_path, transport = request.param
-    made = Site(hg_path, transport, corpus,
+    made = Site(release_hg(hg_path), transport, corpus,
                 tmp_path_factory.mktemp(f'matrix-{transport}'))
     request.addfinalizer(made.stop)
     return made
@@ -263,13 +300,13 @@ OLD_SPELLING = {'close-after-accept': 'closeafteraccept',
 
 @pytest.fixture(scope='module', params=MATRIX,
                 ids=lambda p: f'hg{release_id(p)}')
-def bad_release(request, corpus, tmp_path_factory):
+def bad_release(request, corpus, tmp_path_factory, release_hg):
     """A repository of the release with its badserverext enabled (a
     release whose source has none is skipped, saying so)."""
     if badserver_extension(request.param) is None:
         pytest.skip(f'{request.param}: no badserverext.py in its source '
                     '(only releases built by tools/hg-matrix have it)')
-    hg = Hg(request.param)
+    hg = release_hg(request.param)
     repo = tmp_path_factory.mktemp('bad-server') / 'repo'
     hg('init', repo)
     hg('-R', repo, 'unbundle', '-q', corpus.bundle(BUNDLE))
@@ -332,10 +369,10 @@ def access_log(server):
 
 
 @pytest.fixture(params=MATRIX, ids=lambda p: f'hg{release_id(p)}')
-def variant(request, corpus, bundle_server, tmp_path):
+def variant(request, corpus, bundle_server, tmp_path, release_hg):
     """(hg, repository, its server, the bundle server): the release's own
     gzip-v2 bundle of the whole repository is its only clone bundle."""
-    hg = Hg(request.param)
+    hg = release_hg(request.param)
     repo = tmp_path / 'server'
     hg('init', repo)
     hg('-R', repo, 'unbundle', '-q', corpus.bundle(BUNDLE))

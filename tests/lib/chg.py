@@ -35,16 +35,21 @@ class ChgServers:
     """The command servers of one test session for `hg_exe`, reached by
     running `chg` with `env()` added to the environment."""
 
-    def __init__(self, chg_exe, hg_exe):
+    def __init__(self, chg_exe, hg_exe, hg_env=None):
         self.chg = str(chg_exe)
         self.hg = str(hg_exe)
+        # What a wrapper `hg_exe` sets of chg's sensitive variables, for
+        # the client to say the same (else chg takes the server for
+        # another hg's, and gives up).
+        self.hg_env = dict(hg_env or {})
         # Short: a Unix socket's path has at most 107 bytes.
         self.dir = Path(tempfile.mkdtemp(prefix='chg-', dir='/tmp'))
         self.socket = self.dir / 'server'
         self.proc = None
 
     def env(self):
-        return {'CHGHG': self.hg, 'CHGSOCKNAME': str(self.socket)}
+        return {**self.hg_env, 'CHGHG': self.hg,
+                'CHGSOCKNAME': str(self.socket)}
 
     def start(self):
         """The first server, with the session's environment."""
