@@ -332,7 +332,6 @@ test: helper venv
 	@test -x '$(TEST_HG)' || \
 		{ echo "error: no hg at $(TEST_HG)" >&2; exit 1; }
 	PATH='$(CURDIR)':"$$PATH" HG='$(TEST_HG)' CINNABAR_TEST_HG='$(TEST_HG)' \
-	CINNABAR_TEST_CHG='$(TEST_CHG)' \
 		CINNABAR_TEST_PYTHON='$(TEST_PYTHON)' \
 		CINNABAR_TEST_HELPER='$(TEST_HELPER)' CINNABAR_TEST_CHG='$(TEST_CHG)' \
 		$(VENV)/bin/python -m pytest $(TESTS) $(PYTEST_ARGS)
