@@ -24,6 +24,7 @@
 #include "file-parents.h"
 #include "git-tree.h"
 #include "import.h"
+#include "manifest.h"
 #include "manifest-delta.h"
 #include "metadata.h"
 #include "raw-commit.h"
@@ -187,6 +188,26 @@ static void remember_parent_trees(struct push_state *st)
 		}
 }
 
+/*
+ * The text of the first manifest's delta base, when it is stored and
+ * still kept (checked against its id when it was read): the import back
+ * takes it instead of making it again from its trees (twice: to check the
+ * first manifest's id ahead, and as its base).
+ */
+static void offer_first_base(struct push_state *st)
+{
+	const struct push_manifest *m;
+	size_t i;
+
+	for (i = 0; i < st->nr && !st->cs[i].send_manifest; i++)
+		;
+	if (i == st->nr || !hg2git(&st->cs[i].manifest_base))
+		return;
+	m = push_manifest_kept(st, &st->cs[i].manifest_base);
+	if (m)
+		manifest_offer_text(&m->id, m->text.buf, m->text.len);
+}
+
 /* Import the changegroup back, and check it maps to the same commits. */
 static void import_back(const char *path, struct push_state *st)
 {
@@ -323,11 +344,13 @@ void create_changegroup(int version, const char *path,
 		add_commit(&st, i, &commits[i]);
 	write_changegroup(path, &st);
 	file_parents_forget();
-	push_state_drop_texts(&st, nr);
 	for (i = 0; i < nr; i++)
 		if (st.cs[i].new_manifest || !hg2git(&st.cs[i].node))
 			break;
 	/* Only converted commits need checking and recording. */
+	if (i < nr)
+		offer_first_base(&st);
+	push_state_drop_texts(&st, nr);
 	if (i < nr)
 		import_back(path, &st);
 
