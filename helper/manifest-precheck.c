@@ -63,6 +63,8 @@ static const struct block_text *find_base(const struct hg_oid *node,
 		return &empty;
 	if (have_previous && hg_oideq(node, &previous.node))
 		return &previous.text;
+	if (manifest_offered_text(node))
+		return manifest_offered_text(node);
 	for (i = 0; i < KEPT_SNAPSHOTS; i++) {
 		if (snapshots[i].used && hg_oideq(node, &snapshots[i].node)) {
 			snapshots[i].used = ++uses;

@@ -22,6 +22,11 @@ static struct hg_oid last_node;
 static struct shared_text *last;
 static int last_loaded;
 
+/* A stored manifest's text offered by manifest_offer_text(). */
+static struct hg_oid offered_node;
+static struct block_text offered = BLOCK_TEXT_INIT;
+static int has_offer;
+
 static void set_last(const struct hg_oid *node, struct shared_text *text)
 {
 	if (last)
@@ -34,6 +39,21 @@ void manifest_reset_cache(void)
 {
 	set_last(&hg_null_oid, NULL);
 	last_loaded = 0;
+	block_text_release(&offered);
+	has_offer = 0;
+}
+
+void manifest_offer_text(const struct hg_oid *node, const char *buf,
+			 size_t len)
+{
+	block_text_set(&offered, buf, len);
+	hg_oidcpy(&offered_node, node);
+	has_offer = 1;
+}
+
+const struct block_text *manifest_offered_text(const struct hg_oid *node)
+{
+	return has_offer && hg_oideq(node, &offered_node) ? &offered : NULL;
 }
 
 const char *manifest_flag_of_mode(unsigned mode)
@@ -137,12 +157,29 @@ static void generate_lines(struct strbuf *out, const struct object_id *tree,
 	free(buf);
 }
 
+/* The text of `node` into `text`: the offered one, else from `tree`. */
+static void load_text(const struct hg_oid *node, const struct object_id *tree,
+		      struct block_text *text)
+{
+	struct strbuf base = STRBUF_INIT, lines = STRBUF_INIT;
+
+	if (manifest_offered_text(node)) {
+		SWAP(*text, offered);
+		block_text_release(&offered);
+		has_offer = 0;
+		return;
+	}
+	generate_lines(&lines, tree, &base);
+	block_text_set(text, lines.buf, lines.len);
+	strbuf_release(&lines);
+	strbuf_release(&base);
+}
+
 /* Load a stored manifest: its text, and its tree into the store. */
 static void load_manifest(const struct hg_oid *node)
 {
 	const struct object_id *commit = hg2git(node);
 	struct object_id tree;
-	struct strbuf base = STRBUF_INIT, lines = STRBUF_INIT;
 	struct shared_text *text;
 
 	if (!commit)
@@ -151,10 +188,7 @@ static void load_manifest(const struct hg_oid *node)
 	commit_tree_oid(commit, &tree);
 	set_last(&hg_null_oid, NULL);
 	text = shared_text_take();
-	generate_lines(&lines, &tree, &base);
-	block_text_set(&text->text, lines.buf, lines.len);
-	strbuf_release(&lines);
-	strbuf_release(&base);
+	load_text(node, &tree, &text->text);
 	edit_tree_load(EDIT_MANIFEST, &tree);
 	git_tree_for_manifest(node, &tree);
 	edit_tree_load(EDIT_GIT, &tree);

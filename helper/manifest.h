@@ -30,6 +30,19 @@ void manifest_text(const struct hg_oid *node, struct strbuf *out);
 void manifest_block_text(const struct hg_oid *node, struct block_text *out);
 
 /*
+ * Offer the text of the stored manifest `node`, made and checked against
+ * its id by the caller (a push, before importing its changegroup back):
+ * the next import whose delta base it is takes it (to check the first
+ * manifest's id ahead, manifest-precheck.h, and as its base) instead of
+ * making it again from its trees. One offer is kept, until taken or until
+ * manifest_reset_cache().
+ */
+void manifest_offer_text(const struct hg_oid *node, const char *buf,
+			 size_t len);
+/* The offered text of `node`, or NULL. */
+const struct block_text *manifest_offered_text(const struct hg_oid *node);
+
+/*
  * The flag of a manifest line ("x", "l" or "") for the mode of its entry
  * in a manifest tree (a gitlink: 0160755, 0160000, 0160644); NULL for a
  * mode no line has.

@@ -167,6 +167,24 @@ static void check_stored(struct push_state *st, const struct push_manifest *m,
 static const struct strbuf *new_manifest_text(struct push_state *st,
 					      const struct hg_oid *id);
 
+const struct push_manifest *push_manifest_kept(struct push_state *st,
+					       const struct hg_oid *id)
+{
+	struct push_manifest *m;
+	int i;
+
+	for (i = 0; i < PUSH_MANIFEST_CACHE; i++) {
+		m = st->manifests[i];
+		if (m && hg_oideq(&m->id, id)) {
+			/* Most recently used first: the last ones stay. */
+			MOVE_ARRAY(st->manifests + 1, st->manifests, i);
+			st->manifests[0] = m;
+			return m;
+		}
+	}
+	return NULL;
+}
+
 const struct push_manifest *push_manifest_get(struct push_state *st,
 					      const struct hg_oid *id)
 {
@@ -177,15 +195,8 @@ const struct push_manifest *push_manifest_get(struct push_state *st,
 
 	if (hg_oid_is_null(id))
 		return NULL;
-	for (i = 0; i < PUSH_MANIFEST_CACHE; i++) {
-		m = st->manifests[i];
-		if (m && hg_oideq(&m->id, id)) {
-			/* Most recently used first: the last ones stay. */
-			MOVE_ARRAY(st->manifests + 1, st->manifests, i);
-			st->manifests[0] = m;
-			return m;
-		}
-	}
+	if ((m = (struct push_manifest *)push_manifest_kept(st, id)))
+		return m;
 	CALLOC_ARRAY(m, 1);
 	hg_oidcpy(&m->id, id);
 	strbuf_init(&m->text, 0);

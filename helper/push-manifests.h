@@ -18,6 +18,10 @@
 const struct push_manifest *push_manifest_get(struct push_state *st,
 					      const struct hg_oid *id);
 
+/* The manifest `id` if it is among those kept, else NULL: never read. */
+const struct push_manifest *push_manifest_kept(struct push_state *st,
+					       const struct hg_oid *id);
+
 /* The line of `path` in `m` (which may be NULL), or NULL. */
 const struct manifest_line *push_manifest_line(const struct push_manifest *m,
 					       const char *path, size_t len);

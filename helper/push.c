@@ -22,7 +22,9 @@
 #include "changeset.h"
 #include "file.h"
 #include "file-parents.h"
+#include "git-tree.h"
 #include "import.h"
+#include "manifest.h"
 #include "manifest-delta.h"
 #include "metadata.h"
 #include "raw-commit.h"
@@ -158,6 +160,54 @@ static void write_changesets_and_manifests(FILE *f, struct push_state *st)
 	rev_chunk_release(&chunk);
 }
 
+/*
+ * The git trees of the stored manifests of the batch's stored parents:
+ * the trees of those parents' commits, as importing a changeset made its
+ * commit's tree its manifest's git tree. The import back starts from
+ * them instead of rebuilding one from its manifest, a lookup of each of
+ * its files (100,000 on a wide repository) for one commit pushed.
+ * The commits coming back are still checked against those pushed.
+ */
+static void remember_parent_trees(struct push_state *st)
+{
+	size_t i;
+	int k;
+
+	for (i = 0; i < st->nr; i++)
+		for (k = 0; k < 2; k++) {
+			const struct cs_rev *cs = &st->cs[i];
+			const struct hg_oid *mp = k ? &cs->mp2 : &cs->mp1;
+			const struct object_id *commit =
+				hg2git(k ? &cs->p2 : &cs->p1);
+			struct object_id tree;
+
+			if (!commit || hg_oid_is_null(mp) || !hg2git(mp))
+				continue;
+			commit_tree_oid(commit, &tree);
+			remember_git_tree(mp, &tree);
+		}
+}
+
+/*
+ * The text of the first manifest's delta base, when it is stored and
+ * still kept (checked against its id when it was read): the import back
+ * takes it instead of making it again from its trees (twice: to check the
+ * first manifest's id ahead, and as its base).
+ */
+static void offer_first_base(struct push_state *st)
+{
+	const struct push_manifest *m;
+	size_t i;
+
+	for (i = 0; i < st->nr && !st->cs[i].send_manifest; i++)
+		;
+	if (i == st->nr || !hg2git(&st->cs[i].manifest_base))
+		return;
+	m = push_manifest_kept(st, &st->cs[i].manifest_base);
+	if (m)
+		manifest_offer_text(&m->id, m->text.buf, m->text.len);
+}
+
 /* Import the changegroup back, and check it maps to the same commits. */
 static void import_back(const char *path, struct push_state *st)
 {
@@ -167,6 +217,7 @@ static void import_back(const char *path, struct push_state *st)
 	int shown = show_progress;
 	size_t i;
 
+	remember_parent_trees(st);
 	stream_init_file(&raw, path);
 	bundle_open(&b, &raw, st->version);
 	/* Our own revisions, just written: no "Receiving" meters. */
@@ -293,11 +344,13 @@ void create_changegroup(int version, const char *path,
 		add_commit(&st, i, &commits[i]);
 	write_changegroup(path, &st);
 	file_parents_forget();
-	push_state_drop_texts(&st, nr);
 	for (i = 0; i < nr; i++)
 		if (st.cs[i].new_manifest || !hg2git(&st.cs[i].node))
 			break;
 	/* Only converted commits need checking and recording. */
+	if (i < nr)
+		offer_first_base(&st);
+	push_state_drop_texts(&st, nr);
 	if (i < nr)
 		import_back(path, &st);
 
