@@ -12,6 +12,12 @@
 #define TRIM_EVERY 65536
 /* Records a lookup reads at a time. */
 #define LOOKUP_CHUNK SAMPLE_EVERY
+/*
+ * Records a writer keeps before writing them (64 kB): a buffer of 1 MB
+ * grew to 1.5 MB, and merges into a table coming at the helper's peak
+ * added that much to it.
+ */
+#define WRITE_RECORDS 1638
 
 static size_t samples_nr(size_t nr)
 {
@@ -187,7 +193,7 @@ void id_table_writer_start(struct id_table_writer *w, int fd)
 {
 	memset(w, 0, sizeof(*w));
 	w->fd = fd;
-	strbuf_init(&w->buf, 1 << 20);
+	strbuf_init(&w->buf, (WRITE_RECORDS + 1) * ID_RECORD_SIZE);
 	strbuf_init(&w->samples, 0);
 	strbuf_addchars(&w->buf, 0, HEADER_SIZE);
 	w->sorted = 1;
@@ -212,7 +218,7 @@ void id_table_add(struct id_table_writer *w, const unsigned char *key,
 	strbuf_add(&w->buf, key, GIT_SHA1_RAWSZ);
 	strbuf_add(&w->buf, value, GIT_SHA1_RAWSZ);
 	w->nr++;
-	if (w->buf.len >= (1 << 20))
+	if (w->buf.len >= WRITE_RECORDS * ID_RECORD_SIZE)
 		flush_records(w);
 }
 
