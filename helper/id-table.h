@@ -8,7 +8,7 @@
  * with pread(): nothing of it stays mapped. (Through mmap, lookups
  * mapped much more than the 128 kB each was counted for, the kernel 6.18
  * here mapping whole large folios of a file just written, it seems:
- * trimmed every 20 lookups, 5.2 MB of a 6.9 MB table stayed mapped at
+ * trimmed every 20 lookups, 5.1 MB of a 6.7 MB table stayed mapped at
  * 66,000 changesets.)
  *
  * File format (numbers in network order):
