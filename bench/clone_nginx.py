@@ -32,6 +32,7 @@ and CINNABAR_CORPUS as for the tests):
 import argparse
 import contextlib
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -160,11 +161,34 @@ class MemorySampler:
                    default=0)
 
 
+# The kernel's peak of a process spawned from this one counts this one's
+# own peak: exec records the peak of the memory it leaves (ours, shared by
+# vfork/posix_spawn, or copied by fork) as the child's. /usr/bin/time forks
+# the command from its own small image and writes the tree's true peak.
+TIME = '/usr/bin/time'
+
+
 def timed(args, cwd, interval=None, env=None, sampler_class=None):
     """Run `args` (in `env`, default ours) as its own process group;
     return (seconds, returncode, stderr, sampler, rusage).  With an
     `interval`, a `sampler_class` (MemorySampler by default) watches the
-    process tree."""
+    process tree.  rusage's ru_maxrss is the peak of the command's tree
+    alone, through /usr/bin/time (0 without it)."""
+    with tempfile.NamedTemporaryFile('r') as peak:
+        result = _timed([TIME, '-q', '-f', '%M', '-o', peak.name, *args]
+                        if os.path.exists(TIME) else args,
+                        cwd, interval, env, sampler_class)
+        return (*result[:4], _with_peak(result[4], peak.read()))
+
+
+def _with_peak(rusage, text):
+    """`rusage` with ru_maxrss set to the kilobytes in `text` (or 0)."""
+    fields = list(rusage)
+    fields[2] = int(text) if text.strip().isdigit() else 0
+    return resource.struct_rusage(fields)
+
+
+def _timed(args, cwd, interval, env, sampler_class):
     start = time.monotonic()
     proc = subprocess.Popen(args, cwd=cwd, env=env,
                             stdin=subprocess.DEVNULL,

@@ -8,16 +8,16 @@
 #define COMMIT_OFFSET 8
 #define SAMPLE_EVERY 64
 #define SAMPLE_SIZE 8
-/* Records read between two trims of the mapped pages (2.5 MB). */
+/* Records read by walks between two trims of the mapped pages (2.5 MB). */
 #define TRIM_EVERY 65536
+/* Records a lookup reads at a time. */
+#define LOOKUP_CHUNK SAMPLE_EVERY
 /*
- * What a lookup counts for, in records: what it maps. It reads a page
- * or two (the block of 64 records that may hold its key), and the
- * kernel maps up to 15 pages more around each page read (fault-around,
- * 64 kB, whatever madvise says): lookups at random places had whole
- * tables mapped between two trims when counted as the records read.
+ * Records a writer keeps before writing them (64 kB): a buffer of 1 MB
+ * grew to 1.5 MB, and merges into a table coming at the helper's peak
+ * added that much to it.
  */
-#define LOOKUP_RECORDS (2 * 65536 / ID_RECORD_SIZE)
+#define WRITE_RECORDS 1638
 
 static size_t samples_nr(size_t nr)
 {
@@ -56,7 +56,7 @@ int id_table_open(struct id_table *t, int fd, const struct object_id *commit)
 	}
 	t->map_len = xsize_t(st.st_size);
 	t->map = xmmap(NULL, t->map_len, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
+	t->fd = fd;
 	p = t->map;
 	nr = ((uint64_t)get_be32(p + 28) << 32) | get_be32(p + 32);
 	if (memcmp(p, MAGIC, 4) || get_be32(p + 4) != VERSION ||
@@ -79,8 +79,10 @@ int id_table_open(struct id_table *t, int fd, const struct object_id *commit)
 
 void id_table_close(struct id_table *t)
 {
-	if (t->map)
+	if (t->map) {
 		munmap(t->map, t->map_len);
+		close(t->fd);
+	}
 	memset(t, 0, sizeof(*t));
 }
 
@@ -114,6 +116,44 @@ static size_t sample_above(const struct id_table *t, const unsigned char *key,
 	return lo;
 }
 
+/*
+ * Look for `key` among records [lo, hi), read with pread() a chunk at a
+ * time: `t->value` gets its value. 0 when found.
+ */
+static int find_in_records(struct id_table *t, const unsigned char *key,
+			   size_t lo, size_t hi)
+{
+	unsigned char chunk[LOOKUP_CHUNK * ID_RECORD_SIZE];
+
+	while (lo < hi) {
+		size_t nr = hi - lo < LOOKUP_CHUNK ? hi - lo : LOOKUP_CHUNK;
+		size_t a = 0, b = nr;
+		off_t at = HEADER_SIZE + (off_t)lo * ID_RECORD_SIZE;
+
+		if (pread_in_full(t->fd, chunk, nr * ID_RECORD_SIZE, at) !=
+		    nr * ID_RECORD_SIZE)
+			die_errno("cannot read an id table");
+		while (a < b) {
+			size_t mid = a + (b - a) / 2;
+			int cmp = memcmp(chunk + mid * ID_RECORD_SIZE, key,
+					 GIT_SHA1_RAWSZ);
+			if (!cmp) {
+				memcpy(t->value, chunk + mid * ID_RECORD_SIZE +
+				       GIT_SHA1_RAWSZ, GIT_SHA1_RAWSZ);
+				return 0;
+			}
+			if (cmp < 0)
+				a = mid + 1;
+			else
+				b = mid;
+		}
+		if (a < nr)
+			return -1;	/* the key would be in this chunk */
+		lo += nr;
+	}
+	return -1;
+}
+
 const unsigned char *id_table_find(struct id_table *t,
 				   const unsigned char *key)
 {
@@ -132,19 +172,7 @@ const unsigned char *id_table_find(struct id_table *t,
 	last = sample_above(t, key, first, samples_nr(hi), 0);
 	lo = first ? (first - 1) * SAMPLE_EVERY : 0;
 	hi = last * SAMPLE_EVERY < t->nr ? last * SAMPLE_EVERY : t->nr;
-	id_table_touch(t, LOOKUP_RECORDS);
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		const unsigned char *record = id_table_key(t, mid);
-		int cmp = memcmp(record, key, GIT_SHA1_RAWSZ);
-		if (!cmp)
-			return record + GIT_SHA1_RAWSZ;
-		if (cmp < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
+	return find_in_records(t, key, lo, hi) ? NULL : t->value;
 }
 
 static void write_at(int fd, const void *buf, size_t len, off_t offset)
@@ -165,7 +193,7 @@ void id_table_writer_start(struct id_table_writer *w, int fd)
 {
 	memset(w, 0, sizeof(*w));
 	w->fd = fd;
-	strbuf_init(&w->buf, 1 << 20);
+	strbuf_init(&w->buf, (WRITE_RECORDS + 1) * ID_RECORD_SIZE);
 	strbuf_init(&w->samples, 0);
 	strbuf_addchars(&w->buf, 0, HEADER_SIZE);
 	w->sorted = 1;
@@ -190,7 +218,7 @@ void id_table_add(struct id_table_writer *w, const unsigned char *key,
 	strbuf_add(&w->buf, key, GIT_SHA1_RAWSZ);
 	strbuf_add(&w->buf, value, GIT_SHA1_RAWSZ);
 	w->nr++;
-	if (w->buf.len >= (1 << 20))
+	if (w->buf.len >= WRITE_RECORDS * ID_RECORD_SIZE)
 		flush_records(w);
 }
 

@@ -80,10 +80,13 @@ static const char *flag_for_mode(unsigned mode, const char *path)
 /*
  * Manifest subtrees read recently: consecutive manifests share most of
  * them, and reading one back means undoing a chain of deltas. The cache
- * is bounded in bytes, not only in slots: 4096 slots of large directories
- * held ~15 MB on a 100k-file manifest (whose trees total ~4 MB), filling
- * up over the import and looking like memory growing with history. Past
- * the budget, slots are freed in turn (oldest first, roughly) until the
+ * is bounded in bytes, not only in slots, and by the width of the
+ * manifests, not by history: a fixed 8 MB filled up over a long import
+ * (1.8 MB at 33,000 changesets of ~6,000 files, 3.4 MB at 66,000), and
+ * 4096 slots of large directories held ~15 MB on a 100k-file manifest
+ * (whose trees total ~4 MB). It holds twice the trees of the last
+ * manifest read whole, the last two or so (at least 1 MB, at most 8 MB).
+ * Past that, slots are freed in turn (oldest first, roughly) until the
  * new tree fits.
  */
 struct cached_tree {
@@ -92,15 +95,27 @@ struct cached_tree {
 	unsigned long size;
 };
 #define TREE_CACHE_SLOTS 4096
-#define TREE_CACHE_BYTES (8 * 1024 * 1024)
+#define TREE_CACHE_MIN (1024 * 1024)
+#define TREE_CACHE_MAX (8 * 1024 * 1024)
 static struct cached_tree tree_slots[TREE_CACHE_SLOTS];
 static size_t tree_cache_bytes, tree_cache_sweep;
+static size_t tree_cache_budget = TREE_CACHE_MIN;
 
 static void free_slot(struct cached_tree *slot)
 {
 	tree_cache_bytes -= slot->size;
 	FREE_AND_NULL(slot->buf);
 	slot->size = 0;
+}
+
+/* The cache's budget for manifests whose trees total `bytes`. */
+static void fit_tree_cache(size_t bytes)
+{
+	tree_cache_budget = st_mult(bytes, 2);
+	if (tree_cache_budget < TREE_CACHE_MIN)
+		tree_cache_budget = TREE_CACHE_MIN;
+	if (tree_cache_budget > TREE_CACHE_MAX)
+		tree_cache_budget = TREE_CACHE_MAX;
 }
 
 static void *read_manifest_tree(const struct object_id *oid,
@@ -115,9 +130,9 @@ static void *read_manifest_tree(const struct object_id *oid,
 	}
 	buf = store_read_object_typed(oid, OBJ_TREE, size);
 	free_slot(slot);
-	if (*size > TREE_CACHE_BYTES)
+	if (*size > tree_cache_budget)
 		return buf;
-	for (i = 0; tree_cache_bytes + *size > TREE_CACHE_BYTES &&
+	for (i = 0; tree_cache_bytes + *size > tree_cache_budget &&
 		    i < TREE_CACHE_SLOTS; i++) {
 		free_slot(&tree_slots[tree_cache_sweep]);
 		tree_cache_sweep = (tree_cache_sweep + 1) % TREE_CACHE_SLOTS;
@@ -129,14 +144,17 @@ static void *read_manifest_tree(const struct object_id *oid,
 	return buf;
 }
 
-/* Append the manifest lines for the tree under `base` ("a/b/"). */
-static void generate_lines(struct strbuf *out, const struct object_id *tree,
-			   struct strbuf *base)
+/*
+ * Append the manifest lines for the tree under `base` ("a/b/"); return
+ * the size of the trees read.
+ */
+static size_t generate_lines(struct strbuf *out, const struct object_id *tree,
+			     struct strbuf *base)
 {
 	struct tree_iter entry;
 	unsigned long size;
 	void *buf = read_manifest_tree(tree, &size);
-	size_t base_len = base->len;
+	size_t base_len = base->len, bytes = size;
 
 	tree_iter_init(&entry, buf, size);
 	while (tree_iter_next(&entry)) {
@@ -145,7 +163,7 @@ static void generate_lines(struct strbuf *out, const struct object_id *tree,
 		strbuf_add(base, entry.path + 1, entry.pathlen - 1);
 		if (S_ISDIR(entry.mode)) {
 			strbuf_addch(base, '/');
-			generate_lines(out, &entry.oid, base);
+			bytes += generate_lines(out, &entry.oid, base);
 		} else {
 			struct hg_oid file;
 			git_oid_to_hg(&file, &entry.oid);
@@ -155,13 +173,23 @@ static void generate_lines(struct strbuf *out, const struct object_id *tree,
 		strbuf_setlen(base, base_len);
 	}
 	free(buf);
+	return bytes;
+}
+
+/* The lines of the manifest of tree `tree`, the cache fitted to it. */
+static void manifest_lines(struct strbuf *out, const struct object_id *tree)
+{
+	struct strbuf base = STRBUF_INIT;
+
+	fit_tree_cache(generate_lines(out, tree, &base));
+	strbuf_release(&base);
 }
 
 /* The text of `node` into `text`: the offered one, else from `tree`. */
 static void load_text(const struct hg_oid *node, const struct object_id *tree,
 		      struct block_text *text)
 {
-	struct strbuf base = STRBUF_INIT, lines = STRBUF_INIT;
+	struct strbuf lines = STRBUF_INIT;
 
 	if (manifest_offered_text(node)) {
 		SWAP(*text, offered);
@@ -169,10 +197,9 @@ static void load_text(const struct hg_oid *node, const struct object_id *tree,
 		has_offer = 0;
 		return;
 	}
-	generate_lines(&lines, tree, &base);
+	manifest_lines(&lines, tree);
 	block_text_set(text, lines.buf, lines.len);
 	strbuf_release(&lines);
-	strbuf_release(&base);
 }
 
 /* Load a stored manifest: its text, and its tree into the store. */
@@ -199,7 +226,6 @@ void manifest_text(const struct hg_oid *node, struct strbuf *out)
 {
 	const struct object_id *commit = hg2git(node);
 	struct object_id tree;
-	struct strbuf base = STRBUF_INIT;
 
 	strbuf_reset(out);
 	if (hg_oid_is_null(node))
@@ -207,8 +233,7 @@ void manifest_text(const struct hg_oid *node, struct strbuf *out)
 	if (!commit)
 		die("unknown manifest %s", hg_oid_to_hex(node));
 	commit_tree_oid(commit, &tree);
-	generate_lines(out, &tree, &base);
-	strbuf_release(&base);
+	manifest_lines(out, &tree);
 }
 
 void manifest_block_text(const struct hg_oid *node, struct block_text *out)
