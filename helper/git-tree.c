@@ -181,11 +181,11 @@ void learn_git_tree_of_changeset(const struct hg_oid *changeset)
 	buf = store_read_object_typed(note, OBJ_BLOB, &len);
 	bad = note_manifest_id(buf, len, &manifest);
 	free(buf);
-	if (bad)
-		die("git2hg note for %s is damaged", oid_to_hex(commit));
+	/* A damaged note: the tree is built from the manifest, as before. */
+	if (bad || hg_oid_is_null(&manifest))
+		return;
 	hg_oid_to_git(&key, &manifest);
-	if (hg_oid_is_null(&manifest) ||
-	    (known.map && notes_map_get(&known, &key)))
+	if (known.map && notes_map_get(&known, &key))
 		return;
 	commit_tree_oid(commit, &tree);
 	remember_git_tree(&manifest, &tree);
