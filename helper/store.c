@@ -127,17 +127,13 @@ void store_limit_memory(void)
 	 * Packs are read through mmap windows, 1 GiB each by default and up
 	 * to 8 GiB or more in all: every page of a finished pack touched by
 	 * a read (trees read back after a checkpoint) counted in the resident
-	 * size until the end. Unless configured, windows of 1 MiB, 16 MiB in
-	 * all: pages still in the page cache map again at no I/O cost. With
-	 * 8 MiB, a fetch of 100 changesets on manifest100k (reading the
-	 * trees of the manifests it edits, delta chains across a 50 MB pack)
-	 * mapped and unmapped a window 4,199 times (190 with 16 MiB), for
-	 * ~5 MB more resident.
+	 * size until the end. Unless configured, windows of 1 MiB, 8 MiB in
+	 * all: pages still in the page cache map again at no I/O cost.
 	 */
 	if (packed_git_window_size == DEFAULT_PACKED_GIT_WINDOW_SIZE)
 		packed_git_window_size = 1024 * 1024;
 	if (packed_git_limit == DEFAULT_PACKED_GIT_LIMIT)
-		packed_git_limit = 16 * 1024 * 1024;
+		packed_git_limit = 8 * 1024 * 1024;
 }
 
 void store_init(void)
