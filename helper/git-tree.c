@@ -12,6 +12,7 @@
 #include "raw-commit.h"
 #include "store.h"
 #include "git-tree.h"
+#include "changeset.h"
 
 /* Git trees for manifest trees, cached by manifest (sub)tree id. */
 KHASH_INIT(tree_cache, struct object_id, struct object_id, 1,
@@ -163,6 +164,31 @@ void remember_git_tree(const struct hg_oid *manifest,
 		notes_map_init(&known, NULL, NULL, 0);
 	hg_oid_to_git(&key, manifest);
 	notes_map_set(&known, &key, tree);
+}
+
+void learn_git_tree_of_changeset(const struct hg_oid *changeset)
+{
+	const struct object_id *commit, *note;
+	struct object_id key, tree;
+	struct hg_oid manifest;
+	unsigned long len;
+	char *buf;
+	int bad;
+
+	if (hg_oid_is_null(changeset) || !(commit = hg2git(changeset)) ||
+	    !(note = notes_map_get(&metadata.git2hg, commit)))
+		return;
+	buf = store_read_object_typed(note, OBJ_BLOB, &len);
+	bad = note_manifest_id(buf, len, &manifest);
+	free(buf);
+	/* A damaged note: the tree is built from the manifest, as before. */
+	if (bad || hg_oid_is_null(&manifest))
+		return;
+	hg_oid_to_git(&key, &manifest);
+	if (known.map && notes_map_get(&known, &key))
+		return;
+	commit_tree_oid(commit, &tree);
+	remember_git_tree(&manifest, &tree);
 }
 
 void git_tree_for_manifest(const struct hg_oid *manifest,

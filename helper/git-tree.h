@@ -13,6 +13,14 @@ void git_tree_from_manifest_tree(const struct object_id *manifest_tree,
 /* Record the git tree of a manifest built while importing it. */
 void remember_git_tree(const struct hg_oid *manifest,
 		       const struct object_id *tree);
+/*
+ * Record the git tree of the manifest of `changeset` when it is stored:
+ * the tree of its git commit (made from that manifest), read with its
+ * git2hg note. Without it, the first manifest of a fetch, whose base is
+ * the manifest of a stored parent, built that parent's git tree again
+ * from the manifest tree: every file of the manifest looked up.
+ */
+void learn_git_tree_of_changeset(const struct hg_oid *changeset);
 /* The git blob of a file revision; dies if it is unknown. */
 const struct object_id *git_blob_for_file(const struct hg_oid *file);
 /*

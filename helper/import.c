@@ -107,6 +107,8 @@ static void read_changesets(struct stream *cg, int version,
 				die("changeset %s does not match its contents "
 				    "(corrupt data)", hg_oid_to_hex(&chunk.node));
 		}
+		learn_git_tree_of_changeset(&chunk.p1);
+		learn_git_tree_of_changeset(&chunk.p2);
 		hg_oidcpy(&cs.node, &chunk.node);
 		hg_oidcpy(&cs.p1, &chunk.p1);
 		hg_oidcpy(&cs.p2, &chunk.p2);
