@@ -22,7 +22,6 @@
 #include "changeset.h"
 #include "file.h"
 #include "file-parents.h"
-#include "git-tree.h"
 #include "import.h"
 #include "manifest.h"
 #include "manifest-delta.h"
@@ -161,34 +160,6 @@ static void write_changesets_and_manifests(FILE *f, struct push_state *st)
 }
 
 /*
- * The git trees of the stored manifests of the batch's stored parents:
- * the trees of those parents' commits, as importing a changeset made its
- * commit's tree its manifest's git tree. The import back starts from
- * them instead of rebuilding one from its manifest, a lookup of each of
- * its files (100,000 on a wide repository) for one commit pushed.
- * The commits coming back are still checked against those pushed.
- */
-static void remember_parent_trees(struct push_state *st)
-{
-	size_t i;
-	int k;
-
-	for (i = 0; i < st->nr; i++)
-		for (k = 0; k < 2; k++) {
-			const struct cs_rev *cs = &st->cs[i];
-			const struct hg_oid *mp = k ? &cs->mp2 : &cs->mp1;
-			const struct object_id *commit =
-				hg2git(k ? &cs->p2 : &cs->p1);
-			struct object_id tree;
-
-			if (!commit || hg_oid_is_null(mp) || !hg2git(mp))
-				continue;
-			commit_tree_oid(commit, &tree);
-			remember_git_tree(mp, &tree);
-		}
-}
-
-/*
  * The text of the first manifest's delta base, when it is stored and
  * still kept (checked against its id when it was read): the import back
  * takes it instead of making it again from its trees (twice: to check the
@@ -217,7 +188,6 @@ static void import_back(const char *path, struct push_state *st)
 	int shown = show_progress;
 	size_t i;
 
-	remember_parent_trees(st);
 	stream_init_file(&raw, path);
 	bundle_open(&b, &raw, st->version);
 	/* Our own revisions, just written: no "Receiving" meters. */
