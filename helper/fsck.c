@@ -414,20 +414,6 @@ static const struct object_id *manifest_tree_of(struct fsck_run *run,
 	return tree;
 }
 
-/* The manifest a parent changeset commit's note names (null if none). */
-static int parent_manifest(const struct object_id *commit,
-			   struct hg_oid *manifest)
-{
-	const struct object_id *note = notes_map_get(&metadata.git2hg, commit);
-	unsigned long len;
-	enum object_type type;
-	char *buf = note ? store_read_object(note, &type, &len) : NULL;
-	int ret = !buf || type != OBJ_BLOB ||
-		  note_manifest_id(buf, len, manifest);
-	free(buf);
-	return ret ? -1 : 0;
-}
-
 /*
  * The files list must be what Mercurial's commit lists for the change
  * from the parents' manifests (fsck-changes.h); the changeset and its
@@ -447,7 +433,7 @@ static void check_changeset_files(struct fsck_run *run,
 
 	tree = manifest_tree_of(run, &cs->manifest, &trees[2]);
 	for (i = 0; i < c->parents.nr && i < 2; i++) {
-		if (parent_manifest(&c->parents.oid[i], &pm))
+		if (git2hg_manifest(&c->parents.oid[i], &pm))
 			return;	/* reported with that parent */
 		parents[i] = manifest_tree_of(run, &pm, &trees[i]);
 	}

@@ -12,7 +12,6 @@
 #include "raw-commit.h"
 #include "store.h"
 #include "git-tree.h"
-#include "changeset.h"
 
 /* Git trees for manifest trees, cached by manifest (sub)tree id. */
 KHASH_INIT(tree_cache, struct object_id, struct object_id, 1,
@@ -168,21 +167,14 @@ void remember_git_tree(const struct hg_oid *manifest,
 
 void learn_git_tree_of_changeset(const struct hg_oid *changeset)
 {
-	const struct object_id *commit, *note;
+	const struct object_id *commit;
 	struct object_id key, tree;
 	struct hg_oid manifest;
-	unsigned long len;
-	char *buf;
-	int bad;
 
-	if (hg_oid_is_null(changeset) || !(commit = hg2git(changeset)) ||
-	    !(note = notes_map_get(&metadata.git2hg, commit)))
+	if (hg_oid_is_null(changeset) || !(commit = hg2git(changeset)))
 		return;
-	buf = store_read_object_typed(note, OBJ_BLOB, &len);
-	bad = note_manifest_id(buf, len, &manifest);
-	free(buf);
 	/* A damaged note: the tree is built from the manifest, as before. */
-	if (bad || hg_oid_is_null(&manifest))
+	if (git2hg_manifest(commit, &manifest) || hg_oid_is_null(&manifest))
 		return;
 	hg_oid_to_git(&key, &manifest);
 	if (known.map && notes_map_get(&known, &key))

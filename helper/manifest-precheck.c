@@ -57,14 +57,15 @@ static const struct block_text *find_base(const struct hg_oid *node,
 					  struct block_text *stored)
 {
 	static const struct block_text empty = BLOCK_TEXT_INIT;
+	const struct block_text *offered;
 	int i;
 
 	if (hg_oid_is_null(node))
 		return &empty;
 	if (have_previous && hg_oideq(node, &previous.node))
 		return &previous.text;
-	if (manifest_offered_text(node))
-		return manifest_offered_text(node);
+	if ((offered = manifest_offered_text(node)))
+		return offered;
 	for (i = 0; i < KEPT_SNAPSHOTS; i++) {
 		if (snapshots[i].used && hg_oideq(node, &snapshots[i].node)) {
 			snapshots[i].used = ++uses;

@@ -437,3 +437,16 @@ int git2hg(const struct object_id *commit, struct hg_oid *node)
 		die("git2hg note for %s is damaged", oid_to_hex(commit));
 	return 0;
 }
+
+int git2hg_manifest(const struct object_id *commit, struct hg_oid *manifest)
+{
+	const struct object_id *note = notes_map_get(&metadata.git2hg, commit);
+	unsigned long len;
+	enum object_type type;
+	char *buf = note ? store_read_object(note, &type, &len) : NULL;
+	int ret = !buf || type != OBJ_BLOB ||
+		  note_manifest_id(buf, len, manifest);
+
+	free(buf);
+	return ret ? -1 : 0;
+}

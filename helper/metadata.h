@@ -56,6 +56,11 @@ void set_hg2git(const struct hg_oid *oid, const struct object_id *git);
 
 /* The hg changeset of a git commit: 0, or -1 when it has none. */
 int git2hg(const struct object_id *commit, struct hg_oid *node);
+/*
+ * The manifest the git2hg note of `commit` names (the null id when none):
+ * 0, or -1 when it has no note, or one that is not a blob naming one.
+ */
+int git2hg_manifest(const struct object_id *commit, struct hg_oid *manifest);
 
 /* Record a new manifest commit as a head (its parents stop being heads). */
 void add_manifest_head(const struct object_id *commit,
