@@ -287,7 +287,7 @@ class RepoMaker:
         done = self._resume_point(gitdir, path, commits)
         self.log(f'{shape.key}: git cinnabar bundle, hg unbundle by '
                  f'{BUNDLE_CHUNK} commits from {done}, then hg verify')
-        start = time.monotonic()
+        start, first = time.monotonic(), done
         for end in range(done + BUNDLE_CHUNK, len(commits) + BUNDLE_CHUNK,
                          BUNDLE_CHUNK):
             end = min(end, len(commits))
@@ -299,8 +299,9 @@ class RepoMaker:
             run(NICE + [self.hg, '-R', path, 'unbundle', '-q', bundle])
             minutes = (time.monotonic() - start) / 60
             self.log(f'{shape.key}: {end} changesets, '
-                     f'{(end - done) / minutes:.0f} per minute since the '
+                     f'{(end - first) / minutes:.0f} per minute since the '
                      f'start of this run, load {load_average()}')
+            done = end
         bundle.unlink(missing_ok=True)
         run(NICE + [self.hg, '-R', path, 'verify', '-q'])
 
