@@ -426,6 +426,7 @@ static int range_changed(struct tree_writer *w, size_t lo, size_t hi)
 static void byte_ends(struct id_table *t, size_t lo, size_t hi,
 		      unsigned depth, size_t end[256])
 {
+	size_t lo_start = lo;
 	unsigned b;
 
 	for (b = 0; b < 256; b++) {
@@ -444,7 +445,11 @@ static void byte_ends(struct id_table *t, size_t lo, size_t hi,
 		}
 		end[b] = lo;
 	}
-	id_table_touch(t, 256);
+	/*
+	 * 256 searches over the range map most of its pages when it is
+	 * small, and a page per probe when large: count the range.
+	 */
+	id_table_touch(t, hi - lo_start);
 }
 
 static int is_split(size_t lo, unsigned depth, const size_t end[256])
