@@ -226,21 +226,11 @@ void changeset_commit_id(struct strbuf *commit, const struct hg_oid *node,
 			 char filler, struct object_id *result)
 {
 	for (;;) {
-		const struct object_id *note;
 		struct hg_oid other;
-		unsigned long len;
-		char *buf;
 
 		hash_object_file(the_hash_algo, commit->buf, commit->len,
 				 OBJ_COMMIT, result);
-		note = notes_map_get(&metadata.git2hg, result);
-		if (!note)
-			return;
-		buf = store_read_object_typed(note, OBJ_BLOB, &len);
-		if (note_changeset_id(buf, len, &other))
-			die("git2hg note for %s is damaged", oid_to_hex(result));
-		free(buf);
-		if (hg_oideq(&other, node))
+		if (git2hg(result, &other) || hg_oideq(&other, node))
 			return;
 		strbuf_addch(commit, filler);
 	}

@@ -147,20 +147,12 @@ static void cmd_hg_prefix(const char **argv)
 static void cmd_git2hg(const char **argv)
 {
 	struct object_id git;
-	const struct object_id *note;
 	struct hg_oid hg = { { 0 } };
 
 	need_repository();
 	if (!argv[0] || get_oid_hex(argv[0], &git) || argv[0][GIT_SHA1_HEXSZ])
 		die("git2hg needs a 40-digit git id");
-	note = notes_map_get(&metadata.git2hg, &git);
-	if (note) {
-		unsigned long len;
-		char *buf = store_read_object_typed(note, OBJ_BLOB, &len);
-		if (note_changeset_id(buf, len, &hg))
-			die("git2hg note for %s is damaged", argv[0]);
-		free(buf);
-	}
+	git2hg(&git, &hg);	/* the null id when it has none */
 	answer("%s\n", hg_oid_to_hex(&hg));
 }
 
