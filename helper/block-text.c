@@ -66,29 +66,37 @@ struct builder {
 	struct strbuf pending;
 };
 
-/* Move what is pending into blocks, keeping back less than a block. */
-static void flush_full(struct builder *b)
+/* Move the bytes of `pending` into blocks, keeping back less than a block. */
+static void flush_full(struct block_text *out, struct strbuf *pending)
 {
 	size_t done = 0;
-	while (b->pending.len - done >= BLOCK_TEXT_SIZE) {
-		push_bytes(b->out, b->pending.buf + done, BLOCK_TEXT_SIZE);
+	while (pending->len - done >= BLOCK_TEXT_SIZE) {
+		push_bytes(out, pending->buf + done, BLOCK_TEXT_SIZE);
 		done += BLOCK_TEXT_SIZE;
 	}
-	strbuf_remove(&b->pending, 0, done);
+	strbuf_remove(pending, 0, done);
 }
 
-static void flush_all(struct builder *b)
+static void flush_all(struct block_text *out, struct strbuf *pending)
 {
-	flush_full(b);
-	if (b->pending.len)
-		push_bytes(b->out, b->pending.buf, b->pending.len);
-	strbuf_reset(&b->pending);
+	flush_full(out, pending);
+	if (pending->len)
+		push_bytes(out, pending->buf, pending->len);
+	strbuf_reset(pending);
+}
+
+void block_text_append(struct block_text *text, struct strbuf *buf, int all)
+{
+	if (all)
+		flush_all(text, buf);
+	else if (buf->len >= BLOCK_TEXT_SIZE)
+		flush_full(text, buf);
 }
 
 static void add_bytes(struct builder *b, const char *buf, size_t len)
 {
 	strbuf_add(&b->pending, buf, len);
-	flush_full(b);
+	flush_full(b->out, &b->pending);
 }
 
 /* Index of the block holding `pos` (< len). */
@@ -121,7 +129,7 @@ static void add_range(struct builder *b, const struct block_text *base,
 			    blk->len >= MIN_BLOCK;
 
 		if (whole && (!b->pending.len || b->pending.len >= MIN_BLOCK)) {
-			flush_all(b);
+			flush_all(b->out, &b->pending);
 			blk->refs++;
 			push_block(b->out, blk);
 		} else if (whole && b->pending.len + blk->len <=
@@ -164,7 +172,7 @@ int block_text_apply(const struct block_text *base, const char *delta,
 	}
 	if (!ret)
 		add_range(&b, base, pos, base->len);
-	flush_all(&b);
+	flush_all(b.out, &b.pending);
 	strbuf_release(&b.pending);
 	return ret ? -1 : 0;
 }

@@ -37,6 +37,12 @@ void block_text_release(struct block_text *text);
 /* Replace the content by a copy of `buf`. */
 void block_text_set(struct block_text *text, const char *buf, size_t len);
 /*
+ * Append the bytes of `buf` to `text` in whole blocks, leaving in `buf`
+ * what is less than a block, or all of them with `all`: a text made a
+ * piece at a time is never held whole in one buffer too.
+ */
+void block_text_append(struct block_text *text, struct strbuf *buf, int all);
+/*
  * Apply the Mercurial delta to `base`, into `out` (released first).
  * Return 0, or -1 if the delta is malformed or does not fit the base.
  */

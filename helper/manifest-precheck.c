@@ -73,6 +73,8 @@ static const struct block_text *find_base(const struct hg_oid *node,
 		}
 	}
 	if (hg2git(node)) {
+		if ((offered = manifest_offer_stored(node)))
+			return offered;
 		manifest_block_text(node, stored);
 		return stored;
 	}

@@ -56,6 +56,16 @@ const struct block_text *manifest_offered_text(const struct hg_oid *node)
 	return has_offer && hg_oideq(node, &offered_node) ? &offered : NULL;
 }
 
+const struct block_text *manifest_offer_stored(const struct hg_oid *node)
+{
+	if (has_offer)
+		return manifest_offered_text(node);
+	manifest_block_text(node, &offered);
+	hg_oidcpy(&offered_node, node);
+	has_offer = 1;
+	return &offered;
+}
+
 const char *manifest_flag_of_mode(unsigned mode)
 {
 	if (!S_ISGITLINK(mode))
@@ -145,11 +155,12 @@ static void *read_manifest_tree(const struct object_id *oid,
 }
 
 /*
- * Append the manifest lines for the tree under `base` ("a/b/"); return
+ * Append the manifest lines for the tree under `base` ("a/b/") to `out`,
+ * and from it to `blocks` as they fill whole blocks when given; return
  * the size of the trees read.
  */
-static size_t generate_lines(struct strbuf *out, const struct object_id *tree,
-			     struct strbuf *base)
+static size_t generate_lines(struct strbuf *out, struct block_text *blocks,
+			     const struct object_id *tree, struct strbuf *base)
 {
 	struct tree_iter entry;
 	unsigned long size;
@@ -163,12 +174,14 @@ static size_t generate_lines(struct strbuf *out, const struct object_id *tree,
 		strbuf_add(base, entry.path + 1, entry.pathlen - 1);
 		if (S_ISDIR(entry.mode)) {
 			strbuf_addch(base, '/');
-			bytes += generate_lines(out, &entry.oid, base);
+			bytes += generate_lines(out, blocks, &entry.oid, base);
 		} else {
 			struct hg_oid file;
 			git_oid_to_hg(&file, &entry.oid);
 			manifest_line_add(out, base->buf, base->len, &file,
 					  *flag_for_mode(entry.mode, base->buf));
+			if (blocks)
+				block_text_append(blocks, out, 0);
 		}
 		strbuf_setlen(base, base_len);
 	}
@@ -176,12 +189,18 @@ static size_t generate_lines(struct strbuf *out, const struct object_id *tree,
 	return bytes;
 }
 
-/* The lines of the manifest of tree `tree`, the cache fitted to it. */
-static void manifest_lines(struct strbuf *out, const struct object_id *tree)
+/*
+ * The lines of the manifest of tree `tree`, into `out`, or into `blocks`
+ * when given (`out` is then left empty); the cache fitted to it.
+ */
+static void manifest_lines(struct strbuf *out, struct block_text *blocks,
+			   const struct object_id *tree)
 {
 	struct strbuf base = STRBUF_INIT;
 
-	fit_tree_cache(generate_lines(out, tree, &base));
+	fit_tree_cache(generate_lines(out, blocks, tree, &base));
+	if (blocks)
+		block_text_append(blocks, out, 1);
 	strbuf_release(&base);
 }
 
@@ -197,8 +216,8 @@ static void load_text(const struct hg_oid *node, const struct object_id *tree,
 		has_offer = 0;
 		return;
 	}
-	manifest_lines(&lines, tree);
-	block_text_set(text, lines.buf, lines.len);
+	block_text_release(text);
+	manifest_lines(&lines, text, tree);
 	strbuf_release(&lines);
 }
 
@@ -222,27 +241,37 @@ static void load_manifest(const struct hg_oid *node)
 	set_last(node, text);
 }
 
-void manifest_text(const struct hg_oid *node, struct strbuf *out)
+/*
+ * The text of the stored manifest `node` into `out`, or into `blocks`
+ * when given.
+ */
+static void stored_text(const struct hg_oid *node, struct strbuf *out,
+			struct block_text *blocks)
 {
 	const struct object_id *commit = hg2git(node);
 	struct object_id tree;
 
-	strbuf_reset(out);
 	if (hg_oid_is_null(node))
 		return;
 	if (!commit)
 		die("unknown manifest %s", hg_oid_to_hex(node));
 	commit_tree_oid(commit, &tree);
-	manifest_lines(out, &tree);
+	manifest_lines(out, blocks, &tree);
+}
+
+void manifest_text(const struct hg_oid *node, struct strbuf *out)
+{
+	strbuf_reset(out);
+	stored_text(node, out, NULL);
 }
 
 void manifest_block_text(const struct hg_oid *node, struct block_text *out)
 {
-	struct strbuf flat = STRBUF_INIT;
+	struct strbuf lines = STRBUF_INIT;
 
-	manifest_text(node, &flat);
-	block_text_set(out, flat.buf, flat.len);
-	strbuf_release(&flat);
+	block_text_release(out);
+	stored_text(node, &lines, out);
+	strbuf_release(&lines);
 }
 
 int manifest_line_parse(const char **p, const char *end,

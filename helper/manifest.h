@@ -41,6 +41,13 @@ void manifest_offer_text(const struct hg_oid *node, const char *buf,
 			 size_t len);
 /* The offered text of `node`, or NULL. */
 const struct block_text *manifest_offered_text(const struct hg_oid *node);
+/*
+ * The text of the stored manifest `node`, made from its trees and kept as
+ * the offer when none is pending: the import after the early id check
+ * (manifest-precheck.h) takes it as its first base instead of making it
+ * again. NULL when another manifest's text is on offer.
+ */
+const struct block_text *manifest_offer_stored(const struct hg_oid *node);
 
 /*
  * The flag of a manifest line ("x", "l" or "") for the mode of its entry
