@@ -177,6 +177,17 @@ int block_text_apply(const struct block_text *base, const char *delta,
 	return ret ? -1 : 0;
 }
 
+void block_text_share(const struct block_text *from, struct block_text *to)
+{
+	size_t i;
+
+	block_text_release(to);
+	for (i = 0; i < from->nr; i++) {
+		from->blocks[i]->refs++;
+		push_block(to, from->blocks[i]);
+	}
+}
+
 void block_text_copy(const struct block_text *text, size_t start, size_t end,
 		     struct strbuf *out)
 {

@@ -48,6 +48,8 @@ void block_text_append(struct block_text *text, struct strbuf *buf, int all);
  */
 int block_text_apply(const struct block_text *base, const char *delta,
 		     size_t delta_len, struct block_text *out);
+/* Make `to` (released first) a copy of `from` sharing all its blocks. */
+void block_text_share(const struct block_text *from, struct block_text *to);
 /* Append the bytes [start, end) to `out`. */
 void block_text_copy(const struct block_text *text, size_t start, size_t end,
 		     struct strbuf *out);

@@ -30,12 +30,11 @@ void manifest_precheck_start(void)
 	active = check_enabled(CHECK_MANIFESTS);
 }
 
-/* A copy of `text` sharing its blocks (an empty delta applied). */
+/* A copy of `text` sharing its blocks. */
 static void keep(struct kept_text *kept, const struct hg_oid *node,
 		 const struct block_text *text)
 {
-	if (block_text_apply(text, "", 0, &kept->text))
-		BUG("an empty delta does not apply");
+	block_text_share(text, &kept->text);
 	hg_oidcpy(&kept->node, node);
 	kept->used = ++uses;
 }
@@ -52,9 +51,14 @@ static void keep_snapshot(const struct hg_oid *node,
 	keep(slot, node, text);
 }
 
-/* The text of `node` if we have it (or can read it from the repository). */
+/*
+ * The text of `node` if we have it, or can read it from the repository
+ * (then *from_repo is set; for the first manifest, `first`, it is offered
+ * to the import, whose first base it is).
+ */
 static const struct block_text *find_base(const struct hg_oid *node,
-					  struct block_text *stored)
+					  struct block_text *stored,
+					  int first, int *from_repo)
 {
 	static const struct block_text empty = BLOCK_TEXT_INIT;
 	const struct block_text *offered;
@@ -73,7 +77,8 @@ static const struct block_text *find_base(const struct hg_oid *node,
 		}
 	}
 	if (hg2git(node)) {
-		if ((offered = manifest_offer_stored(node)))
+		*from_repo = 1;
+		if (first && (offered = manifest_offer_stored(node)))
 			return offered;
 		manifest_block_text(node, stored);
 		return stored;
@@ -88,10 +93,11 @@ void manifest_precheck(const struct rev_chunk *chunk, size_t index)
 	struct shared_text *text;
 	int follows = have_previous &&
 		      hg_oideq(&chunk->delta_base, &previous.node);
+	int from_repo = 0;
 
 	if (!active)
 		return;
-	base = find_base(&chunk->delta_base, &stored);
+	base = find_base(&chunk->delta_base, &stored, !index, &from_repo);
 	if (!base) {
 		have_previous = 0;	/* left to the import */
 		return;
@@ -112,6 +118,13 @@ void manifest_precheck(const struct rev_chunk *chunk, size_t index)
 	have_previous = 1;
 	if (!follows)
 		keep_snapshot(&chunk->node, &text->text);
+	/*
+	 * A snapshot against a stored revision after the first manifest:
+	 * the import would make that revision's text from its trees again
+	 * to rebuild this one (manifest.c, rebase_delta).
+	 */
+	if (from_repo && index)
+		manifest_offer_made(&chunk->node, &text->text);
 	shared_text_release(text);
 	if (index / 8 >= checked_alloc) {
 		size_t old = checked_alloc;

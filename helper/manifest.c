@@ -22,10 +22,16 @@ static struct hg_oid last_node;
 static struct shared_text *last;
 static int last_loaded;
 
-/* A stored manifest's text offered by manifest_offer_text(). */
-static struct hg_oid offered_node;
-static struct block_text offered = BLOCK_TEXT_INIT;
-static int has_offer;
+/*
+ * Texts offered to the import (manifest.h): a changegroup's first delta
+ * base, and a snapshot the early id check made from a stored revision.
+ */
+#define OFFERS 2
+static struct offer {
+	struct hg_oid node;
+	struct block_text text;
+	int used;
+} offers[OFFERS];
 
 static void set_last(const struct hg_oid *node, struct shared_text *text)
 {
@@ -35,35 +41,93 @@ static void set_last(const struct hg_oid *node, struct shared_text *text)
 	hg_oidcpy(&last_node, node);
 }
 
+static struct offer *find_offer(const struct hg_oid *node)
+{
+	int i;
+	for (i = 0; i < OFFERS; i++)
+		if (offers[i].used && hg_oideq(node, &offers[i].node))
+			return &offers[i];
+	return NULL;
+}
+
+/* A free slot for `node`, or NULL. */
+static struct offer *new_offer(const struct hg_oid *node)
+{
+	int i;
+	for (i = 0; i < OFFERS; i++) {
+		if (!offers[i].used) {
+			hg_oidcpy(&offers[i].node, node);
+			offers[i].used = 1;
+			return &offers[i];
+		}
+	}
+	return NULL;
+}
+
+static void drop_offer(struct offer *o)
+{
+	block_text_release(&o->text);
+	o->used = 0;
+}
+
+/* Move the offered text of `node` into `text`; 0 if there is none. */
+static int take_offer(const struct hg_oid *node, struct block_text *text)
+{
+	struct offer *o = find_offer(node);
+	if (!o)
+		return 0;
+	SWAP(*text, o->text);
+	drop_offer(o);
+	return 1;
+}
+
 void manifest_reset_cache(void)
 {
+	int i;
+
 	set_last(&hg_null_oid, NULL);
 	last_loaded = 0;
-	block_text_release(&offered);
-	has_offer = 0;
+	for (i = 0; i < OFFERS; i++)
+		drop_offer(&offers[i]);
 }
 
 void manifest_offer_text(const struct hg_oid *node, const char *buf,
 			 size_t len)
 {
-	block_text_set(&offered, buf, len);
-	hg_oidcpy(&offered_node, node);
-	has_offer = 1;
+	struct offer *o = find_offer(node);
+
+	if (!o && !(o = new_offer(node))) {
+		drop_offer(&offers[0]);
+		o = new_offer(node);
+	}
+	block_text_set(&o->text, buf, len);
 }
 
 const struct block_text *manifest_offered_text(const struct hg_oid *node)
 {
-	return has_offer && hg_oideq(node, &offered_node) ? &offered : NULL;
+	struct offer *o = find_offer(node);
+	return o ? &o->text : NULL;
 }
 
 const struct block_text *manifest_offer_stored(const struct hg_oid *node)
 {
-	if (has_offer)
-		return manifest_offered_text(node);
-	manifest_block_text(node, &offered);
-	hg_oidcpy(&offered_node, node);
-	has_offer = 1;
-	return &offered;
+	struct offer *o = find_offer(node);
+
+	if (!o) {
+		if (!(o = new_offer(node)))
+			return NULL;
+		manifest_block_text(node, &o->text);
+	}
+	return &o->text;
+}
+
+void manifest_offer_made(const struct hg_oid *node,
+			 const struct block_text *text)
+{
+	struct offer *o;
+
+	if (!find_offer(node) && (o = new_offer(node)))
+		block_text_share(text, &o->text);
 }
 
 const char *manifest_flag_of_mode(unsigned mode)
@@ -210,13 +274,9 @@ static void load_text(const struct hg_oid *node, const struct object_id *tree,
 {
 	struct strbuf lines = STRBUF_INIT;
 
-	if (manifest_offered_text(node)) {
-		SWAP(*text, offered);
-		block_text_release(&offered);
-		has_offer = 0;
-		return;
-	}
 	block_text_release(text);
+	if (take_offer(node, text))
+		return;
 	manifest_lines(&lines, text, tree);
 	strbuf_release(&lines);
 }
@@ -807,13 +867,17 @@ static void rebase_delta(struct rev_chunk *chunk, struct strbuf *rebased)
 {
 	struct block_text base = BLOCK_TEXT_INIT, text = BLOCK_TEXT_INIT;
 
-	if (!hg_oid_is_null(&chunk->delta_base) && !hg2git(&chunk->delta_base))
-		return;	/* load_base() says what is missing */
-	manifest_block_text(&chunk->delta_base, &base);
-	validate_delta(chunk, &base);
-	if (block_text_apply(&base, chunk->delta, chunk->delta_len, &text))
-		malformed(&chunk->node);
-	block_text_release(&base);
+	if (!take_offer(&chunk->node, &text)) {
+		if (!hg_oid_is_null(&chunk->delta_base) &&
+		    !hg2git(&chunk->delta_base))
+			return;	/* load_base() says what is missing */
+		manifest_block_text(&chunk->delta_base, &base);
+		validate_delta(chunk, &base);
+		if (block_text_apply(&base, chunk->delta, chunk->delta_len,
+				     &text))
+			malformed(&chunk->node);
+		block_text_release(&base);
+	}
 	diff_sorted(chunk, &last->text, &text, rebased);
 	block_text_release(&text);
 	chunk->delta = rebased->buf;

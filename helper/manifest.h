@@ -30,24 +30,32 @@ void manifest_text(const struct hg_oid *node, struct strbuf *out);
 void manifest_block_text(const struct hg_oid *node, struct block_text *out);
 
 /*
- * Offer the text of the stored manifest `node`, made and checked against
- * its id by the caller (a push, before importing its changegroup back):
- * the next import whose delta base it is takes it (to check the first
- * manifest's id ahead, manifest-precheck.h, and as its base) instead of
- * making it again from its trees. One offer is kept, until taken or until
- * manifest_reset_cache().
+ * Texts offered to the next import, made and checked against their ids by
+ * the caller: it takes them instead of making them again from trees. Two
+ * are kept, until taken or until manifest_reset_cache().
+ *
+ * The text of the stored manifest `node`, made by a push (the parent of
+ * what it imports back).
  */
 void manifest_offer_text(const struct hg_oid *node, const char *buf,
 			 size_t len);
 /* The offered text of `node`, or NULL. */
 const struct block_text *manifest_offered_text(const struct hg_oid *node);
 /*
- * The text of the stored manifest `node`, made from its trees and kept as
- * the offer when none is pending: the import after the early id check
- * (manifest-precheck.h) takes it as its first base instead of making it
- * again. NULL when another manifest's text is on offer.
+ * The text of the stored manifest `node`, made from its trees and offered
+ * when a slot is free (the early id check, manifest-precheck.h, makes the
+ * first delta base of a changegroup this way, and the import takes it as
+ * its first base); NULL when none is free.
  */
 const struct block_text *manifest_offer_stored(const struct hg_oid *node);
+/*
+ * The text of the new manifest `node`, made by the early id check from a
+ * stored revision (a snapshot): the import rebuilds that revision against
+ * the last one it imported, and would have made the stored one again.
+ * Offered (sharing `text`'s blocks) when a slot is free.
+ */
+void manifest_offer_made(const struct hg_oid *node,
+			 const struct block_text *text);
 
 /*
  * The flag of a manifest line ("x", "l" or "") for the mode of its entry
