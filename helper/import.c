@@ -393,6 +393,7 @@ static void import_changegroup(struct stream *cg, int version,
 	import_manifests(&manifests, version, nr_manifests, stats);
 	stream_release(&manifests);
 	close(fd);
+	manifest_keep_last();
 	manifest_reset_cache();
 	verify_id_finish();
 	manifest_precheck_reset();

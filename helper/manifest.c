@@ -12,6 +12,7 @@
 #include "raw-commit.h"
 #include "check.h"
 #include "id-verify.h"
+#include "manifest-cache.h"
 
 /*
  * The last manifest imported or loaded: its text (in a buffer shared with
@@ -21,6 +22,16 @@
 static struct hg_oid last_node;
 static struct shared_text *last;
 static int last_loaded;
+
+/*
+ * Of the last manifest when the import made it: its parents and tree,
+ * and whether its text is on disk already (manifest-cache.h).
+ */
+static struct {
+	struct hg_oid p1, p2;
+	struct object_id tree;
+	int imported, kept;
+} last_made;
 
 /*
  * Texts offered to the import (manifest.h): a changegroup's first delta
@@ -39,6 +50,7 @@ static void set_last(const struct hg_oid *node, struct shared_text *text)
 		shared_text_release(last);
 	last = text;
 	hg_oidcpy(&last_node, node);
+	last_made.imported = 0;
 }
 
 static struct offer *find_offer(const struct hg_oid *node)
@@ -269,6 +281,19 @@ static void manifest_lines(struct strbuf *out, struct block_text *blocks,
 }
 
 /* The text of `node` into `text`: the offered one, else from `tree`. */
+/*
+ * The text of the stored manifest `node`, whose commit has `tree`, into
+ * `blocks` when given, else `out`: from the disk (manifest-cache.h), else
+ * from the trees.
+ */
+static void text_of_tree(const struct hg_oid *node,
+			 const struct object_id *tree, struct strbuf *out,
+			 struct block_text *blocks)
+{
+	if (manifest_cache_read(node, tree, out, blocks))
+		manifest_lines(out, blocks, tree);
+}
+
 static void load_text(const struct hg_oid *node, const struct object_id *tree,
 		      struct block_text *text)
 {
@@ -277,7 +302,7 @@ static void load_text(const struct hg_oid *node, const struct object_id *tree,
 	block_text_release(text);
 	if (take_offer(node, text))
 		return;
-	manifest_lines(&lines, text, tree);
+	text_of_tree(node, tree, &lines, text);
 	strbuf_release(&lines);
 }
 
@@ -316,7 +341,7 @@ static void stored_text(const struct hg_oid *node, struct strbuf *out,
 	if (!commit)
 		die("unknown manifest %s", hg_oid_to_hex(node));
 	commit_tree_oid(commit, &tree);
-	manifest_lines(out, blocks, &tree);
+	text_of_tree(node, &tree, out, blocks);
 }
 
 void manifest_text(const struct hg_oid *node, struct strbuf *out)
@@ -893,11 +918,13 @@ void import_manifest(struct rev_chunk *chunk, int id_checked)
 	struct shared_text *text;
 	struct strbuf rebased = STRBUF_INIT;
 	struct hg_hunk whole;
-	int rebuild;
+	int rebuild, snapshot;
 
 	if (hg2git(&chunk->node))
 		return;
-	if (last_loaded && last && !hg_oideq(&chunk->delta_base, &last_node))
+	snapshot = last_loaded && last &&
+		   !hg_oideq(&chunk->delta_base, &last_node);
+	if (snapshot)
 		rebase_delta(chunk, &rebased);
 	load_base(&chunk->delta_base);
 	base = last ? &last->text : &empty;
@@ -926,8 +953,24 @@ void import_manifest(struct rev_chunk *chunk, int id_checked)
 	}
 	remember_git_tree(&chunk->node, &git_tree);
 	store_manifest_commit(chunk, &tree);
+	/* Later snapshots come against this one. */
+	if (snapshot)
+		manifest_cache_write(&chunk->node, &chunk->p1, &chunk->p2,
+				     &tree, &text->text);
 	set_last(&chunk->node, text);
+	hg_oidcpy(&last_made.p1, &chunk->p1);
+	hg_oidcpy(&last_made.p2, &chunk->p2);
+	oidcpy(&last_made.tree, &tree);
+	last_made.imported = 1;
+	last_made.kept = snapshot;
 	strbuf_release(&rebased);
+}
+
+void manifest_keep_last(void)
+{
+	if (last && last_made.imported && !last_made.kept)
+		manifest_cache_write(&last_node, &last_made.p1, &last_made.p2,
+				     &last_made.tree, &last->text);
 }
 
 int manifest_commit_body_node(const struct raw_commit *c, struct hg_oid *node)

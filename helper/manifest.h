@@ -23,6 +23,12 @@ struct raw_commit;
  */
 /* id_checked: its id was checked already (manifest-precheck.h). */
 void import_manifest(struct rev_chunk *chunk, int id_checked);
+/*
+ * Keep on disk the text of the last manifest imported, the first delta
+ * base of the next fetch or the parent of the next push
+ * (manifest-cache.h). Call at the end of a changegroup's manifests.
+ */
+void manifest_keep_last(void);
 
 /* The text of a stored manifest (empty for the null id). */
 void manifest_text(const struct hg_oid *node, struct strbuf *out);

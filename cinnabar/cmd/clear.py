@@ -5,7 +5,7 @@ usage: git cinnabar clear [-v]
 Deletes every ref under refs/cinnabar/ (the metadata, the fetch refs,
 refs/cinnabar/checked and broken, and refs of older git-cinnabar
 versions), refs/notes/cinnabar, the fetch refs saved for rollback, and
-the caches of the id maps under .git/cinnabar/.
+the caches of the id maps and of manifest texts under .git/cinnabar/.
 Your own branches and tags, and remote-tracking refs, are left alone;
 the git objects stay until `git gc` finds nothing refers to them. The
 next fetch from a Mercurial repository imports everything again (the
@@ -27,12 +27,18 @@ PREFIXES = ('refs/cinnabar/', 'refs/notes/cinnabar')
 
 
 def forget_id_caches(git_dir):
-    """Remove the id maps' caches (`.git/cinnabar/<map>.idx`, made by the
-    helper: doc/architecture.md), of metadata that is no more, then the
-    directory when nothing else is in it."""
+    """Remove the helper's caches of metadata that is no more (the id maps'
+    `.git/cinnabar/<map>.idx` and the manifest texts of
+    `.git/cinnabar/manifests/`: doc/architecture.md), then the directory
+    when nothing else is in it."""
     directory = os.path.join(git.common_dir(git_dir), 'cinnabar')
     if not os.path.isdir(directory):
         return
+    texts = os.path.join(directory, 'manifests')
+    if os.path.isdir(texts):
+        for name in os.listdir(texts):
+            os.unlink(os.path.join(texts, name))
+        os.rmdir(texts)
     for name in os.listdir(directory):
         if name.endswith('.idx'):
             os.unlink(os.path.join(directory, name))
