@@ -148,21 +148,51 @@ def _config_where():
             os.environ.get('GIT_CONFIG_PARAMETERS'))
 
 
-def read_config_soon():
+class _ConfigFromHelper:
+    """The configuration as a helper started in the same place reads it
+    (its `config` command), for `_config_values` to read as it reads `git
+    config`'s output: a process fewer (~3 ms of CPU, a tenth of a fetch
+    with nothing new). `git config` when the helper cannot say. While it
+    is read, `being_read` is true: the tracer, which needs it to know
+    where its lines go, does not trace the helper's answer."""
+
+    being_read = False
+
+    def __init__(self, helper):
+        self._helper = helper
+
+    def read_all(self):
+        _ConfigFromHelper.being_read = True
+        try:
+            return self._helper.ready().config_list()
+        except Abort:
+            return run(CONFIG_LIST, check=False).stdout
+        finally:
+            _ConfigFromHelper.being_read = False
+
+
+def config_being_read():
+    """Whether the configuration is being read from the helper now."""
+    return _ConfigFromHelper.being_read
+
+
+def read_config_soon(helper=None):
     """Start reading the configuration, which the next `config` waits
     for instead of starting git then: git runs while we do something else
-    (a no-op fetch talks to the server meanwhile)."""
+    (a no-op fetch talks to the server meanwhile). With `helper` (a
+    cinnabar.helper.Helper started here, maybe not ready yet), from it."""
     where = _config_where()
     if where not in _config_cache:
-        _config_cache[where] = process.Process(
-            ['git'] + CONFIG_LIST, stdin=None, stderr=process.DEVNULL)
+        _config_cache[where] = _ConfigFromHelper(helper) if helper else \
+            process.Process(['git'] + CONFIG_LIST, stdin=None,
+                            stderr=process.DEVNULL)
 
 
 def _config_values():
     where = _config_where()
     read_config_soon()  # started here when nobody started it sooner
     values = _config_cache[where]
-    if isinstance(values, process.Process):
+    if not isinstance(values, tuple):   # being read: a Process, or helper
         entries = _parse_config(values.read_all())
         values = dict(entries), entries
         _config_cache[where] = values

@@ -21,7 +21,7 @@ from cinnabar.ids import GitId, HgId
 from cinnabar.record import record
 from cinnabar.trace import Tracer
 
-PROTOCOL = 7
+PROTOCOL = 8
 HELPER_NAME = 'git-cinnabar-helper'
 REBUILD_HINT = ('run `git cinnabar download` for a prebuilt one, or build '
                 'it with `make` at the top of the git-cinnabar source tree')
@@ -315,6 +315,14 @@ class Helper:
         return heads
 
     # Commands, in the order of PROTOCOL.md.
+
+    def config_list(self):
+        """git's configuration as `git config --list -z` writes it, as the
+        helper read it when it started (`config`)."""
+        self._command('config')
+        if self._answer() != 'ok':
+            raise HelperError('unexpected answer to config')
+        return BlockReader(self).read()
 
     def capabilities(self):
         """The helper's capabilities (asked once), as a set of words."""

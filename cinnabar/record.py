@@ -10,7 +10,12 @@ a dozen of them as it started, and `collections` with what it imports
 of its Python's CPU (bench/fetch_noop.py).
 """
 
-import operator
+try:
+    # operator's C half: `operator` itself is a Python module over it (a
+    # fetch with nothing new imports nothing else of it).
+    from _operator import itemgetter
+except ImportError:
+    from operator import itemgetter
 
 
 def _arguments(cls, args, kwargs):
@@ -68,6 +73,6 @@ def record(name, fields, defaults=()):
                               defaults)),
     }
     for index, field in enumerate(fields):
-        namespace[field] = property(operator.itemgetter(index),
+        namespace[field] = property(itemgetter(index),
                                     doc='field %d' % index)
     return type(name, (tuple,), namespace)

@@ -7,11 +7,13 @@ Its own module, so that neither of those two depends on the other.
 
 A fetch with nothing new, which people run all day, mostly waits: for
 Python to load its modules, for the helper to load its libraries (libcurl
-and its thirty-odd), for the server. So the helper and `git config` are
-started as soon as the repository is locked, before the modules of the
-session (cinnabar.remote and what it imports: the wire protocol, HTTP,
+and its thirty-odd), for the server. So the helper is started as soon as
+the repository is locked, before the modules of the session
+(cinnabar.remote and what it imports: the wire protocol, HTTP,
 urllib.parse, re) are loaded: the helper is ready when the first request
-is made. The modules imported here load none of those.
+is made. It also gives the session git's configuration (it reads it as it
+starts), instead of a `git config` process. The modules imported here
+load none of those.
 """
 
 import sys
@@ -55,7 +57,7 @@ def session(argv):
             # The helper first: it is what the session waits for (its
             # libraries load for longer than git config runs).
             spawned = _start_helper(resources, git_dir, url)
-            git.read_config_soon()
+            git.read_config_soon(spawned)
             # While they start (git's fast-import, whose tmp_pack files
             # these are, starts only once we answer git).
             resources.enter_context(tmpfiles.importer_packs(git_dir))

@@ -203,6 +203,8 @@ class Tracer:
     @property
     def enabled(self):
         if not self._looked_up:
+            if git.config_being_read():
+                return False    # the helper saying it (the handshake too)
             self._sink = _sinks().get(self.channel)
             self._looked_up = True
         return self._sink is not None

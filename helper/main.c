@@ -33,7 +33,7 @@
 #include "sha1/sha1-test.h"
 #include <malloc.h>
 
-#define PROTOCOL_VERSION 7
+#define PROTOCOL_VERSION 8
 #ifndef CINNABAR_HELPER_VERSION
 #define CINNABAR_HELPER_VERSION "0.1.0"
 #endif
@@ -484,6 +484,31 @@ static void write_blocks(const struct strbuf *data)
 	fputs("0\n", out);
 }
 
+/* One entry as `git config --list -z` writes it: `<key>[\n<value>]\0`. */
+static int list_config_entry(const char *key, const char *value, void *data)
+{
+	struct strbuf *list = data;
+
+	strbuf_addstr(list, key);
+	if (value) {
+		strbuf_addch(list, '\n');
+		strbuf_addstr(list, value);
+	}
+	strbuf_addch(list, '\0');
+	return 0;
+}
+
+static void cmd_config(const char **argv)
+{
+	struct strbuf list = STRBUF_INIT;
+
+	git_config(list_config_entry, &list);
+	fputs("ok\n", out);
+	write_blocks(&list);
+	fflush(out);
+	strbuf_release(&list);
+}
+
 static void cmd_data(const char **argv)
 {
 	struct hg_data d = HG_DATA_INIT;
@@ -545,6 +570,7 @@ struct command {
 static const struct command commands[] = {
 	{ "version", cmd_version },
 	{ "capabilities", cmd_capabilities },
+	{ "config", cmd_config },
 	{ "hg2git", cmd_hg2git },
 	{ "git2hg", cmd_git2hg },
 	{ "hg-prefix", cmd_hg_prefix },

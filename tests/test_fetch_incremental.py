@@ -13,6 +13,8 @@ from lib.checks import assert_expected_ids, assert_no_traceback
 from lib.corpus import NGINX
 from lib.git import METADATA_REF, Metadata, clone, git, hg_url
 from lib.git import is_ancestor, refs, rev_parse
+from lib.env import helper_under_test
+from lib.proc import run
 
 pytestmark = pytest.mark.slow
 TIMEOUT = 600
@@ -76,17 +78,17 @@ def test_fetch_with_nothing_new_changes_nothing(source, tmp_path):
     assert refs(repo) == before
 
 
-def test_fetch_with_nothing_new_is_two_requests_and_one_git(
+def test_fetch_with_nothing_new_is_two_requests_and_no_git(
         hg, hg_repos, hg_serve, tmp_path):
     """What people run all day (bench/fetch_noop.py) asks the server for
     its capabilities and one batch (branchmap, heads, bookmarks), as
-    git-cinnabar 0.7.5 does, and runs one git process of its own (`git
-    config`: the git dir is the GIT_DIR git gives us), besides the
-    helper. Its Python loads neither `site` (git-remote-hg runs `python3
-    -S`), `collections`, `contextlib`, `functools` (cinnabar.record,
-    cinnabar.resources), nor the modules a fetch with something to fetch
-    or a push needs (Python's import trace, PYTHONPROFILEIMPORTTIME,
-    says which load)."""
+    git-cinnabar 0.7.5 does, and runs no git process of its own besides
+    the helper (the git dir is the GIT_DIR git gives us, the configuration
+    the helper's `config`). Its Python loads neither `site`
+    (git-remote-hg runs `python3 -S`), `collections`, `contextlib`,
+    `functools` (cinnabar.record, cinnabar.resources), nor the modules a
+    fetch with something to fetch or a push needs (Python's import trace,
+    PYTHONPROFILEIMPORTTIME, says which load)."""
     server = hg_serve(hg_repos.get('hgweb+obs.hg'))
     repo = tmp_path / 'clone'
     clone(hg_url(server.url), repo, '--no-checkout')
@@ -113,4 +115,34 @@ def test_fetch_with_nothing_new_is_two_requests_and_one_git(
     ours = [line for line in trace.read_text().splitlines()
             if 'built-in: git ' in line and 'fetch' not in line
             and 'rev-list' not in line and 'maintenance' not in line]
-    assert len(ours) == 1 and 'git config --list' in ours[0], ours
+    assert ours == [], ours
+
+
+def test_the_helper_gives_git_config(tmp_path):
+    """The configuration a remote-helper session reads from the helper
+    (`config`, helper/PROTOCOL.md) is what `git config --list -z` says:
+    includes followed, keys without a value, several values of a key,
+    values with newlines, `-c` from git's command line last."""
+    repo = tmp_path / 'repo'
+    git('init', '-q', str(repo), cwd=tmp_path)
+    included = tmp_path / 'included'
+    included.write_text('[included]\n\tkey = from the include\n')
+    with open(repo / '.git' / 'config', 'a') as config:
+        config.write('[include]\n\tpath = %s\n' % included
+                     + '[novalue]\n\tkey\n[multi]\n\tv = 1\n\tv = 2\n'
+                     + '[Sec "Sub"]\n\tCamel = "two\\nlines"\n')
+    env = {'GIT_CONFIG_PARAMETERS': "'cmd.line'='x y'"}
+    expected = git('config', '--list', '-z', cwd=repo,
+                   extra_env=env).stdout
+    assert b'from the include' in expected and b'x y' in expected
+    answer = run([helper_under_test()], input=b'config\n', cwd=repo,
+                 extra_env=env).stdout
+    head, _, blocks = answer.partition(b'\n')
+    assert head == b'ok'
+    listed = b''
+    while True:
+        size, _, blocks = blocks.partition(b'\n')
+        if not int(size):
+            break
+        listed, blocks = listed + blocks[:int(size)], blocks[int(size):]
+    assert listed == expected

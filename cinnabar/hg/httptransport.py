@@ -43,7 +43,6 @@ Hostile servers
 import io
 import os
 import sys
-import zlib
 
 from cinnabar import tmpfiles
 from cinnabar.errors import Abort
@@ -111,6 +110,7 @@ def header_limit(capability):
 
 def inflate(payload, limit):
     """zlib-decompress `payload`, refusing more than `limit` bytes."""
+    import zlib     # here: a fetch with nothing new decompresses nothing
     decompressor = zlib.decompressobj()
     try:
         data = decompressor.decompress(payload, limit + 1)
@@ -465,7 +465,10 @@ class HttpTransport(Transport):
         if engine not in PYTHON_ENGINES:
             raise Abort('the server answered with the %r compression, which '
                         'we did not ask for' % engine)
-        decompressor = zlib.decompressobj() if engine == 'zlib' else None
+        decompressor = None
+        if engine == 'zlib':
+            import zlib
+            decompressor = zlib.decompressobj()
         for chunk in iter(lambda: body.read(READ_SIZE), b''):
             yield decompressor.decompress(chunk) if decompressor else chunk
         if decompressor:
