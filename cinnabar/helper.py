@@ -156,6 +156,7 @@ class Helper:
         self._capabilities = None
         self.version = version
         self.alive = True
+        self._failure = None
 
     @classmethod
     def start(cls, git_dir, env=None):
@@ -183,9 +184,18 @@ class Helper:
         return cls(child, None)
 
     def ready(self):
-        """This helper, once its version is checked (see `spawn`)."""
+        """This helper, once its version is checked (see `spawn`). A
+        handshake that failed fails again the same way: the first may be
+        the configuration's read (cinnabar.git), which goes on without
+        the helper, and the session must still say why it cannot."""
         if self.version is None:
-            self.version = self._handshake()
+            if self._failure is not None:
+                raise self._failure
+            try:
+                self.version = self._handshake()
+            except Abort as failure:
+                self._failure = failure
+                raise
         return self
 
     def __enter__(self):
