@@ -280,7 +280,6 @@ static void manifest_lines(struct strbuf *out, struct block_text *blocks,
 	strbuf_release(&base);
 }
 
-/* The text of `node` into `text`: the offered one, else from `tree`. */
 /*
  * The text of the stored manifest `node`, whose commit has `tree`, into
  * `blocks` when given, else `out`: from the disk (manifest-cache.h), else
@@ -294,6 +293,7 @@ static void text_of_tree(const struct hg_oid *node,
 		manifest_lines(out, blocks, tree);
 }
 
+/* The text of `node` into `text`: the offered one, else from `tree`. */
 static void load_text(const struct hg_oid *node, const struct object_id *tree,
 		      struct block_text *text)
 {
