@@ -4,22 +4,26 @@
  * A manifest of 100,000 files is about 6 MB, and most deltas change a few
  * lines of it. Applying a delta to a flat buffer copies the whole text;
  * here the result shares every block the delta leaves alone with its base
- * and only the blocks around each hunk are new (a few kB per hunk:
- * texts in flight to the threads verifying ids cost little). A text stays readable while the next one is built from it, so a
- * worker thread can hash it meanwhile (id-verify.h).
+ * and only the blocks around each hunk are new (tens of kB per hunk:
+ * texts in flight to the threads verifying ids cost little). A text stays
+ * readable while the next one is built from it, so a worker thread can
+ * hash it meanwhile (id-verify.h).
  *
  * Blocks are reference-counted without locks: only one thread may create,
  * apply to or release texts; others may only read a text they were given.
  * Blocks are about BLOCK_TEXT_SIZE bytes (at most twice that); every
  * block but the last is at least a quarter of that, so a text has few
- * blocks.
+ * blocks. The hashing threads feed their 16 lanes a block at a time, and
+ * a run of the lanes stops at the first block's end: at 4 kB, a clone of
+ * manifest100k spent a fifth more of the helper's CPU than at 16 kB
+ * (bench/README.md, "Block size").
  */
 #ifndef CINNABAR_BLOCK_TEXT_H
 #define CINNABAR_BLOCK_TEXT_H
 
 #include "strbuf.h"
 
-#define BLOCK_TEXT_SIZE 4096
+#define BLOCK_TEXT_SIZE 16384
 
 struct text_block;
 
