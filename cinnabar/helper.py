@@ -174,6 +174,10 @@ class Helper:
         if path is None:
             raise Abort('cannot find %s' % HELPER_NAME, hint=REBUILD_HINT)
         env = dict(os.environ if env is None else env)
+        # GnuTLS comes with libcurl's dependencies (LDAP) and sets itself
+        # up when loaded, unused: a millisecond of every start (the helper
+        # drops the variable at once, see its main.c).
+        env.setdefault('GNUTLS_NO_IMPLICIT_INIT', '1')
         if git_dir is not None:
             env['GIT_DIR'] = git_dir
         try:

@@ -629,6 +629,15 @@ int cmd_main(int argc, const char **argv)
 	 */
 	mallopt(M_MMAP_THRESHOLD, 8 * 1024 * 1024);
 	mallopt(M_TRIM_THRESHOLD, 64 * 1024 * 1024);
+	/*
+	 * GNUTLS_NO_IMPLICIT_INIT: set by cinnabar/helper.py when we are
+	 * started, so that GnuTLS, loaded only as a dependency of libcurl's
+	 * LDAP support (libcurl itself uses OpenSSL here, or initialises
+	 * GnuTLS explicitly when built on it), skips its load-time setup.
+	 * Dropped again at once: what we run (credential helpers) starts as
+	 * usual.
+	 */
+	unsetenv("GNUTLS_NO_IMPLICIT_INIT");
 	out = stdout;
 	set_die_routine(die_with_error_answer);
 	setup_git_directory_gently(&nongit);

@@ -32,6 +32,7 @@ CREDENTIAL_HELPER = '''#!%s
 JSON line a call) and answers `get` from a {host: [user, password]}
 file."""
 import json
+import os
 import sys
 
 action = sys.argv[1]
@@ -40,7 +41,9 @@ fields = dict(line.split('=', 1) for line in sys.stdin.read().splitlines()
 with open(%r, 'a') as log:
     log.write(json.dumps({'action': action, 'host': fields.get('host'),
                           'protocol': fields.get('protocol'),
-                          'username': fields.get('username')}) + '\\n')
+                          'username': fields.get('username'),
+                          'gnutls': os.environ.get('GNUTLS_NO_IMPLICIT_INIT')})
+              + '\\n')
 with open(%r) as f:
     answers = json.load(f)
 if action == 'get' and fields.get('host') in answers:
@@ -149,6 +152,9 @@ def test_401_with_a_body_asks_the_credential_helper(upstream, hostile,
     assert_no_traceback(result)
     assert [c['action'] for c in helper.calls()][:1] == ['get']
     assert 'store' in [c['action'] for c in helper.calls()]
+    # The variable the helper is started with (cinnabar/helper.py) is not
+    # passed on to what it runs.
+    assert [c['gnutls'] for c in helper.calls()] == [None, None]
     assert_no_secret(tmp_path, result)
 
 
