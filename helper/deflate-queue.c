@@ -57,6 +57,40 @@ static int object_level(struct object_deflater *d, int *level,
 	return ret < 0 ? -1 : 0;
 }
 
+/*
+ * `len` bytes at `in` as a zlib stream of stored blocks (RFC 1950; RFC
+ * 1951, 3.2.4): what level 0 makes, without a zlib stream of its own
+ * (one kept per level would be reset for each object, one switched
+ * between levels set up again).
+ */
+static void store_uncompressed(const unsigned char *in, size_t len,
+			       struct strbuf *out)
+{
+	unsigned long adler = adler32(0L, Z_NULL, 0);
+	unsigned char hdr[5];
+
+	strbuf_reset(out);
+	strbuf_grow(out, len + len / 65535 * 5 + 11);
+	/* Deflate, 32 kB window; the fastest level; a multiple of 31. */
+	strbuf_add(out, "\x78\x01", 2);
+	do {
+		size_t n = len > 65535 ? 65535 : len;
+
+		hdr[0] = n == len;	/* the last block; stored */
+		hdr[1] = n & 0xff;
+		hdr[2] = n >> 8;
+		hdr[3] = ~n & 0xff;
+		hdr[4] = (~n >> 8) & 0xff;
+		strbuf_add(out, hdr, 5);
+		strbuf_add(out, in, n);
+		adler = adler32(adler, in, n);
+		in += n;
+		len -= n;
+	} while (len);
+	put_be32(hdr, adler);
+	strbuf_add(out, hdr, 4);
+}
+
 /* A stream ready for an object at `level`: the one kept, when it fits. */
 static int ready_stream(struct object_deflater *d, int level)
 {
@@ -77,7 +111,13 @@ static int ready_stream(struct object_deflater *d, int level)
 int object_deflate(struct object_deflater *d, int level, const void *in,
 		   size_t len, struct strbuf *out)
 {
-	if (object_level(d, &level, in, len) || ready_stream(d, level))
+	if (object_level(d, &level, in, len))
+		return -1;
+	if (level == Z_NO_COMPRESSION) {
+		store_uncompressed(in, len, out);
+		return 0;
+	}
+	if (ready_stream(d, level))
 		return -1;
 	strbuf_reset(out);
 	strbuf_grow(out, deflateBound(&d->z, len));

@@ -10,9 +10,11 @@
  * appends them itself. Each object is deflated by a stream reset for it,
  * so the pack is byte for byte the one deflating in place writes.
  *
- * The level an object is deflated at is the configured one, except for
+ * The level an object is deflated at is the one asked for, except for
  * big objects that do not compress (already compressed or random data),
- * stored at level 0: see object_deflate().
+ * stored at level 0: see object_deflate(). At level 0 the stored blocks
+ * are written without zlib's deflate (store.c asks for it for the
+ * smallest objects).
  *
  * Only one thread (the pack writer's) may push, pop or stop; the worker
  * only reads what it is given and writes the job's output.

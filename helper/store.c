@@ -136,6 +136,24 @@ void store_limit_memory(void)
 		packed_git_limit = 8 * 1024 * 1024;
 }
 
+/*
+ * The level to deflate `len` bytes at. Unless the user chose one, objects
+ * (or deltas) of fewer than STORE_BELOW bytes are stored: deflate makes
+ * them hardly smaller (in the packs of a clone of 33,000 small changes,
+ * deltas of trees of 36 bytes on average took 51 bytes in the pack
+ * deflated, 52 stored; blobs of 72 bytes 80 and 85), and costs ~10 us an
+ * object whatever its size: 3 objects in 4 of that clone are that small,
+ * and its CPU went from 34-37 s to 27-31 s (the packs 2% larger).
+ */
+#define STORE_BELOW 128
+static int store_small;
+
+static int level_for(size_t len)
+{
+	return store_small && len < STORE_BELOW ? Z_NO_COMPRESSION
+						 : pack_compression_level;
+}
+
 void store_init(void)
 {
 	if (store_initialized)
@@ -151,8 +169,10 @@ void store_init(void)
 	{
 		const char *v;
 		if (git_config_get_value("pack.compression", &v) &&
-		    git_config_get_value("core.compression", &v))
+		    git_config_get_value("core.compression", &v)) {
 			pack_compression_level = Z_BEST_SPEED;
+			store_small = 1;
+		}
 	}
 	alloc_objects(object_entry_alloc);
 	checkpoint_objects = git_env_ulong("CINNABAR_TEST_CHECKPOINT",
@@ -434,7 +454,7 @@ static int is_pending(const struct object_entry *e)
 /* `len` bytes at `in`, deflated into pack_z_out. */
 static void deflate_object(const void *in, size_t len)
 {
-	if (object_deflate(&pack_deflater, pack_compression_level, in, len,
+	if (object_deflate(&pack_deflater, level_for(len), in, len,
 			   &pack_z_out))
 		die("cannot compress an object (zlib error)");
 }
@@ -556,7 +576,7 @@ static void *read_written(struct object_entry *e, unsigned long *size)
 static int push_pending(struct object_entry *e, char *in, size_t len,
 			int owned, struct object_entry *base)
 {
-	int level = pack_compression_level;
+	int level = level_for(len);
 
 	if (max_packsize)
 		return -1;	/* whether a pack is full needs the size */

@@ -3,7 +3,8 @@ deflated on its second thread (the default with two CPUs or more) or in
 place, as it does when a pack size limit is set (helper/store.c): a pack's
 name is the checksum of its bytes. Checkpoints every few objects make the
 import end packs, and read back objects, while others are still being
-deflated."""
+deflated. Objects too small for deflate to shrink are stored, unless the
+user chose a compression level."""
 
 import os
 import re
@@ -49,3 +50,42 @@ def test_same_pack_bytes_on_the_second_thread_or_not(tmp_path):
     assert none == 0
     # One CPU: no second thread (helper/deflate-queue.c).
     assert (on_thread > 0) == (os.cpu_count() > 1)
+
+
+def small_objects_stored(repo):
+    """(objects under 128 bytes whose entry in the pack is their header
+    and a zlib stream of one stored block, all objects under 128 bytes):
+    the whole objects of `repo`'s packs, from `git verify-pack -v`."""
+    stored = small = 0
+    for idx in (repo / '.git' / 'objects' / 'pack').glob('*.idx'):
+        out = git('verify-pack', '-v', idx, cwd=repo).out
+        for line in out.splitlines():
+            fields = line.split()
+            if len(fields) != 5 or fields[1] not in ('blob', 'tree',
+                                                     'commit', 'tag'):
+                continue  # deltas, and the summary lines
+            size, in_pack = int(fields[2]), int(fields[3])
+            if size >= 128:
+                continue
+            small += 1
+            header = 1 if size < 16 else 2  # type and size (gitformat-pack)
+            # zlib's 2 bytes, the block's 5, the Adler-32's 4 (RFC 1950-1).
+            stored += in_pack == header + size + 2 + 5 + 4
+    return stored, small
+
+
+def test_small_objects_stored_unless_a_level_is_chosen(tmp_path):
+    """Deflate makes objects of a few dozen bytes no smaller: they are
+    stored, unless the user chose a compression level (helper/store.c);
+    git reads both."""
+    path = Corpus(test_env.corpus_dir()).bundle(BUNDLE)
+    default, _ = unbundled(path, tmp_path / 'default')
+    chosen, _ = unbundled(path, tmp_path / 'chosen', 'core.compression=1')
+    assert default[1] == chosen[1]  # the same metadata
+    for name in ('default', 'chosen'):
+        git('fsck', '--full', '--strict', '--no-dangling',
+            cwd=tmp_path / name)
+    stored, small = small_objects_stored(tmp_path / 'default')
+    assert small and stored == small
+    stored, small = small_objects_stored(tmp_path / 'chosen')
+    assert small and stored < small / 2
