@@ -20,6 +20,10 @@ speed with our `git cinnabar bundle`, kept in build/bench-data/scale/):
                                for a project of that many changesets
                                (250k: mozilla-unified's half)
     FILES:COMMITS[:bundle]     any other
+    FILES:COMMITS:fixed        the same stream without the files it adds
+                               after the first commit: a history that
+                               keeps its width (3000:250000:fixed against
+                               3000:33000:fixed is history alone)
 
 For each clone: wall time, CPU (user+sys of the whole process tree, and
 of `hg serve` while it ran), peak RSS of the largest process (VmHWM
@@ -77,10 +81,10 @@ def parse_size(text):
     files, _, commits = text.partition(':')
     commits, _, method = commits.partition(':')
     if not (files.isdigit() and commits.isdigit()
-            and method in ('', 'bundle')):
+            and method in ('', 'bundle', 'fixed')):
         raise ValueError(f"unknown size '{text}' (one of "
                          f"{', '.join(NAMED_SIZES)}, or "
-                         f"FILES:COMMITS[:bundle])")
+                         f"FILES:COMMITS[:bundle|:fixed])")
     return Shape(int(files), int(commits), method=method or 'convert')
 
 

@@ -21,6 +21,12 @@ The stream of N commits is the beginning of the stream of M > N commits
   continued from one of fewer commits (convert's `.hg/shamap`, git commit
   -> hg changeset, written for the commits that repository already has).
 
+Shapes of method 'fixed' are made as 'bundle' ones from the same stream
+with the files it adds after its first commit taken out: each change to
+such a file is made to one of the first commit's files instead (see
+FixedWidth), so the history keeps its width, N_FILES files, all along.
+They tell what grows with history from what grows with width.
+
 Converting is slow (~115 ms of CPU per commit at 100k files, 16 ms at
 3000 files, measured on this 2-core machine): shapes of method 'bundle'
 are made instead with our `git cinnabar bundle` of the fast-imported
@@ -36,6 +42,7 @@ prefix) is continued from the prefix hg has, once checked against the
 metadata of git/.
 """
 
+import re
 import shutil
 import subprocess
 import time
@@ -54,6 +61,47 @@ class GenerationError(Exception):
     pass
 
 
+class FixedWidth:
+    """gen-fastimport.py's stream with no file added after the first
+    commit: a change to a path the first commit does not have is made to
+    the first commit's path number <the path's digits> modulo their
+    count instead.  Blobs and marks are untouched (a blob only the
+    dropped paths used stays unreferenced)."""
+
+    def __init__(self, source, sink):
+        self.source, self.sink = source, sink
+        self.first = None  # the first commit's paths, in order
+        self.known = set()
+
+    def run(self):
+        read, write = self.source.readline, self.sink.write
+        commits = 0
+        while True:
+            line = read()
+            if not line:
+                break
+            if line.startswith(b'data '):
+                write(line)
+                write(self.source.read(int(line[5:])))
+                continue
+            if line.startswith(b'commit '):
+                commits += 1
+                if commits == 2:
+                    self.first = sorted(self.known)
+            elif line.startswith(b'M ') and commits:
+                line = self._change(line, commits == 1)
+            write(line)
+
+    def _change(self, line, initial):
+        mode, mark, path = line[2:].rstrip(b'\n').split(b' ', 2)
+        if initial:
+            self.known.add(path)
+        elif path not in self.known:
+            number = int(b"".join(re.findall(rb"\d", path)))
+            path = self.first[number % len(self.first)]
+        return b'M %s %s %s\n' % (mode, mark, path)
+
+
 class Shape:
     """A history from the generator: files, commits after the first,
     random seed."""
@@ -61,6 +109,11 @@ class Shape:
     def __init__(self, files, commits, seed=42, method='convert'):
         self.files, self.commits, self.seed = files, commits, seed
         self.method = method
+
+    @property
+    def bundled(self):
+        """Whether made with our `git cinnabar bundle` (not convert)."""
+        return self.method in ('bundle', 'fixed')
 
     @property
     def key(self):
@@ -142,7 +195,7 @@ class RepoMaker:
         gitdir = path.parent / 'git'
         if not self._stream_complete(shape, gitdir):
             self._fast_import(shape, gitdir)
-        if shape.method == 'bundle':
+        if shape.bundled:
             self._bundle(shape, gitdir, path)
         else:
             self._convert(shape, gitdir, path, self._shorter(shape))
@@ -181,10 +234,10 @@ class RepoMaker:
         """The hg repository of an unfinished 'bundle' shape of the same
         stream that already has the changesets of `shape`, checked as
         for resuming it (see _resume_point), or None."""
-        if shape.method != 'bundle':
+        if not shape.bundled:
             return None
         prefix = f'f{shape.files}-c'
-        for entry in sorted(self.cache.glob(prefix + '*-bundle')):
+        for entry in sorted(self.cache.glob(f'{prefix}*-{shape.method}')):
             commits = entry.name[len(prefix):].partition('-')[0]
             other = Shape(shape.files, int(commits), shape.seed,
                           shape.method) if commits.isdigit() else None
@@ -219,7 +272,7 @@ class RepoMaker:
     def _resumable(self, shape, path):
         """Whether an interrupted run of _bundle left `path` and its git
         stream in a state to continue from (see _resume_point)."""
-        if shape.method != 'bundle' or not (path / '.hg').is_dir():
+        if not shape.bundled or not (path / '.hg').is_dir():
             return False
         gitdir = path.parent / 'git'
         if not self._stream_complete(shape, gitdir):
@@ -267,8 +320,17 @@ class RepoMaker:
             NICE + ['python3', self.corpus / 'scale' / 'gen-fastimport.py',
                     str(shape.files), str(shape.commits), str(shape.seed)],
             stdout=subprocess.PIPE)
-        run(NICE + ['git', '-C', gitdir, 'fast-import', '--quiet'],
-            stdin=gen.stdout)
+        fast_import = NICE + ['git', '-C', gitdir, 'fast-import', '--quiet']
+        if shape.method == 'fixed':
+            importer = subprocess.Popen(fast_import, stdin=subprocess.PIPE,
+                                        stderr=subprocess.PIPE)
+            FixedWidth(gen.stdout, importer.stdin).run()
+            importer.stdin.close()
+            err = importer.stderr.read().decode(errors='replace')
+            if importer.wait():
+                raise GenerationError(f'git fast-import failed: {err}')
+        else:
+            run(fast_import, stdin=gen.stdout)
         gen.stdout.close()
         if gen.wait():
             raise GenerationError('gen-fastimport.py failed')
@@ -360,6 +422,7 @@ def load_average():
 
 def describe_generation():
     return (f'gen-fastimport.py streams through hg convert '
-            f'({" ".join(CONVERT_CONFIG[1::2])}) or, method bundle, '
-            f'git cinnabar bundle + hg unbundle + hg verify; '
+            f'({" ".join(CONVERT_CONFIG[1::2])}) or, methods bundle and '
+            f'fixed (no file added), git cinnabar bundle + hg unbundle + '
+            f'hg verify; '
             f'under {" ".join(NICE)}')
