@@ -62,27 +62,70 @@ def report_bug(error):
          'traceback' % TRACEBACK_ENV)
 
 
-def _raise_terminated(signo, frame):
-    raise Terminated(signo)
-
-
-def catch_termination():
-    """Raise Terminated on SIGTERM and SIGHUP, unless they are ignored
-    (nohup)."""
+def _signals():
     try:
         import _signal as signals   # as cinnabar.process: not enum
     except ImportError:
         import signal as signals
-    for name in ('SIGTERM', 'SIGHUP'):
+    return signals
+
+
+_caught = []    # the signals catch_termination() handles
+
+
+def _ignore_more(signo, frame):
+    pass
+
+
+def _stop(signo, frame):
+    """The first of the signals ends the command; later ones must not cut
+    short the cleanups it runs (`finally`, `with`): a terminal's Ctrl-C
+    reaches the whole process group, and the `git remote-hg` that runs
+    git-remote-hg then sends us the same signal again. Not SIG_IGN, which
+    the processes a cleanup starts would inherit."""
+    signals = _signals()
+    for caught in _caught:
+        signals.signal(caught, _ignore_more)
+    if signo == signals.SIGINT:
+        raise KeyboardInterrupt
+    raise Terminated(signo)
+
+
+def catch_termination():
+    """Raise KeyboardInterrupt on SIGINT, Terminated on SIGTERM and
+    SIGHUP, once (see _stop), unless they are ignored (nohup) or handled
+    otherwise. Returns {signal: its handler before}."""
+    signals = _signals()
+    before = {}
+    for name in ('SIGINT', 'SIGTERM', 'SIGHUP'):
         signo = getattr(signals, name, None)
-        if signo is not None and (signals.getsignal(signo)
-                                  == signals.SIG_DFL):
-            signals.signal(signo, _raise_terminated)
+        if signo is None:
+            continue
+        handler = signals.getsignal(signo)
+        if handler in (signals.SIG_DFL, signals.default_int_handler):
+            before[signo] = handler
+            signals.signal(signo, _stop)
+    _caught[:] = before
+    return before
+
+
+def _restore(handlers):
+    signals = _signals()
+    for signo, handler in handlers.items():
+        signals.signal(signo, handler)
+    _caught.clear()
 
 
 def run_guarded(main, argv):
     """Run `main(argv)` and turn what it raises into a message and a status."""
-    catch_termination()
+    handlers = catch_termination()
+    try:
+        return _run(main, argv)
+    finally:
+        _restore(handlers)
+
+
+def _run(main, argv):
     try:
         return main(argv) or 0
     except Abort as error:

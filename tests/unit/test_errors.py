@@ -1,5 +1,12 @@
 """How failures reach people."""
 
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
 from cinnabar.errors import Abort, run_guarded
 
 
@@ -37,3 +44,44 @@ def test_interrupt(capsys):
 def test_success():
     assert run_guarded(lambda argv: None, []) == 0
     assert run_guarded(lambda argv: 3, []) == 3
+
+
+SIGNALLED_TWICE = '''
+import os, signal, sys, time
+from cinnabar.errors import run_guarded
+
+def main(argv):
+    try:
+        os.kill(os.getpid(), int(argv[0]))
+        time.sleep(5)
+    finally:
+        # What git's `git remote-hg` does when the terminal's signal
+        # reached the whole group: the same signal again, to its child.
+        os.kill(os.getpid(), int(argv[0]))
+        time.sleep(0.2)
+        print('cleaned up', flush=True)
+
+sys.exit(run_guarded(main, sys.argv[1:]))
+'''
+
+
+@pytest.mark.parametrize('signo', [signal.SIGINT, signal.SIGTERM,
+                                   signal.SIGHUP])
+def test_second_signal_does_not_cut_the_cleanup_short(signo):
+    """The first signal ends the command; the same signal again, while
+    `finally` blocks run, does not interrupt them (a tmp_pack was left
+    when it did), and the status is the first signal's."""
+    proc = subprocess.run(
+        [sys.executable, '-S', '-c', SIGNALLED_TWICE, str(int(signo))],
+        capture_output=True, text=True, timeout=60,
+        cwd=Path(__file__).resolve().parents[2])
+    assert proc.stdout == 'cleaned up\n', proc.stderr
+    assert proc.stderr == 'fatal: interrupted\n'
+    assert proc.returncode == 128 + signo
+
+
+def test_handlers_restored_after_the_command():
+    signals = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    before = {s: signal.getsignal(s) for s in signals}
+    assert run_guarded(lambda argv: None, []) == 0
+    assert {s: signal.getsignal(s) for s in before} == before
