@@ -71,21 +71,34 @@ def _signals():
 
 
 _caught = []    # the signals catch_termination() handles
+_first = []     # when the first of them came (time.monotonic())
+# Within this many seconds of the first, another is the same one again.
+ECHO_SECONDS = 1.0
 
 
-def _ignore_more(signo, frame):
-    pass
+def _after_first(signo, frame):
+    """Another signal while the first one's cleanups run: within
+    ECHO_SECONDS, its echo, ignored; later, someone insisting (a second
+    Ctrl-C), who gets what git gives: the end, now."""
+    import time
+    if time.monotonic() - _first[0] <= ECHO_SECONDS:
+        return
+    signals = _signals()
+    signals.signal(signo, signals.SIG_DFL)
+    os.kill(os.getpid(), signo)
 
 
 def _stop(signo, frame):
-    """The first of the signals ends the command; later ones must not cut
+    """The first of the signals ends the command; its echo must not cut
     short the cleanups it runs (`finally`, `with`): a terminal's Ctrl-C
     reaches the whole process group, and the `git remote-hg` that runs
     git-remote-hg then sends us the same signal again. Not SIG_IGN, which
     the processes a cleanup starts would inherit."""
+    import time
     signals = _signals()
+    _first[:] = [time.monotonic()]
     for caught in _caught:
-        signals.signal(caught, _ignore_more)
+        signals.signal(caught, _after_first)
     if signo == signals.SIGINT:
         raise KeyboardInterrupt
     raise Terminated(signo)

@@ -85,3 +85,33 @@ def test_handlers_restored_after_the_command():
     before = {s: signal.getsignal(s) for s in signals}
     assert run_guarded(lambda argv: None, []) == 0
     assert {s: signal.getsignal(s) for s in before} == before
+
+
+INSISTING = '''
+import os, sys, time
+from cinnabar.errors import run_guarded
+
+def main(argv):
+    try:
+        os.kill(os.getpid(), int(argv[0]))
+        time.sleep(5)
+    finally:
+        time.sleep(1.5)     # a cleanup that takes its time
+        os.kill(os.getpid(), int(argv[0]))
+        time.sleep(5)
+        print('not killed', flush=True)
+
+sys.exit(run_guarded(main, sys.argv[1:]))
+'''
+
+
+@pytest.mark.parametrize('signo', [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_again_later_ends_the_cleanup(signo):
+    """Past its echo, a second signal ends the process as git's own
+    commands end on a second Ctrl-C: by the signal."""
+    proc = subprocess.run(
+        [sys.executable, '-S', '-c', INSISTING, str(int(signo))],
+        capture_output=True, text=True, timeout=60,
+        cwd=Path(__file__).resolve().parents[2])
+    assert proc.stdout == ''
+    assert proc.returncode == -signo
