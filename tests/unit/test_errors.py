@@ -47,22 +47,34 @@ def test_success():
 
 
 SIGNALLED_TWICE = '''
-import os, signal, sys, time
+import os, sys, time
 from cinnabar.errors import run_guarded
 
 def main(argv):
+    signo, after = int(argv[0]), float(argv[1])
     try:
-        os.kill(os.getpid(), int(argv[0]))
+        os.kill(os.getpid(), signo)
         time.sleep(5)
     finally:
-        # What git's `git remote-hg` does when the terminal's signal
-        # reached the whole group: the same signal again, to its child.
-        os.kill(os.getpid(), int(argv[0]))
-        time.sleep(0.2)
+        # A cleanup that takes `after` seconds, then the same signal
+        # again: at once, what git's `git remote-hg` sends its child when
+        # the terminal's reached the whole group; later, someone
+        # insisting.
+        time.sleep(after)
+        os.kill(os.getpid(), signo)
+        time.sleep(0.2 if after < 1 else 5)
         print('cleaned up', flush=True)
 
 sys.exit(run_guarded(main, sys.argv[1:]))
 '''
+
+
+def signalled_twice(signo, after):
+    return subprocess.run(
+        [sys.executable, '-S', '-c', SIGNALLED_TWICE, str(int(signo)),
+         str(after)],
+        capture_output=True, text=True, timeout=60,
+        cwd=Path(__file__).resolve().parents[2])
 
 
 @pytest.mark.parametrize('signo', [signal.SIGINT, signal.SIGTERM,
@@ -71,13 +83,19 @@ def test_second_signal_does_not_cut_the_cleanup_short(signo):
     """The first signal ends the command; the same signal again, while
     `finally` blocks run, does not interrupt them (a tmp_pack was left
     when it did), and the status is the first signal's."""
-    proc = subprocess.run(
-        [sys.executable, '-S', '-c', SIGNALLED_TWICE, str(int(signo))],
-        capture_output=True, text=True, timeout=60,
-        cwd=Path(__file__).resolve().parents[2])
+    proc = signalled_twice(signo, 0)
     assert proc.stdout == 'cleaned up\n', proc.stderr
     assert proc.stderr == 'fatal: interrupted\n'
     assert proc.returncode == 128 + signo
+
+
+@pytest.mark.parametrize('signo', [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_again_later_ends_the_cleanup(signo):
+    """Past its echo, a second signal ends the process as git's own
+    commands end on a second Ctrl-C: by the signal."""
+    proc = signalled_twice(signo, 1.5)
+    assert proc.stdout == ''
+    assert proc.returncode == -signo
 
 
 def test_handlers_restored_after_the_command():
@@ -85,33 +103,3 @@ def test_handlers_restored_after_the_command():
     before = {s: signal.getsignal(s) for s in signals}
     assert run_guarded(lambda argv: None, []) == 0
     assert {s: signal.getsignal(s) for s in before} == before
-
-
-INSISTING = '''
-import os, sys, time
-from cinnabar.errors import run_guarded
-
-def main(argv):
-    try:
-        os.kill(os.getpid(), int(argv[0]))
-        time.sleep(5)
-    finally:
-        time.sleep(1.5)     # a cleanup that takes its time
-        os.kill(os.getpid(), int(argv[0]))
-        time.sleep(5)
-        print('not killed', flush=True)
-
-sys.exit(run_guarded(main, sys.argv[1:]))
-'''
-
-
-@pytest.mark.parametrize('signo', [signal.SIGINT, signal.SIGTERM])
-def test_a_signal_again_later_ends_the_cleanup(signo):
-    """Past its echo, a second signal ends the process as git's own
-    commands end on a second Ctrl-C: by the signal."""
-    proc = subprocess.run(
-        [sys.executable, '-S', '-c', INSISTING, str(int(signo))],
-        capture_output=True, text=True, timeout=60,
-        cwd=Path(__file__).resolve().parents[2])
-    assert proc.stdout == ''
-    assert proc.returncode == -signo
