@@ -9,6 +9,9 @@ one line naming it and says how to see the traceback
 
 import os
 import sys
+import time
+
+from cinnabar.process import signals
 
 TRACEBACK_ENV = 'GIT_CINNABAR_TRACEBACK'
 
@@ -62,16 +65,8 @@ def report_bug(error):
          'traceback' % TRACEBACK_ENV)
 
 
-def _signals():
-    try:
-        import _signal as signals   # as cinnabar.process: not enum
-    except ImportError:
-        import signal as signals
-    return signals
-
-
 _caught = []    # the signals catch_termination() handles
-_first = []     # when the first of them came (time.monotonic())
+_first_at = None    # when the first of them came (time.monotonic())
 # Within this many seconds of the first, another is the same one again.
 ECHO_SECONDS = 1.0
 
@@ -80,10 +75,8 @@ def _after_first(signo, frame):
     """Another signal while the first one's cleanups run: within
     ECHO_SECONDS, its echo, ignored; later, someone insisting (a second
     Ctrl-C), who gets what git gives: the end, now."""
-    import time
-    if time.monotonic() - _first[0] <= ECHO_SECONDS:
+    if time.monotonic() - _first_at <= ECHO_SECONDS:
         return
-    signals = _signals()
     signals.signal(signo, signals.SIG_DFL)
     os.kill(os.getpid(), signo)
 
@@ -94,9 +87,8 @@ def _stop(signo, frame):
     reaches the whole process group, and the `git remote-hg` that runs
     git-remote-hg then sends us the same signal again. Not SIG_IGN, which
     the processes a cleanup starts would inherit."""
-    import time
-    signals = _signals()
-    _first[:] = [time.monotonic()]
+    global _first_at
+    _first_at = time.monotonic()
     for caught in _caught:
         signals.signal(caught, _after_first)
     if signo == signals.SIGINT:
@@ -108,7 +100,6 @@ def catch_termination():
     """Raise KeyboardInterrupt on SIGINT, Terminated on SIGTERM and
     SIGHUP, once (see _stop), unless they are ignored (nohup) or handled
     otherwise. Returns {signal: its handler before}."""
-    signals = _signals()
     before = {}
     for name in ('SIGINT', 'SIGTERM', 'SIGHUP'):
         signo = getattr(signals, name, None)
@@ -123,7 +114,6 @@ def catch_termination():
 
 
 def _restore(handlers):
-    signals = _signals()
     for signo, handler in handlers.items():
         signals.signal(signo, handler)
     _caught.clear()
