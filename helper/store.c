@@ -32,6 +32,7 @@ static void flush_pending(void);
 #include "fatal-signal.h"
 #include "store.h"
 #include "pack-filter.h"
+#include "idx-lookup.h"
 
 static int store_initialized;
 static struct tree_entry edit_roots[2];
@@ -86,28 +87,23 @@ static const char checkpoint_keep[] = "cinnabar checkpoint";
 
 /*
  * A finished pack of the session, its files (signal handlers read it),
- * and the filter of its objects' ids (pack-filter.h): a new object is
- * looked for in every finished pack (the duplicate check), and so is an
- * object read back (git's reads try the packs in turn); the filter
- * answers most of the packs that lack it.
+ * the filter of its objects' ids (pack-filter.h) and its .idx read with
+ * pread (idx-lookup.h): a new object is looked for in every finished
+ * pack (the duplicate check), and so is an object read back (git's reads
+ * try the packs in turn); the filter answers most of the packs that lack
+ * it, the .idx the others.
  */
 struct session_pack {
 	struct session_pack *next;
 	struct packed_git *pack;
 	char *files[3];
 	struct pack_filter filter;
+	struct idx_lookup idx;
 };
 static struct session_pack *volatile session_packs;
 static unsigned long checkpoints;
 
-/*
- * The lookups that pass a filter still read pages of the .idx files, a
- * few each, at random, and the kernel maps up to 15 more pages around
- * each page read (fault-around, whatever madvise says): soon whole .idx
- * files. After each, the pages of that .idx are let go of (they stay in
- * the page cache, mapped again at the next lookup): a system call per
- * lookup, a few per changeset.
- */
+/* Lookups in finished packs past their filters, and those that found. */
 static unsigned long idx_lookups, idx_found;
 static pid_t store_pid;
 
@@ -316,10 +312,10 @@ static off_t find_in_session_pack(struct session_pack *sp,
 
 	if (!pack_filter_may_hold(&sp->filter, oid->hash))
 		return 0;
-	offset = find_pack_entry_one(oid->hash, sp->pack);
-	if (sp->pack->index_data)
-		madvise((void *)sp->pack->index_data, sp->pack->index_size,
-			MADV_DONTNEED);
+	if (sp->idx.fd >= 0)
+		offset = idx_lookup_find(&sp->idx, oid->hash);
+	else
+		offset = find_pack_entry_one(oid->hash, sp->pack);
 	idx_lookups++;
 	idx_found += !!offset;
 	return offset;
@@ -373,6 +369,8 @@ static void store_checkpoint(void)
 		sp->files[i] = xstrdup(odb_pack_name(&name, p->hash, ext[i]));
 	strbuf_release(&name);
 	filter_objects(sp, before);
+	if (idx_lookup_open(&sp->idx, sp->files[1]))
+		warning("cannot read %s: looked up through git", sp->files[1]);
 	sp->next = session_packs;
 	session_packs = sp;
 	strbuf_addf(&name, "%s %"PRIuMAX"\n", checkpoint_keep,
@@ -1163,6 +1161,7 @@ static void end_session(int drop)
 		for (i = 0; i < 3; i++)
 			free(sp->files[i]);
 		pack_filter_release(&sp->filter);
+		idx_lookup_close(&sp->idx);
 		free(sp);
 	}
 }

@@ -13,6 +13,8 @@ again, and one going back to an earlier state (a tree stored already, at
 another depth).  Mercurial checks the bundle; the trees are checked
 against the files each changeset has."""
 
+import re
+
 import pytest
 
 from lib import hgcraft
@@ -93,3 +95,46 @@ def test_trees_let_go_of_come_back_the_same(history, tmp_path, checkpoint):
     for node, tree in zip(nodes, files):
         assert git_files(tmp_path / 'swept', commits[node]) == \
             expected_files(tree)
+
+
+STORE = re.compile(r'cinnabar-helper: store: (\d+) objects written .*, '
+                   r'(\d+) duplicates not written, (\d+) checkpoints, '
+                   r'(\d+) lookups in their packs past the filters '
+                   r'\((\d+) found\)')
+
+
+def pack_ids(repo):
+    """The object ids of each pack of `repo`, from `git show-index`."""
+    ids = []
+    for idx in sorted((repo / '.git' / 'objects' / 'pack').glob('*.idx')):
+        out = git('show-index', input=idx.read_bytes(), cwd=repo).out
+        ids.append([line.split()[1] for line in out.splitlines()])
+    return ids
+
+
+def test_objects_stored_before_a_checkpoint_not_written_again(history,
+                                                              tmp_path):
+    """A new object is looked for in the finished packs of the import
+    (their .idx read with pread, helper/idx-lookup.c): found, it is not
+    written again; trees are read back from them. Every object is in
+    exactly one pack, and the packs hold what one pack holds without
+    checkpoints."""
+    bundle, nodes, files = history
+    stats = {}
+    for name, env in (('one', {}), ('many', CHECKPOINT)):
+        repo = tmp_path / name
+        init(repo)
+        result = git('-c', 'fastimport.unpackLimit=0', 'cinnabar',
+                     'unbundle', bundle, cwd=repo,
+                     extra_env={**env, **BUDGET_0, 'GIT_CINNABAR_TRACE': '1'})
+        found = STORE.findall(result.err)
+        assert len(found) == 1, result.describe()
+        stats[name] = [int(n) for n in found[0]]
+        stats[name + ' ids'] = pack_ids(repo)
+    written, dups, checkpoints, lookups, hits = stats['many']
+    assert checkpoints > 2 and hits > 0, stats['many']
+    assert dups > 0 and dups == stats['one'][1], (stats['one'], dups)
+    assert written == stats['one'][0]
+    every = [i for ids in stats['many ids'] for i in ids]
+    assert len(every) == len(set(every)) == written
+    assert sorted(every) == sorted(stats['one ids'][0])
