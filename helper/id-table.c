@@ -8,8 +8,8 @@
 #define COMMIT_OFFSET 8
 #define SAMPLE_EVERY 64
 #define SAMPLE_SIZE 8
-/* Records read by walks between two trims of the mapped pages (2.5 MB). */
-#define TRIM_EVERY 65536
+/* Records read by walks between two trims of the mapped pages (640 kB). */
+#define TRIM_EVERY 16384
 /* Records a lookup reads at a time. */
 #define LOOKUP_CHUNK SAMPLE_EVERY
 /*

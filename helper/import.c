@@ -366,7 +366,7 @@ static int spool_manifests(struct stream *cg, int version, size_t *count)
  * pages below something still in use stayed resident, and the next
  * phase's peak came on top of them (at 300,000 files, 40 to 70 MB).
  */
-static void release_free_memory(void)
+void release_free_memory(void)
 {
 #ifdef __GLIBC__
 	malloc_trim(0);

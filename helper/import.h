@@ -21,6 +21,13 @@ struct import_stats {
 void import_bundle(struct bundle *b, struct import_stats *stats);
 
 /*
+ * Give the heap's free pages back to the system (glibc returns only the
+ * top of the heap by itself): between the phases of an import, and
+ * before the metadata is written.
+ */
+void release_free_memory(void);
+
+/*
  * The id of the commit an import stores for changeset `node`, from
  * `commit`, the commit changeset_commit makes of it: its own id, or,
  * while that id is another changeset's commit (git2hg), the id after

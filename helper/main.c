@@ -335,6 +335,8 @@ static void cmd_finish(const char **argv)
 
 	need_repository();
 	test_die_at("finish");
+	/* What the import's streams held (zstd's window: 2.5 MB). */
+	release_free_memory();
 	/* The metadata's parts, then the packs made final. */
 	meter = meter_start(_("Writing metadata"), METADATA_PARTS + 1, NULL);
 	changed = metadata_store(&result, meter);
