@@ -331,18 +331,33 @@ static int is_session_pack(struct packed_git *p)
 	return 0;
 }
 
-/* Whether `oid` is in a pack of the repository (finished ones included). */
+/*
+ * Whether `oid` is in a pack of the repository (finished ones included).
+ * The repository's list has the session's packs first, newest first, as
+ * they were added (install_packed_git puts a pack at the head) and as
+ * session_packs lists them: they are told apart in one walk of both
+ * lists, without looking for each pack in session_packs (with 34
+ * finished packs, 600 comparisons a new object), unless the list was
+ * ordered again (a pack added by another process, found by a read).
+ */
 static int in_some_pack(const struct object_id *oid)
 {
-	struct session_pack *sp;
+	struct session_pack *sp, *next_sp;
 	struct packed_git *p;
 
 	for (sp = session_packs; sp; sp = sp->next)
 		if (find_in_session_pack(sp, oid))
 			return 1;
-	for (p = get_all_packs(the_repository); p; p = p->next)
-		if (!is_session_pack(p) && find_pack_entry_one(oid->hash, p))
+	next_sp = session_packs;
+	for (p = get_all_packs(the_repository); p; p = p->next) {
+		if (next_sp && p == next_sp->pack) {
+			next_sp = next_sp->next;
+			continue;
+		}
+		if ((!next_sp || !is_session_pack(p)) &&
+		    find_pack_entry_one(oid->hash, p))
 			return 1;
+	}
 	return 0;
 }
 
