@@ -74,9 +74,10 @@ static off_t offset_of(struct idx_lookup *idx, uint32_t pos)
 /*
  * Ids are uniform: the one looked for is about as far into the ids of
  * its first byte as its next two bytes are into 0-65535. WINDOW ids
- * around that place are read (the place is off by ~sqrt(n)/2 ids, n the
- * number of ids of that first byte: 11 for 512, the most a store's pack
- * has), then the ids before or after them when it is not among them.
+ * around that place are read (the place is off by up to ~sqrt(n)/2 ids,
+ * n the number of ids of that first byte: 11 for 512, the average in a
+ * pack of the store's 131,072 objects), then the ids before or after
+ * them when it is not among them.
  */
 off_t idx_lookup_find(struct idx_lookup *idx, const unsigned char *hash)
 {
