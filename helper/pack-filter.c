@@ -12,7 +12,11 @@ void pack_filter_init(struct pack_filter *f, size_t nr)
 
 	while (blocks < nr / IDS_PER_BLOCK && blocks < (1UL << 31))
 		blocks <<= 1;
-	CALLOC_ARRAY(f->blocks, blocks * WORDS_PER_BLOCK);
+	/* A block in one cache line. */
+	if (posix_memalign((void **)&f->blocks, 64,
+			   st_mult(blocks, WORDS_PER_BLOCK * sizeof(uint64_t))))
+		die("out of memory");
+	memset(f->blocks, 0, blocks * WORDS_PER_BLOCK * sizeof(uint64_t));
 	f->mask = blocks - 1;
 }
 
@@ -52,4 +56,11 @@ int pack_filter_may_hold(const struct pack_filter *f,
 		if (!(block[(bits & 511) >> 6] & ((uint64_t)1 << (bits & 63))))
 			return 0;
 	return 1;
+}
+
+void pack_filter_prefetch(const struct pack_filter *f,
+			  const unsigned char *hash)
+{
+	uint64_t bits;
+	__builtin_prefetch(block_of(f, hash, &bits));
 }

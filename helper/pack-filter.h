@@ -26,4 +26,8 @@ void pack_filter_add(struct pack_filter *f, const unsigned char *hash);
 int pack_filter_may_hold(const struct pack_filter *f,
 			 const unsigned char *hash);
 
+/* Start reading the block `hash` would be in. */
+void pack_filter_prefetch(const struct pack_filter *f,
+			  const unsigned char *hash);
+
 #endif

@@ -345,6 +345,9 @@ static int in_some_pack(const struct object_id *oid)
 	struct session_pack *sp, *next_sp;
 	struct packed_git *p;
 
+	/* The filters' blocks, one cache miss each, read all at once. */
+	for (sp = session_packs; sp; sp = sp->next)
+		pack_filter_prefetch(&sp->filter, oid->hash);
 	for (sp = session_packs; sp; sp = sp->next)
 		if (find_in_session_pack(sp, oid))
 			return 1;
