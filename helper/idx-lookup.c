@@ -1,6 +1,7 @@
 /* Looking ids up in a pack's .idx with pread(): see idx-lookup.h. */
 #include "git-compat-util.h"
 #include "cache.h"
+#include "pack.h"
 #include "idx-lookup.h"
 
 #define HEADER 8
@@ -21,7 +22,7 @@ int idx_lookup_open(struct idx_lookup *idx, const char *path)
 		return -1;
 	if (fstat(idx->fd, &st) ||
 	    read_in_full(idx->fd, head, sizeof(head)) != sizeof(head) ||
-	    memcmp(head, "\377tOc", 4) || get_be32(head + 4) != 2)
+	    get_be32(head) != PACK_IDX_SIGNATURE || get_be32(head + 4) != 2)
 		goto bad;
 	for (i = 0; i < 256; i++) {
 		idx->fanout[i] = get_be32(head + HEADER + 4 * i);

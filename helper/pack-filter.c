@@ -8,15 +8,15 @@
 
 void pack_filter_init(struct pack_filter *f, size_t nr)
 {
-	size_t blocks = 1;
+	size_t blocks = 1, bytes;
 
 	while (blocks < nr / IDS_PER_BLOCK && blocks < (1UL << 31))
 		blocks <<= 1;
+	bytes = st_mult(blocks, WORDS_PER_BLOCK * sizeof(uint64_t));
 	/* A block in one cache line. */
-	if (posix_memalign((void **)&f->blocks, 64,
-			   st_mult(blocks, WORDS_PER_BLOCK * sizeof(uint64_t))))
+	if (posix_memalign((void **)&f->blocks, 64, bytes))
 		die("out of memory");
-	memset(f->blocks, 0, blocks * WORDS_PER_BLOCK * sizeof(uint64_t));
+	memset(f->blocks, 0, bytes);
 	f->mask = blocks - 1;
 }
 
