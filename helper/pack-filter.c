@@ -6,18 +6,25 @@
 #define IDS_PER_BLOCK 64	/* 8 bits of the filter per id */
 #define BITS_PER_ID 4
 
-void pack_filter_init(struct pack_filter *f, size_t nr)
+uint32_t pack_filter_mask_for(size_t nr)
 {
-	size_t blocks = 1, bytes;
+	size_t blocks = 1;
 
 	while (blocks < nr / IDS_PER_BLOCK && blocks < (1UL << 31))
 		blocks <<= 1;
-	bytes = st_mult(blocks, WORDS_PER_BLOCK * sizeof(uint64_t));
+	return blocks - 1;
+}
+
+void pack_filter_init(struct pack_filter *f, size_t nr)
+{
+	size_t bytes;
+
+	f->mask = pack_filter_mask_for(nr);
+	bytes = st_mult((size_t)f->mask + 1, WORDS_PER_BLOCK * sizeof(uint64_t));
 	/* A block in one cache line. */
 	if (posix_memalign((void **)&f->blocks, 64, bytes))
 		die("out of memory");
 	memset(f->blocks, 0, bytes);
-	f->mask = blocks - 1;
 }
 
 void pack_filter_release(struct pack_filter *f)
@@ -27,29 +34,35 @@ void pack_filter_release(struct pack_filter *f)
 }
 
 /*
- * The block of `hash` (its bytes 16-19), and its bits in the block
- * (bytes 8-15, 9 bits per bit set): ids are uniform, any bytes do.
+ * The block of `hash` in a filter of `mask` + 1 blocks (its bytes 16-19),
+ * and its bits in the block (bytes 8-15, 9 bits per bit set): ids are
+ * uniform, any bytes do.
  */
-static uint64_t *block_of(const struct pack_filter *f,
-			  const unsigned char *hash, uint64_t *bits)
+uint32_t pack_filter_block_index(const unsigned char *hash, uint32_t mask)
 {
-	*bits = get_be64(hash + 8);
-	return f->blocks + (get_be32(hash + 16) & f->mask) * WORDS_PER_BLOCK;
+	return get_be32(hash + 16) & mask;
+}
+
+static uint64_t *block_of(const struct pack_filter *f,
+			  const unsigned char *hash)
+{
+	return f->blocks +
+	       pack_filter_block_index(hash, f->mask) * WORDS_PER_BLOCK;
 }
 
 void pack_filter_add(struct pack_filter *f, const unsigned char *hash)
 {
-	uint64_t bits, *block = block_of(f, hash, &bits);
+	uint64_t bits = get_be64(hash + 8), *block = block_of(f, hash);
 	int i;
 
 	for (i = 0; i < BITS_PER_ID; i++, bits >>= 9)
 		block[(bits & 511) >> 6] |= (uint64_t)1 << (bits & 63);
 }
 
-int pack_filter_may_hold(const struct pack_filter *f,
-			 const unsigned char *hash)
+int pack_filter_block_may_hold(const uint64_t *block,
+			       const unsigned char *hash)
 {
-	uint64_t bits, *block = block_of(f, hash, &bits);
+	uint64_t bits = get_be64(hash + 8);
 	int i;
 
 	for (i = 0; i < BITS_PER_ID; i++, bits >>= 9)
@@ -58,9 +71,19 @@ int pack_filter_may_hold(const struct pack_filter *f,
 	return 1;
 }
 
+int pack_filter_may_hold(const struct pack_filter *f,
+			 const unsigned char *hash)
+{
+	return pack_filter_block_may_hold(block_of(f, hash), hash);
+}
+
+const uint64_t *pack_filter_block(const struct pack_filter *f, size_t i)
+{
+	return f->blocks + (i & f->mask) * WORDS_PER_BLOCK;
+}
+
 void pack_filter_prefetch(const struct pack_filter *f,
 			  const unsigned char *hash)
 {
-	uint64_t bits;
-	__builtin_prefetch(block_of(f, hash, &bits));
+	__builtin_prefetch(block_of(f, hash));
 }

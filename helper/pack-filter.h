@@ -18,13 +18,25 @@ struct pack_filter {
 	uint32_t mask;		/* number of blocks - 1 */
 };
 
-/* A filter sized for `nr` ids. */
+/* A filter sized for `nr` ids, and the mask it has. */
 void pack_filter_init(struct pack_filter *f, size_t nr);
+uint32_t pack_filter_mask_for(size_t nr);
 void pack_filter_release(struct pack_filter *f);
 void pack_filter_add(struct pack_filter *f, const unsigned char *hash);
 /* 0 when `hash` was not added; 1 when it may have been. */
 int pack_filter_may_hold(const struct pack_filter *f,
 			 const unsigned char *hash);
+
+/*
+ * The blocks themselves, for a filter kept elsewhere (filter-rows.h):
+ * block `i` of a filter of more blocks than `f` has (both a power of
+ * two) is its block `i` modulo its size, which answers the same.
+ */
+#define PACK_FILTER_BLOCK_BYTES 64
+const uint64_t *pack_filter_block(const struct pack_filter *f, size_t i);
+uint32_t pack_filter_block_index(const unsigned char *hash, uint32_t mask);
+int pack_filter_block_may_hold(const uint64_t *block,
+			       const unsigned char *hash);
 
 /* Start reading the block `hash` would be in. */
 void pack_filter_prefetch(const struct pack_filter *f,

@@ -32,6 +32,7 @@ static void flush_pending(void);
 #include "fatal-signal.h"
 #include "store.h"
 #include "pack-filter.h"
+#include "filter-rows.h"
 #include "idx-lookup.h"
 
 static int store_initialized;
@@ -91,15 +92,22 @@ static const char checkpoint_keep[] = "cinnabar checkpoint";
  * pread (idx-lookup.h): a new object is looked for in every finished
  * pack (the duplicate check), and so is an object read back (git's reads
  * try the packs in turn); the filter answers most of the packs that lack
- * it, the .idx the others.
+ * it, the .idx the others. The filters of the FILTERS_IN_MEMORY newest
+ * packs are in memory; older ones are in old_filters, a file read a row
+ * at a time (filter-rows.h), their `slot` there (-1 when in memory).
+ * CINNABAR_TEST_FILTERS_IN_MEMORY sets how many stay (tests).
  */
 struct session_pack {
 	struct session_pack *next;
 	struct packed_git *pack;
 	char *files[3];
 	struct pack_filter filter;
+	int slot;
 	struct idx_lookup idx;
 };
+#define FILTERS_IN_MEMORY 4
+static unsigned long filters_in_memory, filters_moved;
+static struct filter_rows old_filters = FILTER_ROWS_INIT;
 static struct session_pack *volatile session_packs;
 static unsigned long checkpoints;
 
@@ -175,6 +183,9 @@ void store_init(void)
 					   CHECKPOINT_OBJECTS);
 	if (!checkpoint_objects)
 		checkpoint_objects = 1;
+	filter_rows_init(&old_filters, checkpoint_objects);
+	filters_in_memory = git_env_ulong("CINNABAR_TEST_FILTERS_IN_MEMORY",
+					  FILTERS_IN_MEMORY);
 	tree_budget = git_env_ulong("CINNABAR_TEST_TREE_BUDGET", TREE_BUDGET);
 	CALLOC_ARRAY(atom_table, atom_table_sz);
 	CALLOC_ARRAY(branch_table, branch_table_sz);
@@ -304,13 +315,29 @@ static void filter_objects(struct session_pack *sp, unsigned id)
 			pack_filter_add(&sp->filter, e->idx.oid.hash);
 }
 
+/*
+ * Whether finished pack `sp` may hold `oid`, by its filter; `*row_read`
+ * says whether the row of `oid` in old_filters was read already.
+ */
+static int filter_may_hold(struct session_pack *sp,
+			   const struct object_id *oid, int *row_read)
+{
+	if (sp->slot < 0)
+		return pack_filter_may_hold(&sp->filter, oid->hash);
+	if (!*row_read) {
+		filter_rows_read(&old_filters, oid->hash);
+		*row_read = 1;
+	}
+	return filter_rows_may_hold(&old_filters, sp->slot, oid->hash);
+}
+
 /* The offset of `oid` in finished pack `sp`, or 0. */
 static off_t find_in_session_pack(struct session_pack *sp,
-				  const struct object_id *oid)
+				  const struct object_id *oid, int *row_read)
 {
 	off_t offset;
 
-	if (!pack_filter_may_hold(&sp->filter, oid->hash))
+	if (!filter_may_hold(sp, oid, row_read))
 		return 0;
 	if (sp->idx.fd >= 0)
 		offset = idx_lookup_find(&sp->idx, oid->hash);
@@ -344,12 +371,13 @@ static int in_some_pack(const struct object_id *oid)
 {
 	struct session_pack *sp, *next_sp;
 	struct packed_git *p;
+	int row_read = 0;
 
 	/* The filters' blocks, one cache miss each, read all at once. */
-	for (sp = session_packs; sp; sp = sp->next)
+	for (sp = session_packs; sp && sp->slot < 0; sp = sp->next)
 		pack_filter_prefetch(&sp->filter, oid->hash);
 	for (sp = session_packs; sp; sp = sp->next)
-		if (find_in_session_pack(sp, oid))
+		if (find_in_session_pack(sp, oid, &row_read))
 			return 1;
 	next_sp = session_packs;
 	for (p = get_all_packs(the_repository); p; p = p->next) {
@@ -362,6 +390,25 @@ static int in_some_pack(const struct object_id *oid)
 			return 1;
 	}
 	return 0;
+}
+
+/* Move the filters of the packs past the newest few to old_filters. */
+static void filters_to_file(void)
+{
+	struct session_pack *sp = session_packs;
+	unsigned long i;
+
+	for (i = 0; sp && i < filters_in_memory; i++)
+		sp = sp->next;
+	for (; sp; sp = sp->next) {
+		if (sp->slot >= 0 || !sp->filter.blocks)
+			continue;
+		sp->slot = filter_rows_add(&old_filters, &sp->filter);
+		if (sp->slot >= 0) {
+			pack_filter_release(&sp->filter);
+			filters_moved++;
+		}
+	}
 }
 
 /* Finish the pack being written, keep it as part of the session. */
@@ -387,10 +434,12 @@ static void store_checkpoint(void)
 		sp->files[i] = xstrdup(odb_pack_name(&name, p->hash, ext[i]));
 	strbuf_release(&name);
 	filter_objects(sp, before);
+	sp->slot = -1;
 	if (idx_lookup_open(&sp->idx, sp->files[1]))
 		warning("cannot read %s: looked up through git", sp->files[1]);
 	sp->next = session_packs;
 	session_packs = sp;
+	filters_to_file();
 	strbuf_addf(&name, "%s %"PRIuMAX"\n", checkpoint_keep,
 		    (uintmax_t)getpid());
 	write_keep(sp->files[2], name.buf);
@@ -784,6 +833,7 @@ void *store_read_object(const struct object_id *oid, enum object_type *type,
 {
 	struct object_entry *e = NULL;
 	struct session_pack *sp;
+	int row_read = 0;
 
 	if (store_initialized)
 		e = find_object((struct object_id *)oid);
@@ -793,7 +843,7 @@ void *store_read_object(const struct object_id *oid, enum object_type *type,
 		return read_written(e, size);
 	}
 	for (sp = session_packs; sp; sp = sp->next) {
-		off_t offset = find_in_session_pack(sp, oid);
+		off_t offset = find_in_session_pack(sp, oid, &row_read);
 		void *buf;
 		if (!offset)
 			continue;
@@ -1182,6 +1232,7 @@ static void end_session(int drop)
 		idx_lookup_close(&sp->idx);
 		free(sp);
 	}
+	filter_rows_release(&old_filters);
 }
 
 static void trace_stats(void)
@@ -1198,9 +1249,9 @@ static void trace_stats(void)
 	fprintf(stderr, "cinnabar-helper: store: %lu objects written "
 		"(%lu deflated on a second thread), %lu duplicates not "
 		"written, %lu checkpoints, %lu lookups in their packs past "
-		"the filters (%lu found)\n",
+		"the filters (%lu found), %lu filters in a file\n",
 		objects, deflated_on_thread, dups, checkpoints, idx_lookups,
-		idx_found);
+		idx_found, filters_moved);
 }
 
 /*

@@ -100,7 +100,8 @@ def test_trees_let_go_of_come_back_the_same(history, tmp_path, checkpoint):
 STORE = re.compile(r'cinnabar-helper: store: (\d+) objects written .*, '
                    r'(\d+) duplicates not written, (\d+) checkpoints, '
                    r'(\d+) lookups in their packs past the filters '
-                   r'\((\d+) found\)')
+                   r'\((\d+) found\), (\d+) filters in a file')
+IN_FILE = {**CHECKPOINT, 'CINNABAR_TEST_FILTERS_IN_MEMORY': '0'}
 
 
 def pack_ids(repo):
@@ -118,10 +119,11 @@ def test_objects_stored_before_a_checkpoint_not_written_again(history,
     (their .idx read with pread, helper/idx-lookup.c): found, it is not
     written again; trees are read back from them. Every object is in
     exactly one pack, and the packs hold what one pack holds without
-    checkpoints."""
+    checkpoints; the same when the packs' filters are in a file
+    (helper/filter-rows.c) rather than in memory."""
     bundle, nodes, files = history
     stats = {}
-    for name, env in (('one', {}), ('many', CHECKPOINT)):
+    for name, env in (('one', {}), ('many', CHECKPOINT), ('file', IN_FILE)):
         repo = tmp_path / name
         init(repo)
         result = git('-c', 'fastimport.unpackLimit=0', 'cinnabar',
@@ -131,10 +133,18 @@ def test_objects_stored_before_a_checkpoint_not_written_again(history,
         assert len(found) == 1, result.describe()
         stats[name] = [int(n) for n in found[0]]
         stats[name + ' ids'] = pack_ids(repo)
-    written, dups, checkpoints, lookups, hits = stats['many']
+        stats[name + ' metadata'] = rev_parse(repo, METADATA_REF)
+    written, dups, checkpoints, lookups, hits, in_file = stats['many']
     assert checkpoints > 2 and hits > 0, stats['many']
     assert dups > 0 and dups == stats['one'][1], (stats['one'], dups)
     assert written == stats['one'][0]
     every = [i for ids in stats['many ids'] for i in ids]
     assert len(every) == len(set(every)) == written
     assert sorted(every) == sorted(stats['one ids'][0])
+    # Every finished pack's filter read from the file (more than 8: its
+    # rows were copied to a file twice as wide).
+    assert stats['file'][5] == checkpoints > 8, stats['file']
+    assert stats['file'][:5] == stats['many'][:5]
+    assert stats['file ids'] == stats['many ids']
+    assert stats['file metadata'] == stats['many metadata'] == \
+        stats['one metadata']
