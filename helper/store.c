@@ -848,6 +848,13 @@ void *store_read_object(const struct object_id *oid, enum object_type *type,
 		if (!offset)
 			continue;
 		buf = unpack_entry(the_repository, sp->pack, offset, type, size);
+		/*
+		 * Opening the pack mapped its .idx (git checks it against
+		 * the pack) and left a few of its pages in memory, each
+		 * pack's: a read needs no .idx, a later lookup maps it again.
+		 */
+		if (sp->pack->index_data)
+			close_pack_index(sp->pack);
 		if (buf)
 			return buf;
 		break;		/* damaged: git's read says what */
