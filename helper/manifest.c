@@ -171,7 +171,10 @@ static const char *flag_for_mode(unsigned mode, const char *path)
  * (1.8 MB at 33,000 changesets of ~6,000 files, 3.4 MB at 66,000), and
  * 4096 slots of large directories held ~15 MB on a 100k-file manifest
  * (whose trees total ~4 MB). It holds twice the trees of the last
- * manifest read whole, the last two or so (at least 1 MB, at most 8 MB).
+ * manifest read whole, the last two or so (at least 256 kB, at most 8
+ * MB: a floor of 1 MB, several times the trees of 3000 files, took 250,000
+ * changesets to fill, and showed as 0.8 MB more at their peak than at
+ * 33,000).
  * Past that, slots are freed in turn (oldest first, roughly) until the
  * new tree fits.
  */
@@ -181,7 +184,7 @@ struct cached_tree {
 	unsigned long size;
 };
 #define TREE_CACHE_SLOTS 4096
-#define TREE_CACHE_MIN (1024 * 1024)
+#define TREE_CACHE_MIN (256 * 1024)
 #define TREE_CACHE_MAX (8 * 1024 * 1024)
 static struct cached_tree tree_slots[TREE_CACHE_SLOTS];
 static size_t tree_cache_bytes, tree_cache_sweep;

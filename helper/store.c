@@ -122,11 +122,13 @@ void store_limit_memory(void)
 	 * manifest; git's 96MiB default cache of delta bases would only add
 	 * to our peak memory. Even 16MiB filled up slowly over a long
 	 * import (manifest trees read back when the delta base changes
-	 * branch), looking like memory growing with history; 4MiB costs no
-	 * measurable time on the corpus (README, "Scale").
+	 * branch), looking like memory growing with history; 4MiB still
+	 * filled between 33,000 and 250,000 changesets (+0.8 MB at the
+	 * peak). 2MiB costs no measurable time on nginx or manifest100k
+	 * (bench/README.md, "Memory flat in history").
 	 */
-	if (delta_base_cache_limit > 4 * 1024 * 1024)
-		delta_base_cache_limit = 4 * 1024 * 1024;
+	if (delta_base_cache_limit > 2 * 1024 * 1024)
+		delta_base_cache_limit = 2 * 1024 * 1024;
 	/*
 	 * Packs are read through mmap windows, 1 GiB each by default and up
 	 * to 8 GiB or more in all: every page of a finished pack touched by
