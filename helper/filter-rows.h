@@ -1,9 +1,10 @@
 /*
  * The filters (pack-filter.h) of the store's older finished packs, kept
  * in a file rather than in memory: a byte per object in memory grew with
- * history (4.5 MB at 250,000 changesets of 3000 files), when the objects
- * found in packs older than the newest few numbered a dozen in that
- * whole import. Every new object is still looked for in every pack.
+ * history (3.5 MB at the peak of 250,000 changesets of 3000 files), when
+ * the objects found in packs older than the newest few numbered a dozen
+ * in that whole import. Every new object is still looked for in every
+ * pack.
  *
  * The file is laid out by rows: row i holds block i of each filter, one
  * after another in the order they were added (a "slot" each), so that
