@@ -394,22 +394,24 @@ static int in_some_pack(const struct object_id *oid)
 	return 0;
 }
 
-/* Move the filters of the packs past the newest few to old_filters. */
-static void filters_to_file(void)
+/*
+ * The filter of the pack a checkpoint put past the filters_in_memory
+ * newest goes to old_filters (one a checkpoint: the older ones went at
+ * theirs, or were refused, which a later try would be too).
+ */
+static void filter_to_file(void)
 {
 	struct session_pack *sp = session_packs;
 	unsigned long i;
 
 	for (i = 0; sp && i < filters_in_memory; i++)
 		sp = sp->next;
-	for (; sp; sp = sp->next) {
-		if (sp->slot >= 0 || !sp->filter.blocks)
-			continue;
-		sp->slot = filter_rows_add(&old_filters, &sp->filter);
-		if (sp->slot >= 0) {
-			pack_filter_release(&sp->filter);
-			filters_moved++;
-		}
+	if (!sp)
+		return;
+	sp->slot = filter_rows_add(&old_filters, &sp->filter);
+	if (sp->slot >= 0) {
+		pack_filter_release(&sp->filter);
+		filters_moved++;
 	}
 }
 
@@ -441,7 +443,7 @@ static void store_checkpoint(void)
 		warning("cannot read %s: looked up through git", sp->files[1]);
 	sp->next = session_packs;
 	session_packs = sp;
-	filters_to_file();
+	filter_to_file();
 	strbuf_addf(&name, "%s %"PRIuMAX"\n", checkpoint_keep,
 		    (uintmax_t)getpid());
 	write_keep(sp->files[2], name.buf);
