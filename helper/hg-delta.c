@@ -148,6 +148,49 @@ void hg_delta_to_git(const char *delta, size_t delta_len, size_t base_len,
 	add_copy(out, last, base_len - last);
 }
 
+/* How many bytes `a` and `b` (`len` each) have in common from the start. */
+static size_t common_start(const char *a, const char *b, size_t len)
+{
+	size_t n = 0;
+
+	/* memcmp whole chunks first: it compares many bytes at once. */
+	while (n + 64 <= len && !memcmp(a + n, b + n, 64))
+		n += 64;
+	while (n < len && a[n] == b[n])
+		n++;
+	return n;
+}
+
+/* The same from the end: `a` and `b` point past their last bytes. */
+static size_t common_end(const char *a, const char *b, size_t len)
+{
+	size_t n = 0;
+
+	while (n + 64 <= len && !memcmp(a - n - 64, b - n - 64, 64))
+		n += 64;
+	while (n < len && a[-1 - (ssize_t)n] == b[-1 - (ssize_t)n])
+		n++;
+	return n;
+}
+
+int git_delta_of_one_span(const char *base, size_t base_len,
+			  const char *text, size_t len, size_t max_span,
+			  struct strbuf *out)
+{
+	size_t shorter = base_len < len ? base_len : len;
+	size_t start = common_start(base, text, shorter);
+	size_t end = common_end(base + base_len, text + len, shorter - start);
+	struct strbuf hunk = STRBUF_INIT;
+
+	if (len - start - end > max_span)
+		return -1;
+	hg_delta_add_hunk(&hunk, start, base_len - end, text + start,
+			  len - start - end);
+	hg_delta_to_git(hunk.buf, hunk.len, base_len, len, out);
+	strbuf_release(&hunk);
+	return 0;
+}
+
 void hg_delta_hunk_header(unsigned char header[12], size_t start,
 			  size_t end, size_t len)
 {

@@ -60,4 +60,14 @@ int hg_delta_result_len(const char *delta, size_t delta_len, size_t base_len,
 void hg_delta_to_git(const char *delta, size_t delta_len, size_t base_len,
 		     size_t result_len, struct strbuf *out);
 
+/*
+ * When `text` differs from `base` in one span only, of at most `max_span`
+ * bytes of `text` (an entry of a tree edited, added or removed), the git
+ * delta that copies their common start and end and inserts that span,
+ * into `out`; return 0. Otherwise return -1 (`out` is left alone).
+ */
+int git_delta_of_one_span(const char *base, size_t base_len,
+			  const char *text, size_t len, size_t max_span,
+			  struct strbuf *out);
+
 #endif
