@@ -67,6 +67,9 @@ static int nr_workers, stopping, dropping, taker_waiting;
 static struct verify_job failure;
 static int failed;
 static size_t next_seq, wake_jobs;
+/* Queuing what comes before a failure found, to report the first. */
+static void (*before_reporting)(void);
+static int reporting;
 
 static void put_text(struct shared_text *text)
 {
@@ -193,7 +196,7 @@ static void *worker_mb(void *unused)
 	struct lane_job slots[SHA1_MB_LANES];
 	unsigned char digest[HG_RAWSZ];
 	struct lane_job *lj;
-	int i;
+	int i, big;
 
 	sha1_lanes_init(&lanes);
 	memset(slots, 0, sizeof(slots));
@@ -203,7 +206,16 @@ static void *worker_mb(void *unused)
 			start_lane(&lanes, slots);
 		if (!lanes.busy && stopping)
 			break;
-		if (!lanes.busy || (sha1_lanes_has_room(&lanes) &&
+		/*
+		 * Waiting for jobs to fill the lanes pays for small texts;
+		 * a lane on a large one (a manifest) runs for milliseconds,
+		 * and the importer may be away for as long (reading the
+		 * files while the manifests are checked from the spool).
+		 */
+		for (i = big = 0; i < SHA1_MB_LANES && !big; i++)
+			big = slots[i].job.text &&
+			      slots[i].job.text->text.len >= WAKE_BYTES;
+		if (!lanes.busy || (sha1_lanes_has_room(&lanes) && !big &&
 				    !stopping && !taker_waiting)) {
 			pthread_cond_wait(&more, &lock);
 			continue;
@@ -343,6 +355,26 @@ struct shared_text *shared_text_take(void)
 	return found;
 }
 
+int shared_text_available(void)
+{
+	size_t i;
+	int found = 0;
+
+	if (!texts)
+		return 1;
+	pthread_mutex_lock(&lock);
+	if (has_room())
+		for (i = 0; i < nr_texts && !found; i++)
+			found = !texts[i].refs;
+	if (!found) {
+		/* As for a taker waiting: the workers must not wait for more. */
+		taker_waiting = 1;
+		pthread_cond_broadcast(&more);
+	}
+	pthread_mutex_unlock(&lock);
+	return found;
+}
+
 void shared_text_release(struct shared_text *text)
 {
 	pthread_mutex_lock(&lock);
@@ -369,8 +401,18 @@ static const char *failure_message(void)
 	return msg;
 }
 
+void verify_id_before_reporting(void (*fn)(void))
+{
+	before_reporting = fn;
+}
+
 static NORETURN void die_failure(void)
 {
+	if (before_reporting && !reporting &&
+	    pthread_equal(pthread_self(), main_thread)) {
+		reporting = 1;
+		before_reporting();
+	}
 	settle();
 	die("%s", failure_message());
 }
@@ -394,20 +436,26 @@ void verify_id_poll(void)
 		die_failure();
 }
 
+/* The place of a job among failures: see VERIFY_IN_TURN. */
+static size_t job_seq(size_t order)
+{
+	return order != VERIFY_IN_TURN ? order : SIZE_MAX / 2 + next_seq++;
+}
+
 void verify_id_async(const char *what, const struct hg_oid *node,
 		     const struct hg_oid *p1, const struct hg_oid *p2,
-		     struct shared_text *text)
+		     struct shared_text *text, size_t order)
 {
 	struct verify_job job = { what };
 
-	job.seq = next_seq++;
+	job.seq = job_seq(order);
 	hg_oidcpy(&job.node, node);
 	hg_oidcpy(&job.p1, p1);
 	hg_oidcpy(&job.p2, p2);
 	job.text = text;
 	pthread_mutex_lock(&lock);
 	text->refs++;
-	if (failed) {
+	if (failed && !reporting) {
 		pthread_mutex_unlock(&lock);
 		die_failure();
 	}
@@ -432,7 +480,7 @@ static void verify_in_place(const char *what, const struct hg_oid *node,
 	struct verify_job job = { what };
 	struct hg_oid id;
 
-	job.seq = next_seq++;
+	job.seq = job_seq(VERIFY_IN_TURN);
 	hg_oidcpy(&job.node, node);
 	hg_hash(p1, p2, buf, len, &id);
 	pthread_mutex_lock(&lock);
@@ -447,7 +495,11 @@ void verify_id_async_buf(const char *what, const struct hg_oid *node,
 {
 	struct shared_text *text;
 
-	if (len > MAX_COPIED_TEXT) {
+	/*
+	 * No waiting for a buffer (the early manifest check may hold them
+	 * all): the text is hashed here instead.
+	 */
+	if (len > MAX_COPIED_TEXT || !shared_text_available()) {
 		if (!texts)
 			start();
 		verify_in_place(what, node, p1, p2, buf, len);
@@ -455,7 +507,7 @@ void verify_id_async_buf(const char *what, const struct hg_oid *node,
 	}
 	text = shared_text_take();
 	block_text_set(&text->text, buf, len);
-	verify_id_async(what, node, p1, p2, text);
+	verify_id_async(what, node, p1, p2, text, VERIFY_IN_TURN);
 	shared_text_release(text);
 }
 

@@ -7,8 +7,10 @@
  * The import hands each text to a pool of threads (one per CPU) and goes
  * on with the next revision; a mismatch is reported by the next call,
  * or when the import dies of another error, in its place: the failure
- * reported is always that of the first revision that failed, in the order
- * they were handed over (that of the changegroup).
+ * reported is always that of the first revision that failed in the order
+ * of the changegroup (manifests before files, even when checked after
+ * them: VERIFY_IN_TURN). Manifests still waiting in the spool are checked
+ * before a failure is reported, not before another error is.
  *
  * The texts live in a fixed set of shared buffers: one is "taken" by the
  * importer (e.g. the previous revision, base of the next delta) and by
@@ -33,17 +35,39 @@ struct shared_text {
 
 /* A free buffer (waiting for one if need be), taken by the caller. */
 struct shared_text *shared_text_take(void);
+/*
+ * Whether shared_text_take() would return without waiting. When it would
+ * wait, the workers hash what they have instead of waiting for more jobs.
+ */
+int shared_text_available(void);
 /* Give back a buffer taken by shared_text_take(). */
 void shared_text_release(struct shared_text *text);
 
 /*
+ * Where a verification comes among failures: a manifest's index in its
+ * group (manifests come before the files in a changegroup, and may be
+ * checked after files, from the spool: manifest-precheck.h), or
+ * VERIFY_IN_TURN, after every verification asked for before it.
+ */
+#define VERIFY_IN_TURN SIZE_MAX
+
+/*
  * Verify, in the background, that `node` is the id of `text` with parents
- * p1 and p2; `what` ("manifest") names the kind of revision in the error.
- * Dies if an earlier verification failed.
+ * p1 and p2; `what` ("manifest") names the kind of revision in the error,
+ * `order` says where it comes (above). Dies if an earlier verification
+ * failed.
  */
 void verify_id_async(const char *what, const struct hg_oid *node,
 		     const struct hg_oid *p1, const struct hg_oid *p2,
-		     struct shared_text *text);
+		     struct shared_text *text, size_t order);
+
+/*
+ * `fn` queues, before a failure is reported, the verifications of the
+ * revisions that come before in the changegroup but were left for later
+ * (the manifests still in the spool), so that the first is reported
+ * whatever the order they were checked in. NULL for none.
+ */
+void verify_id_before_reporting(void (*fn)(void));
 
 /*
  * The same for a flat text (a file revision's): copied, unless it is

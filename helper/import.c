@@ -146,7 +146,8 @@ static void import_manifests(struct stream *cg, int version, size_t total,
 	unsigned n = 0;
 
 	while (read_rev_chunk(cg, version, n ? &prev : NULL, &chunk)) {
-		import_manifest(&chunk, manifest_prechecked(n));
+		manifest_precheck_advance(n + 1);
+		import_manifest(&chunk, n, manifest_prechecked(n));
 		hg_oidcpy(&prev, &chunk.node);
 		shrink_reused(&chunk.raw);
 		meter_update(meter, ++n);
@@ -173,6 +174,7 @@ static void import_files(struct stream *cg, int version,
 		while (read_rev_chunk(cg, version, first ? NULL : &prev,
 				      &chunk)) {
 			import_file(&chunk);
+			manifest_precheck_advance(0);
 			hg_oidcpy(&prev, &chunk.node);
 			first = 0;
 			meter_update(meter, ++n);
@@ -333,28 +335,28 @@ static int spool_manifests(struct stream *cg, int version, size_t *count)
 
 	if (!f)
 		die_errno("cannot create a temporary file");
-	meter = meter_start(_("Receiving manifests"), 0, &cg->offset);
-	manifest_precheck_start();
-	while (read_cg_chunk(cg, chunk)) {
-		put_be32(hdr, chunk->len + 4);
-		if (fwrite(hdr, 4, 1, f) != 1 ||
-		    fwrite(chunk->buf, 1, chunk->len, f) != chunk->len)
-			die_errno("cannot write a temporary file");
-		parse_rev_chunk(version, n ? &prev : NULL, &rev);
-		manifest_precheck(&rev, n++);
-		hg_oidcpy(&prev, &rev.node);
-		meter_update(meter, n);
-	}
-	manifest_precheck_stop();
-	meter_stop(&meter);
-	*count = n;
-	put_be32(hdr, 0);
-	if (fwrite(hdr, 4, 1, f) != 1 || fflush(f))
-		die_errno("cannot write a temporary file");
-	rev_chunk_release(&rev);
 	/* The file has no name: the duplicated descriptor keeps it alive. */
 	fd = xdup(fileno(f));
 	fclose(f);
+	meter = meter_start(_("Receiving manifests"), 0, &cg->offset);
+	manifest_precheck_start(version, fd);
+	while (read_cg_chunk(cg, chunk)) {
+		put_be32(hdr, chunk->len + 4);
+		if (write_in_full(fd, hdr, 4) < 0 ||
+		    write_in_full(fd, chunk->buf, chunk->len) < 0)
+			die_errno("cannot write a temporary file");
+		parse_rev_chunk(version, n++ ? &prev : NULL, &rev);
+		manifest_precheck_spooled(&rev);
+		hg_oidcpy(&prev, &rev.node);
+		meter_update(meter, n);
+	}
+	manifest_precheck_spool_end();
+	meter_stop(&meter);
+	*count = n;
+	put_be32(hdr, 0);
+	if (write_in_full(fd, hdr, 4) < 0)
+		die_errno("cannot write a temporary file");
+	rev_chunk_release(&rev);
 	return fd;
 }
 

@@ -1,11 +1,13 @@
 /* Manifest ids checked as the changegroup arrives: see manifest-precheck.h. */
 #include "cache.h"
 #include "check.h"
+#include "config.h"
 #include "hg-id.h"
 #include "id-verify.h"
 #include "manifest.h"
 #include "manifest-precheck.h"
 #include "metadata.h"
+#include "stream.h"
 
 /* Snapshots kept: enough for the chains of a sparse revlog's levels. */
 #define KEPT_SNAPSHOTS 4
@@ -17,6 +19,18 @@ struct kept_text {
 };
 
 static int active;
+/*
+ * The spool (manifests as the changegroup frames them: a be32 length,
+ * itself included, then the chunk) and how far the check went in it:
+ * manifest `next` starts at `next_pos`, `spooled` are written.
+ */
+static int spool_fd = -1, spool_version, spool_ended;
+/* Tests: check nothing before the import asks (CINNABAR_TEST_PRECHECK_LATE). */
+static int late;
+static off_t next_pos;
+static size_t next, spooled;
+static struct hg_oid next_prev;		/* the node of manifest next - 1 */
+static struct rev_chunk backlog = REV_CHUNK_INIT;
 static struct kept_text previous;	/* the last revision rebuilt */
 static int have_previous;
 static struct kept_text snapshots[KEPT_SNAPSHOTS];
@@ -24,10 +38,20 @@ static unsigned long uses;
 static unsigned char *checked;		/* a bit per manifest of the group */
 static size_t checked_alloc;
 
-void manifest_precheck_start(void)
+static int precheck_while_idle(void);
+static void check_all_spooled(void);
+
+void manifest_precheck_start(int version, int fd)
 {
 	manifest_precheck_reset();
 	active = check_enabled(CHECK_MANIFESTS);
+	spool_fd = fd;
+	spool_version = version;
+	late = git_env_bool("CINNABAR_TEST_PRECHECK_LATE", 0);
+	if (active) {
+		stream_set_idle_work(precheck_while_idle);
+		verify_id_before_reporting(check_all_spooled);
+	}
 }
 
 /* A copy of `text` sharing its blocks. */
@@ -86,7 +110,7 @@ static const struct block_text *find_base(const struct hg_oid *node,
 	return NULL;
 }
 
-void manifest_precheck(const struct rev_chunk *chunk, size_t index)
+static void check(const struct rev_chunk *chunk, size_t index)
 {
 	struct block_text stored = BLOCK_TEXT_INIT;
 	const struct block_text *base;
@@ -95,8 +119,6 @@ void manifest_precheck(const struct rev_chunk *chunk, size_t index)
 		      hg_oideq(&chunk->delta_base, &previous.node);
 	int from_repo = 0;
 
-	if (!active)
-		return;
 	base = find_base(&chunk->delta_base, &stored, !index, &from_repo);
 	if (!base) {
 		have_previous = 0;	/* left to the import */
@@ -113,7 +135,7 @@ void manifest_precheck(const struct rev_chunk *chunk, size_t index)
 	}
 	block_text_release(&stored);
 	verify_id_async("manifest", &chunk->node, &chunk->p1, &chunk->p2,
-			text);
+			text, index);
 	keep(&previous, &chunk->node, &text->text);
 	have_previous = 1;
 	if (!follows)
@@ -134,10 +156,82 @@ void manifest_precheck(const struct rev_chunk *chunk, size_t index)
 	checked[index / 8] |= 1 << (index % 8);
 }
 
+/* Check manifest `next`, given as `chunk`, `len` bytes in the spool. */
+static void check_next(const struct rev_chunk *chunk, size_t len)
+{
+	check(chunk, next++);
+	next_pos += len;
+	hg_oidcpy(&next_prev, &chunk->node);
+	if (next == spooled && spool_ended)
+		manifest_precheck_stop();
+}
+
+/* Read manifest `next` back from the spool into `backlog`; its length. */
+static size_t read_next(void)
+{
+	unsigned char hdr[4];
+	size_t len;
+
+	if (pread_in_full(spool_fd, hdr, 4, next_pos) != 4)
+		die_errno("cannot read a temporary file");
+	len = get_be32(hdr);
+	if (len < 4)
+		BUG("manifest spool out of step");
+	strbuf_reset(&backlog.raw);
+	strbuf_grow(&backlog.raw, len - 4);
+	if (pread_in_full(spool_fd, backlog.raw.buf, len - 4,
+			  next_pos + 4) != len - 4)
+		die_errno("cannot read a temporary file");
+	strbuf_setlen(&backlog.raw, len - 4);
+	parse_rev_chunk(spool_version, next ? &next_prev : NULL, &backlog);
+	return len;
+}
+
+void manifest_precheck_advance(size_t upto)
+{
+	if (!active)
+		return;
+	while (next < spooled &&
+	       (next < upto || (!late && shared_text_available())))
+		check_next(&backlog, read_next());
+	if (backlog.raw.alloc > (1UL << 20))
+		strbuf_release(&backlog.raw);
+}
+
+static void check_all_spooled(void)
+{
+	manifest_precheck_advance(SIZE_MAX);
+}
+
+/* While the changegroup is slow to come: check more, if there is more. */
+static int precheck_while_idle(void)
+{
+	manifest_precheck_advance(0);
+	return !late && next < spooled;
+}
+
+void manifest_precheck_spooled(const struct rev_chunk *chunk)
+{
+	if (!active)
+		return;
+	if (next == spooled++ && !late && shared_text_available())
+		check_next(chunk, chunk->raw.len + 4);
+	else
+		manifest_precheck_advance(0);
+}
+
+void manifest_precheck_spool_end(void)
+{
+	spool_ended = 1;
+	if (next == spooled)
+		manifest_precheck_stop();
+}
+
 void manifest_precheck_stop(void)
 {
 	int i;
 
+	stream_set_idle_work(NULL);
 	block_text_release(&previous.text);
 	have_previous = 0;
 	for (i = 0; i < KEPT_SNAPSHOTS; i++) {
@@ -159,4 +253,11 @@ void manifest_precheck_reset(void)
 	FREE_AND_NULL(checked);
 	checked_alloc = 0;
 	active = 0;
+	stream_set_idle_work(NULL);
+	verify_id_before_reporting(NULL);
+	spool_fd = -1;
+	spool_ended = 0;
+	next_pos = 0;
+	next = spooled = 0;
+	rev_chunk_release(&backlog);
 }

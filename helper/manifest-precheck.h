@@ -9,6 +9,14 @@
  * run while the server is still sending the files and the helper is
  * importing them, instead of after.
  *
+ * The reading of the changegroup never waits for the hashing: a manifest
+ * is checked as it is spooled when a buffer is free, else later, read
+ * back from the spool, as buffers free up (while the files are imported,
+ * and while the server is slow to send them: stream_set_idle_work), and
+ * at the latest just before the import stores it. The manifests left in
+ * the spool are checked before a failure is reported, so that the first
+ * in the changegroup is (id-verify.h).
+ *
  * The texts are rebuilt from the deltas. A delta against the previous
  * revision or the empty text is always followed, one against an older
  * revision (Mercurial's snapshots) when that revision is among the last
@@ -22,10 +30,23 @@
 
 #include "changegroup.h"
 
-/* Start (or not, when manifest checks are off) for a new changegroup. */
-void manifest_precheck_start(void);
-/* Check the `index`th manifest of the changegroup (in order) if we can. */
-void manifest_precheck(const struct rev_chunk *chunk, size_t index);
+/*
+ * Start (or not, when manifest checks are off) for a new changegroup of
+ * `version`, whose manifests are spooled to `fd` (read back with pread).
+ */
+void manifest_precheck_start(int version, int fd);
+/*
+ * The next manifest, `chunk`, was appended to the spool: check it now if
+ * that needs no waiting for a buffer, else leave it for later.
+ */
+void manifest_precheck_spooled(const struct rev_chunk *chunk);
+/* Every manifest of the changegroup was spooled. */
+void manifest_precheck_spool_end(void);
+/*
+ * Check the spooled manifests not checked yet: those before index `upto`
+ * whatever it takes, then as many as need no waiting.
+ */
+void manifest_precheck_advance(size_t upto);
 /* Drop the texts kept; what was checked is remembered. */
 void manifest_precheck_stop(void);
 /* Whether the `index`th manifest's id was (or is being) checked. */

@@ -913,7 +913,7 @@ static void rebase_delta(struct rev_chunk *chunk, struct strbuf *rebased)
 	hg_oidcpy(&chunk->delta_base, &last_node);
 }
 
-void import_manifest(struct rev_chunk *chunk, int id_checked)
+void import_manifest(struct rev_chunk *chunk, size_t index, int id_checked)
 {
 	static const struct block_text empty = BLOCK_TEXT_INIT;
 	const struct block_text *base;
@@ -941,7 +941,7 @@ void import_manifest(struct rev_chunk *chunk, int id_checked)
 		verify_id_poll();
 	else if (check_enabled(CHECK_MANIFESTS))
 		verify_id_async("manifest", &chunk->node, &chunk->p1,
-				&chunk->p2, text);
+				&chunk->p2, text, index);
 	if (!last && single_hunk(chunk, &whole)) {
 		store_whole(chunk, &whole, rebuild, &tree, &git_tree);
 	} else {

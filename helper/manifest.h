@@ -18,11 +18,11 @@ struct rev_chunk;
 struct raw_commit;
 
 /*
- * Import one manifest revision of a changegroup (verifying its id), with
- * the git tree of its files: the files must have been imported first.
+ * Import the `index`th manifest revision of a changegroup (verifying its
+ * id, unless `id_checked`: manifest-precheck.h), with the git tree of its
+ * files: the files must have been imported first.
  */
-/* id_checked: its id was checked already (manifest-precheck.h). */
-void import_manifest(struct rev_chunk *chunk, int id_checked);
+void import_manifest(struct rev_chunk *chunk, size_t index, int id_checked);
 /*
  * Keep on disk the text of the last manifest imported, the first delta
  * base of the next fetch or the parent of the next push

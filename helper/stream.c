@@ -41,6 +41,30 @@ void stream_release(struct stream *s)
 	s->data = NULL;
 }
 
+/* Work done while a read would wait: see stream.h. */
+static int (*idle_work)(void);
+
+void stream_set_idle_work(int (*fn)(void))
+{
+	idle_work = fn;
+}
+
+/* Looked at again this often while idle work remains but cannot be done. */
+#define IDLE_POLL_MS 1
+
+/* Until `fd` has bytes (or the end, or an error), do the idle work. */
+static void wait_doing_idle_work(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	int timeout = 0;
+
+	while (idle_work && !poll(&p, 1, timeout)) {
+		if (!idle_work())
+			return;
+		timeout = IDLE_POLL_MS;
+	}
+}
+
 /* File descriptors. */
 
 struct fd_stream {
@@ -51,7 +75,11 @@ struct fd_stream {
 static size_t fd_read(struct stream *s, void *buf, size_t len)
 {
 	struct fd_stream *f = s->data;
-	ssize_t n = xread(f->fd, buf, len);
+	ssize_t n;
+
+	if (idle_work)
+		wait_doing_idle_work(f->fd);
+	n = xread(f->fd, buf, len);
 	if (n < 0)
 		die_errno("read error");
 	return n;

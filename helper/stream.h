@@ -26,6 +26,14 @@ void stream_read_exact(struct stream *s, void *buf, size_t len);
 int stream_try_read_exact(struct stream *s, void *buf, size_t len);
 void stream_release(struct stream *s);
 
+/*
+ * Work to do while a file descriptor stream waits for its bytes (the
+ * server is slow to send them): `fn` is called, until the bytes come or
+ * it returns 0, about every millisecond while it returns 1 (work remains
+ * that cannot be done yet). NULL for none.
+ */
+void stream_set_idle_work(int (*fn)(void));
+
 /* A plain file descriptor (not closed on release). */
 void stream_init_fd(struct stream *s, int fd);
 /* A file; dies with a message naming it if it cannot be opened. */

@@ -133,6 +133,51 @@ def test_wrong_manifest_id_is_refused(check, tmp_path):
         assert "unknown value 'bogus' ignored" in result.err
 
 
+@pytest.mark.parametrize('late', [False, True], ids=['early', 'late'])
+def test_wrong_manifest_id_reported_before_wrong_files(late, tmp_path,
+                                                       monkeypatch):
+    """Manifest ids are checked from the spool, as buffers free up, while
+    the files are imported and checked: a manifest checked after the files
+    (all of them, late: CINNABAR_TEST_PRECHECK_LATE) still comes first in
+    the changegroup, and its failure is the one reported."""
+    if late:
+        monkeypatch.setenv('CINNABAR_TEST_PRECHECK_LATE', '1')
+    history = History()
+    history.add(dict([A, B]), wrong='manifest')
+    history.add(dict([A, B, C]))
+    history.add({b'd': b'six\n'}, wrong='file')
+    result = assert_refused(write(history, tmp_path), tmp_path,
+                            'does not match its contents')
+    assert 'manifest ' in result.err, result.describe()
+    assert 'file revision' not in result.err, result.describe()
+    assert result.err.count('does not match') == 1, result.describe()
+
+
+@pytest.mark.parametrize('late', [False, True], ids=['early', 'late'])
+def test_manifests_checked_late_clone_the_same(late, hg, tmp_path,
+                                               monkeypatch):
+    """Whenever the early check gets to the manifests, the clone is the
+    same: every id checked, Mercurial's history, the same commits."""
+    if late:
+        monkeypatch.setenv('CINNABAR_TEST_PRECHECK_LATE', '1')
+    history = History()
+    entries = [A, B]
+    for i in range(12):
+        entries = entries + [(b'f%02d' % i, b'%d\n' % i)]
+        history.add(dict(entries))
+    url = write(history, tmp_path)
+    hg.repo_from_bundle(tmp_path / 'crafted.hg', tmp_path / 'hg')
+    hg_files = hg('-R', tmp_path / 'hg', 'files', '-r', 'tip',
+                  cwd=tmp_path / 'hg').out.split()
+    dest, result = clone_ok(url, tmp_path)
+    assert 'warning' not in result.err, result.describe()
+    count = git('rev-list', '--count', 'HEAD', cwd=dest).out.strip()
+    assert count == '12'
+    names = git('ls-tree', '-r', '--name-only', 'HEAD', cwd=dest).out.split()
+    assert names == hg_files
+    git('cinnabar', 'fsck', '--full', cwd=dest)
+
+
 @pytest.mark.parametrize('check', ['no-manifests', 'none', 'false'])
 def test_manifest_id_check_can_be_turned_off(check, tmp_path):
     dest, result = clone_ok(wrong_id('manifest', tmp_path), tmp_path,
