@@ -738,7 +738,12 @@ static void write_now(struct object_entry *e, const char *in, size_t len,
  * writing the trees of a 100k-file history; bench/README.md). Other
  * changes go to diff_delta. NULL when the delta would be over `max`.
  */
-#define ONE_SPAN_MAX 1024
+/*
+ * Past a few entries, diff_delta finds copies within the span: at 1 kB,
+ * nginx's pack was 4.5% larger than diff_delta's; at 128 bytes, 0.2%
+ * smaller (the same objects).
+ */
+#define ONE_SPAN_MAX 128
 
 static void *delta_against(const struct strbuf *base, const struct strbuf *dat,
 			   unsigned long *len, unsigned long max)
