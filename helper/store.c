@@ -731,17 +731,16 @@ static void write_now(struct object_entry *e, const char *in, size_t len,
 }
 
 /*
- * A tree edit most often changes, adds or removes one entry, and the delta
- * against the tree's previous version is then a copy of what comes before
- * it, the bytes that differ, and a copy of what follows: made directly,
- * without diff_delta's index of the base (a quarter of the main thread
- * writing the trees of a 100k-file history; bench/README.md). Other
- * changes go to diff_delta. NULL when the delta would be over `max`.
- */
-/*
- * Past a few entries, diff_delta finds copies within the span: at 1 kB,
- * nginx's pack was 4.5% larger than diff_delta's; at 128 bytes, 0.2%
- * smaller (the same objects).
+ * The delta of `dat` against `base` (a tree's previous version, or a
+ * blob's previous revision), NULL when it would be over `max`. A tree edit
+ * most often changes, adds or removes one entry, and the delta is then a
+ * copy of what comes before it, the bytes that differ, and a copy of what
+ * follows: made directly, without diff_delta's index of the base (a
+ * quarter of the main thread writing the trees of a 100k-file history;
+ * bench/README.md, "Hashing beside the files"). Other changes go to
+ * diff_delta, which also finds copies within a longer span: with spans of
+ * up to 1 kB made directly, nginx's pack was 4.5% larger; up to 128
+ * bytes, 0.2% smaller, the same objects.
  */
 #define ONE_SPAN_MAX 128
 
