@@ -345,8 +345,9 @@ static int spool_manifests(struct stream *cg, int version, size_t *count)
 		if (write_in_full(fd, hdr, 4) < 0 ||
 		    write_in_full(fd, chunk->buf, chunk->len) < 0)
 			die_errno("cannot write a temporary file");
+		/* Refused now if malformed, before the files are read. */
 		parse_rev_chunk(version, n++ ? &prev : NULL, &rev);
-		manifest_precheck_spooled(&rev);
+		manifest_precheck_spooled();
 		hg_oidcpy(&prev, &rev.node);
 		meter_update(meter, n);
 	}

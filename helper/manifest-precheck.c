@@ -20,14 +20,13 @@ struct kept_text {
 
 static int active;
 /*
- * The spool (manifests as the changegroup frames them: a be32 length,
- * itself included, then the chunk) and how far the check went in it:
- * manifest `next` starts at `next_pos`, `spooled` are written.
+ * The spool (manifests framed as in the changegroup), read back from
+ * manifest `next` on; `spooled` are written.
  */
-static int spool_fd = -1, spool_version, spool_ended;
+static struct stream spool;
+static int spool_version, spool_ended;
 /* Tests: check nothing before the import asks (CINNABAR_TEST_PRECHECK_LATE). */
 static int late;
-static off_t next_pos;
 static size_t next, spooled;
 static struct hg_oid next_prev;		/* the node of manifest next - 1 */
 static struct rev_chunk backlog = REV_CHUNK_INIT;
@@ -45,7 +44,7 @@ void manifest_precheck_start(int version, int fd)
 {
 	manifest_precheck_reset();
 	active = check_enabled(CHECK_MANIFESTS);
-	spool_fd = fd;
+	stream_init_pread(&spool, fd);
 	spool_version = version;
 	late = git_env_bool("CINNABAR_TEST_PRECHECK_LATE", 0);
 	if (active) {
@@ -156,35 +155,16 @@ static void check(const struct rev_chunk *chunk, size_t index)
 	checked[index / 8] |= 1 << (index % 8);
 }
 
-/* Check manifest `next`, given as `chunk`, `len` bytes in the spool. */
-static void check_next(const struct rev_chunk *chunk, size_t len)
+/* Read manifest `next` back from the spool, and check it. */
+static void check_next(void)
 {
-	check(chunk, next++);
-	next_pos += len;
-	hg_oidcpy(&next_prev, &chunk->node);
+	if (!read_cg_chunk(&spool, &backlog.raw))
+		BUG("manifest spool out of step");
+	parse_rev_chunk(spool_version, next ? &next_prev : NULL, &backlog);
+	check(&backlog, next++);
+	hg_oidcpy(&next_prev, &backlog.node);
 	if (next == spooled && spool_ended)
 		manifest_precheck_stop();
-}
-
-/* Read manifest `next` back from the spool into `backlog`; its length. */
-static size_t read_next(void)
-{
-	unsigned char hdr[4];
-	size_t len;
-
-	if (pread_in_full(spool_fd, hdr, 4, next_pos) != 4)
-		die_errno("cannot read a temporary file");
-	len = get_be32(hdr);
-	if (len < 4)
-		BUG("manifest spool out of step");
-	strbuf_reset(&backlog.raw);
-	strbuf_grow(&backlog.raw, len - 4);
-	if (pread_in_full(spool_fd, backlog.raw.buf, len - 4,
-			  next_pos + 4) != len - 4)
-		die_errno("cannot read a temporary file");
-	strbuf_setlen(&backlog.raw, len - 4);
-	parse_rev_chunk(spool_version, next ? &next_prev : NULL, &backlog);
-	return len;
 }
 
 void manifest_precheck_advance(size_t upto)
@@ -193,7 +173,7 @@ void manifest_precheck_advance(size_t upto)
 		return;
 	while (next < spooled &&
 	       (next < upto || (!late && shared_text_available())))
-		check_next(&backlog, read_next());
+		check_next();
 	if (backlog.raw.alloc > (1UL << 20))
 		strbuf_release(&backlog.raw);
 }
@@ -210,14 +190,10 @@ static int precheck_while_idle(void)
 	return !late && next < spooled;
 }
 
-void manifest_precheck_spooled(const struct rev_chunk *chunk)
+void manifest_precheck_spooled(void)
 {
-	if (!active)
-		return;
-	if (next == spooled++ && !late && shared_text_available())
-		check_next(chunk, chunk->raw.len + 4);
-	else
-		manifest_precheck_advance(0);
+	spooled++;
+	manifest_precheck_advance(0);
 }
 
 void manifest_precheck_spool_end(void)
@@ -255,9 +231,8 @@ void manifest_precheck_reset(void)
 	active = 0;
 	stream_set_idle_work(NULL);
 	verify_id_before_reporting(NULL);
-	spool_fd = -1;
+	stream_release(&spool);
 	spool_ended = 0;
-	next_pos = 0;
 	next = spooled = 0;
 	rev_chunk_release(&backlog);
 }

@@ -9,9 +9,9 @@
  * run while the server is still sending the files and the helper is
  * importing them, instead of after.
  *
- * The reading of the changegroup never waits for the hashing: a manifest
- * is checked as it is spooled when a buffer is free, else later, read
- * back from the spool, as buffers free up (while the files are imported,
+ * The reading of the changegroup never waits for the hashing: each
+ * manifest is read back from the spool and checked as soon as it is
+ * spooled when a buffer is free, else later, as buffers free up (while the files are imported,
  * and while the server is slow to send them: stream_set_idle_work), and
  * at the latest just before the import stores it. The manifests left in
  * the spool are checked before a failure is reported, so that the first
@@ -36,10 +36,11 @@
  */
 void manifest_precheck_start(int version, int fd);
 /*
- * The next manifest, `chunk`, was appended to the spool: check it now if
- * that needs no waiting for a buffer, else leave it for later.
+ * One more manifest was appended to the spool: check it (and those before
+ * it not checked yet) now if that needs no waiting for a buffer, else
+ * leave it for later.
  */
-void manifest_precheck_spooled(const struct rev_chunk *chunk);
+void manifest_precheck_spooled(void);
 /* Every manifest of the changegroup was spooled. */
 void manifest_precheck_spool_end(void);
 /*

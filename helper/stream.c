@@ -109,6 +109,25 @@ void stream_init_fd(struct stream *s, int fd)
 	init_fd(s, fd, 0);
 }
 
+/* A file read with pread from its own position (the bytes handed out). */
+static size_t pread_read(struct stream *s, void *buf, size_t len)
+{
+	struct fd_stream *f = s->data;
+	ssize_t n = pread(f->fd, buf, len, s->offset);
+
+	while (n < 0 && (errno == EINTR || errno == EAGAIN))
+		n = pread(f->fd, buf, len, s->offset);
+	if (n < 0)
+		die_errno("read error");
+	return n;
+}
+
+void stream_init_pread(struct stream *s, int fd)
+{
+	init_fd(s, fd, 0);
+	s->read = pread_read;
+}
+
 void stream_init_file(struct stream *s, const char *path)
 {
 	int fd = open(path, O_RDONLY);

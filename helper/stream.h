@@ -36,6 +36,12 @@ void stream_set_idle_work(int (*fn)(void));
 
 /* A plain file descriptor (not closed on release). */
 void stream_init_fd(struct stream *s, int fd);
+/*
+ * A file read from its start with pread, leaving the descriptor's offset
+ * alone (another stream, or a writer, may use it): not closed on release,
+ * and no idle work (the bytes are there).
+ */
+void stream_init_pread(struct stream *s, int fd);
 /* A file; dies with a message naming it if it cannot be opened. */
 void stream_init_file(struct stream *s, const char *path);
 /*
