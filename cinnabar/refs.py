@@ -36,8 +36,10 @@ the `@` bookmark when the server has one (and bookmarks are listed), else
 to the `default` branch's tip ref, else to its tip's head ref.
 
 `%` and space in branch and bookmark names are written `%25` and `%20`.
-A name that still is not a valid ref name, or that clashes with another
-ref (`a/tip` and `a/tip/tip`), is left out with a warning.
+A name that still is not a valid ref name (cinnabar.refname; one git
+could not store as a file, too long, among them), or that clashes with
+another ref (`a/tip` and `a/tip/tip`), is left out with a warning, the
+rest imported.
 
 For a push, `push_target` reads a ref name of the layout back: a branch
 (its tip or one of its heads) or a bookmark. Where a layout names heads
@@ -50,7 +52,7 @@ head of `default` (refused unless forced, as any new head).
 from cinnabar.errors import Abort
 from cinnabar.ids import HgId, is_hex40
 from cinnabar.record import record
-from cinnabar.refname import refname_problem
+from cinnabar.refname import refname_problem, shown
 
 # The refs the remote helper writes what it imports under, for git to read
 # once its stream ends: cleared before each import, saved with the metadata
@@ -155,7 +157,7 @@ class _Builder:
         problem = refname_problem(name)
         if problem:
             self.warnings.append('ignoring ref %s: the name %s'
-                                 % (name, problem))
+                                 % (shown(name), problem))
         else:
             self.refs[name] = hg_id
 
@@ -167,7 +169,7 @@ class _Builder:
             if longer.startswith(shorter + '/'):
                 del self.refs[longer]
                 self.warnings.append('ignoring ref %s: it clashes with %s'
-                                     % (longer, shorter))
+                                     % (shown(longer), shown(shorter)))
 
 
 def _add_heads(builder, heads, head_template, tip_template, closed,

@@ -28,7 +28,7 @@ from cinnabar import git
 from cinnabar.errors import Abort
 from cinnabar.ids import GitId, HgId
 from cinnabar.record import record
-from cinnabar.refname import refname_problem
+from cinnabar.refname import refname_problem, shown
 
 _NODE = re.compile(r'[0-9a-fA-F]{40}\Z')
 
@@ -212,7 +212,8 @@ def known_tags(helper):
     for name, git_id in zip(names, git_ids):
         problem = refname_problem('refs/tags/' + name)
         if problem:
-            warnings.append('ignoring tag %s: the name %s' % (name, problem))
+            warnings.append('ignoring tag %s: the name %s'
+                            % (shown(name), problem))
         elif git_id.is_null:
             warnings.append('ignoring tag %s: changeset %s is not known '
                             '(fetch it first)' % (name, found.tags[name]))

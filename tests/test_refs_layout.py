@@ -151,3 +151,45 @@ def test_names_starting_with_dash_are_refs_not_options(hg, tmp_path):
                             cwd=dest))
     assert hg('-R', repo, 'log', '-r', 'bookmark("--foo")', '-T',
               '{desc}').out == 'three'
+
+
+def test_names_too_long_for_a_ref_file_are_skipped_with_warning(
+        hg, hg_serve, tmp_path):
+    """A bookmark of 300 bytes and a branch of 260 make ref names git
+    cannot store as files (a component past NAME_MAX with `.lock`): a
+    clone and a later fetch leave those refs out with a warning naming
+    them (shortened), and import everything else, with hg's ids."""
+    from lib.push import hg_commit, make_hg_repo
+    repo = make_hg_repo(hg, tmp_path / 'repo', {'f': 'one\n'})
+    long_bookmark = 'b' * 300
+    hg('-R', repo, 'bookmark', long_bookmark)
+    hg('-R', repo, 'bookmark', 'short')
+    hg_commit(hg, repo, {'f': 'two\n'}, 'on a long branch', branch='l' * 260)
+    url = hg_url(hg_serve(repo).url)
+    dest = tmp_path / 'clone'
+    result = clone(url, dest)
+    assert_no_traceback(result)
+    assert result.returncode == 0, result.describe()
+
+    def assert_warned(result):
+        warnings = [line for line in result.err.splitlines()
+                    if line.startswith('warning: ignoring ref')]
+        assert len(warnings) == 2, result.describe()
+        assert any('bookmarks/bbbbbbbb' in line and '(321 bytes)' in line
+                   for line in warnings), result.describe()
+        assert all(len(line) < 200 for line in warnings)
+
+    assert_warned(result)
+    got = refs(dest, ORIGIN)
+    got.pop(ORIGIN + 'HEAD', None)
+    layout = {name: node for name, node in expected_layout(hg, repo).items()
+              if name in ('branches/default/tip', 'bookmarks/short')}
+    assert sorted(got) == sorted(ORIGIN + name for name in layout)
+    assert {name: git2hg(dest, [got[ORIGIN + name]])[got[ORIGIN + name]]
+            for name in layout} == layout
+    hg('-R', repo, 'update', '-q', 'short')
+    new = hg_commit(hg, repo, {'g': 'three\n'}, 'after the clone')
+    result = git('fetch', 'origin', cwd=dest)
+    assert_warned(result)
+    short = rev_parse(dest, ORIGIN + 'bookmarks/short')
+    assert git2hg(dest, [short]) == {short: new}

@@ -5,7 +5,7 @@ import subprocess
 
 import pytest
 
-from cinnabar.refname import is_valid_refname, refname_problem
+from cinnabar.refname import is_valid_refname, refname_problem, shown
 
 CASES = {
     'refs/heads/a': True,
@@ -50,3 +50,24 @@ def test_refname(name):
 def test_agrees_with_git(name):
     result = subprocess.run(['git', 'check-ref-format', name])
     assert (result.returncode == 0) == is_valid_refname(name)
+
+
+def test_components_git_can_store_as_files():
+    """git's files backend writes `<component>.lock`: 250 bytes are the
+    most a component may have under NAME_MAX (255); bytes, not
+    characters, count."""
+    assert is_valid_refname('refs/heads/' + 'a' * 250)
+    assert 'longer than 250 bytes' in refname_problem(
+        'refs/heads/' + 'a' * 251 + '/b')
+    assert not is_valid_refname('refs/heads/' + '\xe9' * 126)
+    assert is_valid_refname('refs/heads/' + '/'.join(['a' * 200] * 10))
+    assert 'longer than 2048 bytes' in refname_problem(
+        'refs/heads/' + '/'.join(['a' * 200] * 11))
+
+
+def test_long_names_are_shortened_in_messages():
+    assert shown('refs/heads/a') == 'refs/heads/a'
+    long = shown('refs/heads/' + 'a' * 300)
+    assert long.startswith('refs/heads/aaa') and long.endswith(
+        '... (311 bytes)')
+    assert len(long) < 100
