@@ -61,6 +61,8 @@ def session(argv):
             # While they start (git's fast-import, whose tmp_pack files
             # these are, starts only once we answer git).
             resources.enter_context(tmpfiles.importer_packs(git_dir))
+            if git_dir is not None:
+                tmpfiles.remove_stale_caches(git.common_dir(git_dir))
             from cinnabar.remote import RemoteHelper
             helper_class = RemoteHelper
         remote = helper_class(_remote_name(argv[0]), url,

@@ -11,8 +11,12 @@ and of the helper's checkpoint packs (helper/store.c):
 - a file or directory named `<prefix><pid>-<random>` (`own_prefix`,
   `private_dir`): `remove_stale` removes those whose process is gone (and
   those of a version that did not name the process, once STALE_SECONDS
-  old). The stream spools of the git dir (cinnabar.hg.streamclone) and
-  the bundles an `hg::http://host/x.hg` downloads to TMPDIR are named so.
+  old). The stream spools of the git dir (cinnabar.hg.streamclone), the
+  bundles an `hg::http://host/x.hg` downloads to TMPDIR, and the files
+  the helper writes its caches into before renaming them into place
+  (`.git/cinnabar/<map>-<pid>-<random>`, helper/notes-map.c, and
+  `.git/cinnabar/manifests/text-<pid>-<random>`, helper/manifest-cache.c:
+  `remove_stale_caches`) are named so.
 
 `git fetch` runs `git fast-import` for our `import` command, which creates
 `objects/pack/tmp_pack_<random>` as it starts and writes into it only when
@@ -105,6 +109,21 @@ def remove_stale(parent, prefix):
                  else _older_than(path, STALE_SECONDS))
         if stale and pid != os.getpid():
             _remove_tree_or_file(path)
+
+
+# Where the helper writes its caches before renaming them into place:
+# (directory under .git/cinnabar, name prefixes), one per id map.
+CACHE_SPOOLS = (('', ('hg2git-', 'git2hg-', 'files-meta-', 'ids-')),
+                ('manifests', ('text-',)))
+
+
+def remove_stale_caches(common_dir):
+    """Remove what killed helpers left of the caches they were writing
+    under `common_dir`/cinnabar (see the module docstring)."""
+    for sub, prefixes in CACHE_SPOOLS:
+        parent = os.path.join(common_dir, 'cinnabar', sub)
+        for prefix in prefixes:
+            remove_stale(parent, prefix)
 
 
 def _remove_tree_or_file(path):

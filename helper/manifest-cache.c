@@ -174,10 +174,14 @@ void manifest_cache_write(const struct hg_oid *node, const struct hg_oid *p1,
 	if (text->len < git_env_ulong("CINNABAR_TEST_MANIFEST_CACHE_MIN",
 				      MANIFEST_CACHE_MIN))
 		return;
-	cache_path(&path, "text-XXXXXX");
+	/* Named after this process: see table_file in notes-map.c. */
+	strbuf_addf(&header, "text-%"PRIuMAX"-XXXXXX", (uintmax_t)getpid());
+	cache_path(&path, header.buf);
+	strbuf_reset(&header);
 	if (safe_create_leading_directories(path.buf) != SCLD_OK ||
 	    !(tmp = mks_tempfile(path.buf))) {
 		strbuf_release(&path);
+		strbuf_release(&header);
 		return;		/* a cache: the next fetch makes the text */
 	}
 	fd = get_tempfile_fd(tmp);

@@ -97,15 +97,18 @@ static void put(struct notes_map *m, const unsigned char *key,
 /*
  * A file for a table: a temporary file beside the cache, renamed to it
  * once complete, when `tmp` is given; else one of no name, there or, in
- * a repository we cannot write to, in $TMPDIR.
+ * a repository we cannot write to, in $TMPDIR. Named after this process
+ * (`<map>-<pid>-XXXXXX`), so that what a killed helper left is told from
+ * what a live one is writing, and removed (cinnabar.tmpfiles).
  */
 static int table_file(struct notes_map *m, struct tempfile **tmp)
 {
 	struct strbuf path = STRBUF_INIT;
 	int fd;
 
-	strbuf_git_common_path(&path, the_repository, "cinnabar/%s-XXXXXX",
-			       m->name ? m->name : "ids");
+	strbuf_git_common_path(&path, the_repository,
+			       "cinnabar/%s-%"PRIuMAX"-XXXXXX",
+			       m->name ? m->name : "ids", (uintmax_t)getpid());
 	if (safe_create_leading_directories(path.buf) == SCLD_OK) {
 		if (tmp) {
 			*tmp = mks_tempfile(path.buf);

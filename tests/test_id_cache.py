@@ -192,3 +192,34 @@ def test_fetch_writes_only_the_notes_directories_it_changes(
         assert rev_parse(repo, f'{METADATA_REF}^{MAPS[name]}^{{tree}}') \
             == rev_parse(fresh, f'{METADATA_REF}^{MAPS[name]}^{{tree}}'), \
             name
+
+
+def test_a_fetch_removes_what_killed_helpers_left(hg, history):
+    """The helper writes a cache to `<map>-<pid>-<random>` (a manifest
+    text to `manifests/text-<pid>-<random>`) and renames it into place;
+    what a SIGKILLed helper left is removed by the next fetch: files of a
+    process that is gone, and those named without a process (an older
+    version's) once an hour old. Those of a live process stay."""
+    import os
+    import subprocess
+    import time
+    full, served, repo, _ = history
+    gone = subprocess.Popen(['true'])
+    gone.wait()
+    live = os.getpid()
+    cinnabar = repo / '.git' / 'cinnabar'
+    (cinnabar / 'manifests').mkdir(exist_ok=True)
+    left = [f'hg2git-{gone.pid}-AbC123', f'git2hg-{gone.pid}-AbC123',
+            f'files-meta-{gone.pid}-AbC123', 'hg2git-Old123',
+            f'manifests/text-{gone.pid}-AbC123', 'manifests/text-Old123']
+    kept = [f'hg2git-{live}-AbC123', f'manifests/text-{live}-AbC123',
+            'git2hg-New123', 'manifests/text-New123']
+    an_hour_ago = time.time() - 3700
+    for name in left + kept:
+        (cinnabar / name).write_bytes(b'x' * 1000)
+        if 'Old' in name:
+            os.utime(cinnabar / name, (an_hour_ago, an_hour_ago))
+    fetch_the_rest(hg, full, served, repo)
+    assert [name for name in left if (cinnabar / name).exists()] == []
+    assert [name for name in kept if (cinnabar / name).exists()] == kept
+    assert_caches_current(repo)
