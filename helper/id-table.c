@@ -3,11 +3,13 @@
 #include "id-table.h"
 
 #define MAGIC "CNBI"
-#define VERSION 1
-#define HEADER_SIZE (4 + 4 + GIT_SHA1_RAWSZ + 8 + 256 * 4)
+#define VERSION 2
 #define COMMIT_OFFSET 8
+#define CHECK_OFFSET (4 + 4 + GIT_SHA1_RAWSZ + 8 + 256 * 4)
+#define HEADER_SIZE (CHECK_OFFSET + 4)
 #define SAMPLE_EVERY 64
 #define SAMPLE_SIZE 8
+#define CHECK_SIZE 4
 /* Records read by walks between two trims of the mapped pages (640 kB). */
 #define TRIM_EVERY 16384
 /* Records a lookup reads at a time. */
@@ -26,7 +28,38 @@ static size_t samples_nr(size_t nr)
 
 static size_t table_size(size_t nr)
 {
-	return HEADER_SIZE + nr * ID_RECORD_SIZE + samples_nr(nr) * SAMPLE_SIZE;
+	return HEADER_SIZE + nr * ID_RECORD_SIZE +
+	       samples_nr(nr) * (SAMPLE_SIZE + CHECK_SIZE);
+}
+
+/*
+ * The CRC-32 of the index of a table: its header but the commit (checked
+ * for itself) and the check, then its samples and the blocks' CRCs.
+ */
+static uint32_t index_crc(const unsigned char *header,
+			  const unsigned char *samples, size_t samples_len,
+			  const unsigned char *checks, size_t checks_len)
+{
+	uLong crc = crc32(0, header, COMMIT_OFFSET);
+
+	crc = crc32(crc, header + COMMIT_OFFSET + GIT_SHA1_RAWSZ,
+		    CHECK_OFFSET - COMMIT_OFFSET - GIT_SHA1_RAWSZ);
+	crc = crc32(crc, samples, samples_len);
+	return crc32(crc, checks, checks_len);
+}
+
+static size_t block_len(const struct id_table *t, size_t block)
+{
+	size_t nr = t->nr - block * SAMPLE_EVERY;
+	return (nr < SAMPLE_EVERY ? nr : SAMPLE_EVERY) * ID_RECORD_SIZE;
+}
+
+/* Whether `records`, block `block` of the table, are as written. */
+static int block_intact(const struct id_table *t, size_t block,
+			const unsigned char *records)
+{
+	return crc32(0, records, block_len(t, block)) ==
+	       get_be32(t->checks + block * CHECK_SIZE);
 }
 
 static int check_fanout(struct id_table *t, const unsigned char *p)
@@ -68,12 +101,32 @@ int id_table_open(struct id_table *t, int fd, const struct object_id *commit)
 		return -1;
 	}
 	t->nr = nr;
+	t->records = p + HEADER_SIZE;
+	t->samples = t->records + t->nr * ID_RECORD_SIZE;
+	t->checks = t->samples + samples_nr(t->nr) * SAMPLE_SIZE;
+	if (index_crc(p, t->samples, samples_nr(t->nr) * SAMPLE_SIZE,
+		      t->checks, samples_nr(t->nr) * CHECK_SIZE) !=
+	    get_be32(p + CHECK_OFFSET)) {
+		id_table_close(t);
+		return ID_TABLE_DAMAGED;
+	}
 	if (check_fanout(t, p + 36)) {
 		id_table_close(t);
 		return -1;
 	}
-	t->records = p + HEADER_SIZE;
-	t->samples = t->records + t->nr * ID_RECORD_SIZE;
+	return 0;
+}
+
+int id_table_verify(struct id_table *t)
+{
+	size_t block;
+
+	for (block = 0; block < samples_nr(t->nr); block++) {
+		if (!block_intact(t, block, id_table_key(t, block *
+							 SAMPLE_EVERY)))
+			return ID_TABLE_DAMAGED;
+		id_table_touch(t, SAMPLE_EVERY);
+	}
 	return 0;
 }
 
@@ -117,14 +170,17 @@ static size_t sample_above(const struct id_table *t, const unsigned char *key,
 }
 
 /*
- * Look for `key` among records [lo, hi), read with pread() a chunk at a
- * time: `t->value` gets its value. 0 when found.
+ * Look for `key` among records [lo, hi), whole blocks, read with pread()
+ * a block at a time and checked against its CRC: `t->value` gets its
+ * value. 1 when found, 0 when not, ID_TABLE_DAMAGED.
  */
 static int find_in_records(struct id_table *t, const unsigned char *key,
 			   size_t lo, size_t hi)
 {
 	unsigned char chunk[LOOKUP_CHUNK * ID_RECORD_SIZE];
 
+	if (lo % LOOKUP_CHUNK)
+		BUG("id table lookup from record %"PRIuMAX, (uintmax_t)lo);
 	while (lo < hi) {
 		size_t nr = hi - lo < LOOKUP_CHUNK ? hi - lo : LOOKUP_CHUNK;
 		size_t a = 0, b = nr;
@@ -133,6 +189,10 @@ static int find_in_records(struct id_table *t, const unsigned char *key,
 		if (pread_in_full(t->fd, chunk, nr * ID_RECORD_SIZE, at) !=
 		    nr * ID_RECORD_SIZE)
 			die_errno("cannot read an id table");
+		if (nr * ID_RECORD_SIZE != block_len(t, lo / SAMPLE_EVERY))
+			BUG("id table lookup of part of a block");
+		if (!block_intact(t, lo / SAMPLE_EVERY, chunk))
+			return ID_TABLE_DAMAGED;
 		while (a < b) {
 			size_t mid = a + (b - a) / 2;
 			int cmp = memcmp(chunk + mid * ID_RECORD_SIZE, key,
@@ -140,7 +200,7 @@ static int find_in_records(struct id_table *t, const unsigned char *key,
 			if (!cmp) {
 				memcpy(t->value, chunk + mid * ID_RECORD_SIZE +
 				       GIT_SHA1_RAWSZ, GIT_SHA1_RAWSZ);
-				return 0;
+				return 1;
 			}
 			if (cmp < 0)
 				a = mid + 1;
@@ -148,21 +208,20 @@ static int find_in_records(struct id_table *t, const unsigned char *key,
 				b = mid;
 		}
 		if (a < nr)
-			return -1;	/* the key would be in this chunk */
+			return 0;	/* the key would be in this chunk */
 		lo += nr;
 	}
-	return -1;
+	return 0;
 }
 
-const unsigned char *id_table_find(struct id_table *t,
-				   const unsigned char *key)
+int id_table_find(struct id_table *t, const unsigned char *key)
 {
 	size_t lo = key[0] ? t->fanout[key[0] - 1] : 0;
 	size_t hi = t->fanout[key[0]];
 	size_t first, last;
 
 	if (lo >= hi)
-		return NULL;
+		return 0;
 	/*
 	 * The records that may hold `key`: from the block of the last
 	 * sample below its 8 bytes to the first sample above them.
@@ -172,7 +231,7 @@ const unsigned char *id_table_find(struct id_table *t,
 	last = sample_above(t, key, first, samples_nr(hi), 0);
 	lo = first ? (first - 1) * SAMPLE_EVERY : 0;
 	hi = last * SAMPLE_EVERY < t->nr ? last * SAMPLE_EVERY : t->nr;
-	return find_in_records(t, key, lo, hi) ? NULL : t->value;
+	return find_in_records(t, key, lo, hi);
 }
 
 static void write_at(int fd, const void *buf, size_t len, off_t offset)
@@ -195,17 +254,39 @@ void id_table_writer_start(struct id_table_writer *w, int fd)
 	w->fd = fd;
 	strbuf_init(&w->buf, (WRITE_RECORDS + 1) * ID_RECORD_SIZE);
 	strbuf_init(&w->samples, 0);
+	strbuf_init(&w->checks, 0);
 	strbuf_addchars(&w->buf, 0, HEADER_SIZE);
 	w->sorted = 1;
 }
 
-/* Count a record of the final table for its fanout and samples. */
+/* Add the CRC of the block of records ending (an empty one: nothing). */
+static void end_block(struct id_table_writer *w)
+{
+	unsigned char crc[CHECK_SIZE];
+
+	if (!w->in_block)
+		return;
+	put_be32(crc, w->block_crc);
+	strbuf_add(&w->checks, crc, CHECK_SIZE);
+	w->in_block = 0;
+}
+
+/*
+ * Count record `i` of the final table for its fanout, samples and its
+ * block's CRC.
+ */
 static void index_record(struct id_table_writer *w, const unsigned char *key,
-			 size_t i)
+			 const unsigned char *value, size_t i)
 {
 	w->fanout[key[0]]++;
-	if (!(i % SAMPLE_EVERY))
+	if (!(i % SAMPLE_EVERY)) {
+		end_block(w);
 		strbuf_add(&w->samples, key, SAMPLE_SIZE);
+		w->block_crc = crc32(0, NULL, 0);
+		w->in_block = 1;
+	}
+	w->block_crc = crc32(w->block_crc, key, GIT_SHA1_RAWSZ);
+	w->block_crc = crc32(w->block_crc, value, GIT_SHA1_RAWSZ);
 }
 
 void id_table_add(struct id_table_writer *w, const unsigned char *key,
@@ -214,7 +295,7 @@ void id_table_add(struct id_table_writer *w, const unsigned char *key,
 	if (w->nr && memcmp(w->last, key, GIT_SHA1_RAWSZ) >= 0)
 		w->sorted = 0;
 	memcpy(w->last, key, GIT_SHA1_RAWSZ);
-	index_record(w, key, w->nr);
+	index_record(w, key, value, w->nr);
 	strbuf_add(&w->buf, key, GIT_SHA1_RAWSZ);
 	strbuf_add(&w->buf, value, GIT_SHA1_RAWSZ);
 	w->nr++;
@@ -242,6 +323,8 @@ static void sort_records(struct id_table_writer *w)
 	git_stable_qsort(records, w->nr, ID_RECORD_SIZE, record_cmp);
 	memset(w->fanout, 0, sizeof(w->fanout));
 	strbuf_reset(&w->samples);
+	strbuf_reset(&w->checks);
+	w->in_block = 0;
 	for (i = 0; i < w->nr; i++) {
 		unsigned char *r = records + i * ID_RECORD_SIZE;
 		if (i + 1 < w->nr && !record_cmp(r, r + ID_RECORD_SIZE))
@@ -249,7 +332,7 @@ static void sort_records(struct id_table_writer *w)
 		if (kept != i)
 			memcpy(records + kept * ID_RECORD_SIZE, r,
 			       ID_RECORD_SIZE);
-		index_record(w, r, kept++);
+		index_record(w, r, r + GIT_SHA1_RAWSZ, kept++);
 	}
 	munmap(map, len);
 	w->nr = kept;
@@ -268,6 +351,7 @@ void id_table_writer_finish(struct id_table_writer *w,
 	strbuf_release(&w->buf);
 	if (!w->sorted)
 		sort_records(w);
+	end_block(w);
 	memcpy(header, MAGIC, 4);
 	put_be32(header + 4, VERSION);
 	if (commit)
@@ -280,10 +364,16 @@ void id_table_writer_finish(struct id_table_writer *w,
 		total += w->fanout[i];
 		put_be32(header + 36 + 4 * i, total);
 	}
+	put_be32(header + CHECK_OFFSET,
+		 index_crc(header, (unsigned char *)w->samples.buf,
+			   w->samples.len, (unsigned char *)w->checks.buf,
+			   w->checks.len));
 	write_at(w->fd, header, HEADER_SIZE, 0);
+	strbuf_addbuf(&w->samples, &w->checks);
 	write_at(w->fd, w->samples.buf, w->samples.len,
 		 HEADER_SIZE + w->nr * ID_RECORD_SIZE);
 	strbuf_release(&w->samples);
+	strbuf_release(&w->checks);
 }
 
 void id_table_set_commit(int fd, const struct object_id *commit)

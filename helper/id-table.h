@@ -14,12 +14,14 @@
  * File format (numbers in network order):
  *
  *   "CNBI"        magic
- *   uint32        version, 1
+ *   uint32        version, 2
  *   20 bytes      the notes commit the table is of (zeros: of none, a
  *                 table of an import in progress)
  *   uint32 x 2    number of records, high and low halves
  *   uint32 x 256  fanout: entry i is the number of records whose key's
  *                 first byte is i or less
+ *   uint32        CRC-32 of the index: the bytes above but the commit,
+ *                 the samples and the blocks' CRCs
  *   records       key (20 bytes) then value (20 bytes), sorted by key,
  *                 each key once
  *   samples       the first 8 bytes of the key of every 64th record (0,
@@ -27,9 +29,17 @@
  *                 (2.5 kB) that may hold its key, a page or two of the
  *                 file, instead of the dozen a binary search of the
  *                 records would
+ *   uint32 x n    CRC-32 of each block of 64 records (the last one may
+ *                 be shorter), the blocks of the samples
  *
  * A table whose size, fanout or commit disagree is not used (a cache
- * is then made again from the notes tree).
+ * is then made again from the notes tree). The CRCs make what a cache
+ * says as sure as the notes tree it was made of, as git's pack .idx
+ * CRCs vouch for the data they copy: a lookup checks its block, a walk
+ * checks every block first (id_table_verify), and a block or index that
+ * does not match its CRC makes the table ID_TABLE_DAMAGED. (The commit
+ * is left out of the index CRC: it is checked for itself, and set once
+ * the table is written, id_table_set_commit.)
  */
 #ifndef CINNABAR_ID_TABLE_H
 #define CINNABAR_ID_TABLE_H
@@ -45,25 +55,32 @@ struct id_table {
 	size_t nr;
 	uint32_t fanout[256];
 	const unsigned char *samples;
+	const unsigned char *checks;	/* the blocks' CRCs */
 	unsigned long touched;		/* records read since the last trim */
 	int fd;				/* of the file, while mapped */
 	unsigned char value[GIT_SHA1_RAWSZ];	/* of the last key found */
 };
 
+#define ID_TABLE_DAMAGED (-2)
+
 /*
  * Map the table of file `fd` (closed by the call); when `commit` is
- * given, the table must be of it. 0 when usable, -1 otherwise (then the
- * table is empty).
+ * given, the table must be of it. 0 when usable, -1 when not (another
+ * commit, version or size), ID_TABLE_DAMAGED when its index does not
+ * match its CRC (then the table is empty).
  */
 int id_table_open(struct id_table *t, int fd, const struct object_id *commit);
 void id_table_close(struct id_table *t);
 
 /*
- * The value of `key` in the table (in `t->value`, until the next lookup),
- * or NULL.
+ * Look `key` up: 1 when found (its value in `t->value`, until the next
+ * lookup), 0 when not there, ID_TABLE_DAMAGED when the block that would
+ * hold it does not match its CRC.
  */
-const unsigned char *id_table_find(struct id_table *t,
-				   const unsigned char *key);
+int id_table_find(struct id_table *t, const unsigned char *key);
+
+/* Check every block against its CRC: 0, or ID_TABLE_DAMAGED. */
+int id_table_verify(struct id_table *t);
 
 static inline const unsigned char *id_table_key(const struct id_table *t,
 						size_t i)
@@ -83,6 +100,9 @@ struct id_table_writer {
 	int fd;
 	struct strbuf buf;		/* records not written yet */
 	struct strbuf samples;
+	struct strbuf checks;		/* CRCs of the blocks ended */
+	uint32_t block_crc;		/* of the records of the block begun */
+	int in_block;
 	uint32_t fanout[256];		/* records by first byte */
 	size_t nr;
 	int sorted;			/* each key above the one before */

@@ -134,6 +134,12 @@ static int table_file(struct notes_map *m, struct tempfile **tmp)
 	return fd;
 }
 
+static void cache_path(struct notes_map *m, struct strbuf *path)
+{
+	strbuf_git_common_path(path, the_repository, "cinnabar/%s.idx",
+			       m->name);
+}
+
 /* Map the table written to `fd`, and give it its cache name. */
 static void install_table(struct notes_map *m, struct tempfile *tmp, int fd,
 			  const struct object_id *commit)
@@ -142,8 +148,7 @@ static void install_table(struct notes_map *m, struct tempfile *tmp, int fd,
 
 	if (tmp) {
 		struct strbuf path = STRBUF_INIT;
-		strbuf_git_common_path(&path, the_repository,
-				       "cinnabar/%s.idx", m->name);
+		cache_path(m, &path);
 		if (rename_tempfile(&tmp, path.buf))
 			delete_tempfile(&tmp);
 		strbuf_release(&path);
@@ -203,16 +208,40 @@ static void make_cache(struct notes_map *m)
 	install_table(m, tmp, fd, &m->commit);
 }
 
+/*
+ * The base failed its CRCs (id-table.h). A cache is made again from the
+ * notes tree, saying so: nothing it said was used. A table this import
+ * merged its entries into cannot be, nor one just made.
+ */
+static void base_damaged(struct notes_map *m)
+{
+	struct strbuf path = STRBUF_INIT;
+
+	cache_path(m, &path);
+	if (m->spilled || m->remade || is_null_oid(&m->commit))
+		die("the table of %s is damaged (%s)",
+		    m->name ? m->name : "ids", path.buf);
+	warning("'%s' is damaged; making it again from the metadata",
+		path.buf);
+	strbuf_release(&path);
+	m->remade = 1;
+	make_cache(m);
+}
+
 static int open_cache(struct notes_map *m)
 {
 	struct strbuf path = STRBUF_INIT;
-	int fd;
+	int fd, ret;
 
-	strbuf_git_common_path(&path, the_repository, "cinnabar/%s.idx",
-			       m->name);
+	cache_path(m, &path);
 	fd = open(path.buf, O_RDONLY);
 	strbuf_release(&path);
-	return fd >= 0 && !id_table_open(&m->base, fd, &m->commit);
+	if (fd < 0)
+		return -1;
+	ret = id_table_open(&m->base, fd, &m->commit);
+	if (ret == ID_TABLE_DAMAGED)
+		base_damaged(m);
+	return ret == ID_TABLE_DAMAGED ? 0 : ret;
 }
 
 static void ensure_base(struct notes_map *m)
@@ -222,8 +251,19 @@ static void ensure_base(struct notes_map *m)
 	m->base_ready = 1;
 	if (is_null_oid(&m->commit))
 		return;
-	if (!m->trust_cache || !open_cache(m))
+	if (!m->trust_cache || open_cache(m))
 		make_cache(m);
+}
+
+/* Whether the base holds `key` (its value in `m->base.value`). */
+static int base_find(struct notes_map *m, const unsigned char *key)
+{
+	int ret;
+
+	ensure_base(m);
+	while ((ret = id_table_find(&m->base, key)) == ID_TABLE_DAMAGED)
+		base_damaged(m);
+	return ret;
 }
 
 static const struct object_id *value_oid(const unsigned char *value)
@@ -240,13 +280,10 @@ const struct object_id *notes_map_get(struct notes_map *m,
 				      const struct object_id *key)
 {
 	khiter_t pos = kh_get_cinnabar_notes(MAP(m), notes_key(key));
-	const unsigned char *value;
 
 	if (pos != kh_end(MAP(m)))
 		return &kh_value(MAP(m), pos);
-	ensure_base(m);
-	value = id_table_find(&m->base, key->hash);
-	return value ? value_oid(value) : NULL;
+	return base_find(m, key->hash) ? value_oid(m->base.value) : NULL;
 }
 
 static int slot_cmp(const void *a, const void *b, void *h)
@@ -283,6 +320,8 @@ static void merge_walk(struct notes_map *m, raw_entry_fn fn, void *data)
 	khint_t *slot;
 
 	ensure_base(m);
+	if (id_table_verify(base))
+		base_damaged(m);
 	slot = sorted_slots(m, &nr);
 	while (i < base->nr || j < nr) {
 		const unsigned char *b = i < base->nr ?
@@ -336,16 +375,14 @@ void notes_map_set(struct notes_map *m, const struct object_id *key,
 size_t notes_map_size(struct notes_map *m)
 {
 	kh_cinnabar_notes_t *h = MAP(m);
-	size_t nr;
+	size_t nr = 0;
 	khint_t pos;
 
-	ensure_base(m);
-	nr = m->base.nr;
 	for (pos = kh_begin(h); pos != kh_end(h); pos++)
-		if (kh_exist(h, pos) &&
-		    !id_table_find(&m->base, kh_key(h, pos).hash))
+		if (kh_exist(h, pos) && !base_find(m, kh_key(h, pos).hash))
 			nr++;
-	return nr;
+	ensure_base(m);
+	return nr + m->base.nr;
 }
 
 struct for_each_data {

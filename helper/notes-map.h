@@ -27,6 +27,8 @@ struct notes_map {
 	int dirty;
 	int base_ready;			/* `base` was opened (or made) */
 	int trust_cache;		/* notes_map_trust_cache at init */
+	int remade;			/* the cache was found damaged and
+					   made again */
 	struct id_table base;		/* the entries before those of `map` */
 	void *map;			/* khash: key -> value, set since */
 	unsigned long spill_at;		/* entries of `map` merged into base */

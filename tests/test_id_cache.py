@@ -102,6 +102,58 @@ def test_unusable_cache_is_made_again(hg, history, damage):
     assert path.read_bytes() == data
 
 
+@pytest.mark.parametrize('damage', ['swapped', 'flipped', 'elsewhere',
+                                    'index'])
+def test_a_damaged_cache_is_not_used_in_a_fetch(hg, hg_repos, hg_serve,
+                                                tmp_path, damage):
+    """A cache of the right notes commit whose records say otherwise (two
+    values swapped, a byte of one flipped) is found out by its CRCs and
+    made again, saying so once: the fetch gives the new changeset its
+    right parent and writes the notes of a fresh clone. So is one whose
+    changed record no lookup reads (the walk writing the notes checks
+    them all), or whose index (here the last block's CRC) changed."""
+    full = hg_repos.get(BUNDLE)
+    nodes = hg.nodes(full)
+    half = len(nodes) // 2
+    served = hg_repos.copy(BUNDLE, tmp_path / 'served', rev=half)
+    url = hg_url(hg_serve(served).url)
+    repo = tmp_path / 'clone'
+    clone(url, repo, '--no-checkout', check=True)
+    new = next(node for node in nodes if node not in hg.nodes(served))
+    parent = hg('-R', full, 'log', '-r', new, '-T', '{p1.node}').out
+    other = next(node for node in hg.nodes(served) if node != parent)
+    path = cache(repo, 'hg2git')
+    data = bytearray(path.read_bytes())
+    # A record is its key, then its value.
+    a, b = (data.index(bytes.fromhex(node)) + 20 for node in (parent, other))
+    if damage == 'swapped':
+        data[a:a + 20], data[b:b + 20] = data[b:b + 20], data[a:a + 20]
+    elif damage == 'flipped':
+        data[a + 7] ^= 0x10
+    elif damage == 'elsewhere':
+        data[b + 7] ^= 0x10
+    else:
+        data[-1] ^= 0x10
+    path.write_bytes(bytes(data))
+    hg('-R', served, 'pull', '-q', full)
+    result = git('fetch', '-q', 'origin', cwd=repo)
+    assert result.returncode == 0, result.describe()
+    assert [line for line in result.err.splitlines()
+            if 'damaged' in line] == [
+        "warning: '%s' is damaged; making it again from the metadata"
+        % path], result.describe()
+    ids = hg2git(repo, [parent, new])
+    assert rev_parse(repo, ids[new] + '^') == ids[parent]
+    fresh = tmp_path / 'fresh'
+    clone(url, fresh, '--no-checkout', check=True)
+    for number in MAPS.values():
+        notes = f'{METADATA_REF}^{number}^{{tree}}'
+        assert rev_parse(repo, notes) == rev_parse(fresh, notes)
+    assert_caches_current(repo)
+    result = git('cinnabar', 'fsck', cwd=repo, check=False)
+    assert result.returncode == 0, result.describe()
+
+
 def test_fsck_makes_the_caches_again(hg, history):
     """fsck checks the notes trees, not the caches: a cache of the right
     commit whose records say otherwise is replaced."""
@@ -111,7 +163,7 @@ def test_fsck_makes_the_caches_again(hg, history):
     path = cache(repo, 'hg2git')
     data = path.read_bytes()
     # Each record's value (bytes 20 to 40 of the 40) zeroed.
-    header = 36 + 256 * 4
+    header = 36 + 256 * 4 + 4
     nr = int.from_bytes(data[28:36], 'big')
     records = bytearray(data[header:header + 40 * nr])
     for i in range(nr):
