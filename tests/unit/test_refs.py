@@ -100,6 +100,23 @@ def test_invalid_names_are_skipped_with_a_warning():
     assert all(w.startswith('ignoring ref ') for w in refs.warnings)
 
 
+def test_names_too_long_for_ref_files_are_skipped_with_a_warning():
+    """A branch, bookmark or topic making a ref component longer than a
+    file name can be (with `.lock`) is left out, the warning naming it
+    shortened."""
+    state = RemoteState(
+        [('ok', [D1]), ('b' * 251, [D2])], [D1, D2, T1, T2],
+        {'k' * 300: BK, 'fine': S1},
+        topics=[(('ok', 't' * 251), [T1]), (('ok', 'short'), [T2])])
+    refs = layout(state, STYLES)
+    assert names(refs) == ['refs/heads/bookmarks/fine',
+                           'refs/heads/branches/ok/tip',
+                           'refs/heads/topics/ok/short/tip']
+    assert len(refs.warnings) == 3
+    assert all(len(w) < 150 and 'longer than 250 bytes' in w
+               for w in refs.warnings), refs.warnings
+
+
 def test_nested_names_clash():
     state = RemoteState([('a', [D1]), ('a/tip', [D2])], [D1, D2], {})
     refs = layout(state, STYLES)
