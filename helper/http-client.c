@@ -6,6 +6,10 @@
  * pipe, which the importer reads as it goes, so memory stays bounded and
  * the download overlaps the import.
  *
+ * Each request gets the http.* settings git matches for its own URL (see
+ * use_settings_for()): those of the hg server do not go to a clone bundle
+ * host, nor to the target of a redirect.
+ *
  * Credentials belong to the origin (scheme, user, host and port) of the
  * URL they were given for, as in git: git's http.c has one `http_auth`,
  * so before each request the credential of the request's origin is put
@@ -23,6 +27,7 @@
 #include "credential.h"
 #include <pthread.h>
 #include "http.h"
+#include "git-http.h"
 #include "stream.h"
 #include "http-client.h"
 #include "urlmatch.h"
@@ -71,29 +76,53 @@ static int current_origin = -1;
  * GIT_HTTP_LOW_SPEED_TIME; -1 when unset), to say which setting gave up
  * on a transfer; http.sslCAInfo and http.sslCAPath (GIT_SSL_CAINFO,
  * GIT_SSL_CAPATH; NULL when unset), to say which authorities a
- * certificate was checked against.
+ * certificate was checked against; http.emptyAuth (-1 when unset).
+ *
+ * `matched` is every http.* entry that applies to the URL, in the order
+ * http.c's http_init() takes them: two URLs with the same entries (and
+ * scheme) get the same settings from http.c.
  */
 struct http_settings {
 	long low_speed_limit, low_speed_time;
 	const char *ca_info, *ca_path;
+	int empty_auth;
+	struct strbuf matched;
 };
-static struct http_settings settings = { -1, -1 };
+#define HTTP_SETTINGS_INIT { -1, -1, NULL, NULL, -1, STRBUF_INIT }
+static struct http_settings settings = HTTP_SETTINGS_INIT;
 
-static int collect_settings(const char *var, const char *value,
-			    void *cb UNUSED)
+static void http_settings_release(struct http_settings *s)
 {
+	free((char *)s->ca_info);
+	free((char *)s->ca_path);
+	strbuf_release(&s->matched);
+}
+
+static int collect_settings(const char *var, const char *value, void *cb)
+{
+	struct http_settings *s = cb;
+
+	/* A value-less entry (NULL) and an empty one differ. */
+	strbuf_addf(&s->matched, "%s%c%s\n", var, value ? '=' : '!',
+		    value ? value : "");
 	if (!strcmp(var, "http.lowspeedlimit"))
-		settings.low_speed_limit = git_config_int(var, value);
+		s->low_speed_limit = git_config_int(var, value);
 	else if (!strcmp(var, "http.lowspeedtime"))
-		settings.low_speed_time = git_config_int(var, value);
-	else if (!strcmp(var, "http.sslcainfo"))
-		return git_config_pathname(&settings.ca_info, var, value);
-	else if (!strcmp(var, "http.sslcapath"))
-		return git_config_pathname(&settings.ca_path, var, value);
+		s->low_speed_time = git_config_int(var, value);
+	else if (!strcmp(var, "http.emptyauth"))
+		s->empty_auth = value && !strcasecmp(value, "auto") ? -1 :
+				git_config_bool(var, value);
+	else if (!strcmp(var, "http.sslcainfo")) {
+		free((char *)s->ca_info);
+		return git_config_pathname(&s->ca_info, var, value);
+	} else if (!strcmp(var, "http.sslcapath")) {
+		free((char *)s->ca_path);
+		return git_config_pathname(&s->ca_path, var, value);
+	}
 	return 0;
 }
 
-static void read_settings(const char *url)
+static void read_settings(struct http_settings *s, const char *url)
 {
 	struct urlmatch_config config = URLMATCH_CONFIG_INIT;
 	char *normalized;
@@ -101,18 +130,25 @@ static void read_settings(const char *url)
 
 	config.section = "http";
 	config.collect_fn = collect_settings;
+	config.cb = s;
 	normalized = url_normalize(url, &config.url);
 	git_config(urlmatch_config_entry, &config);
 	free(normalized);
 	urlmatch_config_release(&config);
+	/* http_init() treats https URLs apart (client certificates). */
+	strbuf_addstr(&s->matched, starts_with(url, "https:") ? "https" : "");
 	if ((env = getenv("GIT_HTTP_LOW_SPEED_LIMIT")))
-		settings.low_speed_limit = strtol(env, NULL, 10);
+		s->low_speed_limit = strtol(env, NULL, 10);
 	if ((env = getenv("GIT_HTTP_LOW_SPEED_TIME")))
-		settings.low_speed_time = strtol(env, NULL, 10);
-	if ((env = getenv("GIT_SSL_CAINFO")))
-		settings.ca_info = env;
-	if ((env = getenv("GIT_SSL_CAPATH")))
-		settings.ca_path = env;
+		s->low_speed_time = strtol(env, NULL, 10);
+	if ((env = getenv("GIT_SSL_CAINFO"))) {
+		free((char *)s->ca_info);
+		s->ca_info = xstrdup(env);
+	}
+	if ((env = getenv("GIT_SSL_CAPATH"))) {
+		free((char *)s->ca_path);
+		s->ca_path = xstrdup(env);
+	}
 }
 
 /*
@@ -134,14 +170,36 @@ static const char *transfer_failure(CURLcode code)
 	return buf.buf;
 }
 
-static void ensure_http(const char *url)
+static void park_credentials(void);
+
+/*
+ * Give the request to `url` the http.* settings git would use for it. git's
+ * http.c reads them once, in http_init(), from the URL it is given: when a
+ * request's URL matches other settings than the last one's (another host,
+ * or a path with settings of its own), the http layer is started again for
+ * it, so that nothing set for one URL (extra headers, TLS verification,
+ * client certificates, cookies, proxy...) goes with a request to another.
+ */
+static void use_settings_for(const char *url)
 {
-	if (http_initialized)
+	struct http_settings wanted = HTTP_SETTINGS_INIT;
+
+	read_settings(&wanted, url);
+	if (http_initialized && !strcmp(wanted.matched.buf,
+					settings.matched.buf)) {
+		http_settings_release(&wanted);
 		return;
+	}
+	if (http_initialized) {
+		park_credentials();
+		http_cleanup();
+		http_forget_settings();
+	}
+	http_settings_release(&settings);
+	settings = wanted;
 	http_init(NULL, url, 0);
 	/* http_init() reads core.ignorecase again: see main.c. */
 	ignore_case = 0;
-	read_settings(url);
 	http_initialized = 1;
 }
 
@@ -189,36 +247,57 @@ static char *origin_key(const char *url)
 	return key;
 }
 
-/* Put the credential of the origin of `url` in http_auth. */
+static int find_origin(const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < origins_nr; i++)
+		if (!strcmp(origins[i].key, key))
+			return i;
+	return -1;
+}
+
+/*
+ * Keep the current credential with its origin, before http_init() takes
+ * http_auth afresh from another URL.
+ */
+static void park_credentials(void)
+{
+	if (current_origin >= 0)
+		origins[current_origin].cred = http_auth;
+	credential_init(&http_auth);
+	current_origin = -1;
+}
+
+/*
+ * Put the credential of the origin of `url` in http_auth. With no
+ * current origin, http_init() has just taken http_auth from `url`.
+ */
 static void use_credentials_for(const char *url)
 {
 	char *key = origin_key(url);
-	size_t i;
+	int found = find_origin(key);
 
-	if (current_origin < 0) {
-		/* http_init() took http_auth from this very URL. */
-		ALLOC_GROW(origins, origins_nr + 1, origins_alloc);
-		origins[origins_nr].key = key;
-		current_origin = origins_nr++;
-		return;
-	}
-	if (!strcmp(origins[current_origin].key, key)) {
+	if (current_origin >= 0 && found == current_origin) {
 		free(key);
 		return;
 	}
-	origins[current_origin].cred = http_auth;
-	for (i = 0; i < origins_nr; i++) {
-		if (!strcmp(origins[i].key, key)) {
-			http_auth = origins[i].cred;
-			current_origin = i;
-			free(key);
-			return;
-		}
+	if (current_origin >= 0)
+		origins[current_origin].cred = http_auth;
+	if (found >= 0) {
+		if (current_origin < 0)
+			credential_clear(&http_auth);
+		http_auth = origins[found].cred;
+		current_origin = found;
+		free(key);
+		return;
+	}
+	if (current_origin >= 0) {
+		credential_init(&http_auth);
+		credential_from_url(&http_auth, url);
 	}
 	ALLOC_GROW(origins, origins_nr + 1, origins_alloc);
 	origins[origins_nr].key = key;
-	credential_init(&http_auth);
-	credential_from_url(&http_auth, url);
 	current_origin = origins_nr++;
 }
 
@@ -228,14 +307,11 @@ static void use_credentials_for(const char *url)
  */
 static void set_credentials(CURL *c)
 {
-	int empty_auth = 0;
-
 	if (http_auth.password)
 		return;
 	curl_easy_setopt(c, CURLOPT_USERNAME, NULL);
 	curl_easy_setopt(c, CURLOPT_PASSWORD, NULL);
-	if (!git_config_get_maybe_bool("http.emptyauth", &empty_auth) &&
-	    empty_auth)
+	if (settings.empty_auth > 0)
 		curl_easy_setopt(c, CURLOPT_USERPWD, ":");
 }
 
@@ -755,9 +831,10 @@ void http_command(const char *mode, const char *url, int cg_version,
 	strbuf_init(&r.resp_headers, 0);
 	strbuf_init(&r.content_type, 0);
 	strbuf_init(&r.small, 0);
-	read_request(&r, in);
-	ensure_http(url);
+	/* First: the request starts with the extra headers of its URL. */
+	use_settings_for(url);
 	use_credentials_for(url);
+	read_request(&r, in);
 	if (!strcmp(mode, "fetch"))
 		http_fetch(&r, out);
 	else if (!strcmp(mode, "import"))
