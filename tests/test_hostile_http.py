@@ -381,6 +381,36 @@ def test_unbundle_url_credentials_neither_shown_nor_stored(
     assert list(downloads.iterdir()) == []
 
 
+@pytest.mark.parametrize('spelling', [
+    'hg://{user}:{password}@127.0.0.1:{port}.http/',
+    'hg::hg://{user}:{password}@127.0.0.1:{port}.http/',
+    'hg::http://{user}:{password}@127.0.0.1:{port}/',
+])
+def test_url_with_a_password(spelling, upstream, hostile, tmp_path):
+    """A URL holding a password works in each spelling, and neither it nor
+    a broken one (a port that is none, no scheme) shows the password."""
+    server = hostile(upstream_port=upstream.port)
+    server.auth = {'a': ALICE}
+    url = spelling.format(user=ALICE[0], password=ALICE[1],
+                          port=server.port('a'))
+    env = {'GIT_CINNABAR_LOG': str(tmp_path / 'trace.log')}
+    result = git('clone', url, 'work', cwd=tmp_path, extra_env=env)
+    assert_no_traceback(result)
+    assert 'marked' in ' '.join(refs(tmp_path / 'work'))
+    to_a = server.requests_to('a')
+    assert any(r['authorization'] == basic(ALICE) for r in to_a)
+    assert all(r['authorization'] in (None, basic(ALICE)) for r in to_a)
+    assert_no_secret(tmp_path, result)
+    broken = url.replace(f':{server.port("a")}.http/', ':x1.http/').replace(
+        f':{server.port("a")}/', ':x1/')
+    for wrong in (broken, broken.replace(':x1.http/', ':1./')):
+        result = git('clone', wrong, 'broken', cwd=tmp_path, check=False,
+                     extra_env=env)
+        assert_failed_for_people(result)
+        assert_no_secret(tmp_path, result)
+        assert not (tmp_path / 'broken').exists()
+
+
 def test_https_to_http_redirect_is_refused(upstream, hostile, tmp_path,
                                            tls_certificate):
     server = hostile(upstream_port=upstream.port, tls=tls_certificate)
