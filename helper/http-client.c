@@ -38,7 +38,9 @@ static int http_initialized;
 
 struct request {
 	const char *url;
-	struct curl_slist *headers;
+	char *redirected;		/* url, after a redirect */
+	struct curl_slist *own_headers;	/* those the Python side gave */
+	struct curl_slist *headers;	/* sent: the URL's extra ones, then own */
 	struct strbuf body;
 	/* response */
 	struct strbuf resp_headers;
@@ -58,6 +60,8 @@ struct request {
 	int cg_version;			/* import: 0 for a bundle */
 	uintmax_t max_size;		/* bound of `small`, 0: none */
 	int too_large;
+	int follow;			/* redirects are followed here */
+	int hops;
 };
 
 /* The credential of each origin met so far; the current one is in http_auth. */
@@ -326,13 +330,15 @@ static int wants_credentials(struct request *r)
 	return r->status == HTTP_REAUTH;
 }
 
-static void read_request(struct request *r, FILE *in)
+/*
+ * The headers sent to r->url: the extra headers of its settings, then
+ * those of the request.
+ */
+static void build_headers(struct request *r)
 {
-	struct strbuf line = STRBUF_INIT;
-	struct stream body;
-	char buf[8192];
-	size_t n;
+	struct curl_slist *h;
 
+	curl_slist_free_all(r->headers);
 	r->headers = http_copy_default_headers();
 	/*
 	 * No "Expect: 100-continue" on large POSTs: some hgweb versions
@@ -340,6 +346,17 @@ static void read_request(struct request *r, FILE *in)
 	 * never sends it.
 	 */
 	r->headers = curl_slist_append(r->headers, "Expect:");
+	for (h = r->own_headers; h; h = h->next)
+		r->headers = curl_slist_append(r->headers, h->data);
+}
+
+static void read_request(struct request *r, FILE *in)
+{
+	struct strbuf line = STRBUF_INIT;
+	struct stream body;
+	char buf[8192];
+	size_t n;
+
 	while (strbuf_getline_lf(&line, in) != EOF && line.len) {
 		const char *path;
 		struct stat st;
@@ -352,7 +369,8 @@ static void read_request(struct request *r, FILE *in)
 			continue;
 		}
 		if (!skip_prefix(line.buf, "X-Cinnabar-Body-File: ", &path)) {
-			r->headers = curl_slist_append(r->headers, line.buf);
+			r->own_headers = curl_slist_append(r->own_headers,
+							   line.buf);
 			continue;
 		}
 		r->body_file = fopen(path, "rb");
@@ -473,9 +491,12 @@ static size_t body_cb(char *ptr, size_t size, size_t nmemb, void *data)
 	if (save_body(r, ptr, len))
 		return len;
 	if (r->pipe_fd >= 0) {
-		/* Only a 2xx body goes to the importer; a 401's is dropped. */
+		/*
+		 * Only a 2xx body goes to the importer; a 401's is dropped,
+		 * and so is a redirect's when it is followed.
+		 */
 		curl_easy_getinfo(r->curl, CURLINFO_RESPONSE_CODE, &code);
-		if (code == 401)
+		if (code == 401 || (code / 100 == 3 && r->follow))
 			return len;
 	}
 	if (r->pipe_fd < 0) {
@@ -503,6 +524,8 @@ static void run_request(struct request *r)
 	r->curl = c;
 	set_credentials(c);
 	curl_easy_setopt(c, CURLOPT_URL, r->url);
+	/* Each hop of a redirect is a request with its own settings. */
+	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, r->headers);
 	curl_easy_setopt(c, CURLOPT_FAILONERROR, 0L);
 	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, header_cb);
@@ -531,21 +554,52 @@ static void run_request(struct request *r)
 	r->status = run_one_slot(slot, &r->results);
 }
 
+static void use_url(struct request *r, const char *url);
+
+/*
+ * With http.followRedirects true, git lets libcurl follow every redirect
+ * within the request, which sends the request's extra headers to the
+ * next host too. Here each hop is a request of its own, with the settings
+ * and credentials of its URL: a GET answered by a redirect (at most 20, as
+ * git says to libcurl; never from https to http) is asked again of the
+ * URL it points to. Returns whether it did.
+ */
+static int follow_redirect(struct request *r)
+{
+	char *next = NULL;
+	long code = r->results.http_code;
+
+	if (!r->follow || code / 100 != 3 || r->hops >= 20)
+		return 0;
+	curl_easy_getinfo(r->curl, CURLINFO_REDIRECT_URL, &next);
+	if (!next || (starts_with(r->url, "https:") &&
+		      !starts_with(next, "https:")))
+		return 0;
+	r->hops++;
+	next = xstrdup(next);
+	use_url(r, next);
+	free(r->redirected);
+	r->redirected = next;
+	return 1;
+}
+
 /*
  * Run the request, asking for credentials once if the server wants some
  * (whether its 401 answer has a body or not).
  */
 static void run_with_auth(struct request *r)
 {
-	run_request(r);
-	if (wants_credentials(r)) {
-		credential_fill(&http_auth);
-		if (r->output) {
-			fclose(r->output);
-			r->output = NULL;
-		}
+	do {
 		run_request(r);
-	}
+		if (wants_credentials(r)) {
+			credential_fill(&http_auth);
+			if (r->output) {
+				fclose(r->output);
+				r->output = NULL;
+			}
+			run_request(r);
+		}
+	} while (follow_redirect(r));
 }
 
 /* curl's own words on the failure of the last transfer. */
@@ -759,7 +813,8 @@ static void decode_media_type(struct stream *s, struct request *r)
 
 /*
  * Start the transfer; return 1 if the server asked for credentials before
- * sending anything (the caller fills them and tries again).
+ * sending anything (the caller fills them and tries again), 2 if it
+ * redirected to another URL, now r->url (the caller tries again).
  */
 static int try_import(struct request *r, FILE *out,
 		      void (*import)(struct stream *raw, int cg_version))
@@ -788,6 +843,8 @@ static int try_import(struct request *r, FILE *out,
 		close(fds[0]);
 		if (wants_credentials(r))
 			return 1;
+		if (follow_redirect(r))
+			return 2;
 		if (!r->results.http_code)
 			connection_failed(r);
 		fprintf(out, "status %ld\n", r->results.http_code);
@@ -815,11 +872,29 @@ static int try_import(struct request *r, FILE *out,
 static void http_import(struct request *r, FILE *out,
 			void (*import)(struct stream *raw, int cg_version))
 {
-	if (try_import(r, out, import)) {
-		credential_fill(&http_auth);
-		if (try_import(r, out, import))
+	int tried = 0, result;
+
+	while ((result = try_import(r, out, import))) {
+		if (result == 2)
+			continue;
+		if (tried++)
 			die("authentication to %s failed", shown_url(r->url));
+		credential_fill(&http_auth);
 	}
+}
+
+/*
+ * Make `url` the one r goes to: its settings in force first, so that the
+ * headers start with its extra ones; then its credentials.
+ */
+static void use_url(struct request *r, const char *url)
+{
+	r->url = url;
+	use_settings_for(url);
+	use_credentials_for(url);
+	build_headers(r);
+	r->follow = http_follow_config == HTTP_FOLLOW_ALWAYS &&
+		    !r->body_file && !r->body.len;
 }
 
 void http_command(const char *mode, const char *url, int cg_version,
@@ -831,10 +906,8 @@ void http_command(const char *mode, const char *url, int cg_version,
 	strbuf_init(&r.resp_headers, 0);
 	strbuf_init(&r.content_type, 0);
 	strbuf_init(&r.small, 0);
-	/* First: the request starts with the extra headers of its URL. */
-	use_settings_for(url);
-	use_credentials_for(url);
 	read_request(&r, in);
+	use_url(&r, url);
 	if (!strcmp(mode, "fetch"))
 		http_fetch(&r, out);
 	else if (!strcmp(mode, "import"))
@@ -842,6 +915,8 @@ void http_command(const char *mode, const char *url, int cg_version,
 	else
 		die("unknown http mode '%s'", mode);
 	curl_slist_free_all(r.headers);
+	curl_slist_free_all(r.own_headers);
+	free(r.redirected);
 	if (r.body_file)
 		fclose(r.body_file);
 	free((char *)r.output_path);

@@ -274,15 +274,23 @@ def test_settings_of_the_hg_server_stay_off_the_clone_bundle_host(
     assert_no_secret(tmp_path, result)
 
 
+@pytest.mark.parametrize('follow', ['initial', 'true'])
 def test_settings_of_the_hg_server_stay_off_a_redirect_target(
-        upstream, hostile, tmp_path):
+        follow, upstream, hostile, tmp_path):
+    """Side a redirects every request to side b. With git's default
+    http.followRedirects (`initial`), git-cinnabar follows the redirect
+    of `capabilities` and goes on with b; with `true`, the helper follows
+    each request's redirect, each hop a request of its own."""
     server = hostile(upstream_port=upstream.port)
     server.redirect['a'] = server.url('b')
     result = clone(tmp_path, server.url('a') + '/',
+                   '-c', f'http.followRedirects={follow}',
                    *scoped_settings(server.url('a'), tmp_path))
     assert_no_traceback(result)
     assert 'marked' in ' '.join(refs(tmp_path / 'work'))
     assert_settings_stayed(server, server.requests_to('b'))
+    redirected = [r['command'] for r in server.requests_to('a')]
+    assert ('getbundle' in redirected) == (follow == 'true'), redirected
     assert_no_secret(tmp_path, result)
 
 
