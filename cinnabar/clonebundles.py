@@ -121,9 +121,15 @@ def why_unusable(entry, engines, has_sni=True, streams=True):
     """Why we cannot use `entry` (a str), or None when we can. `engines`
     is the helper's capabilities (`zlib`, `zstd`, `bzip2`...); `streams`
     whether stream clone bundles may be used (cinnabar.stream)."""
-    scheme = urllib.parse.urlsplit(entry.url).scheme.lower()
-    if scheme not in SCHEMES:
+    try:
+        parts = urllib.parse.urlsplit(entry.url)
+        parts.port  # raises ValueError for a port that is none
+    except ValueError as error:
+        return 'invalid URL: %s' % error
+    if parts.scheme.lower() not in SCHEMES:
         return 'not an http(s) URL'
+    if not parts.hostname:
+        return 'no host in the URL'
     if entry.attributes.get('REQUIRESNI') == 'true' and not has_sni:
         return 'needs SNI'
     spec = entry.attributes.get('BUNDLESPEC')

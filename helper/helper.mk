@@ -6,11 +6,12 @@
 #        <git build flags> helper
 #
 # It includes git's own Makefile, so git's libraries (libgit.a, xdiff/lib.a,
-# reftable/libreftable.a, common-main.o, http.o) are built by git's rules, and the
+# reftable/libreftable.a, common-main.o) are built by git's rules, and the
 # helper's sources are compiled with exactly git's $(ALL_CFLAGS): the structures
 # the helper shares with libgit.a must have the same layout on both sides.  The
 # git tree root is the include path ("-I." in git's flags), so a helper file can
-# say #include "builtin/fast-import.c".
+# say #include "builtin/fast-import.c" (store.c does; git-http.c includes git's
+# http.c, which is why git's http.o is not linked).
 #
 # Every helper/*.c and helper/sha1/*.c (the SHA-1 library) goes into the one
 # program.  Objects live in build/helper/ (build/helper/sha1/ for the library),
@@ -76,8 +77,9 @@ $(HELPER_OBJDIR)/main.o: $(HELPER_OBJDIR)/HELPER-VERSION
 HELPER_EXTRA_CFLAGS =
 
 # Libraries the helper needs beyond git's own: bundle decompression, and
-# OpenSSL's SHA-1 for Mercurial ids (see hg-id.c).  libcurl comes
-# with http.o through git's $(CURL_LIBCURL), zlib and pthread through git's $(LIBS).
+# OpenSSL's SHA-1 for Mercurial ids (see hg-id.c).  libcurl comes with git's
+# http.c (in git-http.o) through git's $(CURL_LIBCURL), zlib and pthread through
+# git's $(LIBS).
 # HELPER_EXTRA_LIBS: what a static libcrypto needs besides (`make dist`: libdl,
 # which glibc before 2.34 keeps out of libc).
 HELPER_EXTRA_LIBS =
@@ -93,7 +95,7 @@ ifeq ($(HELPER_SOURCES),)
 $(HELPER_PROGRAM):
 	$(error no C sources in $(HELPER_SRCDIR))
 else
-$(HELPER_PROGRAM): $(HELPER_OBJS) http.o GIT-LDFLAGS $(GITLIBS)
+$(HELPER_PROGRAM): $(HELPER_OBJS) GIT-LDFLAGS $(GITLIBS)
 	$(QUIET_LINK)$(CC) $(ALL_CFLAGS) -o $@+ $(ALL_LDFLAGS) $(HELPER_LDFLAGS) \
 		$(filter %.o,$^) \
 		$(CURL_LIBCURL) $(LIBS) $(HELPER_LIBS) && mv $@+ $@

@@ -6,6 +6,10 @@
  * pipe, which the importer reads as it goes, so memory stays bounded and
  * the download overlaps the import.
  *
+ * Each request gets the http.* settings git matches for its own URL (see
+ * use_settings_for()): those of the hg server do not go to a clone bundle
+ * host, nor to the target of a redirect.
+ *
  * Credentials belong to the origin (scheme, user, host and port) of the
  * URL they were given for, as in git: git's http.c has one `http_auth`,
  * so before each request the credential of the request's origin is put
@@ -23,6 +27,7 @@
 #include "credential.h"
 #include <pthread.h>
 #include "http.h"
+#include "git-http.h"
 #include "stream.h"
 #include "http-client.h"
 #include "urlmatch.h"
@@ -33,7 +38,9 @@ static int http_initialized;
 
 struct request {
 	const char *url;
-	struct curl_slist *headers;
+	char *redirected;		/* url, after a redirect */
+	struct curl_slist *own_headers;	/* those the Python side gave */
+	struct curl_slist *headers;	/* sent: the URL's extra ones, then own */
 	struct strbuf body;
 	/* response */
 	struct strbuf resp_headers;
@@ -53,6 +60,8 @@ struct request {
 	int cg_version;			/* import: 0 for a bundle */
 	uintmax_t max_size;		/* bound of `small`, 0: none */
 	int too_large;
+	int follow;			/* redirects are followed here */
+	int hops;
 };
 
 /* The credential of each origin met so far; the current one is in http_auth. */
@@ -71,29 +80,53 @@ static int current_origin = -1;
  * GIT_HTTP_LOW_SPEED_TIME; -1 when unset), to say which setting gave up
  * on a transfer; http.sslCAInfo and http.sslCAPath (GIT_SSL_CAINFO,
  * GIT_SSL_CAPATH; NULL when unset), to say which authorities a
- * certificate was checked against.
+ * certificate was checked against; http.emptyAuth (-1 when unset).
+ *
+ * `matched` is every http.* entry that applies to the URL, in the order
+ * http.c's http_init() takes them: two URLs with the same entries (and
+ * scheme) get the same settings from http.c.
  */
 struct http_settings {
 	long low_speed_limit, low_speed_time;
 	const char *ca_info, *ca_path;
+	int empty_auth;
+	struct strbuf matched;
 };
-static struct http_settings settings = { -1, -1 };
+#define HTTP_SETTINGS_INIT { -1, -1, NULL, NULL, -1, STRBUF_INIT }
+static struct http_settings settings = HTTP_SETTINGS_INIT;
 
-static int collect_settings(const char *var, const char *value,
-			    void *cb UNUSED)
+static void http_settings_release(struct http_settings *s)
 {
+	free((char *)s->ca_info);
+	free((char *)s->ca_path);
+	strbuf_release(&s->matched);
+}
+
+static int collect_settings(const char *var, const char *value, void *cb)
+{
+	struct http_settings *s = cb;
+
+	/* A value-less entry (NULL) and an empty one differ. */
+	strbuf_addf(&s->matched, "%s%c%s\n", var, value ? '=' : '!',
+		    value ? value : "");
 	if (!strcmp(var, "http.lowspeedlimit"))
-		settings.low_speed_limit = git_config_int(var, value);
+		s->low_speed_limit = git_config_int(var, value);
 	else if (!strcmp(var, "http.lowspeedtime"))
-		settings.low_speed_time = git_config_int(var, value);
-	else if (!strcmp(var, "http.sslcainfo"))
-		return git_config_pathname(&settings.ca_info, var, value);
-	else if (!strcmp(var, "http.sslcapath"))
-		return git_config_pathname(&settings.ca_path, var, value);
+		s->low_speed_time = git_config_int(var, value);
+	else if (!strcmp(var, "http.emptyauth"))
+		s->empty_auth = value && !strcasecmp(value, "auto") ? -1 :
+				git_config_bool(var, value);
+	else if (!strcmp(var, "http.sslcainfo")) {
+		free((char *)s->ca_info);
+		return git_config_pathname(&s->ca_info, var, value);
+	} else if (!strcmp(var, "http.sslcapath")) {
+		free((char *)s->ca_path);
+		return git_config_pathname(&s->ca_path, var, value);
+	}
 	return 0;
 }
 
-static void read_settings(const char *url)
+static void read_settings(struct http_settings *s, const char *url)
 {
 	struct urlmatch_config config = URLMATCH_CONFIG_INIT;
 	char *normalized;
@@ -101,18 +134,25 @@ static void read_settings(const char *url)
 
 	config.section = "http";
 	config.collect_fn = collect_settings;
+	config.cb = s;
 	normalized = url_normalize(url, &config.url);
 	git_config(urlmatch_config_entry, &config);
 	free(normalized);
 	urlmatch_config_release(&config);
+	/* http_init() treats https URLs apart (client certificates). */
+	strbuf_addstr(&s->matched, starts_with(url, "https:") ? "https" : "");
 	if ((env = getenv("GIT_HTTP_LOW_SPEED_LIMIT")))
-		settings.low_speed_limit = strtol(env, NULL, 10);
+		s->low_speed_limit = strtol(env, NULL, 10);
 	if ((env = getenv("GIT_HTTP_LOW_SPEED_TIME")))
-		settings.low_speed_time = strtol(env, NULL, 10);
-	if ((env = getenv("GIT_SSL_CAINFO")))
-		settings.ca_info = env;
-	if ((env = getenv("GIT_SSL_CAPATH")))
-		settings.ca_path = env;
+		s->low_speed_time = strtol(env, NULL, 10);
+	if ((env = getenv("GIT_SSL_CAINFO"))) {
+		free((char *)s->ca_info);
+		s->ca_info = xstrdup(env);
+	}
+	if ((env = getenv("GIT_SSL_CAPATH"))) {
+		free((char *)s->ca_path);
+		s->ca_path = xstrdup(env);
+	}
 }
 
 /*
@@ -134,14 +174,36 @@ static const char *transfer_failure(CURLcode code)
 	return buf.buf;
 }
 
-static void ensure_http(const char *url)
+static void park_credentials(void);
+
+/*
+ * Give the request to `url` the http.* settings git would use for it. git's
+ * http.c reads them once, in http_init(), from the URL it is given: when a
+ * request's URL matches other settings than the last one's (another host,
+ * or a path with settings of its own), the http layer is started again for
+ * it, so that nothing set for one URL (extra headers, TLS verification,
+ * client certificates, cookies, proxy...) goes with a request to another.
+ */
+static void use_settings_for(const char *url)
 {
-	if (http_initialized)
+	struct http_settings wanted = HTTP_SETTINGS_INIT;
+
+	read_settings(&wanted, url);
+	if (http_initialized && !strcmp(wanted.matched.buf,
+					settings.matched.buf)) {
+		http_settings_release(&wanted);
 		return;
+	}
+	if (http_initialized) {
+		park_credentials();
+		http_cleanup();
+		http_forget_settings();
+	}
+	http_settings_release(&settings);
+	settings = wanted;
 	http_init(NULL, url, 0);
 	/* http_init() reads core.ignorecase again: see main.c. */
 	ignore_case = 0;
-	read_settings(url);
 	http_initialized = 1;
 }
 
@@ -189,36 +251,57 @@ static char *origin_key(const char *url)
 	return key;
 }
 
-/* Put the credential of the origin of `url` in http_auth. */
+static int find_origin(const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < origins_nr; i++)
+		if (!strcmp(origins[i].key, key))
+			return i;
+	return -1;
+}
+
+/*
+ * Keep the current credential with its origin, before http_init() takes
+ * http_auth afresh from another URL.
+ */
+static void park_credentials(void)
+{
+	if (current_origin >= 0)
+		origins[current_origin].cred = http_auth;
+	credential_init(&http_auth);
+	current_origin = -1;
+}
+
+/*
+ * Put the credential of the origin of `url` in http_auth. With no
+ * current origin, http_init() has just taken http_auth from `url`.
+ */
 static void use_credentials_for(const char *url)
 {
 	char *key = origin_key(url);
-	size_t i;
+	int found = find_origin(key);
 
-	if (current_origin < 0) {
-		/* http_init() took http_auth from this very URL. */
-		ALLOC_GROW(origins, origins_nr + 1, origins_alloc);
-		origins[origins_nr].key = key;
-		current_origin = origins_nr++;
-		return;
-	}
-	if (!strcmp(origins[current_origin].key, key)) {
+	if (current_origin >= 0 && found == current_origin) {
 		free(key);
 		return;
 	}
-	origins[current_origin].cred = http_auth;
-	for (i = 0; i < origins_nr; i++) {
-		if (!strcmp(origins[i].key, key)) {
-			http_auth = origins[i].cred;
-			current_origin = i;
-			free(key);
-			return;
-		}
+	if (current_origin >= 0)
+		origins[current_origin].cred = http_auth;
+	if (found >= 0) {
+		if (current_origin < 0)
+			credential_clear(&http_auth);
+		http_auth = origins[found].cred;
+		current_origin = found;
+		free(key);
+		return;
+	}
+	if (current_origin >= 0) {
+		credential_init(&http_auth);
+		credential_from_url(&http_auth, url);
 	}
 	ALLOC_GROW(origins, origins_nr + 1, origins_alloc);
 	origins[origins_nr].key = key;
-	credential_init(&http_auth);
-	credential_from_url(&http_auth, url);
 	current_origin = origins_nr++;
 }
 
@@ -228,14 +311,11 @@ static void use_credentials_for(const char *url)
  */
 static void set_credentials(CURL *c)
 {
-	int empty_auth = 0;
-
 	if (http_auth.password)
 		return;
 	curl_easy_setopt(c, CURLOPT_USERNAME, NULL);
 	curl_easy_setopt(c, CURLOPT_PASSWORD, NULL);
-	if (!git_config_get_maybe_bool("http.emptyauth", &empty_auth) &&
-	    empty_auth)
+	if (settings.empty_auth > 0)
 		curl_easy_setopt(c, CURLOPT_USERPWD, ":");
 }
 
@@ -250,13 +330,15 @@ static int wants_credentials(struct request *r)
 	return r->status == HTTP_REAUTH;
 }
 
-static void read_request(struct request *r, FILE *in)
+/*
+ * The headers sent to r->url: the extra headers of its settings, then
+ * those of the request.
+ */
+static void build_headers(struct request *r)
 {
-	struct strbuf line = STRBUF_INIT;
-	struct stream body;
-	char buf[8192];
-	size_t n;
+	struct curl_slist *h;
 
+	curl_slist_free_all(r->headers);
 	r->headers = http_copy_default_headers();
 	/*
 	 * No "Expect: 100-continue" on large POSTs: some hgweb versions
@@ -264,6 +346,17 @@ static void read_request(struct request *r, FILE *in)
 	 * never sends it.
 	 */
 	r->headers = curl_slist_append(r->headers, "Expect:");
+	for (h = r->own_headers; h; h = h->next)
+		r->headers = curl_slist_append(r->headers, h->data);
+}
+
+static void read_request(struct request *r, FILE *in)
+{
+	struct strbuf line = STRBUF_INIT;
+	struct stream body;
+	char buf[8192];
+	size_t n;
+
 	while (strbuf_getline_lf(&line, in) != EOF && line.len) {
 		const char *path;
 		struct stat st;
@@ -276,7 +369,8 @@ static void read_request(struct request *r, FILE *in)
 			continue;
 		}
 		if (!skip_prefix(line.buf, "X-Cinnabar-Body-File: ", &path)) {
-			r->headers = curl_slist_append(r->headers, line.buf);
+			r->own_headers = curl_slist_append(r->own_headers,
+							   line.buf);
 			continue;
 		}
 		r->body_file = fopen(path, "rb");
@@ -397,9 +491,12 @@ static size_t body_cb(char *ptr, size_t size, size_t nmemb, void *data)
 	if (save_body(r, ptr, len))
 		return len;
 	if (r->pipe_fd >= 0) {
-		/* Only a 2xx body goes to the importer; a 401's is dropped. */
+		/*
+		 * Only a 2xx body goes to the importer; a 401's is dropped,
+		 * and so is a redirect's when it is followed.
+		 */
 		curl_easy_getinfo(r->curl, CURLINFO_RESPONSE_CODE, &code);
-		if (code == 401)
+		if (code == 401 || (code / 100 == 3 && r->follow))
 			return len;
 	}
 	if (r->pipe_fd < 0) {
@@ -427,6 +524,8 @@ static void run_request(struct request *r)
 	r->curl = c;
 	set_credentials(c);
 	curl_easy_setopt(c, CURLOPT_URL, r->url);
+	/* Each hop of a redirect is a request with its own settings. */
+	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, r->headers);
 	curl_easy_setopt(c, CURLOPT_FAILONERROR, 0L);
 	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, header_cb);
@@ -455,21 +554,52 @@ static void run_request(struct request *r)
 	r->status = run_one_slot(slot, &r->results);
 }
 
+static void use_url(struct request *r, const char *url);
+
+/*
+ * With http.followRedirects true, git lets libcurl follow every redirect
+ * within the request, which sends the request's extra headers to the
+ * next host too. Here each hop is a request of its own, with the settings
+ * and credentials of its URL: a GET answered by a redirect (at most 20, as
+ * git says to libcurl; never from https to http) is asked again of the
+ * URL it points to. Returns whether it did.
+ */
+static int follow_redirect(struct request *r)
+{
+	char *next = NULL;
+	long code = r->results.http_code;
+
+	if (!r->follow || code / 100 != 3 || r->hops >= 20)
+		return 0;
+	curl_easy_getinfo(r->curl, CURLINFO_REDIRECT_URL, &next);
+	if (!next || (starts_with(r->url, "https:") &&
+		      !starts_with(next, "https:")))
+		return 0;
+	r->hops++;
+	next = xstrdup(next);
+	use_url(r, next);
+	free(r->redirected);
+	r->redirected = next;
+	return 1;
+}
+
 /*
  * Run the request, asking for credentials once if the server wants some
  * (whether its 401 answer has a body or not).
  */
 static void run_with_auth(struct request *r)
 {
-	run_request(r);
-	if (wants_credentials(r)) {
-		credential_fill(&http_auth);
-		if (r->output) {
-			fclose(r->output);
-			r->output = NULL;
-		}
+	do {
 		run_request(r);
-	}
+		if (wants_credentials(r)) {
+			credential_fill(&http_auth);
+			if (r->output) {
+				fclose(r->output);
+				r->output = NULL;
+			}
+			run_request(r);
+		}
+	} while (follow_redirect(r));
 }
 
 /* curl's own words on the failure of the last transfer. */
@@ -683,7 +813,8 @@ static void decode_media_type(struct stream *s, struct request *r)
 
 /*
  * Start the transfer; return 1 if the server asked for credentials before
- * sending anything (the caller fills them and tries again).
+ * sending anything (the caller fills them and tries again), 2 if it
+ * redirected to another URL, now r->url (the caller tries again).
  */
 static int try_import(struct request *r, FILE *out,
 		      void (*import)(struct stream *raw, int cg_version))
@@ -712,6 +843,8 @@ static int try_import(struct request *r, FILE *out,
 		close(fds[0]);
 		if (wants_credentials(r))
 			return 1;
+		if (follow_redirect(r))
+			return 2;
 		if (!r->results.http_code)
 			connection_failed(r);
 		fprintf(out, "status %ld\n", r->results.http_code);
@@ -739,11 +872,29 @@ static int try_import(struct request *r, FILE *out,
 static void http_import(struct request *r, FILE *out,
 			void (*import)(struct stream *raw, int cg_version))
 {
-	if (try_import(r, out, import)) {
-		credential_fill(&http_auth);
-		if (try_import(r, out, import))
+	int tried = 0, result;
+
+	while ((result = try_import(r, out, import))) {
+		if (result == 2)
+			continue;
+		if (tried++)
 			die("authentication to %s failed", shown_url(r->url));
+		credential_fill(&http_auth);
 	}
+}
+
+/*
+ * Make `url` the one r goes to: its settings in force first, so that the
+ * headers start with its extra ones; then its credentials.
+ */
+static void use_url(struct request *r, const char *url)
+{
+	r->url = url;
+	use_settings_for(url);
+	use_credentials_for(url);
+	build_headers(r);
+	r->follow = http_follow_config == HTTP_FOLLOW_ALWAYS &&
+		    !r->body_file && !r->body.len;
 }
 
 void http_command(const char *mode, const char *url, int cg_version,
@@ -756,8 +907,7 @@ void http_command(const char *mode, const char *url, int cg_version,
 	strbuf_init(&r.content_type, 0);
 	strbuf_init(&r.small, 0);
 	read_request(&r, in);
-	ensure_http(url);
-	use_credentials_for(url);
+	use_url(&r, url);
 	if (!strcmp(mode, "fetch"))
 		http_fetch(&r, out);
 	else if (!strcmp(mode, "import"))
@@ -765,6 +915,8 @@ void http_command(const char *mode, const char *url, int cg_version,
 	else
 		die("unknown http mode '%s'", mode);
 	curl_slist_free_all(r.headers);
+	curl_slist_free_all(r.own_headers);
+	free(r.redirected);
 	if (r.body_file)
 		fclose(r.body_file);
 	free((char *)r.output_path);

@@ -248,6 +248,25 @@ def test_manifests_without_a_bundle_to_take(case, setup, corpus, tmp_path):
         assert 'falling back to a normal clone' in result.err
 
 
+def test_malformed_urls_are_skipped(setup, corpus, tmp_path):
+    """Manifest entries whose URL cannot be parsed (brackets not closed or
+    around no address, a port out of range, no host) are skipped like
+    any other unusable entry: the next one is taken."""
+    setup.make_bundle('full.hg')
+    setup.serve(['http://[::1/full.hg BUNDLESPEC=zstd-v2',
+                 'http://[zz]/full.hg BUNDLESPEC=zstd-v2',
+                 'http://127.0.0.1:99999/full.hg BUNDLESPEC=zstd-v2',
+                 'http:///full.hg BUNDLESPEC=zstd-v2',
+                 '{bundles}full.hg BUNDLESPEC=zstd-v2'])
+    dest = tmp_path / 'clone'
+    result = clone(setup.url, dest, '--no-checkout')
+    assert_clone_ok(result, dest, corpus)
+    assert 'Getting clone bundle from %sfull.hg' % setup.bundles.url() in (
+        result.err), result.describe()
+    assert setup.bundle_gets()
+    assert 'getbundle' not in setup.hg_commands()
+
+
 def test_settings(setup, corpus, tmp_path):
     setup.make_bundle('full.hg')
     setup.make_bundle('other.hg', spec='gzip-v1')

@@ -1,6 +1,8 @@
 """Hostile HTTP servers (lib.hostile_http, two origins on 127.0.0.1 in front of
 a real `hg serve`): credentials never reach another origin than the one
-they were given for (redirects, clone bundles hosted elsewhere), a 401
+they were given for (redirects, clone bundles and cinnabarclone metadata
+hosted elsewhere), nor do the http.* settings given for one URL (extra
+headers, cookie file, TLS verification and authorities), a 401
 with a body asks the credential helpers, https never downgrades to http,
 answers cut short or endless are errors that change nothing, an ssh
 server announcing an absurd length is refused, and no secret shows in
@@ -18,14 +20,20 @@ import pytest
 
 from lib.checks import assert_failed_for_people, assert_no_traceback
 from lib.checks import error_lines
-from lib.env import SSH_WRAPPER
+from lib.env import ROOT, SSH_WRAPPER
 from lib.git import git, init, lasting_refs, refs
 from lib.hostile_http import HostileServer
 from lib.push import hg_commit, make_hg_repo
+from lib.tls import make_authority_and_certificate
 
 ALICE = ('alice', 'alice-s3cret')
 BOB = ('bob', 'bob-s3cret')
-SECRETS = (ALICE[1], BOB[1])
+# What http.<hg server URL>.* settings hand to that server only.
+TOKEN = 'Bearer token-s3cret'
+EXTRA = ('X-Token', 'extra-s3cret')
+COOKIE = ('session', 'cookie-s3cret')
+SECRETS = (ALICE[1], BOB[1], 'token-s3cret', EXTRA[1], COOKIE[1])
+CINNABARCLONE = ROOT / 'hg' / 'cinnabarclone.py'
 
 CREDENTIAL_HELPER = '''#!%s
 """A git credential helper for the tests: logs what it is asked (one
@@ -172,10 +180,9 @@ def test_wrong_credentials_are_refused_and_erased(upstream, hostile,
     assert not (tmp_path / 'work').exists()
 
 
-def test_clone_bundle_elsewhere_gets_no_credentials(hg, hostile, tmp_path,
-                                                    hg_serve):
-    """A clone bundle on another origin is fetched without the hg
-    server's credentials."""
+def bundled_repo(hg, tmp_path):
+    """(repository, directory): an hg repository with the clonebundles
+    extension, and a directory holding a bundle of it, `full.hg`."""
     repo = make_hg_repo(hg, tmp_path / 'repo', {'f': 'one\n'})
     with open(repo / '.hg' / 'hgrc', 'a') as f:
         f.write('[extensions]\nclonebundles =\n')
@@ -183,12 +190,24 @@ def test_clone_bundle_elsewhere_gets_no_credentials(hg, hostile, tmp_path,
     files.mkdir()
     hg('-R', repo, 'bundle', '-q', '--type', 'none-v2', '--all',
        files / 'full.hg')
+    return repo, files
+
+
+def advertise_bundle(repo, base_url):
+    (repo / '.hg' / 'clonebundles.manifest').write_text(
+        base_url + '/full.hg BUNDLESPEC=none-v2\n')
+
+
+def test_clone_bundle_elsewhere_gets_no_credentials(hg, hostile, tmp_path,
+                                                    hg_serve):
+    """A clone bundle on another origin is fetched without the hg
+    server's credentials."""
+    repo, files = bundled_repo(hg, tmp_path)
     upstream = hg_serve(repo)
     server = hostile(upstream_port=upstream.port)
     server.auth = {'a': ALICE}
     bundles = hostile(files=files)
-    (repo / '.hg' / 'clonebundles.manifest').write_text(
-        bundles.url('a') + '/full.hg BUNDLESPEC=none-v2\n')
+    advertise_bundle(repo, bundles.url('a'))
     result = clone(tmp_path, with_userinfo(server.url('a'), ALICE) + '/')
     assert_no_traceback(result)
     assert 'Getting clone bundle from' in result.err
@@ -197,6 +216,140 @@ def test_clone_bundle_elsewhere_gets_no_credentials(hg, hostile, tmp_path,
     assert any(r['authorization'] == basic(ALICE)
                for r in server.requests_to('a'))
     assert_no_secret(tmp_path, result)
+
+
+def scoped_settings(url, tmp_path):
+    """`-c` options: the settings that carry a secret, for `url` only (as
+    CI hands a token to one server): an Authorization header, another
+    extra header, a cookie file."""
+    cookies = tmp_path / 'cookies.txt'
+    cookies.write_text('127.0.0.1\tFALSE\t/\tFALSE\t4102444800\t%s\t%s\n'
+                       % COOKIE)
+    return ['-c', f'http.{url}/.extraHeader=Authorization: {TOKEN}',
+            '-c', f'http.{url}/.extraHeader={EXTRA[0]}: {EXTRA[1]}',
+            '-c', f'http.{url}/.cookieFile={cookies}']
+
+
+def secrets_carried(request):
+    """Which of the scoped settings' secrets a recorded request carried."""
+    headers = request['headers']
+    return {name for name, carried in (
+        ('authorization', headers.get('authorization') == TOKEN),
+        ('extra header', headers.get(EXTRA[0].lower()) == EXTRA[1]),
+        ('cookie', COOKIE[1] in headers.get('cookie', '')),
+    ) if carried}
+
+
+def assert_settings_stayed(server, elsewhere):
+    """Every request to side a of `server` carried all the scoped
+    secrets, none to `elsewhere` (requests) did."""
+    assert elsewhere
+    assert [secrets_carried(r) for r in elsewhere] == [set()] * len(
+        elsewhere), elsewhere
+    to_a = server.requests_to('a')
+    assert to_a
+    assert [secrets_carried(r) for r in to_a] == [
+        {'authorization', 'extra header', 'cookie'}] * len(to_a)
+
+
+def test_settings_of_the_hg_server_stay_off_the_clone_bundle_host(
+        hg, hostile, tmp_path, hg_serve):
+    """http.<hg server>.* settings go with every request to the hg server
+    and none to the clone bundle host; http.<bundle host>.extraHeader
+    goes to the bundle host only."""
+    repo, files = bundled_repo(hg, tmp_path)
+    server = hostile(upstream_port=hg_serve(repo).port)
+    bundles = hostile(files=files)
+    advertise_bundle(repo, bundles.url('a'))
+    result = clone(tmp_path, server.url('a') + '/',
+                   *scoped_settings(server.url('a'), tmp_path),
+                   '-c', f'http.{bundles.url("a")}/.extraHeader=X-Bundle: b')
+    assert_no_traceback(result)
+    assert 'Getting clone bundle from' in result.err
+    assert_settings_stayed(server, bundles.requests_to('a'))
+    assert all(r['headers'].get('x-bundle') == 'b'
+               for r in bundles.requests_to('a'))
+    assert not any('x-bundle' in r['headers']
+                   for r in server.requests_to('a'))
+    assert_no_secret(tmp_path, result)
+
+
+@pytest.mark.parametrize('follow', ['initial', 'true'])
+def test_settings_of_the_hg_server_stay_off_a_redirect_target(
+        follow, upstream, hostile, tmp_path):
+    """Side a redirects every request to side b. With git's default
+    http.followRedirects (`initial`), git-cinnabar follows the redirect
+    of `capabilities` and goes on with b; with `true`, the helper follows
+    each request's redirect, each hop a request of its own."""
+    server = hostile(upstream_port=upstream.port)
+    server.redirect['a'] = server.url('b')
+    result = clone(tmp_path, server.url('a') + '/',
+                   '-c', f'http.followRedirects={follow}',
+                   *scoped_settings(server.url('a'), tmp_path))
+    assert_no_traceback(result)
+    assert 'marked' in ' '.join(refs(tmp_path / 'work'))
+    assert_settings_stayed(server, server.requests_to('b'))
+    redirected = [r['command'] for r in server.requests_to('a')]
+    assert ('getbundle' in redirected) == (follow == 'true'), redirected
+    assert_no_secret(tmp_path, result)
+
+
+def test_settings_of_the_hg_server_stay_off_the_cinnabarclone_host(
+        hg, hostile, tmp_path, hg_serve):
+    """The metadata a cinnabarclone manifest names elsewhere (here, a
+    bundle that is not there: the clone goes on without it) is asked for
+    without the hg server's settings, by git (ls-remote) and by us."""
+    repo = make_hg_repo(hg, tmp_path / 'repo', {'f': 'one\n'})
+    with open(repo / '.hg' / 'hgrc', 'a') as f:
+        f.write(f'[extensions]\ncinnabarclone = {CINNABARCLONE}\n')
+    server = hostile(upstream_port=hg_serve(repo).port)
+    metadata = hostile(files=tmp_path)
+    (repo / '.hg' / 'cinnabar.manifest').write_text(
+        metadata.url('a') + '/metadata.bundle\n')
+    result = clone(tmp_path, server.url('a') + '/',
+                   *scoped_settings(server.url('a'), tmp_path))
+    assert_no_traceback(result)
+    assert 'falling back to a normal clone' in result.err
+    asked = metadata.requests_to('a')
+    assert any(r['path'] == '/metadata.bundle' for r in asked), asked
+    assert_settings_stayed(server, asked)
+    assert_no_secret(tmp_path, result)
+
+
+@pytest.mark.parametrize('case', ['unverified', 'authorities'])
+def test_tls_settings_of_the_hg_server_stay_with_it(case, hg, hostile,
+                                                    tmp_path, hg_serve):
+    """Both hosts speak https, each with a certificate of its own
+    authority. `unverified`: http.<hg server>.sslVerify=false lets the
+    hg server's certificate through, not the clone bundle host's (the
+    clone goes on without the bundle). `authorities`: each host's
+    http.<host>.sslCAInfo is the one its certificate is checked
+    against."""
+    repo, files = bundled_repo(hg, tmp_path)
+    ca, *hg_tls = make_authority_and_certificate(tmp_path / 'hg-tls')
+    bundle_ca, *bundle_tls = make_authority_and_certificate(
+        tmp_path / 'bundle-tls')
+    server = hostile(upstream_port=hg_serve(repo).port, tls=hg_tls)
+    bundles = hostile(files=files, tls=bundle_tls)
+    advertise_bundle(repo, bundles.url('a'))
+    if case == 'unverified':
+        config = ['-c', f'http.{server.url("a")}/.sslVerify=false']
+    else:
+        config = ['-c', f'http.{server.url("a")}/.sslCAInfo={ca}',
+                  '-c', f'http.{bundles.url("a")}/.sslCAInfo={bundle_ca}']
+    result = clone(tmp_path, server.url('a') + '/', *config)
+    assert_no_traceback(result)
+    assert result.returncode == 0, result.describe()
+    commands = [r['command'] for r in server.requests_to('a')]
+    if case == 'unverified':
+        assert 'warning: the clone bundle failed' in result.err
+        assert 'certificate' in result.err, result.describe()
+        assert bundles.requests_to('a') == []
+        assert 'getbundle' in commands
+    else:
+        assert 'Getting clone bundle from' in result.err
+        assert bundles.requests_to('a')
+        assert 'clone bundle failed' not in result.err, result.describe()
 
 
 def test_unbundle_url_credentials_neither_shown_nor_stored(
@@ -234,6 +387,36 @@ def test_unbundle_url_credentials_neither_shown_nor_stored(
     assert 'resuming the download of %s at ' % shown in result.err
     assert_no_secret(tmp_path, result)
     assert list(downloads.iterdir()) == []
+
+
+@pytest.mark.parametrize('spelling', [
+    'hg://{user}:{password}@127.0.0.1:{port}.http/',
+    'hg::hg://{user}:{password}@127.0.0.1:{port}.http/',
+    'hg::http://{user}:{password}@127.0.0.1:{port}/',
+])
+def test_url_with_a_password(spelling, upstream, hostile, tmp_path):
+    """A URL holding a password works in each spelling, and neither it nor
+    a broken one (a port that is none, no scheme) shows the password."""
+    server = hostile(upstream_port=upstream.port)
+    server.auth = {'a': ALICE}
+    url = spelling.format(user=ALICE[0], password=ALICE[1],
+                          port=server.port('a'))
+    env = {'GIT_CINNABAR_LOG': str(tmp_path / 'trace.log')}
+    result = git('clone', url, 'work', cwd=tmp_path, extra_env=env)
+    assert_no_traceback(result)
+    assert 'marked' in ' '.join(refs(tmp_path / 'work'))
+    to_a = server.requests_to('a')
+    assert any(r['authorization'] == basic(ALICE) for r in to_a)
+    assert all(r['authorization'] in (None, basic(ALICE)) for r in to_a)
+    assert_no_secret(tmp_path, result)
+    broken = url.replace(f':{server.port("a")}.http/', ':x1.http/').replace(
+        f':{server.port("a")}/', ':x1/')
+    for wrong in (broken, broken.replace(':x1.http/', ':1./')):
+        result = git('clone', wrong, 'broken', cwd=tmp_path, check=False,
+                     extra_env=env)
+        assert_failed_for_people(result)
+        assert_no_secret(tmp_path, result)
+        assert not (tmp_path / 'broken').exists()
 
 
 def test_https_to_http_redirect_is_refused(upstream, hostile, tmp_path,

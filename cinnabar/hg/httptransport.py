@@ -36,8 +36,9 @@ Hostile servers
     a shorter answer. Its size is bounded (MAX_ANSWER, MAX_CAPABILITIES,
     also after decompression). Redirects are followed for `capabilities`
     only, at most MAX_REDIRECTS, never from https to http; the helper
-    gives each host its own credentials (helper/http-client.c), and URLs
-    are shown without user and password.
+    gives each request the http.* settings of its own URL and each host
+    its own credentials (helper/http-client.c), and URLs are shown
+    without user and password.
 """
 
 import io

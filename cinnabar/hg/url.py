@@ -25,7 +25,9 @@ it too), is turned into one of the above, as git-cinnabar 0.7 does
     hg://:file/abs/path         file:///abs/path
     hg://:tags                  tags:
 
-The host part ends at the first `:` (outside `[...]`), `/`, `?` or `#`;
+A user part, `user[:password]@`, ends at the last `@` before the path
+(a password may hold a `:`). The host part then ends at the first `:`
+(outside `[...]`), `/`, `?` or `#`;
 what follows a `:` up to the path is a port (digits), a scheme, or
 `<port>.<scheme>`.
 """
@@ -34,6 +36,7 @@ import os
 
 from cinnabar.errors import Abort
 from cinnabar.record import record
+from cinnabar.redact import redact_url
 
 # urllib.parse (and re, enum and ipaddress, which it imports) is imported
 # only for what `split_url` leaves to it: a fetch with nothing new, which
@@ -82,7 +85,11 @@ def _cut(text, stops, brackets=False):
 
 def hg_scheme_url(text):
     """The URL an `hg://` URL stands for (see the module docstring)."""
-    host, rest = _cut(text[len('hg://'):], ':/?#', brackets=True)
+    # The user part comes first: up to the last `@` before the path, as a
+    # password may hold `:` or `@`.
+    address = text[len('hg://'):]
+    userinfo, at, _ = _cut(address, '/?#')[0].rpartition('@')
+    host, rest = _cut(address[len(userinfo + at):], ':/?#', brackets=True)
     scheme, port = 'https', ''
     if rest.startswith(':'):
         spec, rest = _cut(rest[1:], '/?#')
@@ -93,13 +100,14 @@ def hg_scheme_url(text):
         else:
             scheme = spec
     if not scheme:
-        raise Abort('no scheme in %s' % text,
+        raise Abort('no scheme in %s' % redact_url(text),
                     hint='e.g. hg://host:8080.http/path')
     if port and not port.isdigit():
         raise Abort('invalid port in URL: %r' % port)
-    if scheme == 'tags' and not (host or port or rest):
+    if scheme == 'tags' and not (userinfo or host or port or rest):
         return 'tags:'
-    return '%s://%s%s%s' % (scheme, host, ':' + port if port else '', rest)
+    return '%s://%s%s%s%s%s' % (scheme, userinfo, at, host,
+                                ':' + port if port else '', rest)
 
 
 def split_url(text):

@@ -6,7 +6,8 @@ port), as two hosts would be. Each request is forwarded to the `hg
 serve` at `upstream_port` (when given) or answered from the files of
 `files` (`/<name>`), unless a rule says otherwise. Every request is
 recorded (`requests`): which side got it, method, path, wire command
-(`?cmd=`), Authorization header; and every answer produced (`answers`):
+(`?cmd=`), Authorization header, all headers (`headers`, names in lower
+case); and every answer produced (`answers`):
 wire command, content type, compression engine of a
 `application/mercurial-0.2` answer.
 
@@ -69,8 +70,7 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get('Content-Length') or 0)
         body = self.rfile.read(length) if length else None
         command = parse_qs(urlsplit(self.path).query).get('cmd', [None])[0]
-        hostile.record(side, self.command, self.path, command,
-                       self.headers.get('Authorization'))
+        hostile.record(side, self.command, self.path, command, self.headers)
         if not hostile.authorized(side, self.headers.get('Authorization')):
             return self._send(401, [('WWW-Authenticate',
                                      'Basic realm="hostile"'),
@@ -177,11 +177,13 @@ class HostileServer:
     def port(self, side):
         return self._servers[side].server_address[1]
 
-    def record(self, side, method, path, command, authorization):
+    def record(self, side, method, path, command, headers):
         with self._lock:
-            self.requests.append({'side': side, 'method': method,
-                                  'path': path, 'command': command,
-                                  'authorization': authorization})
+            self.requests.append({
+                'side': side, 'method': method, 'path': path,
+                'command': command,
+                'authorization': headers.get('Authorization'),
+                'headers': {k.lower(): v for k, v in headers.items()}})
 
     def record_answer(self, command, headers, data):
         """Keep the content type of the answer to a wire command and, for

@@ -70,6 +70,12 @@ def test_parse_bundlespec(spec, result):
     ('http://h/b', {'BUNDLESPEC': 'v2'}, ALL, 'not <compression>-<type>'),
     ('peer-bundle-cache://b', {'BUNDLESPEC': 'zstd-v2'}, ALL, 'http(s)'),
     ('ftp://h/b', {}, ALL, 'http(s)'),
+    ('http://[::1/b', {}, ALL, 'invalid URL'),
+    ('http://[zz]/b', {}, ALL, 'invalid URL'),
+    ('http://h:99999/b', {}, ALL, 'invalid URL'),
+    ('http://h:x/b', {}, ALL, 'invalid URL'),
+    ('http:///b', {}, ALL, 'no host'),
+    ('http://[::1]:8000/b', {}, ALL, None),
 ])
 def test_why_unusable(url, attributes, engines, reason):
     found = why_unusable(Entry(url, attributes), engines)

@@ -4,6 +4,7 @@ import pytest
 
 from cinnabar.errors import Abort
 from cinnabar.hg.url import parse_url, strip_prefix
+from cinnabar.redact import redact_text
 
 
 def test_strip_prefix():
@@ -62,12 +63,31 @@ def test_paths():
     ('hg://:file/foo/bar', 'file:///foo/bar'),
     ('hg://:tags', 'tags:'),
     ('hg://[::1]:8000.http/r?x', 'http://[::1]:8000/r?x'),
+    # The user part first: a password with `:` is no port.
+    ('hg://u:pw@host:8080.http/r', 'http://u:pw@host:8080/r'),
+    ('hg://u:p:w@host:http/r', 'http://u:p:w@host/r'),
+    ('hg://u:pw@host/r', 'https://u:pw@host/r'),
+    ('hg://u:pw@[::1]:8000.http/r', 'http://u:pw@[::1]:8000/r'),
+    ('hg://u:pw@host:ssh/r', 'ssh://u:pw@host/r'),
+    ('hg://host:8080.http/r@x', 'http://host:8080/r@x'),
 ])
 def test_hg_scheme_urls(given, meant):
     """git-cinnabar's hg:// spelling (its test cases, and ours)."""
     assert strip_prefix(given) == meant
     if meant != 'tags:':
         assert parse_url(given).url == meant
+
+
+@pytest.mark.parametrize('text', [
+    'hg://u:S3cret@host:x8.http/r', 'hg://u:S3cret@host:8080./r',
+    'hg::hg://u:S3cret@host:x8.http/r', 'hg::http://u:S3cret@host:x8/r',
+])
+def test_errors_do_not_show_the_password(text):
+    """What is shown of the error (through cinnabar.redact, as every
+    message is) holds no password."""
+    with pytest.raises(Abort) as error:
+        parse_url(text)
+    assert 'S3cret' not in redact_text(str(error.value))
 
 
 def test_unsupported():
