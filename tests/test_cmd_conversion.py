@@ -71,7 +71,7 @@ def test_unknown_abbreviation_is_null(cloned):
 def test_too_short_abbreviation_fails(cloned):
     repo, _ = cloned
     result = cinnabar(repo, 'hg2git', 'abc', check=False)
-    assert result.returncode == 1
+    assert result.returncode == 128
     assert result.err.startswith("fatal: Mercurial id 'abc' is too short")
 
 

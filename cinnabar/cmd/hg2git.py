@@ -14,10 +14,11 @@ same digits.
 import re
 
 from cinnabar.cmd.conversion import OPTIONS, run_conversion  # noqa: F401
+from cinnabar.cmd.options import usage_of
 from cinnabar.errors import Abort
 from cinnabar.ids import NULL_GIT
 
-USAGE = 'usage: git cinnabar hg2git [--batch] [--abbrev[=N]] <hg id>...'
+USAGE = usage_of(__doc__)
 MIN_ABBREV = 4
 _HEX = re.compile(r'[0-9a-fA-F]+\Z')
 

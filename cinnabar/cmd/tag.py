@@ -51,14 +51,12 @@ import os
 import subprocess
 
 from cinnabar import config, git, metadata, tags
-from cinnabar.cmd.options import changeset_commit, unknown_option
-from cinnabar.errors import Abort
+from cinnabar.cmd.options import changeset_commit, unknown_option, usage_of
+from cinnabar.errors import Abort, UsageError
 from cinnabar.helper import Helper
 from cinnabar.ids import NULL_HG, HgId
 
-USAGE = ('usage: git cinnabar tag [-f] [-d] [--onto <branch>] '
-         '[-m <message>] <tag> [<rev>]\n'
-         '       git cinnabar tag -l [--format <format>]')
+USAGE = usage_of(__doc__)
 FLAGS = {'-f': 'force', '--force': 'force', '-d': 'delete',
          '--delete': 'delete', '-l': 'list', '--list': 'list'}
 VALUED = {'--onto': 'onto', '-m': 'message', '--message': 'message',
@@ -81,7 +79,7 @@ def parse_args(args):
         elif name in VALUED:
             value = value if equals else next(arguments, None)
             if value is None:
-                raise Abort('%s needs a value' % name, hint=USAGE)
+                raise UsageError('%s needs a value' % name, hint=USAGE)
             options[VALUED[name]] = value
         elif arg.startswith('-') and arg != '-':
             raise unknown_option(arg, OPTIONS, USAGE)
@@ -89,10 +87,10 @@ def parse_args(args):
             words.append(arg)
     if options.get('list'):
         if words or set(options) - {'list', 'format'}:
-            raise Abort('-l takes only --format', hint=USAGE)
+            raise UsageError('-l takes only --format', hint=USAGE)
     elif not 1 <= len(words) <= (1 if options.get('delete') else 2):
-        raise Abort('give a tag name (and, without -d, what to tag)',
-                    hint=USAGE)
+        raise UsageError('give a tag name (and, without -d, what to tag)',
+                         hint=USAGE)
     return options, words
 
 
