@@ -43,7 +43,8 @@ For a batch of `push [+]<src>:<dst>` requests:
    their first parent); no branch may end up with more heads than it
    has (a server head of the branch that we do not have counts as one
    that stays: "fetch first"), heads carrying a bookmark we push aside;
-   no new branch unless a ref names it. When a check refuses a ref, the
+   no new branch unless forced, as `hg push --new-branch` (a topic's
+   branch aside). When a check refuses a ref, the
    pending changesets are dropped (`abort`) and the others are tried
    again without it.
 5. `unbundle` sends it all (with the heads we decided on, so the server
@@ -662,14 +663,21 @@ class Pusher:
             push.refuse(message)
 
     def _new_branch_problem(self, branch, pushes):
-        """(message or None, the offending heads)."""
-        if any(p.target.kind in ('branch', 'topic')
-               and p.target.name == branch for p in pushes):
+        """(message or None, the offending heads). A new branch needs a
+        force, as `hg push --new-branch`, even when a branch ref names it;
+        a topic's branch does not (hg-evolve pushes new topics freely)."""
+        heads = self._pushed_heads[branch]
+        named = {p.target.kind for p in pushes
+                 if p.target.kind in ('branch', 'topic')
+                 and p.target.name == branch}
+        if 'topic' in named:
             return None, []
+        if named:
+            return ('would create the new branch %s on the server; use git '
+                    'push -f to create it' % branch, heads)
         return ('would create the new branch %s on the server; push to %s, '
                 'or use git push -f'
-                % (branch, refs.branch_ref(branch, self.styles)),
-                self._pushed_heads[branch])
+                % (branch, refs.branch_ref(branch, self.styles)), heads)
 
     def _new_heads_problem(self, branch, server, pushed, new):
         """(message or None, the offending heads): those of the `new` heads
