@@ -436,11 +436,25 @@ class Pusher:
         push.replaced = replaced
 
     def _check_branch_unchanged(self, push):
+        """A push that sends nothing changes nothing: refused, saying
+        where the commit is, unless it is what the server lists for that
+        ref (git then does not ask)."""
+        node = self._hg_of[push.commit]
         heads = dict(self.state.branchmap).get(push.target.name, [])
-        if self._hg_of[push.commit] not in heads:
+        if node not in heads:
             push.refuse('nothing to push: %s is already on the server and '
                         'is not a head of branch %s'
                         % (push.spec.src, push.target.name))
+            return
+        listed = [name for name, hg_id
+                  in refs.layout(self.state, self.styles).refs
+                  if hg_id == node]
+        if push.dst not in listed:
+            push.refuse('nothing to push: %s is already a head of branch %s '
+                        'on the server%s; %s is not a ref there'
+                        % (push.spec.src, push.target.name,
+                           ' (%s)' % ', '.join(listed) if listed else '',
+                           push.dst))
 
     # 4. and 5. Making the bundle, checks needing branches, sending.
 
