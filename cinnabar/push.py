@@ -154,6 +154,11 @@ def show_remote_output(output):
     sys.stderr.flush()
 
 
+def topic_label(target):
+    """How messages name the topic of a push's Target."""
+    return 'topic %s of branch %s' % (target.topic, target.name)
+
+
 def topic_name_problem(name):
     """Why `hg topic` would refuse `name`, or None: hg-evolve takes
     letters, digits, `-`, `_` and `.`, not a number nor `tip`, `null`,
@@ -411,12 +416,12 @@ class Pusher:
         """A push to a topic whose server heads the commit does not
         descend from replaces them: with force only (then noted in
         `push.replaced`, for the obsolescence markers)."""
-        name = '%s//%s' % (push.target.name, push.target.topic)
+        name = topic_label(push.target)
         heads = self._topic_heads(push.target)
         if not push.sending:
             if self._hg_of[push.commit] not in heads:
                 push.refuse('nothing to push: %s is already on the server '
-                            'and is not the head of topic %s'
+                            'and is not the head of %s'
                             % (push.spec.src, name))
             return
         commits = self.helper.hg2git_many(heads)
@@ -424,13 +429,13 @@ class Pusher:
         if unknown and self._check_later(push, converted):
             return
         if unknown:
-            push.refuse('the server has changes in topic %s that you do '
+            push.refuse('the server has changes in %s that you do '
                         'not have; fetch first' % name)
             return
         replaced = [c for c in commits if not git.is_ancestor(c, push.commit)]
         if replaced and not push.force:
             push.refuse('non-fast-forward: the pushed commit does not '
-                        'descend from topic %s on the server; fetch and '
+                        'descend from %s on the server; fetch and '
                         'rebase, or use git push -f to replace its '
                         'changesets (with obsolescence markers)' % name)
         push.replaced = replaced
@@ -573,8 +578,7 @@ class Pusher:
             'the changesets replaced in %s stay there as other heads (prune '
             'them with hg, or enable the evolve extension on the server)\n'
             % (self.peer.description, obsmarkers.VERSION,
-               ', '.join('topic %s//%s' % (p.target.name, p.target.topic)
-                         for p in forced)))
+               ', '.join(topic_label(p.target) for p in forced)))
         sys.stderr.flush()
 
     def _topic_markers(self, push, commits, mapping, draft_roots):
@@ -594,10 +598,10 @@ class Pusher:
         rewritten = [h for c, h in published if pairs.get(c)]
         if rewritten:
             push.refuse('%s was made public on the server since you '
-                        'fetched (topic %s//%s): it cannot be replaced; '
+                        'fetched (%s): it cannot be replaced; '
                         'fetch, then rebase onto it'
                         % (', '.join(h[:12] for h in rewritten),
-                           push.target.name, push.target.topic))
+                           topic_label(push.target)))
             return []
         for commit, _ in published:
             pairs.pop(commit, None)
