@@ -2,9 +2,12 @@
 
 An expected failure raises `Abort(message, hint)`: it is printed as one
 `fatal: <message>` line, then `hint: <hint>` when there is one, and the
-command exits with status 1. Anything else is a bug: `run_guarded` prints
-one line naming it and says how to see the traceback
-(GIT_CINNABAR_TRACEBACK=1), or prints the traceback when asked to.
+command exits with status 128, as git's `die()` does. A command line
+that makes no sense raises `UsageError(message, usage)`: the same lines,
+the usage as the hint, and status 129, as git's `usage_with_options()`.
+Anything else is a bug: `run_guarded` prints one line naming it and says
+how to see the traceback (GIT_CINNABAR_TRACEBACK=1), or prints the
+traceback when asked to; status 128 too.
 """
 
 import os
@@ -14,15 +17,28 @@ import time
 from cinnabar.process import signals
 
 TRACEBACK_ENV = 'GIT_CINNABAR_TRACEBACK'
+# git's exit statuses: die() and usage errors.
+FATAL_STATUS = 128
+USAGE_STATUS = 129
 
 
 class Abort(Exception):
     """An expected failure, with a message for people and an optional hint."""
 
-    def __init__(self, message, hint=None):
+    status = FATAL_STATUS
+
+    def __init__(self, message, hint=None, status=None):
         super().__init__(message)
         self.message = message
         self.hint = hint
+        if status is not None:
+            self.status = status
+
+
+class UsageError(Abort):
+    """A command line that makes no sense; the hint is the usage."""
+
+    status = USAGE_STATUS
 
 
 class Terminated(KeyboardInterrupt):
@@ -133,7 +149,7 @@ def _run(main, argv):
         return main(argv) or 0
     except Abort as error:
         report_abort(error)
-        return 1
+        return error.status
     except KeyboardInterrupt as error:
         _say('fatal: interrupted')
         return 128 + getattr(error, 'signo', 2)
@@ -145,4 +161,4 @@ def _run(main, argv):
         return 141
     except Exception as error:
         report_bug(error)
-        return 1
+        return FATAL_STATUS

@@ -43,7 +43,8 @@ For a batch of `push [+]<src>:<dst>` requests:
    their first parent); no branch may end up with more heads than it
    has (a server head of the branch that we do not have counts as one
    that stays: "fetch first"), heads carrying a bookmark we push aside;
-   no new branch unless a ref names it. When a check refuses a ref, the
+   no new branch unless forced, as `hg push --new-branch` (a topic's
+   branch aside). When a check refuses a ref, the
    pending changesets are dropped (`abort`) and the others are tried
    again without it.
 5. `unbundle` sends it all (with the heads we decided on, so the server
@@ -151,6 +152,11 @@ def show_remote_output(output):
     for line in output.decode('utf-8', 'replace').splitlines():
         sys.stderr.write('remote: %s\n' % line)
     sys.stderr.flush()
+
+
+def topic_label(target):
+    """How messages name the topic of a push's Target."""
+    return 'topic %s of branch %s' % (target.topic, target.name)
 
 
 def topic_name_problem(name):
@@ -410,12 +416,12 @@ class Pusher:
         """A push to a topic whose server heads the commit does not
         descend from replaces them: with force only (then noted in
         `push.replaced`, for the obsolescence markers)."""
-        name = '%s//%s' % (push.target.name, push.target.topic)
+        name = topic_label(push.target)
         heads = self._topic_heads(push.target)
         if not push.sending:
             if self._hg_of[push.commit] not in heads:
                 push.refuse('nothing to push: %s is already on the server '
-                            'and is not the head of topic %s'
+                            'and is not the head of %s'
                             % (push.spec.src, name))
             return
         commits = self.helper.hg2git_many(heads)
@@ -423,23 +429,37 @@ class Pusher:
         if unknown and self._check_later(push, converted):
             return
         if unknown:
-            push.refuse('the server has changes in topic %s that you do '
+            push.refuse('the server has changes in %s that you do '
                         'not have; fetch first' % name)
             return
         replaced = [c for c in commits if not git.is_ancestor(c, push.commit)]
         if replaced and not push.force:
             push.refuse('non-fast-forward: the pushed commit does not '
-                        'descend from topic %s on the server; fetch and '
+                        'descend from %s on the server; fetch and '
                         'rebase, or use git push -f to replace its '
                         'changesets (with obsolescence markers)' % name)
         push.replaced = replaced
 
     def _check_branch_unchanged(self, push):
+        """A push that sends nothing changes nothing: refused, saying
+        where the commit is, unless it is what the server lists for that
+        ref (git then does not ask)."""
+        node = self._hg_of[push.commit]
         heads = dict(self.state.branchmap).get(push.target.name, [])
-        if self._hg_of[push.commit] not in heads:
+        if node not in heads:
             push.refuse('nothing to push: %s is already on the server and '
                         'is not a head of branch %s'
                         % (push.spec.src, push.target.name))
+            return
+        listed = [name for name, hg_id
+                  in refs.layout(self.state, self.styles).refs
+                  if hg_id == node]
+        if push.dst not in listed:
+            push.refuse('nothing to push: %s is already a head of branch %s '
+                        'on the server%s; %s is not a ref there'
+                        % (push.spec.src, push.target.name,
+                           ' (%s)' % ', '.join(listed) if listed else '',
+                           push.dst))
 
     # 4. and 5. Making the bundle, checks needing branches, sending.
 
@@ -558,8 +578,7 @@ class Pusher:
             'the changesets replaced in %s stay there as other heads (prune '
             'them with hg, or enable the evolve extension on the server)\n'
             % (self.peer.description, obsmarkers.VERSION,
-               ', '.join('topic %s//%s' % (p.target.name, p.target.topic)
-                         for p in forced)))
+               ', '.join(topic_label(p.target) for p in forced)))
         sys.stderr.flush()
 
     def _topic_markers(self, push, commits, mapping, draft_roots):
@@ -579,10 +598,10 @@ class Pusher:
         rewritten = [h for c, h in published if pairs.get(c)]
         if rewritten:
             push.refuse('%s was made public on the server since you '
-                        'fetched (topic %s//%s): it cannot be replaced; '
+                        'fetched (%s): it cannot be replaced; '
                         'fetch, then rebase onto it'
                         % (', '.join(h[:12] for h in rewritten),
-                           push.target.name, push.target.topic))
+                           topic_label(push.target)))
             return []
         for commit, _ in published:
             pairs.pop(commit, None)
@@ -662,14 +681,21 @@ class Pusher:
             push.refuse(message)
 
     def _new_branch_problem(self, branch, pushes):
-        """(message or None, the offending heads)."""
-        if any(p.target.kind in ('branch', 'topic')
-               and p.target.name == branch for p in pushes):
+        """(message or None, the offending heads). A new branch needs a
+        force, as `hg push --new-branch`, even when a branch ref names it;
+        a topic's branch does not (hg-evolve pushes new topics freely)."""
+        heads = self._pushed_heads[branch]
+        named = {p.target.kind for p in pushes
+                 if p.target.kind in ('branch', 'topic')
+                 and p.target.name == branch}
+        if 'topic' in named:
             return None, []
+        if named:
+            return ('would create the new branch %s on the server; use git '
+                    'push -f to create it' % branch, heads)
         return ('would create the new branch %s on the server; push to %s, '
                 'or use git push -f'
-                % (branch, refs.branch_ref(branch, self.styles)),
-                self._pushed_heads[branch])
+                % (branch, refs.branch_ref(branch, self.styles)), heads)
 
     def _new_heads_problem(self, branch, server, pushed, new):
         """(message or None, the offending heads): those of the `new` heads

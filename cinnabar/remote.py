@@ -38,6 +38,7 @@ error. Every answer is flushed. When anything fails before `finish`, the
 helper drops what it imported, so no ref changes.
 """
 
+import os
 import sys
 
 from cinnabar import config, git, hg, refs
@@ -63,6 +64,51 @@ CAPABILITIES = (
 )
 # Where git reads what we import (refs.FETCH_REFS are under it).
 PRIVATE_PREFIX = 'refs/cinnabar/'
+
+
+# How far up our ancestors to look for the `git fetch` running us: git
+# runs `git remote-hg`, which runs git-remote-hg.
+FETCH_ANCESTORS = 4
+
+
+def _proc_fields(pid):
+    """(parent pid, [command line words]) of `pid` from Linux's /proc,
+    or None."""
+    try:
+        with open('/proc/%d/stat' % pid, 'rb') as f:
+            parent = int(f.read().rsplit(b')', 1)[1].split()[1])
+        with open('/proc/%d/cmdline' % pid, 'rb') as f:
+            return parent, f.read().split(b'\0')
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def fetch_prunes():
+    """Whether the `git fetch` that runs us prunes (`--prune`, `-p`): git
+    tells a remote helper nothing of it, but its command line says so
+    (Linux's /proc; elsewhere, unknown: False)."""
+    pid = os.getppid()
+    for _ in range(FETCH_ANCESTORS):
+        fields = _proc_fields(pid)
+        if fields is None:
+            return False
+        pid, args = fields
+        if b'fetch' in args:
+            return _prunes(args[args.index(b'fetch') + 1:])
+    return False
+
+
+def _prunes(args):
+    """Whether `git fetch <args>` prunes."""
+    prune = False
+    for arg in args:
+        if arg == b'--':
+            break
+        if arg in (b'--prune', b'-p'):
+            prune = True
+        elif arg == b'--no-prune':
+            prune = False
+    return prune
 
 
 class RemoteHelper:
@@ -300,9 +346,10 @@ class RemoteHelper:
         """With one ref per head (`heads` in cinnabar.refs), refs of heads
         that went away stay unless git prunes them: say so, in
         git-cinnabar's words, after a fetch from a named remote unless
-        fetch.prune (else remote.<remote>.prune) is true; not with -q."""
+        fetch.prune (else remote.<remote>.prune) is true; not with -q, nor
+        when this fetch prunes."""
         if self.verbosity < 1 or not self.remote or (
-                'heads' not in self._styles(False)):
+                'heads' not in self._styles(False)) or fetch_prunes():
             return
         key = 'remote.%s.prune' % self.remote
         value = git.config('fetch.prune')

@@ -188,6 +188,20 @@ static size_t take_chunk(struct file_checks *fc)
 	return __atomic_fetch_add(fc->next, CHUNK, __ATOMIC_RELAXED);
 }
 
+/*
+ * How far both processes went, for the meter: the revisions taken so far
+ * (the other process's count is not known here, the shared counter is).
+ */
+static size_t taken_so_far(struct file_checks *fc, size_t checked)
+{
+	size_t taken;
+
+	if (!fc->next)
+		return checked;
+	taken = __atomic_load_n(fc->next, __ATOMIC_RELAXED);
+	return taken < fc->nr ? taken : fc->nr;
+}
+
 static unsigned check_taken(struct file_checks *fc, FILE *out,
 			    struct meter *progress)
 {
@@ -198,7 +212,7 @@ static unsigned check_taken(struct file_checks *fc, FILE *out,
 		size_t to = fc->next ? from + CHUNK : fc->nr;
 		for (i = from; i < to && i < fc->nr; i++) {
 			problems += check_one(&fc->items[i], out);
-			meter_update(progress, ++checked);
+			meter_update(progress, taken_so_far(fc, ++checked));
 		}
 	}
 	return problems;
@@ -318,20 +332,22 @@ static unsigned collect_child(struct file_checks *fc, FILE *out)
 
 unsigned file_checks_finish(struct file_checks *fc, FILE *out)
 {
-	struct meter *progress = meter_start(_("Checking files"),
-					     fc->child ? 0 : fc->nr, NULL);
+	struct meter *progress = meter_start(_("Checking files"), fc->nr,
+					     NULL);
 	size_t i;
 
 	fc->problems += check_taken(fc, out, progress);
+	/* The meter ends when both processes did, on the count of both. */
+	if (fc->child)
+		fc->problems += collect_child(fc, out);
+	fc->child = 0;
+	meter_update(progress, fc->nr);
 	meter_stop(&progress);
 	if (fc->also)
 		fc->also(out, fc->also_data);
 	if (fc->next)
 		munmap(fc->next, sizeof(size_t));
 	fc->next = NULL;
-	if (fc->child)
-		fc->problems += collect_child(fc, out);
-	fc->child = 0;
 	for (i = 0; i < fc->nr; i++)
 		free(fc->items[i].path);
 	FREE_AND_NULL(fc->items);

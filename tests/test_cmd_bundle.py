@@ -260,7 +260,7 @@ def test_bundle_commit_with_an_extra_header(work_clone, tmp_path):
     path = tmp_path / 'twins.hg'
     result = bundle(dest, path, '--', first, copy, f'^{first}^',
                     check=False)
-    assert result.returncode == 1, result.describe()
+    assert result.returncode == 128, result.describe()
     assert assert_failed_for_people(result) == (
         f"fatal: commit {copy} has a header ('extra') that Mercurial "
         'cannot keep; it cannot be pushed'), result.describe()
@@ -269,32 +269,34 @@ def test_bundle_commit_with_an_extra_header(work_clone, tmp_path):
     assert refs(dest) == before
 
 
-@pytest.mark.parametrize('args, words', [
+@pytest.mark.parametrize('args, words, status', [
     (('-t', 'lzma-v2', 'OUT', 'HEAD'),
      ('unknown bundlespec', 'none-v1, gzip-v1, bzip2-v1, none-v2, '
-      'gzip-v2, bzip2-v2, zstd-v2')),
+      'gzip-v2, bzip2-v2, zstd-v2'), 128),
     (('-t', 'zstd-v1', 'OUT', 'HEAD'),
-     ('zstd compression needs a v2 bundle',)),
-    (('-t', 'gzip-v3', 'OUT', 'HEAD'), ('unknown bundlespec',)),
+     ('zstd compression needs a v2 bundle',), 128),
+    (('-t', 'gzip-v3', 'OUT', 'HEAD'), ('unknown bundlespec',), 128),
     (('-t', 'gzip-v2;obsolescence=true', 'OUT', 'HEAD'),
-     ('bundlespec parameters are not supported',)),
-    (('--version', '3', 'OUT', 'HEAD'), ('invalid --version',)),
+     ('bundlespec parameters are not supported',), 128),
+    (('--version', '3', 'OUT', 'HEAD'), ('invalid --version',), 129),
     (('-t', 'gzip-v1', '--version', '2', 'OUT', 'HEAD'),
-     ('asks for a v1 bundle, but --version asks for v2',)),
-    (('OUT', 'HEAD', '^HEAD'), ('no commits to bundle',)),
-    (('OUT', 'no-such-revision'), ('git rev-list failed',)),
-    (('OUT',), ('no commits given',)),
-    (('--frobnicate', 'OUT', 'HEAD'), ('unknown option --frobnicate',)),
-    (('-t',), ('option -t needs a value',)),
+     ('asks for a v1 bundle, but --version asks for v2',), 128),
+    (('OUT', 'HEAD', '^HEAD'), ('no commits to bundle',), 128),
+    (('OUT', 'no-such-revision'), ('git rev-list failed',), 128),
+    (('OUT',), ('no commits given',), 129),
+    (('--frobnicate', 'OUT', 'HEAD'), ('unknown option --frobnicate',), 129),
+    (('-t',), ('option -t needs a value',), 129),
 ])
-def test_bundle_refusals(args, words, small, tmp_path):
+def test_bundle_refusals(args, words, status, small, tmp_path):
+    """Refused, nothing written: a usage error with status 129, any
+    other with 128, as git."""
     _, dest = small
     before = refs(dest)
     out = tmp_path / 'out.hg'
     result = bundle(dest, *(out if a == 'OUT' else a for a in args),
                     check=False)
     assert_failed_for_people(result)
-    assert result.returncode == 1
+    assert result.returncode == status, result.describe()
     assert all(w in result.err for w in words), result.describe()
     assert not out.exists()
     assert list(tmp_path.iterdir()) == []

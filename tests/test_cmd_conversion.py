@@ -68,11 +68,22 @@ def test_unknown_abbreviation_is_null(cloned):
     assert cinnabar(repo, 'hg2git', prefix).out.strip() == NULL_ID
 
 
-def test_too_short_abbreviation_fails(cloned):
-    repo, _ = cloned
-    result = cinnabar(repo, 'hg2git', 'abc', check=False)
-    assert result.returncode == 1
-    assert result.err.startswith("fatal: Mercurial id 'abc' is too short")
+def test_short_abbreviations(cloned):
+    """Any number of digits, as git-cinnabar 0.7.5 takes them: three
+    that one id starts with give it; one that several ids start with is
+    refused as ambiguous (status 128, as git's die())."""
+    repo, expected = cloned
+    known = known_hg_ids(repo)
+    node = next(n for n in sorted(expected)
+                if sum(k.startswith(n[:3]) for k in known) == 1)
+    assert cinnabar(repo, 'hg2git', node[:3]).out.strip() == expected[node]
+    digit = max('0123456789abcdef',
+                key=lambda d: sum(n.startswith(d) for n in known))
+    result = cinnabar(repo, 'hg2git', digit, check=False)
+    assert result.returncode == 128, result.describe()
+    assert result.err.startswith(
+        f'fatal: the Mercurial id prefix {digit} is ambiguous'), \
+        result.describe()
 
 
 def test_ambiguous_prefix_is_refused(cloned):

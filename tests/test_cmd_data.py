@@ -12,7 +12,7 @@ with the "\\x01\\n" metadata block).
 
 Ids: a unique abbreviation gives the same bytes; an ambiguous one, an
 unknown one, one of another kind, or a malformed one fails with one
-`fatal:` line and status 1.
+`fatal:` line and status 128.
 """
 
 import pytest
@@ -136,19 +136,19 @@ def test_data_null_and_empty_file_ids(small_clone):
         == b''
 
 
-@pytest.mark.parametrize('args, words', [
-    (('-c', 'deadbeefdeadbeef'), ('unknown changeset',)),
-    (('-c', '12'), ('invalid Mercurial id',)),
-    (('-m', 'xyz1234'), ('invalid Mercurial id',)),
-    (('-c',), ('unexpected arguments',)),
-    ((), ('no revision given',)),
-    (('-x', 'abcd'), ('unexpected arguments',)),
+@pytest.mark.parametrize('args, words, status', [
+    (('-c', 'deadbeefdeadbeef'), ('unknown changeset',), 128),
+    (('-c', '12'), ('invalid Mercurial id',), 128),
+    (('-m', 'xyz1234'), ('invalid Mercurial id',), 128),
+    (('-c',), ('unexpected arguments',), 129),
+    ((), ('no revision given',), 129),
+    (('-x', 'abcd'), ('unexpected arguments',), 129),
 ])
-def test_data_bad_requests(args, words, small_clone):
+def test_data_bad_requests(args, words, status, small_clone):
     _, dest = small_clone('renames.hg')
     result = git('cinnabar', 'data', *args, cwd=dest, check=False)
     assert_failed_for_people(result)
-    assert result.returncode == 1
+    assert result.returncode == status, result.describe()
     assert result.stdout == b''
     assert all(w in result.err for w in words), result.describe()
 

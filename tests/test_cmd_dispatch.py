@@ -4,13 +4,19 @@ command, and each command's `--help`, through git as a user runs it.
 The list printed is the command table (cinnabar/cmd/__init__.py): every
 command of the table, with the first line of its module's docstring, and
 nothing else (the shared modules `options` and `conversion` are not
-commands). No argument prints the same list on stderr and fails; an
-unknown name fails as `git <typo>` does, with the most similar commands.
+commands). No argument prints the same list and fails, as `git` alone
+does (on standard output, status 1); an unknown name fails as `git
+<typo>` does, with the most similar commands.
+
+Exit statuses are git's: a usage error 129 with the usage `-h` shows as
+its hint (`-h` itself exits 129, as `git tag -h`), any other `fatal:`
+128, in `git cinnabar` and in git-remote-hg.
 """
 
 import pytest
 
 from lib.checks import assert_failed_for_people
+from lib.env import ROOT
 from lib.git import git
 from lib.proc import run
 
@@ -55,8 +61,8 @@ def test_help_lists_every_command(args, tmp_path):
 def test_no_argument_prints_usage_and_fails(tmp_path):
     result = git('cinnabar', cwd=tmp_path, check=False)
     assert result.returncode == 1, result.describe()
-    assert result.out == ''
-    assert listed(result.err) == list(COMMANDS)
+    assert result.err == ''
+    assert listed(result.out) == list(COMMANDS)
 
 
 @pytest.mark.parametrize('name, similar', [
@@ -113,3 +119,35 @@ def test_command_help(name, tmp_path):
     result = git('cinnabar', name, '--help', cwd=tmp_path)
     assert f'usage: git cinnabar {name}' in result.out, result.describe()
     assert result.err == ''
+
+
+def usage_lines(text):
+    """The usage lines at the start of a command's help."""
+    return text.split('\n\n')[1].splitlines()
+
+
+@pytest.mark.parametrize('name', COMMANDS)
+def test_usage_error_exits_129_with_the_usage_of_h(name, tmp_path):
+    """A usage error, as `git tag --nope`: status 129, and the usage
+    lines `-h` prints (which also exits 129) as its hint."""
+    shown = git('cinnabar', name, '-h', cwd=tmp_path, check=False)
+    assert shown.returncode == 129, shown.describe()
+    assert shown.err == ''
+    result = git('cinnabar', name, '--zzzzzzzzzz', cwd=tmp_path,
+                 check=False)
+    assert_failed_for_people(result)
+    assert result.returncode == 129, result.describe()
+    hints = [line[len('hint: '):] for line in result.err.splitlines()
+             if line.startswith('hint: ')]
+    assert hints == usage_lines(shown.out), result.describe()
+
+
+def test_fatal_exits_128(tmp_path):
+    """A command that cannot run (not in a repository) dies as git's
+    die() does, and so does git-remote-hg given a wrong command line."""
+    result = git('cinnabar', 'fsck', cwd=tmp_path, check=False)
+    assert_failed_for_people(result, 'not in a git repository')
+    assert result.returncode == 128, result.describe()
+    result = run([ROOT / 'git-remote-hg'], cwd=tmp_path, check=False)
+    assert_failed_for_people(result, 'usage: git-remote-hg')
+    assert result.returncode == 128, result.describe()

@@ -107,14 +107,14 @@ def test_fetch_refuses_non_hg_remote_and_bad_usage(tmp_path):
     work = init(tmp_path / 'work')
     git('remote', 'add', 'plain', 'https://example.invalid/x.git',
         cwd=work)
-    for args, reason in (
+    for args, reason, status in (
             (['plain', '0' * 12], 'fatal: remote plain is not a Mercurial '
-             'remote (its URL is https://example.invalid/x.git)'),
-            ([], 'fatal: nothing to fetch'),
+             'remote (its URL is https://example.invalid/x.git)', 128),
+            ([], 'fatal: nothing to fetch', 129),
             (['plain'], 'fatal: which changesets? give their ids after '
-             'plain'),
-            (['--bogus'], 'fatal: unknown option --bogus')):
+             'plain', 129),
+            (['--bogus'], 'fatal: unknown option --bogus', 129)):
         result = git('cinnabar', 'fetch', *args, cwd=work, check=False)
-        assert result.returncode == 1, result.describe()
+        assert result.returncode == status, result.describe()
         assert assert_failed_for_people(result) == reason, result.describe()
     assert refs(work) == {}

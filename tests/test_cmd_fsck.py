@@ -7,6 +7,7 @@ commit-tree and update-ref, then storing a new metadata commit as an
 update would.
 """
 
+import re
 import time
 
 import pytest
@@ -19,6 +20,7 @@ from lib.git import METADATA_REF, clone, git, hg_url, object_types
 from lib.git import lasting_refs, rev_parse
 from lib.plumbing import MetadataParts, cat, commit_tree, edit_tree
 from lib.plumbing import hash_blob, ls_tree, message, parents, tree_of
+from lib.proc import run_in_terminal
 from lib.push import BRANCH_TIP, Author, git_commit, make_hg_repo, push
 from lib.push import writable_remote
 
@@ -395,3 +397,17 @@ def test_parent_after_committer_is_no_parent(corpus, tmp_path):
     result = fsck(repo, '--full')
     assert_reports(result, repo, hg_id, new)
     assert 'instead' in result.err, result.describe()
+
+
+def test_files_meter_counts_both_processes(corpus, tmp_path):
+    """In a terminal, `fsck --full`'s `Checking files` meter ends on
+    every file revision checked, those the forked helper checked too."""
+    repo = make_clone(corpus, tmp_path)
+    lines = run_in_terminal(['env', 'CINNABAR_TEST_FSCK_SPLIT=1', 'git',
+                             'cinnabar', 'fsck', '--full'], cwd=repo)
+    summary = lines[-1][1]
+    files = int(re.search(r'(\d+) file revisions', summary).group(1))
+    assert files > 1, summary
+    last = [line for _, line in lines if line.startswith('Checking files')]
+    assert last[-1] == f'Checking files: 100% ({files}/{files}), done.', \
+        lines

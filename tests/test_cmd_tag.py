@@ -10,7 +10,8 @@ tags. On the way: the revision is given as a full Mercurial id, as an
 abbreviation that only changesets make unique (manifest or file ids
 share it), and as a git commit; HEAD's branch fast-forwards with git's
 report; an existing tag is refused without -f; -d removes a tag made on
-the other head (the tags are those of all heads); --onto commits on a
+the other head (the tags are those of all heads), and `-l` (or `tag`
+alone) lists HEAD's tags before they are pushed; --onto commits on a
 branch that is not checked out, refuses one that does not exist or that
 another worktree has checked out, and on HEAD's own branch is the same
 as without it. A tag made from a subdirectory changes only `.hgtags`.
@@ -145,6 +146,11 @@ def test_tag_commits_are_hg_tag_changesets(hg, tagging):
     hg_tag(hg, oracle, '--remove', 'onother')
     (work / 'sub').mkdir()
     cinnabar_tag(work, '-d', 'onother', cwd=work / 'sub')
+    # Listed as HEAD has them before they are pushed (`onother` deleted,
+    # `v1` made); `tag` alone lists, as `git tag` does.
+    listed = cinnabar_tag(work, '-l').out.split()
+    assert 'onother' not in listed and 'v1' in listed, listed
+    assert cinnabar_tag(work).out.split() == listed
     # --onto the branch checked out here: as without it.
     hg_tag(hg, oracle, '-r', a, 'v2')
     head = rev_parse(work, 'HEAD')

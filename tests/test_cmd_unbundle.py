@@ -310,7 +310,7 @@ def test_bad_stream_bundles_change_nothing(stream_bundles, tmp_path):
     before = file_digests(repo / '.git', ['cinnabar.lock'])
     for name, path in damaged_stream_bundles(bundles, tmp_path).items():
         result = unbundle(repo, path, check=False)
-        assert result.returncode == 1, (name, result.describe())
+        assert result.returncode == 128, (name, result.describe())
         assert_failed_for_people(result, DAMAGE_REASONS[name])
         assert len(error_lines(result)) == 1, (name, result.describe())
         assert file_digests(repo / '.git', ['cinnabar.lock']) == before, name

@@ -215,8 +215,9 @@ def test_push_of_changesets_the_server_has(hg, hg_serve, tmp_path):
 
 def test_branch_experiment(hg, hg_serve, tmp_path):
     """The branch experiment: pushing new commits to
-    branches/<name>/tip puts them on that (new) named branch; without it,
-    refused (they take their first parent's branch)."""
+    branches/<name>/tip puts them on that (new) named branch, once forced
+    (a new branch, as `hg push --new-branch`); without it, refused (they
+    take their first parent's branch)."""
     repo = make_hg_repo(hg, tmp_path / 'hg', {'a': 'a\n'})
     server = hg_serve(repo)
     work = tmp_path / 'work'
@@ -227,7 +228,10 @@ def test_branch_experiment(hg, hg_serve, tmp_path):
     with nothing_changes(hg, repo, work):
         assert_refused(push(work, 'origin', ref), 'not feat')
     git('config', 'cinnabar.experiments', 'branch', cwd=work)
-    assert_pushed(push(work, 'origin', ref))
+    with nothing_changes(hg, repo, work):
+        assert_refused(push(work, 'origin', ref),
+                       'would create the new branch feat', 'git push -f')
+    assert_pushed(push(work, 'origin', '-f', ref))
     out = hg('-R', repo, 'log', '-r', '1:', '-T', '{branch} {desc}\n').out
     assert out == 'feat first on feat\nfeat second on feat\n'
     fresh = tmp_path / 'fresh'

@@ -6,7 +6,8 @@
 - `GIT_CINNABAR_LOG='raw-wire:debug>file'` (git-cinnabar's syntax)
   traces the wire protocol to that file;
 - after a fetch from a named remote, git-cinnabar's recommendation to set
-  `fetch.prune`, unless it is set;
+  `fetch.prune`, unless it is set or the fetch prunes (`git fetch
+  --prune`, `-p`);
 - `git cinnabar fsck --force` checks again what was checked.
 (`reclone --rebase`: test_cmd_reclone.py; `self-update --branch/--exact`:
 test_cmd_self_update.py; the hg:// rules: unit/test_url.py.)
@@ -14,7 +15,7 @@ test_cmd_self_update.py; the hg:// rules: unit/test_url.py.)
 
 from lib.checks import assert_no_traceback
 from lib.git import git, refs
-from lib.push import make_hg_repo
+from lib.push import hg_commit, make_hg_repo
 
 PRUNE_HINT = ('It is recommended that you set "remote.origin.prune" or '
               '"fetch.prune" to "true".')
@@ -48,3 +49,18 @@ def test_git_cinnabar_spellings(hg, hg_serve, tmp_path):
                                                  cwd=work).err
     assert 'checked all the metadata' in git('cinnabar', 'fsck', '--force',
                                              cwd=work).err
+
+
+def test_no_prune_advice_while_pruning(hg, hg_serve, tmp_path):
+    """`git fetch --prune` (or `-p`) prunes: no advice to make it prune;
+    a plain fetch of new changesets still gets it."""
+    repo = make_hg_repo(hg, tmp_path / 'hg', {'a': 'a\n'})
+    server = hg_serve(repo)
+    work = tmp_path / 'work'
+    git('clone', '-q', f'hg::{server.url}', str(work))
+    for number, args in enumerate((['--prune'], ['-p'], [])):
+        hg_commit(hg, repo, {'a': f'{number}\n'}, f'change {number}')
+        result = git('fetch', *args, 'origin', cwd=work)
+        assert_no_traceback(result)
+        assert 'branches/default/tip' in result.err, result.describe()
+        assert (PRUNE_HINT in result.err) == (not args), result.describe()

@@ -23,11 +23,11 @@ def strip(work, *names, check=True):
 
 
 def assert_refused(work, *names, reason, config=STRIP):
-    """`strip names` fails with exit code 1 and the error line `reason`,
-    changing no ref."""
+    """`strip names` fails with exit code 128 (git's die()) and the error
+    line `reason`, changing no ref."""
     before = refs(work)
     result = git(*config, *names, cwd=work, check=False)
-    assert result.returncode == 1, result.describe()
+    assert result.returncode == 128, result.describe()
     assert assert_failed_for_people(result) == reason, result.describe()
     assert refs(work) == before
 

@@ -638,6 +638,29 @@ def test_ssh_server_that_is_not_mercurial(tmp_path):
     assert not (tmp_path / 'work').exists()
 
 
+def test_ssh_own_errors_are_not_the_servers(tmp_path):
+    """What ssh says itself (here: it cannot resolve the host name) is not
+    labelled `remote:`, and a GIT_SSH_COMMAND that is not found is
+    refused as ours; the server's words are labelled (above)."""
+    result = git('clone', 'hg::ssh://nonexistent.invalid/repo', 'work',
+                 cwd=tmp_path, check=False,
+                 extra_env={'GIT_SSH_COMMAND': 'ssh -o BatchMode=yes'})
+    assert_failed_for_people(result)
+    lines = result.err.splitlines()
+    assert any(line.startswith('ssh: Could not resolve hostname '
+                               'nonexistent.invalid') for line in lines), \
+        result.describe()
+    assert not any(line.startswith('remote: ') for line in lines), \
+        result.describe()
+    result = git('clone', 'hg::ssh://localhost/repo', 'work', cwd=tmp_path,
+                 check=False,
+                 extra_env={'GIT_SSH_COMMAND': 'no-such-ssh-program -v'})
+    assert_failed_for_people(
+        result, 'cannot run no-such-ssh-program: command not found')
+    assert 'remote: ' not in result.err, result.describe()
+    assert not (tmp_path / 'work').exists()
+
+
 def test_ssh_capabilities_without_getbundle(tmp_path):
     """test-ssh-proto.t's odd `hello` answers: capabilities a server we can
     fetch from must have are missing (getbundle): refused, naming it."""

@@ -8,15 +8,12 @@ the first line comes at once, the redraws several times a second. Nothing
 with `-q`, nothing when stderr is a pipe, unless `--progress`.
 """
 
-import os
-import pty
 import re
-import subprocess
-import time
 
 from lib.checks import assert_no_traceback
 from lib.corpus import NGINX
 from lib.git import clone, git, hg_url
+from lib.proc import run_in_terminal
 from lib.push import make_hg_repo
 
 PHASES = ['Receiving changesets', 'Receiving manifests', 'Receiving files',
@@ -32,30 +29,8 @@ STORING = re.compile(r'(Storing (manifests|changesets)|Writing metadata): +'
 
 def clone_in_terminal(url, dest, *options):
     """`git clone` with its stderr (and stdout) on a pseudo-terminal:
-    [(seconds since the start, line)] of what it drew, a line being what
-    ends with `\\r` or `\\n`."""
-    main, side = pty.openpty()
-    start = time.monotonic()
-    proc = subprocess.Popen(['git', 'clone', *options, url, str(dest)],
-                            stdin=subprocess.DEVNULL, stdout=side,
-                            stderr=side)
-    os.close(side)
-    lines, pending = [], b''
-    while True:
-        try:
-            data = os.read(main, 65536)
-        except OSError:  # EIO: the last writer is gone
-            break
-        if not data:
-            break
-        now = time.monotonic() - start
-        parts = re.split(rb'(?<=[\r\n])', pending + data)
-        pending = parts.pop()
-        lines += [(now, p.decode().rstrip('\r\n').rstrip()) for p in parts
-                  if p.strip()]
-    os.close(main)
-    assert proc.wait(timeout=60) == 0, lines[-5:]
-    return lines
+    [(seconds since the start, line)] of what it drew."""
+    return run_in_terminal(['git', 'clone', *options, url, str(dest)])
 
 
 def test_clone_progress_in_a_terminal(hg_repos, hg_serve, tmp_path):

@@ -16,7 +16,9 @@ refs/remotes.  The cases:
 - a bookmark move that is not a fast-forward;
 - a server hook refusing the changesets (pretxnchangegroup): the ref is
   rejected with the server's message;
-- deleting a branch ref.
+- deleting a branch ref;
+- a push of a head the server has to another head ref of its branch
+  (one that is a head no more): it would change nothing.
 """
 
 import pytest
@@ -176,3 +178,19 @@ def test_branch_deletion_refused(transport, setup, hg):
         result = push(work, 'origin', f':{TIP}')
     assert_refused(result, 'branches/default/tip', 'delete')
     assert rev_parse(work, 'refs/remotes/origin/branches/default/tip')
+
+
+def test_push_to_a_former_head_ref_refused(setup, hg):
+    """`branches/default/<id>` of a changeset that is no longer a head:
+    the server has HEAD already, nothing would change; refused, naming
+    the ref the server lists HEAD as (git said `[new branch]` and made a
+    remote-tracking ref the server does not have)."""
+    server, src, work = setup('http')
+    former = hg.heads(server)[0][0]
+    commit_file(work, 'next', 'next\n', 'After the first')
+    assert_pushed(push(work, 'origin', f'HEAD:{TIP}'))
+    stale = f'refs/heads/branches/default/{former}'
+    with nothing_changes(hg, server, work):
+        result = push(work, 'origin', f'HEAD:{stale}')
+    assert_refused(result, 'nothing to push', 'already a head of branch '
+                   f'default on the server ({TIP})', f'{stale} is not a ref')

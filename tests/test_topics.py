@@ -332,8 +332,10 @@ def test_push_without_force_is_refused(hg, topic_push):
     commit_files(repo, {'y': 'y amended\n'}, 'Add y, amended',
                  '1700000200 +0100', amend=True)
     with nothing_changes(ViaServer(server), server.repo, repo):
-        assert_refused(push(repo, 'origin', 'HEAD:' + TOPIC_REF),
-                       'non-fast-forward', 'git push -f')
+        result = push(repo, 'origin', 'HEAD:' + TOPIC_REF)
+    assert_refused(result, 'non-fast-forward', 'git push -f',
+                   'does not descend from topic feat of branch default on '
+                   'the server')
 
 
 def test_force_push_over_unknown_changes_is_refused(topic_push):
@@ -505,7 +507,8 @@ def test_server_without_marker_exchange(bare_publishing):
     result = push(repo, '-f', 'origin', 'HEAD:' + TOPIC_REF)
     assert_pushed(result)
     assert 'does not take obsolescence markers' in result.err
-    assert 'topic default//feat' in result.err
+    assert 'the changesets replaced in topic feat of branch default ' \
+        'stay there' in result.err
     new = pushed_nodes(repo, [amended])[amended]
     assert server('debugobsolete').out == ''
     assert ids(server, 'heads(topic(feat))') == old + [new]

@@ -12,7 +12,7 @@ import importlib
 import sys
 
 from cinnabar import VERSION
-from cinnabar.errors import run_guarded
+from cinnabar.errors import USAGE_STATUS, run_guarded
 from cinnabar.record import record
 
 Command = record('Command', 'name module')
@@ -94,7 +94,8 @@ def unknown_command(word):
 
 def dispatch(argv):
     if not argv:
-        sys.stderr.write(usage(commands()) + '\n')
+        # As `git` alone: the usage on standard output, status 1.
+        print(usage(commands()))
         return 1
     if argv[0] in ('-h', '--help') or argv == ['help']:
         print(usage(commands()))
@@ -114,7 +115,9 @@ def dispatch(argv):
         return unknown_command(argv[0])
     if '-h' in argv[1:] or '--help' in argv[1:]:
         print(module.__doc__.strip())
-        return 0
+        # `git <command> -h` exits 129, as after a usage error; --help
+        # (git's manual page) succeeds.
+        return 0 if '--help' in argv[1:] else USAGE_STATUS
     if argv[0] not in WRITERS:
         return module.run(argv[1:])
     from cinnabar import git, repolock

@@ -28,13 +28,12 @@ import sys
 import tempfile
 
 from cinnabar import git
-from cinnabar.cmd.options import unknown_option
-from cinnabar.errors import Abort
+from cinnabar.cmd.options import unknown_option, usage_of
+from cinnabar.errors import Abort, UsageError
 from cinnabar.helper import Helper
 from cinnabar.hg import bundlewriter
 
-USAGE = ('usage: git cinnabar bundle [--version 1|2] [-t <bundlespec>] '
-         '<file> [--] <rev-list arguments>...')
+USAGE = usage_of(__doc__)
 # Every option, for completion and "did you mean" (tools/manpages.py);
 # a long one taking a value ends with `=`.
 OPTIONS = ('-t', '--type=', '--version=')
@@ -43,7 +42,7 @@ OPTIONS = ('-t', '--type=', '--version=')
 def _option_value(name, arguments):
     value = next(arguments, None)
     if value is None:
-        raise Abort('option %s needs a value' % name, hint=USAGE)
+        raise UsageError('option %s needs a value' % name, hint=USAGE)
     return value
 
 
@@ -72,18 +71,18 @@ def parse_args(args):
             break
         if arg == '--version':
             if value not in ('1', '2'):
-                raise Abort('invalid --version %r (1 or 2)' % value,
-                            hint=USAGE)
+                raise UsageError('invalid --version %r (1 or 2)' % value,
+                                 hint=USAGE)
             version = 'v' + value
         else:
             spec = value
     if not path:
-        raise Abort('no bundle file given', hint=USAGE)
+        raise UsageError('no bundle file given', hint=USAGE)
     revs = list(arguments)
     if revs[:1] == ['--']:
         revs = revs[1:]
     if not revs:
-        raise Abort('no commits given', hint=USAGE)
+        raise UsageError('no commits given', hint=USAGE)
     return bundlewriter.parse_bundlespec(spec, version), path, revs
 
 

@@ -16,10 +16,10 @@ printed; `-v` (`--verbose`) says how many refs were removed, on standard error.
 import os
 
 from cinnabar import git, metadata, snapshots
-from cinnabar.cmd.options import VERBOSE, say, split_options
-from cinnabar.errors import Abort
+from cinnabar.cmd.options import VERBOSE, say, split_options, usage_of
+from cinnabar.errors import Abort, UsageError
 
-USAGE = 'usage: git cinnabar clear [-v]'
+USAGE = usage_of(__doc__)
 # Every option, for completion and "did you mean" (tools/manpages.py);
 # a long one taking a value ends with `=`.
 OPTIONS = VERBOSE
@@ -51,7 +51,7 @@ def forget_id_caches(git_dir):
 def run(args):
     given, words = split_options(args, OPTIONS, USAGE)
     if words:
-        raise Abort('clear takes no argument', hint=USAGE)
+        raise UsageError('clear takes no argument', hint=USAGE)
     git_dir = git.git_dir()
     if git_dir is None:
         raise Abort('not in a git repository')

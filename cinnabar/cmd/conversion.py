@@ -10,7 +10,7 @@ import sys
 
 from cinnabar import git
 from cinnabar.cmd.options import split_options
-from cinnabar.errors import Abort
+from cinnabar.errors import Abort, UsageError
 from cinnabar.helper import Helper
 from cinnabar.record import record
 
@@ -23,7 +23,8 @@ Options = record('Options', 'batch abbrev items')
 
 def _parse_abbrev(text, usage):
     if not text.isdigit() or not 1 <= int(text) <= 40:
-        raise Abort('invalid --abbrev value %r (1 to 40)' % text, hint=usage)
+        raise UsageError('invalid --abbrev value %r (1 to 40)' % text,
+                         hint=usage)
     return int(text)
 
 
@@ -37,7 +38,7 @@ def parse_args(args, usage):
     elif isinstance(abbrev, str):
         abbrev = _parse_abbrev(abbrev, usage)
     if not items and not batch:
-        raise Abort('nothing to convert', hint=usage)
+        raise UsageError('nothing to convert', hint=usage)
     return Options(batch, abbrev, items)
 
 

@@ -17,11 +17,11 @@ import re
 import sys
 
 from cinnabar import git
-from cinnabar.errors import Abort
+from cinnabar.cmd.options import usage_of
+from cinnabar.errors import Abort, UsageError
 from cinnabar.helper import Helper
 
-USAGE = ('usage: git cinnabar data -c <changeset> | -m <manifest> | '
-         '<file revision>')
+USAGE = usage_of(__doc__)
 MIN_DIGITS = 4
 _HEX = re.compile(r'[0-9a-fA-F]{%d,40}\Z' % MIN_DIGITS)
 KIND_OPTIONS = {'-c': 'changeset', '-m': 'manifest'}
@@ -39,10 +39,10 @@ def parse_args(args):
     elif len(args) == 1 and not args[0].startswith('-'):
         kind, text = 'file', args[0]
     elif not args:
-        raise Abort('no revision given', hint=USAGE)
+        raise UsageError('no revision given', hint=USAGE)
     else:
-        raise Abort('unexpected arguments: %s' % ' '.join(args),
-                    hint=USAGE)
+        raise UsageError('unexpected arguments: %s' % ' '.join(args),
+                         hint=USAGE)
     if not _HEX.match(text):
         raise Abort('invalid Mercurial id %r' % text,
                     hint='give %d to 40 hex digits' % MIN_DIGITS)

@@ -30,13 +30,12 @@ import os
 import urllib.parse
 
 from cinnabar import VERSION, release
-from cinnabar.cmd.options import unexpected
-from cinnabar.errors import Abort
+from cinnabar.cmd.options import unexpected, usage_of
+from cinnabar.errors import Abort, UsageError
 from cinnabar.helper import PROTOCOL
 from cinnabar.helper_version import problems
 
-USAGE = ('usage: git cinnabar download [--url <base URL>] '
-         '[--platform <name>] [--output <path>]')
+USAGE = usage_of(__doc__)
 OPTIONS = ('--url=', '--platform=', '--output=')
 
 
@@ -51,7 +50,7 @@ def parse_args(args):
         if not equal:
             value = next(arguments, None)
             if value is None:
-                raise Abort('%s needs a value' % name, hint=USAGE)
+                raise UsageError('%s needs a value' % name, hint=USAGE)
         options[name[2:]] = value
     return options
 
@@ -97,7 +96,8 @@ def run(args):
     platform = options.get('platform') or release.platform_name()
     foreign = platform != release.platform_name()
     if foreign and not options.get('output'):
-        raise Abort('a helper for %s needs --output' % platform, hint=USAGE)
+        raise UsageError('a helper for %s needs --output' % platform,
+                         hint=USAGE)
     data = download_helper(base, platform)
     target = options.get('output') or release.default_target()
     if foreign:

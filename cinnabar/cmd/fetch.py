@@ -38,18 +38,14 @@ import subprocess
 import sys
 
 from cinnabar import discovery, git, hg, metadata
-from cinnabar.errors import Abort
+from cinnabar.errors import Abort, UsageError
 from cinnabar.helper import Helper
-from cinnabar.cmd.options import VERBOSE, say, split_options
+from cinnabar.cmd.options import VERBOSE, say, split_options, usage_of
 from cinnabar.hg.url import strip_prefix
 from cinnabar.redact import redact_url
 from cinnabar.resources import Resources
 
-USAGE = ('usage: git cinnabar fetch [-v] [--tags] <remote-or-url> '
-         '<hg id>...\n'
-         '       git cinnabar fetch --bundle <remote-or-url> <hg id>... '
-         '> <file>\n'
-         '       git cinnabar fetch --tags [<remote-or-url>]')
+USAGE = usage_of(__doc__)
 # Every option, for completion and "did you mean" (tools/manpages.py);
 # a long one taking a value ends with `=`.
 OPTIONS = ('--tags', '--bundle') + VERBOSE
@@ -61,12 +57,12 @@ def parse_args(args):
     given, words = split_options(args, OPTIONS, USAGE)
     tags, bundle = '--tags' in given, '--bundle' in given
     if tags and bundle:
-        raise Abort('--bundle and --tags do not go together', hint=USAGE)
+        raise UsageError('--bundle and --tags do not go together', hint=USAGE)
     if not words and not tags:
-        raise Abort('nothing to fetch', hint=USAGE)
+        raise UsageError('nothing to fetch', hint=USAGE)
     if len(words) == 1 and not tags:
-        raise Abort('which changesets? give their ids after %s' % words[0],
-                    hint=USAGE)
+        raise UsageError('which changesets? give their ids after %s'
+                         % words[0], hint=USAGE)
     return tags, bundle, (words[0] if words else None), words[1:], given
 
 

@@ -39,11 +39,15 @@ As with `git fsck`'s warnings, the exit status stays 0.
 import sys
 
 from cinnabar import git, metadata
-from cinnabar.cmd.options import split_options
-from cinnabar.errors import Abort
+from cinnabar.cmd.options import split_options, usage_of
+from cinnabar.errors import Abort, UsageError
 from cinnabar.helper import Helper, HelperError
 
-USAGE = 'usage: git cinnabar fsck [--full | --force] [<commit>...]'
+# Damage found is the check's result, not a failure to run it: status 1,
+# as git-cinnabar 0.7.5 (git fsck's statuses are small too), not 128.
+DAMAGE_STATUS = 1
+
+USAGE = usage_of(__doc__)
 # Every option, for completion and "did you mean" (tools/manpages.py);
 # a long one taking a value ends with `=`.
 OPTIONS = ('--full', '--force')
@@ -53,8 +57,8 @@ def parse_args(args):
     given, names = split_options(args, OPTIONS, USAGE)
     full = '--full' in given or '--force' in given
     if full and names:
-        raise Abort('--full checks everything; give no commits with it',
-                    hint=USAGE)
+        raise UsageError('--full checks everything; give no commits with it',
+                         hint=USAGE)
     return full, names
 
 
@@ -159,7 +163,8 @@ def run(args):
         raise Abort('the cinnabar metadata %s is damaged (%d problem%s '
                     'found); refs/cinnabar/broken marks it'
                     % (current, len(problems), 's' if len(problems) > 1
-                       else ''), hint=recovery_hint(current))
+                       else ''), hint=recovery_hint(current),
+                    status=DAMAGE_STATUS)
     sys.stderr.write('checked %s: %d changesets, %d manifests, %d file '
                      'revisions, no problem%s\n'
                      % (what, counts.changesets, counts.manifests,

@@ -13,9 +13,10 @@ commit is unknown or the name resolves to no commit.
 
 from cinnabar import git
 from cinnabar.cmd.conversion import OPTIONS, run_conversion  # noqa: F401
+from cinnabar.cmd.options import usage_of
 from cinnabar.ids import NULL_HG
 
-USAGE = 'usage: git cinnabar git2hg [--batch] [--abbrev[=N]] <committish>...'
+USAGE = usage_of(__doc__)
 
 
 def run(args):

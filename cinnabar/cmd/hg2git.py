@@ -4,8 +4,9 @@ usage: git cinnabar hg2git [--batch] [--abbrev[=N]] <hg id>...
 
 Prints, for each Mercurial changeset, manifest or file id, the git id
 recorded in the metadata, or 40 zeros when it is unknown. An id may be
-abbreviated (at least 4 digits) when no other known id starts with the
-same digits.
+abbreviated to any number of its digits, as with git-cinnabar 0.7.5,
+when no other known id starts with the same digits (an abbreviation
+several ids share is refused).
 
     --batch        also read ids from standard input, answering each line
     --abbrev[=N]   print only the first N digits (12 without N)
@@ -14,11 +15,11 @@ same digits.
 import re
 
 from cinnabar.cmd.conversion import OPTIONS, run_conversion  # noqa: F401
+from cinnabar.cmd.options import usage_of
 from cinnabar.errors import Abort
 from cinnabar.ids import NULL_GIT
 
-USAGE = 'usage: git cinnabar hg2git [--batch] [--abbrev[=N]] <hg id>...'
-MIN_ABBREV = 4
+USAGE = usage_of(__doc__)
 _HEX = re.compile(r'[0-9a-fA-F]+\Z')
 
 
@@ -31,9 +32,6 @@ def convert(helper, text):
     if len(text) > 40:
         raise Abort('Mercurial id %r is too long' % text,
                     hint='Mercurial ids have 40 hex digits')
-    if len(text) < MIN_ABBREV:
-        raise Abort('Mercurial id %r is too short' % text,
-                    hint='give at least %d of its 40 digits' % MIN_ABBREV)
     found = helper.hg_prefix(text)
     return NULL_GIT if found is None else helper.hg2git(found)
 

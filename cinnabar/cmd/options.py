@@ -33,7 +33,7 @@ log -r` does).
 import re
 
 from cinnabar import redact
-from cinnabar.errors import Abort
+from cinnabar.errors import UsageError
 
 VERBOSE = ('-v', '--verbose')
 _HG_ID = re.compile(r'[0-9a-fA-F]{1,40}\Z')
@@ -74,22 +74,22 @@ def most_similar(word, names):
 
 
 def unknown_option(arg, names, usage):
-    """The Abort for option `arg`, which is none of `names`: it suggests
+    """The UsageError for option `arg`, which is none of `names`: it suggests
     the most similar ones (without their `=`), else shows `usage`."""
     name = arg.partition('=')[0]
     if name in names:
-        return Abort('option %s takes no value' % name, hint=usage)
+        return UsageError('option %s takes no value' % name, hint=usage)
     similar = most_similar(name, [n.rstrip('=') for n in names])
     if similar:
         usage = 'did you mean %s?' % ' or '.join(similar)
-    return Abort('unknown option %s' % arg, hint=usage)
+    return UsageError('unknown option %s' % arg, hint=usage)
 
 
 def unexpected(arg, names, usage):
-    """The Abort for `arg` where only options `names` may come."""
+    """The UsageError for `arg` where only options `names` may come."""
     if arg.startswith('-'):
         return unknown_option(arg, names, usage)
-    return Abort('unknown argument %s' % arg, hint=usage)
+    return UsageError('unknown argument %s' % arg, hint=usage)
 
 
 def say(given, text):
@@ -130,3 +130,9 @@ def changeset_commit(helper, resolver, name):
         if node is not None:
             commit = helper.hg2git(node)
     return None if commit is None or commit.is_null else commit
+
+
+def usage_of(doc):
+    """The usage lines of a command's docstring (its second paragraph),
+    what `-h` shows first and the hint of a usage error."""
+    return doc.strip().split('\n\n')[1]

@@ -28,11 +28,11 @@ they were.
 import sys
 
 from cinnabar import git
-from cinnabar.cmd.options import VERBOSE, say, split_options
-from cinnabar.errors import Abort
+from cinnabar.cmd.options import VERBOSE, say, split_options, usage_of
+from cinnabar.errors import Abort, UsageError
 from cinnabar.reclone import commits_changed, reclone
 
-USAGE = 'usage: git cinnabar reclone [-v] [--rebase]'
+USAGE = usage_of(__doc__)
 # Every option, for completion and "did you mean" (tools/manpages.py);
 # a long one taking a value ends with `=`.
 OPTIONS = ('--rebase',) + VERBOSE
@@ -41,7 +41,7 @@ OPTIONS = ('--rebase',) + VERBOSE
 def run(args):
     given, words = split_options(args, OPTIONS, USAGE)
     if words:
-        raise Abort('unexpected argument %s' % words[0], hint=USAGE)
+        raise UsageError('unexpected argument %s' % words[0], hint=USAGE)
     git_dir = git.git_dir()
     if git_dir is None:
         raise Abort('not in a git repository')

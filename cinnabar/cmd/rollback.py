@@ -46,14 +46,13 @@ nothing, and `rollback` alone says there is nothing to roll back.
 import os
 
 from cinnabar import git, metadata, snapshots
-from cinnabar.cmd.options import VERBOSE, say, split_options
-from cinnabar.errors import Abort
+from cinnabar.cmd.options import VERBOSE, say, split_options, usage_of
+from cinnabar.errors import Abort, UsageError
 from cinnabar.ids import GitId
 
 NULL_ID = '0' * 40
 
-USAGE = ('usage: git cinnabar rollback [-v] [--candidates] [--fsck] '
-         '[--force] [<metadata commit>]')
+USAGE = usage_of(__doc__)
 # Every option, for completion and "did you mean" (tools/manpages.py);
 # a long one taking a value ends with `=`.
 OPTIONS = ('--candidates', '--fsck', '--force') + VERBOSE
@@ -65,7 +64,7 @@ def parse_args(args):
                for name in ('candidates', 'fsck', 'force')}
     options['given'] = given
     if len(names) > 1 or (names and options['fsck']):
-        raise Abort('give one metadata commit, or --fsck', hint=USAGE)
+        raise UsageError('give one metadata commit, or --fsck', hint=USAGE)
     return options, names[0] if names else None
 
 

@@ -42,12 +42,11 @@ import tempfile
 import urllib.parse
 
 from cinnabar import VERSION, release
-from cinnabar.cmd.options import unexpected
-from cinnabar.errors import Abort
+from cinnabar.cmd.options import unexpected, usage_of
+from cinnabar.errors import Abort, UsageError
 from cinnabar.helper import HELPER_NAME
 
-USAGE = ('usage: git cinnabar self-update [--url <base URL>] [--check] '
-         '[--branch <name> | --exact <version>]')
+USAGE = usage_of(__doc__)
 # Every option, for completion and "did you mean" (tools/manpages.py);
 # a long one taking a value ends with `=`.
 OPTIONS = ('--url=', '--check', '--branch=', '--exact=')
@@ -71,12 +70,12 @@ def parse_args(args):
             if not equals:
                 value = next(arguments, None)
             if not value or '/' in value and name != '--url':
-                raise Abort('%s needs a value' % name, hint=USAGE)
+                raise UsageError('%s needs a value' % name, hint=USAGE)
             values[name[2:]] = value
         else:
             raise unexpected(arg, OPTIONS, USAGE)
     if 'branch' in values and 'exact' in values:
-        raise Abort('--branch and --exact do not go together', hint=USAGE)
+        raise UsageError('--branch and --exact do not go together', hint=USAGE)
     url = values.pop('url', None)
     return url, check, values
 

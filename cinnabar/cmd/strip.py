@@ -17,12 +17,13 @@ marked broken, or for a name that is no commit of a changeset.
 """
 
 from cinnabar import config, git, metadata
-from cinnabar.cmd.options import VERBOSE, changeset_commit, say, split_options
+from cinnabar.cmd.options import (
+    VERBOSE, changeset_commit, say, split_options, usage_of)
 from cinnabar.errors import Abort
 from cinnabar.helper import Helper
 from cinnabar.strip import Stripper
 
-USAGE = 'usage: git cinnabar strip [-v] <commit or hg id>...'
+USAGE = usage_of(__doc__)
 # Every option, for completion and "did you mean" (tools/manpages.py);
 # a long one taking a value ends with `=`.
 OPTIONS = VERBOSE

@@ -4,7 +4,7 @@ usage: git cinnabar tag [-f] [--onto <branch>] [-m <message>] <tag> [<rev>]
        git cinnabar tag -d [--onto <branch>] [-m <message>] <tag>
        git cinnabar tag -l [--format <format>]
 
-Listing (`-l`) always works. Creating and deleting are, as with
+Listing (`-l`, or no argument) always works. Creating and deleting are, as with
 git-cinnabar's `tag` command, the `tag` experiment: they need `tag`
 among `cinnabar.experiments` (`git config cinnabar.experiments tag`).
 Pushing git tags is refused: a Mercurial tag is a commit to `.hgtags`,
@@ -39,7 +39,9 @@ server's.
                     checked out here fast-forwards, as without --onto)
     -m, --message <message>
                     the commit message
-    -l, --list      list the tags of the heads the metadata knows, sorted
+    -l, --list      list the tags of the heads the metadata knows and of
+                    HEAD (those made or deleted here count before they
+                    are pushed), sorted
     --format <f>    for -l: space-separated among %(tagname),
                     %(objectname) (the commit) and %(hg::objectname)
 
@@ -51,14 +53,12 @@ import os
 import subprocess
 
 from cinnabar import config, git, metadata, tags
-from cinnabar.cmd.options import changeset_commit, unknown_option
-from cinnabar.errors import Abort
+from cinnabar.cmd.options import changeset_commit, unknown_option, usage_of
+from cinnabar.errors import Abort, UsageError
 from cinnabar.helper import Helper
 from cinnabar.ids import NULL_HG, HgId
 
-USAGE = ('usage: git cinnabar tag [-f] [-d] [--onto <branch>] '
-         '[-m <message>] <tag> [<rev>]\n'
-         '       git cinnabar tag -l [--format <format>]')
+USAGE = usage_of(__doc__)
 FLAGS = {'-f': 'force', '--force': 'force', '-d': 'delete',
          '--delete': 'delete', '-l': 'list', '--list': 'list'}
 VALUED = {'--onto': 'onto', '-m': 'message', '--message': 'message',
@@ -81,18 +81,20 @@ def parse_args(args):
         elif name in VALUED:
             value = value if equals else next(arguments, None)
             if value is None:
-                raise Abort('%s needs a value' % name, hint=USAGE)
+                raise UsageError('%s needs a value' % name, hint=USAGE)
             options[VALUED[name]] = value
         elif arg.startswith('-') and arg != '-':
             raise unknown_option(arg, OPTIONS, USAGE)
         else:
             words.append(arg)
+    if not words and not options:
+        options['list'] = True      # as `git tag` alone
     if options.get('list'):
         if words or set(options) - {'list', 'format'}:
-            raise Abort('-l takes only --format', hint=USAGE)
+            raise UsageError('-l takes only --format', hint=USAGE)
     elif not 1 <= len(words) <= (1 if options.get('delete') else 2):
-        raise Abort('give a tag name (and, without -d, what to tag)',
-                    hint=USAGE)
+        raise UsageError('give a tag name (and, without -d, what to tag)',
+                         hint=USAGE)
     return options, words
 
 
@@ -200,7 +202,7 @@ def list_tags(helper, fmt):
     fields = fmt.split(' ')
     if any(f not in FIELDS for f in fields):
         raise Abort('invalid format: %s' % fmt, hint=' '.join(FIELDS))
-    found = tags.live_tags(all_tags(helper, None))
+    found = tags.live_tags(all_tags(helper, metadata.read_ref('HEAD')))
     names = sorted(found)
     commits = helper.hg2git_many([found[n] for n in names])
     for name, commit in zip(names, commits):

@@ -33,16 +33,15 @@ downloaded.
 import os
 
 from cinnabar import clonebundles, git, graft, hg, metadata, streamclone
-from cinnabar.cmd.options import split_options
-from cinnabar.errors import Abort
+from cinnabar.cmd.options import split_options, usage_of
+from cinnabar.errors import Abort, UsageError
 from cinnabar.helper import Helper, ImportCounts
 from cinnabar.hg import streamclone as hgstream
 from cinnabar.hg.url import parse_url, strip_prefix
 from cinnabar.redact import say as _say
 from cinnabar.resumable import Download
 
-USAGE = ('usage: git cinnabar unbundle [--clonebundle] '
-         '<file, URL or remote>')
+USAGE = usage_of(__doc__)
 # Every option, for completion and "did you mean" (tools/manpages.py);
 # a long one taking a value ends with `=`.
 OPTIONS = ('--clonebundle',)
@@ -53,8 +52,8 @@ def parse_args(args):
     given, rest = split_options(args, OPTIONS, USAGE)
     clonebundle = '--clonebundle' in given
     if len(rest) != 1:
-        raise Abort('unbundle needs one bundle' if not rest
-                    else 'unbundle takes one bundle', hint=USAGE)
+        raise UsageError('unbundle needs one bundle' if not rest
+                         else 'unbundle takes one bundle', hint=USAGE)
     return clonebundle, rest[0]
 
 

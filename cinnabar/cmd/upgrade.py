@@ -27,9 +27,10 @@ Other commands refuse metadata of another format, saying what to run.
 """
 
 from cinnabar import git, metadata
-from cinnabar.errors import Abort
+from cinnabar.cmd.options import usage_of
+from cinnabar.errors import Abort, UsageError
 
-USAGE = 'usage: git cinnabar upgrade'
+USAGE = usage_of(__doc__)
 # Every option, for completion and "did you mean" (tools/manpages.py);
 # a long one taking a value ends with `=`.
 OPTIONS = ()
@@ -61,7 +62,7 @@ def upgrade_flags(current):
 
 def run(args):
     if args:
-        raise Abort('upgrade takes no argument', hint=USAGE)
+        raise UsageError('upgrade takes no argument', hint=USAGE)
     if git.git_dir() is None:
         raise Abort('not in a git repository')
     current = metadata.read_ref(metadata.METADATA_REF)

@@ -11,11 +11,18 @@ program names are taken for OpenSSH.
 
 A host or path starting with `-` is refused: ssh would read it as an
 option.
+
+ssh passes the server's standard error on its own, mixed with its own
+messages: those are not labelled `remote:` (`ssh_says`). A command (in
+GIT_SSH_COMMAND or core.sshCommand) that is not found is refused before
+it runs, rather than leaving the shell to say so in words that would
+read as the server's.
 """
 
 import os
 import re
 import shlex
+import shutil
 
 from cinnabar import git
 from cinnabar.errors import Abort
@@ -25,6 +32,19 @@ VARIANTS = ('ssh', 'plink', 'putty', 'tortoiseplink', 'simple')
 # Characters that need no quoting in the remote command (as Mercurial's
 # ssh client does it).
 _SHELL_SAFE = re.compile(r'[A-Za-z0-9@%_+=:,./-]+\Z')
+# What ssh says itself before a server answers: OpenSSH starts its errors
+# with `ssh: ` (`ssh: Could not resolve hostname ...`, `ssh: connect to
+# host ...`); the two others are only ever its own.
+_SSH_OWN = re.compile(rb'ssh: |Host key verification failed\.|'
+                      rb'Permission denied \(')
+# Words a shell runs without a program of that name.
+_SHELL_WORDS = ('exec', 'command', 'eval', 'env', '.', 'builtin')
+MISSING_HINT = 'install ssh, or set GIT_SSH or GIT_SSH_COMMAND'
+
+
+def ssh_says(line):
+    """Whether a line of ssh's standard error is ssh's own."""
+    return bool(_SSH_OWN.match(line))
 
 
 def quote_for_shell(text):
@@ -100,9 +120,28 @@ def ssh_argv(url, environ, config_get):
     return [program] + args
 
 
+def check_found(program, use_shell):
+    """Refuse a shell command whose program is not found (a program run
+    without the shell fails to start, which says so already)."""
+    if not use_shell:
+        return
+    try:
+        words = shlex.split(program)
+    except ValueError:
+        return      # the shell says what is wrong with it
+    first = words[0] if words else ''
+    # What the shell expands, or runs itself, is left to it.
+    if not first or first in _SHELL_WORDS or any(
+            c in first for c in '=$~`*?['):
+        return
+    if shutil.which(first) is None:
+        raise Abort('cannot run %s: command not found' % first,
+                    hint=MISSING_HINT)
+
+
 def connect(url):
     """A StdioTransport to the repository at an ssh HgUrl."""
+    check_found(*_program(os.environ, git.config))
     argv = ssh_argv(url, os.environ, git.config)
-    return StdioTransport(argv, url.display,
-                          missing_hint='install ssh, or set GIT_SSH or '
-                                       'GIT_SSH_COMMAND')
+    return StdioTransport(argv, url.display, missing_hint=MISSING_HINT,
+                          own_line=ssh_says)

@@ -12,7 +12,8 @@ Request
 Answer to a string command
     `<length>\\n<value>`. An empty line instead means an error; the server
     wrote the message on its standard error, which we copy to ours with a
-    `remote: ` prefix.
+    `remote: ` prefix (but, until the server answered the handshake, the
+    lines the transport says are the client's own, e.g. ssh's).
 
 Answer to a stream command (getbundle)
     Raw bytes with no framing. We close the server's input right after the
@@ -87,16 +88,21 @@ def encode_command(command, args):
     return b''.join(parts)
 
 
-def _copy_stderr(stream, out):
+def _copy_stderr(stream, out, own_line, answered):
+    """Copy the server's standard error to `out`, each line labelled
+    `remote: `, but those `own_line` says are the client's (the program
+    running the server, e.g. ssh) before the server `answered`."""
     for line in iter(stream.readline, b''):
-        out.write(b'remote: ' + line)
+        own = own_line and not answered.is_set() and own_line(line)
+        out.write(line if own else b'remote: ' + line)
         out.flush()
 
 
 class StdioTransport(Transport):
     """A running `hg serve --stdio`, started from `argv`."""
 
-    def __init__(self, argv, description, env=None, missing_hint=None):
+    def __init__(self, argv, description, env=None, missing_hint=None,
+                 own_line=None):
         self.description = description
         self._trace = Tracer('wire')
         self._trace.note('running %r' % (argv,))
@@ -107,13 +113,16 @@ class StdioTransport(Transport):
         except OSError as error:
             raise Abort('cannot run %s: %s' % (argv[0], error.strerror),
                         hint=missing_hint)
+        self._answered = threading.Event()
         self._stderr_thread = threading.Thread(
             target=_copy_stderr,
-            args=(self._process.stderr, sys.stderr.buffer), daemon=True)
+            args=(self._process.stderr, sys.stderr.buffer, own_line,
+                  self._answered), daemon=True)
         self._stderr_thread.start()
         self._input_open = True
         self._stopped_reading = False
         self._capabilities = self._handshake()
+        self._answered.set()
 
     # The one send and the one receive function.
 
@@ -155,7 +164,7 @@ class StdioTransport(Transport):
         raise Abort('the connection to %s ended unexpectedly%s'
                     % (self.description,
                        ' (exit status %d)' % code if code else ''),
-                    hint='see the "remote:" lines above for the reason')
+                    hint='see the lines above for the reason')
 
     def _length(self, line):
         """The length given by an answer's first line (digits only)."""
@@ -222,7 +231,7 @@ class StdioTransport(Transport):
         if not line:
             raise Abort('the server at %s failed to answer "%s"'
                         % (self.description, command),
-                        hint='see the "remote:" lines above for the reason')
+                        hint='see the lines above for the reason')
         return self._receive(self._length(line))
 
     def call(self, command, args):

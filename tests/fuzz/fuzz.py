@@ -103,8 +103,8 @@ class CliCheck:
         if 'Traceback (most recent call last)' in err:
             last = err.strip().splitlines()[-1]
             return Outcome('traceback', last.split(':')[0], '', err)
-        if proc.returncode not in (0, 1) or (
-                proc.returncode == 1 and 'fatal: ' not in err):
+        if proc.returncode not in (0, 128) or (
+                proc.returncode == 128 and 'fatal: ' not in err):
             return Outcome('cli-exit', 'status %d' % proc.returncode, '',
                            err)
         return None

@@ -17,7 +17,8 @@ Outcome.kind (target.py) names what was wrong, or is None:
   signal     the helper died (`... was killed by signal`, `exited with`)
   traceback  a Python traceback
   timeout    no end within the time limit
-  exit       an exit status other than 0 or 1
+  exit       an exit status other than 0, 128 (a refusal, git's die())
+             or, from fsck, 1 (damage found)
   messages   a refusal without exactly one `fatal:`/`error:` line
   leftover   after a refusal, any file added or changed in the git
              directory (but the lock file, which every command rewrites);
@@ -144,11 +145,11 @@ class StreamTarget:
         died = _DIED.search(err)
         if died:
             return outcome('signal', re.sub(r'\d+', 'N', died.group(1)))
-        if status not in (0, 1):
+        if status not in ((0, 1, 128) if fsck else (0, 128)):
             return outcome('exit', 'status %d' % status)
         errors = error_lines(err)
         changes = self.repo.changes()
-        if status == 1:
+        if status != 0:
             if len(errors) != 1:
                 return outcome('messages', '%d error lines' % len(errors))
             if changes and not fsck:

@@ -6,6 +6,8 @@ leader of a new process group, and a timeout kills the whole group.
 """
 
 import os
+import pty
+import re
 import signal
 import subprocess
 import time
@@ -107,3 +109,30 @@ def run(args, *, cwd=None, input=None, extra_env=None, env=None,
     if check and result.returncode != 0:
         raise CommandFailed(result)
     return result
+
+
+def run_in_terminal(args, cwd=None, timeout=60):
+    """Run `args` with stdout and stderr on a pseudo-terminal, as a person
+    sees it: [(seconds since the start, line)] of what it drew, a line
+    being what ends with `\\r` or `\\n`. It must succeed."""
+    main, side = pty.openpty()
+    start = time.monotonic()
+    proc = subprocess.Popen(args, cwd=cwd, stdin=subprocess.DEVNULL,
+                            stdout=side, stderr=side)
+    os.close(side)
+    lines, pending = [], b''
+    while True:
+        try:
+            data = os.read(main, 65536)
+        except OSError:  # EIO: the last writer is gone
+            break
+        if not data:
+            break
+        now = time.monotonic() - start
+        parts = re.split(rb'(?<=[\r\n])', pending + data)
+        pending = parts.pop()
+        lines += [(now, p.decode().rstrip('\r\n').rstrip()) for p in parts
+                  if p.strip()]
+    os.close(main)
+    assert proc.wait(timeout=timeout) == 0, lines[-5:]
+    return lines
