@@ -2,7 +2,8 @@
 
 An expected failure raises `Abort(message, hint)`: it is printed as one
 `fatal: <message>` line, then `hint: <hint>` when there is one, and the
-command exits with status 1. Anything else is a bug: `run_guarded` prints
+command exits with status 1 (or the Abort's `status`: 128 where git's
+die() would stop). Anything else is a bug: `run_guarded` prints
 one line naming it and says how to see the traceback
 (GIT_CINNABAR_TRACEBACK=1), or prints the traceback when asked to.
 """
@@ -19,10 +20,11 @@ TRACEBACK_ENV = 'GIT_CINNABAR_TRACEBACK'
 class Abort(Exception):
     """An expected failure, with a message for people and an optional hint."""
 
-    def __init__(self, message, hint=None):
+    def __init__(self, message, hint=None, status=1):
         super().__init__(message)
         self.message = message
         self.hint = hint
+        self.status = status
 
 
 class Terminated(KeyboardInterrupt):
@@ -133,7 +135,7 @@ def _run(main, argv):
         return main(argv) or 0
     except Abort as error:
         report_abort(error)
-        return 1
+        return error.status
     except KeyboardInterrupt as error:
         _say('fatal: interrupted')
         return 128 + getattr(error, 'signo', 2)
