@@ -29,6 +29,8 @@ not know come from a newer git-cinnabar.
 """
 
 
+import os
+
 from cinnabar import git
 from cinnabar.errors import Abort
 from cinnabar.ids import GitId
@@ -49,8 +51,6 @@ PARTS = ('changesets', 'manifests', 'hg2git', 'git2hg', 'files-meta')
 AUTHORSHIP = ('author  <cinnabar@git> 0 +0000\n'
               'committer  <cinnabar@git> 0 +0000\n')
 
-RECOVERY_HINT = ('run `git cinnabar rollback --fsck` to go back to the last '
-                 'checked metadata, or `git cinnabar reclone` to start over')
 RECLONE_HINT = ('run `git cinnabar clear` and fetch again, or '
                 '`git cinnabar reclone`')
 
@@ -177,6 +177,41 @@ def format_problem(metadata_commit, env=None):
     return None
 
 
+def recovery_hint(damaged):
+    """What to run when the current metadata commit `damaged` is damaged:
+    the commands that work from there. `rollback --fsck` goes back to
+    refs/cinnabar/checked only when that is an earlier commit of its
+    chain; else a plain `rollback` goes back to the previous metadata
+    (or to none, from the first); `reclone` always starts over."""
+    checked = read_ref(CHECKED_REF)
+    if checked and checked != damaged and checked in chain(damaged):
+        return ('run `git cinnabar rollback --fsck` to go back to %s, the '
+                'last metadata fsck found good, or `git cinnabar reclone`'
+                % checked)
+    return ('run `git cinnabar rollback` to go back to the previous metadata '
+            '(`git cinnabar rollback --candidates` lists the earlier ones), '
+            'or `git cinnabar reclone` to import everything again')
+
+
+def damage_seen(git_dir):
+    """The current metadata commit when `git cinnabar fsck` marked it
+    damaged (refs/cinnabar/broken is it), else None. A repository where
+    fsck never found damage has no such ref: when neither its loose file
+    nor a packed line is there, no git process is run."""
+    common = git.common_dir(git_dir)
+    if not os.path.exists(os.path.join(common, BROKEN_REF)):
+        try:
+            with open(os.path.join(common, 'packed-refs'), 'rb') as f:
+                packed = f.read()
+        except OSError:
+            packed = b''
+        if (' %s\n' % BROKEN_REF).encode() not in packed:
+            return None
+    found = read_refs(METADATA_REF, BROKEN_REF)
+    broken = found.get(BROKEN_REF)
+    return broken if broken and broken == found.get(METADATA_REF) else None
+
+
 def legacy_refs():
     """Names of refs of git-cinnabar before 0.4 present in the repository."""
     return [name for name, _ in refs_under(*LEGACY_REFS)]
@@ -214,7 +249,7 @@ def check_usable(writing=True):
     if writing and broken == metadata:
         raise Abort('the cinnabar metadata is damaged (`git cinnabar fsck` '
                     'found problems in %s); not writing to it' % broken,
-                    hint=RECOVERY_HINT)
+                    hint=recovery_hint(broken))
     return metadata
 
 

@@ -89,6 +89,8 @@ class RemoteHelper:
         self._ref_list = None
         # A stream bundle file imported when listing, to finish.
         self._stream_bundle_pending = False
+        # Whether git listed refs to fetch, and asked for no import.
+        self._fetch_listed = self._imported = False
         # What git asked for: passed on to the helper when it starts.
         self.verbosity = 1
         self.progress = None
@@ -120,6 +122,7 @@ class RemoteHelper:
         while True:
             line = self._read_line()
             if not line:
+                self._warn_if_damaged()
                 return
             name, _, argument = line.partition(' ')
             command = self._commands.get(name)
@@ -127,6 +130,21 @@ class RemoteHelper:
                 raise Abort('unknown remote-helper command from git: %r'
                             % line)
             command(argument)
+
+    def _warn_if_damaged(self):
+        """A fetch with nothing new writes nothing, and so passes on
+        metadata `git cinnabar fsck` found damaged (an import or a push
+        refuses it): it still says so, with the way out."""
+        if not self._fetch_listed or self._imported or not self._git_dir:
+            return
+        from cinnabar import metadata
+        damaged = metadata.damage_seen(self._git_dir)
+        if damaged:
+            sys.stderr.write('warning: the cinnabar metadata is damaged '
+                             '(`git cinnabar fsck` found problems in %s)\n'
+                             'hint: %s\n'
+                             % (damaged, metadata.recovery_hint(damaged)))
+            sys.stderr.flush()
 
     # Lazily started helper and connection.
 
@@ -188,6 +206,7 @@ class RemoteHelper:
         if argument not in ('', 'for-push'):
             raise Abort('unknown list argument from git: %r' % argument)
         ref_list = self._list_refs(argument == 'for-push')
+        self._fetch_listed = argument != 'for-push'
         for warning in ref_list.warnings:
             sys.stderr.write('warning: %s\n' % warning)
         git_ids = self._git_ids([hg_id for _, hg_id in ref_list.refs])
@@ -279,6 +298,7 @@ class RemoteHelper:
             if command != 'import':
                 raise Abort('unexpected %r in a batch of imports' % line)
             names.append(name)
+        self._imported = True
         wanted = self._resolve(names)
         listed = None
         try:

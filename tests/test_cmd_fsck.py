@@ -7,6 +7,8 @@ commit-tree and update-ref, then storing a new metadata commit as an
 update would.
 """
 
+import re
+import shutil
 import time
 
 import pytest
@@ -19,7 +21,8 @@ from lib.git import METADATA_REF, clone, git, hg_url, object_types
 from lib.git import lasting_refs, rev_parse
 from lib.plumbing import MetadataParts, cat, commit_tree, edit_tree
 from lib.plumbing import hash_blob, ls_tree, message, parents, tree_of
-from lib.push import BRANCH_TIP, Author, git_commit, make_hg_repo, push
+from lib.push import BRANCH_TIP, Author, git_commit, hg_commit, make_hg_repo
+from lib.push import push
 from lib.push import writable_remote
 
 BUNDLES = Corpus(test_env.corpus_dir()).hgtests_bundles()
@@ -395,3 +398,63 @@ def test_parent_after_committer_is_no_parent(corpus, tmp_path):
     result = fsck(repo, '--full')
     assert_reports(result, repo, hg_id, new)
     assert 'instead' in result.err, result.describe()
+
+
+def hinted_commands(result):
+    """The `git cinnabar ...` commands the hint lines of `result` name."""
+    hints = [line for line in result.err.splitlines()
+             if line.startswith('hint: ')]
+    return [command.split()[2:] for line in hints
+            for command in re.findall(r'`(git cinnabar [^`]*)`', line)]
+
+
+def assert_hints_lead_out(repo, result, tmp_path, what):
+    """Every command the hints of `result` name works in `repo` as it is
+    (each tried on a copy); the first repairs it: a fetch then works and
+    fsck passes."""
+    commands = hinted_commands(result)
+    assert commands, f'{what}: no hint\n{result.describe()}'
+    for number, command in enumerate(commands):
+        copy = tmp_path / f'{what}-{number}'
+        shutil.copytree(repo, copy, symlinks=True)
+        tried = git('cinnabar', *command, cwd=copy, check=False)
+        assert tried.returncode == 0, (what, tried.describe())
+        if number == 0:
+            assert_no_traceback(git('fetch', 'origin', cwd=copy))
+            assert fsck(copy).returncode == 0, (what, command)
+
+
+def test_every_recovery_hint_leads_out(hg, tmp_path):
+    """With a git2hg note damaged in the last fetch, what fsck, a push,
+    `rollback --fsck` (never checked) and a fetch with nothing new say
+    to run works there, and the first thing each names repairs it."""
+    server = make_hg_repo(hg, tmp_path / 'server', {'a': 'a\n'})
+    repo = tmp_path / 'clone'
+    clone(hg_url(server), repo)
+    hg_commit(hg, server, {'b': 'b\n'}, 'second')
+    assert_no_traceback(git('fetch', 'origin', cwd=repo))
+    git('checkout', '-q', 'origin/branches/default/tip', cwd=repo)
+    (repo / 'c').write_text('c\n')
+    git('add', 'c', cwd=repo)
+    git_commit(repo, 'mine', Author('Pusher', 'p@example.com'),
+               '1700000000 +0000')
+    parts = MetadataParts(repo)
+    commit, (_, note, _) = sorted(parts.notes('git2hg').items())[-1]
+    text = cat(repo, note)
+    parts.edit_note('git2hg', commit, hash_blob(repo, text + b'\nextra x:y'))
+    parts.store()
+    checked = fsck(repo, '--full')
+    assert_failed_for_people(checked, 'is damaged')
+    assert_hints_lead_out(repo, checked, tmp_path, 'fsck')
+    pushed = git('push', '--dry-run', 'origin',
+                 'HEAD:refs/heads/branches/default/tip', cwd=repo,
+                 check=False)
+    assert_failed_for_people(pushed, 'damaged')
+    assert_hints_lead_out(repo, pushed, tmp_path, 'push')
+    back = git('cinnabar', 'rollback', '--fsck', cwd=repo, check=False)
+    assert_failed_for_people(back, 'no checked metadata')
+    assert_hints_lead_out(repo, back, tmp_path, 'rollback')
+    fetched = git('fetch', 'origin', cwd=repo, check=False)
+    assert fetched.returncode == 0, fetched.describe()
+    assert 'warning: the cinnabar metadata is damaged' in fetched.err
+    assert_hints_lead_out(repo, fetched, tmp_path, 'fetch')

@@ -119,17 +119,6 @@ def unlike_summary(unlike):
             % (len(unlike), 's' if len(unlike) > 1 else ''))
 
 
-def recovery_hint(broken):
-    checked = metadata.read_ref(metadata.CHECKED_REF)
-    if checked and checked != broken:
-        return ('run `git cinnabar rollback --fsck` to go back to %s, the '
-                'last metadata fsck found good, or `git cinnabar reclone`'
-                % checked)
-    return ('run `git cinnabar rollback` to go back to the previous metadata '
-            '(`git cinnabar rollback --candidates` lists the earlier ones), '
-            'or `git cinnabar reclone` to import everything again')
-
-
 def run(args):
     full, names = parse_args(args)
     git_dir = git.git_dir()
@@ -159,7 +148,7 @@ def run(args):
         raise Abort('the cinnabar metadata %s is damaged (%d problem%s '
                     'found); refs/cinnabar/broken marks it'
                     % (current, len(problems), 's' if len(problems) > 1
-                       else ''), hint=recovery_hint(current))
+                       else ''), hint=metadata.recovery_hint(current))
     sys.stderr.write('checked %s: %d changesets, %d manifests, %d file '
                      'revisions, no problem%s\n'
                      % (what, counts.changesets, counts.manifests,

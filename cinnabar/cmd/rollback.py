@@ -80,13 +80,24 @@ def list_candidates(current):
     return 0
 
 
+def no_checked_hint(current):
+    """What to run for `--fsck` without refs/cinnabar/checked: fsck,
+    which marks the metadata checked when it passes; but when fsck found
+    the current metadata damaged it would only say so again, and a plain
+    rollback goes back past it."""
+    if current is not None and \
+            metadata.read_ref(metadata.BROKEN_REF) == current:
+        return metadata.recovery_hint(current)
+    return ('run `git cinnabar fsck`, or give a metadata commit (`git '
+            'cinnabar rollback --candidates` lists them)')
+
+
 def choose_target(options, name, current, chain):
     if options['fsck']:
         target = metadata.read_ref(metadata.CHECKED_REF)
         if target is None:
             raise Abort('there is no checked metadata to go back to',
-                        hint='run `git cinnabar fsck`, or give a metadata '
-                        'commit (`git cinnabar rollback --candidates`)')
+                        hint=no_checked_hint(current))
     elif name == NULL_ID:
         return None
     elif name is not None:
