@@ -8,7 +8,8 @@ git talks to us on standard input and output, one command a line
     `refs/heads/...`, `hg/...` and `HEAD`, and reads what we import
     under `refs/cinnabar/`.
 `option <name> <value>`
-    `ok` for `verbosity`, `progress`, `dry-run` and `force`,
+    `ok` for `verbosity`, `progress`, `dry-run`, `force` and `cloning`
+    (a clone from a relative path stores the remote's URL absolute),
     `unsupported` for the rest.
 `list` / `list for-push`
     The refs (see `cinnabar.refs`), one `<git id> <name>` a line (`?`
@@ -44,7 +45,7 @@ from cinnabar import config, git, hg, refs
 from cinnabar.errors import Abort
 from cinnabar.helper import Helper, needed as helper_needed
 from cinnabar.ids import NULL_GIT
-from cinnabar.hg.url import parse_url
+from cinnabar.hg.url import parse_url, url_scheme
 from cinnabar.redact import redact_text, say
 from cinnabar.trace import Tracer
 
@@ -195,12 +196,31 @@ class RemoteHelper:
         name, _, value = argument.partition(' ')
         if name == 'verbosity' and value.isdigit():
             self.verbosity = int(value)
+        elif name == 'cloning' and value in ('true', 'false'):
+            if value == 'true':
+                self._store_absolute_url()
         elif name in ('progress', 'dry-run', 'force') and value in (
                 'true', 'false'):
             setattr(self, name.replace('-', '_'), value == 'true')
         else:
             return False
         return True
+
+    def _store_absolute_url(self):
+        """In a clone from a relative local path (`git clone
+        hg::../repo`), store the remote's URL as an absolute path, as `git
+        clone ../repo` does: git stores the URL as typed, relative to
+        where the clone ran, and later fetches run in the work tree. git
+        runs us where `git clone` runs, where the path means what was
+        typed."""
+        if not self.remote or url_scheme(self.url) is not None or \
+                self.url.startswith(('/', '~')):
+            return
+        key = 'remote.%s.url' % self.remote
+        if git.config(key) != 'hg::' + self.url:
+            return
+        path = parse_url(self.url).path
+        git.run(['config', key, 'hg::' + path])
 
     def list(self, argument):
         if argument not in ('', 'for-push'):
