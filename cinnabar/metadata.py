@@ -69,9 +69,11 @@ def read_ref(name):
     return GitId(out.decode('ascii').strip()) if out else None
 
 
-def read_refs(*names):
+def read_refs(*names, others=None):
     """{name: GitId} of those of the refs `names` that point to a commit
-    (directly or through one tag), as read_ref, read by one git process."""
+    (directly or through one tag), as read_ref, read by one git process;
+    the names of those that point to something else are added to the
+    list `others` when given."""
     out = git_out('for-each-ref', '--format=%(refname) %(objecttype) '
                   '%(objectname) %(*objecttype) %(*objectname)', *names)
     found = {}
@@ -79,6 +81,8 @@ def read_refs(*names):
         name, kind, oid, peeled_kind, peeled = line.rsplit(' ', 4)
         if name in names and 'commit' in (kind, peeled_kind):
             found[name] = GitId(oid if kind == 'commit' else peeled)
+        elif name in names and others is not None:
+            others.append(name)
     return found
 
 
@@ -178,13 +182,15 @@ def format_problem(metadata_commit, env=None):
 
 
 def recovery_hint(damaged):
-    """What to run when the current metadata commit `damaged` is damaged:
+    """What to run when the current metadata commit `damaged` is damaged
+    (None: refs/cinnabar/metadata names no commit):
     the commands that work from there. `rollback --fsck` goes back to
     refs/cinnabar/checked only when that is an earlier commit of its
     chain; else a plain `rollback` goes back to the previous metadata
     (or to none, from the first); `reclone` always starts over."""
     checked = read_ref(CHECKED_REF)
-    if checked and checked != damaged and checked in chain(damaged):
+    if damaged and checked and checked != damaged and \
+            checked in chain(damaged):
         return ('run `git cinnabar rollback --fsck` to go back to %s, the '
                 'last metadata fsck found good, or `git cinnabar reclone`'
                 % checked)
@@ -233,8 +239,12 @@ def check_usable(writing=True):
     """Raise an Abort when the metadata cannot be used (or, `writing`,
     written to) by this version, saying what to run; else return the
     metadata commit (GitId, None when there is no metadata)."""
-    found = read_refs(METADATA_REF, BROKEN_REF)
+    others = []
+    found = read_refs(METADATA_REF, BROKEN_REF, others=others)
     metadata = found.get(METADATA_REF)
+    if METADATA_REF in others:
+        # Not "no metadata": a fetch would die on it in the helper.
+        raise Abort('%s is not a commit' % METADATA_REF, hint=RECLONE_HINT)
     if metadata is None:
         legacy = legacy_refs()
         if legacy:

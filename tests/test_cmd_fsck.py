@@ -401,11 +401,16 @@ def test_parent_after_committer_is_no_parent(corpus, tmp_path):
 
 
 def hinted_commands(result):
-    """The `git cinnabar ...` commands the hint lines of `result` name."""
-    hints = [line for line in result.err.splitlines()
-             if line.startswith('hint: ')]
-    return [command.split()[2:] for line in hints
-            for command in re.findall(r'`(git cinnabar [^`]*)`', line)]
+    """The `git cinnabar ...` commands the hint lines of `result` name,
+    and those its fatal line says to run (the helper's says it there)."""
+    commands = []
+    for line in result.err.splitlines():
+        if line.startswith('hint: '):
+            commands += re.findall(r'`(git cinnabar [^`]*)`', line)
+        elif line.startswith('fatal: '):
+            commands += re.findall(r'(?:run|or) `(git cinnabar [^`]*)`',
+                                   line)
+    return [command.split()[2:] for command in commands]
 
 
 def assert_hints_lead_out(repo, result, tmp_path, what):
@@ -424,10 +429,28 @@ def assert_hints_lead_out(repo, result, tmp_path, what):
             assert fsck(copy).returncode == 0, (what, command)
 
 
-def test_every_recovery_hint_leads_out(hg, tmp_path):
-    """With a git2hg note damaged in the last fetch, what fsck, a push,
-    `rollback --fsck` (never checked) and a fetch with nothing new say
-    to run works there, and the first thing each names repairs it."""
+def damage_note(repo):
+    """The git2hg note of the last changeset fetched, changed."""
+    parts = MetadataParts(repo)
+    commit, (_, note, _) = sorted(parts.notes('git2hg').items())[-1]
+    text = cat(repo, note)
+    parts.edit_note('git2hg', commit, hash_blob(repo, text + b'\nextra x:y'))
+    parts.store()
+
+
+def damage_metadata_ref(repo):
+    """refs/cinnabar/metadata pointing to a tree."""
+    git('update-ref', METADATA_REF, rev_parse(repo, 'HEAD^{tree}'),
+        cwd=repo)
+
+
+@pytest.mark.parametrize('damage', [damage_note, damage_metadata_ref],
+                         ids=['note', 'metadata-ref'])
+def test_every_recovery_hint_leads_out(hg, tmp_path, damage):
+    """With a git2hg note damaged in the last fetch (or the metadata ref
+    naming a tree), what fsck, a push, `rollback --fsck` (never checked)
+    and a fetch with nothing new say to run works there, and the first
+    thing each names repairs it."""
     server = make_hg_repo(hg, tmp_path / 'server', {'a': 'a\n'})
     repo = tmp_path / 'clone'
     clone(hg_url(server), repo)
@@ -438,13 +461,9 @@ def test_every_recovery_hint_leads_out(hg, tmp_path):
     git('add', 'c', cwd=repo)
     git_commit(repo, 'mine', Author('Pusher', 'p@example.com'),
                '1700000000 +0000')
-    parts = MetadataParts(repo)
-    commit, (_, note, _) = sorted(parts.notes('git2hg').items())[-1]
-    text = cat(repo, note)
-    parts.edit_note('git2hg', commit, hash_blob(repo, text + b'\nextra x:y'))
-    parts.store()
+    damage(repo)
     checked = fsck(repo, '--full')
-    assert_failed_for_people(checked, 'is damaged')
+    assert_failed_for_people(checked, ('is damaged', 'is not a commit'))
     assert_hints_lead_out(repo, checked, tmp_path, 'fsck')
     pushed = git('push', '--dry-run', 'origin',
                  'HEAD:refs/heads/branches/default/tip', cwd=repo,
@@ -455,6 +474,9 @@ def test_every_recovery_hint_leads_out(hg, tmp_path):
     assert_failed_for_people(back, 'no checked metadata')
     assert_hints_lead_out(repo, back, tmp_path, 'rollback')
     fetched = git('fetch', 'origin', cwd=repo, check=False)
-    assert fetched.returncode == 0, fetched.describe()
-    assert 'warning: the cinnabar metadata is damaged' in fetched.err
+    if damage is damage_note:
+        assert fetched.returncode == 0, fetched.describe()
+        assert 'warning: the cinnabar metadata is damaged' in fetched.err
+    else:
+        assert_failed_for_people(fetched, 'damaged')
     assert_hints_lead_out(repo, fetched, tmp_path, 'fetch')

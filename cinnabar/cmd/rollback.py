@@ -80,12 +80,12 @@ def list_candidates(current):
     return 0
 
 
-def no_checked_hint(current):
+def no_checked_hint(options, current):
     """What to run for `--fsck` without refs/cinnabar/checked: fsck,
     which marks the metadata checked when it passes; but when fsck found
-    the current metadata damaged it would only say so again, and a plain
-    rollback goes back past it."""
-    if current is not None and \
+    the current metadata damaged, or cannot read it, it would only say so
+    again, and a plain rollback goes back past it."""
+    if options['unreadable'] or current is not None and \
             metadata.read_ref(metadata.BROKEN_REF) == current:
         return metadata.recovery_hint(current)
     return ('run `git cinnabar fsck`, or give a metadata commit (`git '
@@ -97,7 +97,7 @@ def choose_target(options, name, current, chain):
         target = metadata.read_ref(metadata.CHECKED_REF)
         if target is None:
             raise Abort('there is no checked metadata to go back to',
-                        hint=no_checked_hint(current))
+                        hint=no_checked_hint(options, current))
     elif name == NULL_ID:
         return None
     elif name is not None:
@@ -215,9 +215,17 @@ def run(args):
     git_dir = git.git_dir()
     if git_dir is None:
         raise Abort('not in a git repository')
-    current = metadata.read_ref(metadata.METADATA_REF)
+    unreadable = []
+    current = metadata.read_refs(metadata.METADATA_REF,
+                                 others=unreadable).get(metadata.METADATA_REF)
     if options['candidates']:
         return list_candidates(current)
+    options['unreadable'] = bool(unreadable)
+    if unreadable and name is None and not options['fsck']:
+        # refs/cinnabar/metadata names no commit, whose chain would say
+        # what came before: as from the first metadata commit, back to
+        # none.
+        return roll_back_to_nothing(git_dir, options['given'])
     chain = metadata.chain(current)
     target = choose_target(options, name, current, chain)
     if target is None and current is None:
