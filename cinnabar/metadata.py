@@ -177,7 +177,7 @@ def format_problem(metadata_commit, env=None):
     if len(commit.parents) not in (len(PARTS), len(PARTS) + 1):
         return Abort('the cinnabar metadata commit %s is damaged (it has '
                      '%d parents)' % (metadata_commit, len(commit.parents)),
-                     hint=RECOVERY_HINT)
+                     hint=recovery_hint(metadata_commit))
     return None
 
 

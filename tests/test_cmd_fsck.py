@@ -444,8 +444,17 @@ def damage_metadata_ref(repo):
         cwd=repo)
 
 
-@pytest.mark.parametrize('damage', [damage_note, damage_metadata_ref],
-                         ids=['note', 'metadata-ref'])
+def damage_parents(repo):
+    """A metadata commit with a parent fewer than its parts."""
+    current = rev_parse(repo, METADATA_REF)
+    shorter = commit_tree(repo, tree_of(repo, current),
+                          parents(repo, current)[:4], message(repo, current))
+    git('update-ref', METADATA_REF, shorter, cwd=repo)
+
+
+@pytest.mark.parametrize('damage', [damage_note, damage_metadata_ref,
+                                    damage_parents],
+                         ids=['note', 'metadata-ref', 'parents'])
 def test_every_recovery_hint_leads_out(hg, tmp_path, damage):
     """With a git2hg note damaged in the last fetch (or the metadata ref
     naming a tree), what fsck, a push, `rollback --fsck` (never checked)

@@ -22,10 +22,11 @@ without one, checks everything).
 Each problem is reported on its own line, naming the hg id and git
 object concerned; the exit status is then 1, and refs/cinnabar/broken is
 set to the damaged metadata commit: fetching and pushing refuse to write
-to it until `git cinnabar rollback` (e.g. `rollback --fsck`, back to the
-last checked metadata) or `git cinnabar reclone`, or until `fsck --full`
-passes. When the check passes (without <commit>), refs/cinnabar/checked
-is set to the metadata commit checked.
+to it (a fetch with nothing new, which writes nothing, warns) until `git
+cinnabar rollback` (e.g. `rollback --fsck`, back to the last checked
+metadata) or `git cinnabar reclone`, or until `fsck --full` passes.
+When the check passes (without <commit>), refs/cinnabar/checked is set
+to the metadata commit checked.
 
 It also compares each changeset checked with what Mercurial's commit makes
 of the same change: the files list (the files added, modified, removed or

@@ -31,7 +31,9 @@ fetch (as git-cinnabar 0.7 does; `git cinnabar clear` does the same):
 Your own branches and tags are left alone. All refs change in one
 transaction. Without metadata (before the first fetch, or after going
 back to nothing), `--candidates` lists nothing, the null id changes
-nothing, and `rollback` alone says there is nothing to roll back.
+nothing, and `rollback` alone says there is nothing to roll back. When
+refs/cinnabar/metadata names no commit (damaged: nothing says what came
+before it), `rollback` alone goes back to nothing.
 
     --candidates  list the metadata commits rollback can go to, newest
                   first, marking the current, checked and broken ones
@@ -84,7 +86,11 @@ def no_checked_hint(options, current):
     """What to run for `--fsck` without refs/cinnabar/checked: fsck,
     which marks the metadata checked when it passes; but when fsck found
     the current metadata damaged, or cannot read it, it would only say so
-    again, and a plain rollback goes back past it."""
+    again, and a plain rollback goes back past it; for metadata this
+    version does not read, what format_problem says to run."""
+    problem = current and metadata.format_problem(current)
+    if problem:
+        return problem.hint
     if options['unreadable'] or current is not None and \
             metadata.read_ref(metadata.BROKEN_REF) == current:
         return metadata.recovery_hint(current)
