@@ -2,12 +2,14 @@
 
 An expected failure raises `Abort(message, hint)`: it is printed as one
 `fatal: <message>` line, then `hint: <hint>` when there is one, and the
-command exits with status 128, as git's `die()` does. A command line
-that makes no sense raises `UsageError(message, usage)`: the same lines,
-the usage as the hint, and status 129, as git's `usage_with_options()`.
-Anything else is a bug: `run_guarded` prints one line naming it and says
-how to see the traceback (GIT_CINNABAR_TRACEBACK=1), or prints the
-traceback when asked to; status 128 too.
+command exits with status 128, as git's `die()` does (or the Abort's
+`status`). A command line that makes no sense raises `UsageError(message,
+usage)`: the same lines, the usage as the hint, and status 129, as git's
+`usage_with_options()`. Anything else is a bug: `run_guarded` prints one
+line naming it and says how to see the traceback
+(GIT_CINNABAR_TRACEBACK=1), or prints the traceback when asked to;
+status 128 too. Ctrl-C (and SIGTERM, SIGHUP) ends it quietly, by the
+signal, once the cleanups have run, as git's own commands end.
 """
 
 import os
@@ -136,29 +138,51 @@ def _restore(handlers):
 
 
 def run_guarded(main, argv):
-    """Run `main(argv)` and turn what it raises into a message and a status."""
+    """Run `main(argv)` and turn what it raises into a message and a status.
+
+    A signal (Ctrl-C, SIGTERM, SIGHUP) ends the command as it ends git's
+    own: quietly (the terminal's user asked for it, and git, which got
+    the same Ctrl-C, may have given the shell its prompt back already),
+    once the cleanups have run, by the same signal again, with its
+    default action, so that our parent sees what killed us."""
     handlers = catch_termination()
     try:
-        return _run(main, argv)
+        status, signo = _run(main, argv)
     finally:
         _restore(handlers)
+    if signo is not None:
+        _die_of(signo)
+    return status
+
+
+def _die_of(signo):
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except OSError:
+            pass
+    signals.signal(signo, signals.SIG_DFL)
+    os.kill(os.getpid(), signo)
+    # Not reached but where the signal is blocked.
+    sys.exit(128 + signo)
 
 
 def _run(main, argv):
+    """(exit status, the signal that ended the command or None)."""
     try:
-        return main(argv) or 0
+        return main(argv) or 0, None
     except Abort as error:
         report_abort(error)
-        return error.status
+        return error.status, None
     except KeyboardInterrupt as error:
-        _say('fatal: interrupted')
-        return 128 + getattr(error, 'signo', 2)
+        signo = getattr(error, 'signo', signals.SIGINT)
+        return 128 + signo, signo
     except BrokenPipeError:
         # Whoever read our output went away; there is nobody to tell, and
         # Python's own flush at exit must not complain either.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-        return 141
+        return 141, None
     except Exception as error:
         report_bug(error)
-        return FATAL_STATUS
+        return FATAL_STATUS, None

@@ -120,6 +120,50 @@ def common_dir(git_dir):
     return git_dir
 
 
+def _extension(git_dir, name):
+    """The value of `extensions.<name>` (lower case) in the repository's
+    own configuration file, or None: git reads a repository's extensions
+    from that file only (`<common dir>/config`), so reading it needs no
+    git process. Enough of git's syntax for a line `<name> = <value>` in
+    a section `[extensions]`; a value in quotes loses its quotes."""
+    try:
+        with open(os.path.join(common_dir(git_dir), 'config'), 'rb') as f:
+            text = f.read().decode('utf-8', 'replace')
+    except OSError:
+        return None
+    section, value = None, None
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith('['):
+            section = line[1:].partition(']')[0].strip().lower()
+            continue
+        key, equals, rest = line.partition('=')
+        if section == 'extensions' and equals \
+                and key.strip().lower() == name:
+            value = rest.split('#')[0].split(';')[0].strip().strip('"')
+    return value
+
+
+def require_sha1(git_dir):
+    """Abort, before anything is written, in a repository whose objects
+    are named by another hash than SHA-1 (`git init
+    --object-format=sha256`): git-cinnabar's metadata maps Mercurial's
+    SHA-1 ids to git's SHA-1 ids, and its helper reads and writes SHA-1
+    objects only."""
+    if git_dir is None:
+        return
+    object_format = _extension(git_dir, 'objectformat')
+    if object_format in (None, '', 'sha1'):
+        return
+    raise Abort('this repository names its objects with %s '
+                '(extensions.objectFormat), and git-cinnabar works only in '
+                'SHA-1 repositories' % object_format,
+                hint='make a SHA-1 repository for Mercurial remotes: `git '
+                'init --object-format=sha1`, or `git clone hg::<url>` '
+                'without --object-format and with GIT_DEFAULT_HASH unset',
+                status=128)
+
+
 def config(key):
     """The value of a git configuration key, or None when it is not set
     (the last one when it is set several times, as `git config --get`;

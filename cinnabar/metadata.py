@@ -29,6 +29,8 @@ not know come from a newer git-cinnabar.
 """
 
 
+import os
+
 from cinnabar import git
 from cinnabar.errors import Abort
 from cinnabar.ids import GitId
@@ -49,8 +51,6 @@ PARTS = ('changesets', 'manifests', 'hg2git', 'git2hg', 'files-meta')
 AUTHORSHIP = ('author  <cinnabar@git> 0 +0000\n'
               'committer  <cinnabar@git> 0 +0000\n')
 
-RECOVERY_HINT = ('run `git cinnabar rollback --fsck` to go back to the last '
-                 'checked metadata, or `git cinnabar reclone` to start over')
 RECLONE_HINT = ('run `git cinnabar clear` and fetch again, or '
                 '`git cinnabar reclone`')
 
@@ -69,9 +69,11 @@ def read_ref(name):
     return GitId(out.decode('ascii').strip()) if out else None
 
 
-def read_refs(*names):
+def read_refs(*names, others=None):
     """{name: GitId} of those of the refs `names` that point to a commit
-    (directly or through one tag), as read_ref, read by one git process."""
+    (directly or through one tag), as read_ref, read by one git process;
+    the names of those that point to something else are added to the
+    list `others` when given."""
     out = git_out('for-each-ref', '--format=%(refname) %(objecttype) '
                   '%(objectname) %(*objecttype) %(*objectname)', *names)
     found = {}
@@ -79,6 +81,8 @@ def read_refs(*names):
         name, kind, oid, peeled_kind, peeled = line.rsplit(' ', 4)
         if name in names and 'commit' in (kind, peeled_kind):
             found[name] = GitId(oid if kind == 'commit' else peeled)
+        elif name in names and others is not None:
+            others.append(name)
     return found
 
 
@@ -173,8 +177,45 @@ def format_problem(metadata_commit, env=None):
     if len(commit.parents) not in (len(PARTS), len(PARTS) + 1):
         return Abort('the cinnabar metadata commit %s is damaged (it has '
                      '%d parents)' % (metadata_commit, len(commit.parents)),
-                     hint=RECOVERY_HINT)
+                     hint=recovery_hint(metadata_commit))
     return None
+
+
+def recovery_hint(damaged):
+    """What to run when the current metadata commit `damaged` is damaged
+    (None: refs/cinnabar/metadata names no commit):
+    the commands that work from there. `rollback --fsck` goes back to
+    refs/cinnabar/checked only when that is an earlier commit of its
+    chain; else a plain `rollback` goes back to the previous metadata
+    (or to none, from the first); `reclone` always starts over."""
+    checked = read_ref(CHECKED_REF)
+    if damaged and checked and checked != damaged and \
+            checked in chain(damaged):
+        return ('run `git cinnabar rollback --fsck` to go back to %s, the '
+                'last metadata fsck found good, or `git cinnabar reclone`'
+                % checked)
+    return ('run `git cinnabar rollback` to go back to the previous metadata '
+            '(`git cinnabar rollback --candidates` lists the earlier ones), '
+            'or `git cinnabar reclone` to import everything again')
+
+
+def damage_seen(git_dir):
+    """The current metadata commit when `git cinnabar fsck` marked it
+    damaged (refs/cinnabar/broken is it), else None. A repository where
+    fsck never found damage has no such ref: when neither its loose file
+    nor a packed line is there, no git process is run."""
+    common = git.common_dir(git_dir)
+    if not os.path.exists(os.path.join(common, BROKEN_REF)):
+        try:
+            with open(os.path.join(common, 'packed-refs'), 'rb') as f:
+                packed = f.read()
+        except OSError:
+            packed = b''
+        if (' %s\n' % BROKEN_REF).encode() not in packed:
+            return None
+    found = read_refs(METADATA_REF, BROKEN_REF)
+    broken = found.get(BROKEN_REF)
+    return broken if broken and broken == found.get(METADATA_REF) else None
 
 
 def legacy_refs():
@@ -198,8 +239,12 @@ def check_usable(writing=True):
     """Raise an Abort when the metadata cannot be used (or, `writing`,
     written to) by this version, saying what to run; else return the
     metadata commit (GitId, None when there is no metadata)."""
-    found = read_refs(METADATA_REF, BROKEN_REF)
+    others = []
+    found = read_refs(METADATA_REF, BROKEN_REF, others=others)
     metadata = found.get(METADATA_REF)
+    if METADATA_REF in others:
+        # Not "no metadata": a fetch would die on it in the helper.
+        raise Abort('%s is not a commit' % METADATA_REF, hint=RECLONE_HINT)
     if metadata is None:
         legacy = legacy_refs()
         if legacy:
@@ -214,7 +259,7 @@ def check_usable(writing=True):
     if writing and broken == metadata:
         raise Abort('the cinnabar metadata is damaged (`git cinnabar fsck` '
                     'found problems in %s); not writing to it' % broken,
-                    hint=RECOVERY_HINT)
+                    hint=recovery_hint(broken))
     return metadata
 
 

@@ -8,7 +8,8 @@ git talks to us on standard input and output, one command a line
     `refs/heads/...`, `hg/...` and `HEAD`, and reads what we import
     under `refs/cinnabar/`.
 `option <name> <value>`
-    `ok` for `verbosity`, `progress`, `dry-run` and `force`,
+    `ok` for `verbosity`, `progress`, `dry-run`, `force` and `cloning`
+    (a clone from a relative path stores the remote's URL absolute),
     `unsupported` for the rest.
 `list` / `list for-push`
     The refs (see `cinnabar.refs`), one `<git id> <name>` a line (`?`
@@ -45,7 +46,7 @@ from cinnabar import config, git, hg, refs
 from cinnabar.errors import Abort
 from cinnabar.helper import Helper, needed as helper_needed
 from cinnabar.ids import NULL_GIT
-from cinnabar.hg.url import parse_url
+from cinnabar.hg.url import parse_url, url_scheme
 from cinnabar.redact import redact_text, say
 from cinnabar.trace import Tracer
 
@@ -135,6 +136,8 @@ class RemoteHelper:
         self._ref_list = None
         # A stream bundle file imported when listing, to finish.
         self._stream_bundle_pending = False
+        # Whether git listed refs to fetch, and asked for no import.
+        self._fetch_listed = self._imported = False
         # What git asked for: passed on to the helper when it starts.
         self.verbosity = 1
         self.progress = None
@@ -166,6 +169,7 @@ class RemoteHelper:
         while True:
             line = self._read_line()
             if not line:
+                self._warn_if_damaged()
                 return
             name, _, argument = line.partition(' ')
             command = self._commands.get(name)
@@ -173,6 +177,21 @@ class RemoteHelper:
                 raise Abort('unknown remote-helper command from git: %r'
                             % line)
             command(argument)
+
+    def _warn_if_damaged(self):
+        """A fetch with nothing new writes nothing, and so passes on
+        metadata `git cinnabar fsck` found damaged (an import or a push
+        refuses it): it still says so, with the way out."""
+        if not self._fetch_listed or self._imported or not self._git_dir:
+            return
+        from cinnabar import metadata
+        damaged = metadata.damage_seen(self._git_dir)
+        if damaged:
+            sys.stderr.write('warning: the cinnabar metadata is damaged '
+                             '(`git cinnabar fsck` found problems in %s)\n'
+                             'hint: %s\n'
+                             % (damaged, metadata.recovery_hint(damaged)))
+            sys.stderr.flush()
 
     # Lazily started helper and connection.
 
@@ -223,6 +242,9 @@ class RemoteHelper:
         name, _, value = argument.partition(' ')
         if name == 'verbosity' and value.isdigit():
             self.verbosity = int(value)
+        elif name == 'cloning' and value in ('true', 'false'):
+            if value == 'true':
+                self._store_absolute_url()
         elif name in ('progress', 'dry-run', 'force') and value in (
                 'true', 'false'):
             setattr(self, name.replace('-', '_'), value == 'true')
@@ -230,10 +252,27 @@ class RemoteHelper:
             return False
         return True
 
+    def _store_absolute_url(self):
+        """In a clone from a relative local path (`git clone
+        hg::../repo`), store the remote's URL as an absolute path, as `git
+        clone ../repo` does: git stores the URL as typed, relative to
+        where the clone ran, and later fetches run in the work tree. git
+        runs us where `git clone` runs, where the path means what was
+        typed."""
+        if not self.remote or url_scheme(self.url) is not None or \
+                self.url.startswith(('/', '~')):
+            return
+        key = 'remote.%s.url' % self.remote
+        if git.config(key) != 'hg::' + self.url:
+            return
+        path = parse_url(self.url).path
+        git.run(['config', key, 'hg::' + path])
+
     def list(self, argument):
         if argument not in ('', 'for-push'):
             raise Abort('unknown list argument from git: %r' % argument)
         ref_list = self._list_refs(argument == 'for-push')
+        self._fetch_listed = argument != 'for-push'
         for warning in ref_list.warnings:
             sys.stderr.write('warning: %s\n' % warning)
         git_ids = self._git_ids([hg_id for _, hg_id in ref_list.refs])
@@ -325,6 +364,7 @@ class RemoteHelper:
             if command != 'import':
                 raise Abort('unexpected %r in a batch of imports' % line)
             names.append(name)
+        self._imported = True
         wanted = self._resolve(names)
         listed = None
         try:

@@ -50,9 +50,11 @@ def session(argv):
             # Its own import: a fetch from a Mercurial server needs none
             # of cinnabar.tags.
             from cinnabar.tagsremote import TagsRemoteHelper
+            git.require_sha1(git.git_dir())
             helper_class, spawned = TagsRemoteHelper, None
         else:
             git_dir = git.git_dir()
+            git.require_sha1(git_dir)
             resources.enter_context(repolock.held(git_dir))
             # The helper first: it is what the session waits for (its
             # libraries load for longer than git config runs).

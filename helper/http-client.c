@@ -15,8 +15,10 @@
  * so before each request the credential of the request's origin is put
  * there (see use_credentials_for()), and a redirect to another host or a
  * clone bundle hosted elsewhere asks the credential helpers afresh.
- * A 401 answer (whatever its body) fills the credential of its origin
- * once; a 401 to a filled credential rejects it.
+ * A 401 answer with a challenge (WWW-Authenticate, whatever its body)
+ * fills the credential of its origin once; one to a filled credential
+ * rejects it. A 401 without a challenge (hgweb's `401 push not
+ * authorized`) asks for nothing and rejects nothing (see run_judged()).
  *
  * Answers kept in memory can be bounded by the request header
  * `X-Cinnabar-Max-Size: <bytes>` (not sent to the server): a longer body
@@ -47,6 +49,7 @@ struct request {
 	struct strbuf content_type;
 	struct slot_results results;
 	int status;			/* HTTP_OK, HTTP_REAUTH, ... */
+	int challenged;			/* WWW-Authenticate in the last answer */
 	/* streaming */
 	int pipe_fd;			/* write end, or -1 */
 	struct strbuf small;		/* body in fetch mode */
@@ -323,7 +326,7 @@ static void set_credentials(CURL *c)
  * Whether the answer asks for credentials we have not tried (git's
  * http.c says HTTP_REAUTH for a 401 without a filled credential; for a
  * 401 to a filled one, it rejects it: credential helpers forget it).
- * Whatever the body of the 401.
+ * Whatever the body of the 401; only with a challenge (run_judged()).
  */
 static int wants_credentials(struct request *r)
 {
@@ -446,6 +449,10 @@ static size_t header_cb(char *ptr, size_t size, size_t nmemb, void *data)
 	size_t len = size * nmemb;
 	const char *v;
 	strbuf_add(&r->resp_headers, ptr, len);
+	if (len > 5 && !strncmp(ptr, "HTTP/", 5))
+		r->challenged = 0;	/* a new answer (after a redirect) */
+	else if (len > 17 && !strncasecmp(ptr, "www-authenticate:", 17))
+		r->challenged = 1;
 	if (len <= 2 && (len == 1 || ptr[0] == '\r'))
 		acknowledge_now();	/* the blank line after the headers */
 	if (len > 13 && !strncasecmp(ptr, "content-type:", 13)) {
@@ -512,6 +519,36 @@ static size_t body_cb(char *ptr, size_t size, size_t nmemb, void *data)
 	return len;
 }
 
+/*
+ * Run the request; git's http.c takes any 401 to a request with
+ * credentials for their rejection (credential helpers forget them). A 401
+ * without a challenge (WWW-Authenticate) is no such thing: hgweb answers
+ * `401 push not authorized` to a user it knows, and no credential would
+ * do. So http.c does not see the credential while the request runs, and
+ * the answer is judged here: a challenge is HTTP_REAUTH (ask for
+ * credentials) or, to a filled credential, its rejection; a 401 without
+ * one is HTTP_NOAUTH, the credential kept.
+ */
+static int run_judged(struct active_request_slot *slot, struct request *r)
+{
+	char *username = http_auth.username, *password = http_auth.password;
+	int status;
+
+	http_auth.username = http_auth.password = NULL;
+	status = run_one_slot(slot, &r->results);
+	http_auth.username = username;
+	http_auth.password = password;
+	if (status == HTTP_OK) {
+		credential_approve(&http_auth);
+	} else if (status == HTTP_REAUTH && !r->challenged) {
+		status = HTTP_NOAUTH;
+	} else if (status == HTTP_REAUTH && password) {
+		credential_reject(&http_auth);
+		status = HTTP_NOAUTH;
+	}
+	return status;
+}
+
 static void run_request(struct request *r)
 {
 	struct active_request_slot *slot = get_active_slot();
@@ -521,6 +558,7 @@ static void run_request(struct request *r)
 	strbuf_reset(&r->content_type);
 	strbuf_reset(&r->small);
 	r->too_large = 0;
+	r->challenged = 0;
 	r->curl = c;
 	set_credentials(c);
 	curl_easy_setopt(c, CURLOPT_URL, r->url);
@@ -551,7 +589,7 @@ static void run_request(struct request *r)
 	} else {
 		curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
 	}
-	r->status = run_one_slot(slot, &r->results);
+	r->status = run_judged(slot, r);
 }
 
 static void use_url(struct request *r, const char *url);

@@ -114,7 +114,7 @@ void for_each_changeset_head(each_head_fn fn, void *data)
 static NORETURN void bad_metadata(const char *what)
 {
 	die("the cinnabar metadata is damaged (%s); run "
-	    "`git cinnabar rollback` or reclone", what);
+	    "`git cinnabar rollback` or `git cinnabar reclone`", what);
 }
 
 /* Read a metadata commit's parents and body; the buffer is returned. */

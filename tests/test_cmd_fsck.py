@@ -8,6 +8,7 @@ update would.
 """
 
 import re
+import shutil
 import time
 
 import pytest
@@ -21,7 +22,8 @@ from lib.git import lasting_refs, rev_parse
 from lib.plumbing import MetadataParts, cat, commit_tree, edit_tree
 from lib.plumbing import hash_blob, ls_tree, message, parents, tree_of
 from lib.proc import run_in_terminal
-from lib.push import BRANCH_TIP, Author, git_commit, make_hg_repo, push
+from lib.push import BRANCH_TIP, Author, git_commit, hg_commit, make_hg_repo
+from lib.push import push
 from lib.push import writable_remote
 
 BUNDLES = Corpus(test_env.corpus_dir()).hgtests_bundles()
@@ -411,3 +413,94 @@ def test_files_meter_counts_both_processes(corpus, tmp_path):
     last = [line for _, line in lines if line.startswith('Checking files')]
     assert last[-1] == f'Checking files: 100% ({files}/{files}), done.', \
         lines
+
+
+def hinted_commands(result):
+    """The `git cinnabar ...` commands the hint lines of `result` name,
+    and those its fatal line says to run (the helper's says it there)."""
+    commands = []
+    for line in result.err.splitlines():
+        if line.startswith('hint: '):
+            commands += re.findall(r'`(git cinnabar [^`]*)`', line)
+        elif line.startswith('fatal: '):
+            commands += re.findall(r'(?:run|or) `(git cinnabar [^`]*)`',
+                                   line)
+    return [command.split()[2:] for command in commands]
+
+
+def assert_hints_lead_out(repo, result, tmp_path, what):
+    """Every command the hints of `result` name works in `repo` as it is
+    (each tried on a copy); the first repairs it: a fetch then works and
+    fsck passes."""
+    commands = hinted_commands(result)
+    assert commands, f'{what}: no hint\n{result.describe()}'
+    for number, command in enumerate(commands):
+        copy = tmp_path / f'{what}-{number}'
+        shutil.copytree(repo, copy, symlinks=True)
+        tried = git('cinnabar', *command, cwd=copy, check=False)
+        assert tried.returncode == 0, (what, tried.describe())
+        if number == 0:
+            assert_no_traceback(git('fetch', 'origin', cwd=copy))
+            assert fsck(copy).returncode == 0, (what, command)
+
+
+def damage_note(repo):
+    """The git2hg note of the last changeset fetched, changed."""
+    parts = MetadataParts(repo)
+    commit, (_, note, _) = sorted(parts.notes('git2hg').items())[-1]
+    text = cat(repo, note)
+    parts.edit_note('git2hg', commit, hash_blob(repo, text + b'\nextra x:y'))
+    parts.store()
+
+
+def damage_metadata_ref(repo):
+    """refs/cinnabar/metadata pointing to a tree."""
+    git('update-ref', METADATA_REF, rev_parse(repo, 'HEAD^{tree}'),
+        cwd=repo)
+
+
+def damage_parents(repo):
+    """A metadata commit with a parent fewer than its parts."""
+    current = rev_parse(repo, METADATA_REF)
+    shorter = commit_tree(repo, tree_of(repo, current),
+                          parents(repo, current)[:4], message(repo, current))
+    git('update-ref', METADATA_REF, shorter, cwd=repo)
+
+
+@pytest.mark.parametrize('damage', [damage_note, damage_metadata_ref,
+                                    damage_parents],
+                         ids=['note', 'metadata-ref', 'parents'])
+def test_every_recovery_hint_leads_out(hg, tmp_path, damage):
+    """With a git2hg note damaged in the last fetch (or the metadata ref
+    naming a tree), what fsck, a push, `rollback --fsck` (never checked)
+    and a fetch with nothing new say to run works there, and the first
+    thing each names repairs it."""
+    server = make_hg_repo(hg, tmp_path / 'server', {'a': 'a\n'})
+    repo = tmp_path / 'clone'
+    clone(hg_url(server), repo)
+    hg_commit(hg, server, {'b': 'b\n'}, 'second')
+    assert_no_traceback(git('fetch', 'origin', cwd=repo))
+    git('checkout', '-q', 'origin/branches/default/tip', cwd=repo)
+    (repo / 'c').write_text('c\n')
+    git('add', 'c', cwd=repo)
+    git_commit(repo, 'mine', Author('Pusher', 'p@example.com'),
+               '1700000000 +0000')
+    damage(repo)
+    checked = fsck(repo, '--full')
+    assert_failed_for_people(checked, ('is damaged', 'is not a commit'))
+    assert_hints_lead_out(repo, checked, tmp_path, 'fsck')
+    pushed = git('push', '--dry-run', 'origin',
+                 'HEAD:refs/heads/branches/default/tip', cwd=repo,
+                 check=False)
+    assert_failed_for_people(pushed, 'damaged')
+    assert_hints_lead_out(repo, pushed, tmp_path, 'push')
+    back = git('cinnabar', 'rollback', '--fsck', cwd=repo, check=False)
+    assert_failed_for_people(back, 'no checked metadata')
+    assert_hints_lead_out(repo, back, tmp_path, 'rollback')
+    fetched = git('fetch', 'origin', cwd=repo, check=False)
+    if damage is damage_note:
+        assert fetched.returncode == 0, fetched.describe()
+        assert 'warning: the cinnabar metadata is damaged' in fetched.err
+    else:
+        assert_failed_for_people(fetched, 'damaged')
+    assert_hints_lead_out(repo, fetched, tmp_path, 'fetch')

@@ -59,8 +59,12 @@ def assert_landed(work, repo, commit):
 @pytest.fixture(scope='module')
 def repos(tmp_path_factory):
     root = tmp_path_factory.mktemp('frontend-repos')
-    return {name: make_hg_repo(DEBIAN_HG, root / name, {'file': name + '\n'})
-            for name in ('one', 'two')}
+    made = {name: make_hg_repo(DEBIAN_HG, root / name, {'file': name + '\n'})
+            for name in ('one', 'two', 'ro')}
+    # Read-only but for someone else: hgweb refuses the user's push.
+    (made['ro'] / '.hg' / 'hgrc').write_text(
+        '[web]\nallow-push = someone-else\n')
+    return made
 
 
 @pytest.fixture(scope='module')
@@ -100,6 +104,33 @@ def test_hgweb_https_basic_auth(hgweb, repos, tmp_path):
     access = (server.workdir / 'access.log').read_text().splitlines()
     assert [line for line in access
             if 'cmd=unbundle' in line and f' {USER} ' in line], access
+
+
+def test_hgweb_push_not_authorized(hgweb, repos, tmp_path):
+    """The user's credentials are good, the repository read-only to
+    them: hgweb's `401 push not authorized` (no challenge) is relayed,
+    nothing is asked for, and the credential helper keeps the password
+    (git's http.c would have rejected it for any 401)."""
+    server, ca = hgweb
+    work = tmp_path / 'work'
+    config = ['-c', f'http.sslCAInfo={ca}',
+              *credentials(tmp_path, server, PASSWORD)]
+    assert_no_traceback(git(*config, 'clone', f'hg::{server.url("ro")}',
+                            work.name, cwd=tmp_path))
+    store = (tmp_path / 'credentials').read_text()
+    assert f'{USER}:{PASSWORD}@' in store
+    (work / 'pushed').write_text('x\n')
+    git('add', 'pushed', cwd=work)
+    git_commit(work, 'refused', AUTHOR, '1700000000 +0000')
+    result = git(*config, 'push', 'origin', PUSH_TIP, cwd=work, check=False,
+                 extra_env={'GIT_TERMINAL_PROMPT': '0'})
+    assert_failed_for_people(result)
+    assert 'refused the request: push not authorized (HTTP 401)' in \
+        result.err, result.describe()
+    assert 'Username' not in result.err and 'authentication failed' \
+        not in result.err, result.describe()
+    assert (tmp_path / 'credentials').read_text() == store
+    assert len(DEBIAN_HG.nodes(repos['ro'])) == 1
 
 
 def test_hgweb_wrong_password(hgweb, tmp_path):

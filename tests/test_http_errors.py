@@ -12,8 +12,10 @@ given (never the wire command's query, `?cmd=capabilities`), then a
   failed, hint: use http://.
 - A refused port; a host name that cannot resolve (`.invalid`, RFC 6761).
 - A push hg serve refuses with its reason (`web.push_ssl=true` over plain
-  HTTP: `403 ssl required`): git's rejection line gives that reason, not
-  "access denied".
+  HTTP: `403 ssl required`; `web.allow_push` naming someone else or
+  `web.deny_push=*`: `401 push not authorized`, without a challenge, so
+  no credentials are asked for): git's rejection line gives that reason,
+  not "access denied" or "authentication failed".
 - `git cinnabar fetch <name>` where <name> is neither a remote nor a
   repository; `hg::` in front of a git repository, local (work tree or
   bare) or behind git's smart HTTP (`git http-backend`, lib.githttp):
@@ -111,9 +113,18 @@ def test_unknown_host(tmp_path):
         f"'nosuchhost.invalid'"]
 
 
-def test_push_refused_with_the_servers_reason(hg, hg_serve, tmp_path):
+@pytest.mark.parametrize('config, reason', [
+    ({'web.push_ssl': 'True'}, 'ssl required (HTTP 403)'),
+    ({'web.allow_push': 'someone-else'}, 'push not authorized (HTTP 401)'),
+    ({'web.deny_push': '*'}, 'push not authorized (HTTP 401)'),
+], ids=['ssl', 'allow-push', 'deny-push'])
+def test_push_refused_with_the_servers_reason(hg, hg_serve, tmp_path,
+                                              config, reason):
+    """hgweb's 401 carries no challenge (WWW-Authenticate): no credential
+    would do, and none is asked for (without a terminal, git's prompt
+    fails with `could not read Username`)."""
     repo = make_hg_repo(hg, tmp_path / 'hg', {'a': 'a\n'})
-    server = hg_serve(repo, config={'web.push_ssl': 'True'})
+    server = hg_serve(repo, config=config)
     work = tmp_path / 'work'
     clone(hg_url(server.url), work, '-q')
     (work / 'b').write_text('b\n')
@@ -121,11 +132,13 @@ def test_push_refused_with_the_servers_reason(hg, hg_serve, tmp_path):
     git_commit(work, 'b', AUTHOR, '1000000000 +0000')
     before = refs(work)
     with nothing_changes(hg, repo, work):
-        result = push(work, 'origin', 'HEAD:refs/heads/branches/default/tip')
+        result = push(work, 'origin', 'HEAD:refs/heads/branches/default/tip',
+                      extra_env={'GIT_TERMINAL_PROMPT': '0'})
     assert_failed_for_people(result)
     assert rejection_lines(result) == [
         f' ! [remote rejected] HEAD -> branches/default/tip ({server.url} '
-        f'refused the request: ssl required (HTTP 403))'], result.describe()
+        f'refused the request: {reason})'], result.describe()
+    assert 'Username' not in result.err
     assert refs(work) == before
 
 

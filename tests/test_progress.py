@@ -12,8 +12,8 @@ import re
 
 from lib.checks import assert_no_traceback
 from lib.corpus import NGINX
-from lib.git import clone, git, hg_url
-from lib.proc import run_in_terminal
+from lib.git import clone, git, hg_url, lasting_refs
+from lib.proc import in_terminal, run_in_terminal
 from lib.push import make_hg_repo
 
 PHASES = ['Receiving changesets', 'Receiving manifests', 'Receiving files',
@@ -108,3 +108,42 @@ def test_push_progress(hg, hg_serve, tmp_path):
     # Its own revisions, imported back, are not "received".
     assert [line for line in drawn if line.endswith(', done.')] == \
         ['Writing revisions: 3, done.', METADATA_DONE], drawn
+
+
+# What the terminal's Ctrl-C does: SIGINT to the whole foreground process
+# group (git, git-remote-hg, the helper, fast-import), here sent by the
+# helper when it reaches the files (CINNABAR_TEST_DIE_AT).
+CTRL_C = {'CINNABAR_TEST_DIE_AT': 'files', 'CINNABAR_TEST_DIE_SIGNAL': '2',
+          'CINNABAR_TEST_DIE_GROUP': '1'}
+
+
+def assert_quiet_interrupt(proc, lines):
+    """Ended by SIGINT as git ends, with nothing printed after it, not
+    even once git has gone (the shell would have its prompt back)."""
+    assert proc.returncode in (-2, 130), (proc.returncode, lines[-5:])
+    said = [line for _, line in lines
+            if line.startswith(('fatal:', 'error:', 'Traceback'))]
+    assert said == [], lines[-5:]
+
+
+def test_ctrl_c_during_clone(hg_repos, hg_serve, tmp_path):
+    server = hg_serve(hg_repos.get('hgweb+obs.hg'))
+    proc, lines = in_terminal(['git', 'clone', '--no-checkout',
+                               hg_url(server.url), 'clone'],
+                              cwd=tmp_path, extra_env=CTRL_C)
+    assert_quiet_interrupt(proc, lines)
+    assert not (tmp_path / 'clone').exists()
+
+
+def test_ctrl_c_during_fetch(hg, hg_repos, hg_serve, tmp_path):
+    served = hg_repos.copy('hgweb+obs.hg', tmp_path / 'served', rev=1)
+    server = hg_serve(served)
+    repo = tmp_path / 'clone'
+    clone(hg_url(server.url), repo, '--no-checkout')
+    hg('-R', served, 'pull', '-q', hg_repos.get('hgweb+obs.hg'))
+    before = lasting_refs(repo)
+    proc, lines = in_terminal(['git', 'fetch', 'origin'], cwd=repo,
+                              extra_env=CTRL_C)
+    assert_quiet_interrupt(proc, lines)
+    assert lasting_refs(repo) == before
+    assert not list((repo / '.git' / 'objects' / 'pack').glob('tmp_*'))

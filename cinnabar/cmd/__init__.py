@@ -41,6 +41,10 @@ _BY_NAME = {c.name: c for c in COMMANDS}
 # holds the repository's lock while it runs (cinnabar.repolock).
 WRITERS = ('bundle', 'clear', 'fetch', 'fsck', 'reclone', 'rollback',
            'strip', 'tag', 'unbundle', 'upgrade')
+# The commands that need no repository (they install git-cinnabar); every
+# other one works on a repository's metadata, which a repository of
+# SHA-256 objects cannot hold (cinnabar.git.require_sha1).
+OUTSIDE = ('download', 'self-update')
 
 
 def _load(entry):
@@ -118,10 +122,15 @@ def dispatch(argv):
         # `git <command> -h` exits 129, as after a usage error; --help
         # (git's manual page) succeeds.
         return 0 if '--help' in argv[1:] else USAGE_STATUS
+    if argv[0] in OUTSIDE:
+        return module.run(argv[1:])
+    from cinnabar import git
+    git_dir = git.git_dir()
+    git.require_sha1(git_dir)
     if argv[0] not in WRITERS:
         return module.run(argv[1:])
-    from cinnabar import git, repolock
-    with repolock.held(git.git_dir()):
+    from cinnabar import repolock
+    with repolock.held(git_dir):
         return module.run(argv[1:])
 
 

@@ -22,10 +22,11 @@ without one, checks everything).
 Each problem is reported on its own line, naming the hg id and git
 object concerned; the exit status is then 1, and refs/cinnabar/broken is
 set to the damaged metadata commit: fetching and pushing refuse to write
-to it until `git cinnabar rollback` (e.g. `rollback --fsck`, back to the
-last checked metadata) or `git cinnabar reclone`, or until `fsck --full`
-passes. When the check passes (without <commit>), refs/cinnabar/checked
-is set to the metadata commit checked.
+to it (a fetch with nothing new, which writes nothing, warns) until `git
+cinnabar rollback` (e.g. `rollback --fsck`, back to the last checked
+metadata) or `git cinnabar reclone`, or until `fsck --full` passes.
+When the check passes (without <commit>), refs/cinnabar/checked is set
+to the metadata commit checked.
 
 It also compares each changeset checked with what Mercurial's commit makes
 of the same change: the files list (the files added, modified, removed or
@@ -123,17 +124,6 @@ def unlike_summary(unlike):
             % (len(unlike), 's' if len(unlike) > 1 else ''))
 
 
-def recovery_hint(broken):
-    checked = metadata.read_ref(metadata.CHECKED_REF)
-    if checked and checked != broken:
-        return ('run `git cinnabar rollback --fsck` to go back to %s, the '
-                'last metadata fsck found good, or `git cinnabar reclone`'
-                % checked)
-    return ('run `git cinnabar rollback` to go back to the previous metadata '
-            '(`git cinnabar rollback --candidates` lists the earlier ones), '
-            'or `git cinnabar reclone` to import everything again')
-
-
 def run(args):
     full, names = parse_args(args)
     git_dir = git.git_dir()
@@ -163,7 +153,7 @@ def run(args):
         raise Abort('the cinnabar metadata %s is damaged (%d problem%s '
                     'found); refs/cinnabar/broken marks it'
                     % (current, len(problems), 's' if len(problems) > 1
-                       else ''), hint=recovery_hint(current),
+                       else ''), hint=metadata.recovery_hint(current),
                     status=DAMAGE_STATUS)
     sys.stderr.write('checked %s: %d changesets, %d manifests, %d file '
                      'revisions, no problem%s\n'

@@ -27,7 +27,7 @@ they were.
 
 import sys
 
-from cinnabar import git
+from cinnabar import git, metadata
 from cinnabar.cmd.options import VERBOSE, say, split_options, usage_of
 from cinnabar.errors import Abort, UsageError
 from cinnabar.reclone import commits_changed, reclone
@@ -56,7 +56,10 @@ def run(args):
         % (len(result.moved), result.rewritten, result.new_metadata))
     if result.old_metadata not in (None, result.new_metadata):
         say(given, 'the previous metadata was %s' % result.old_metadata)
-    if commits_changed(result) and not rebase:
+    # The way back names the previous metadata: only when rollback can
+    # go there (it was a metadata commit, not, say, a damaged ref).
+    if commits_changed(result) and not rebase and \
+            metadata.format_problem(result.old_metadata) is None:
         print('your local branches and tags were left as they were: '
               'they may be based on commits of the previous metadata; '
               'to move them too, run\n'

@@ -31,7 +31,9 @@ fetch (as git-cinnabar 0.7 does; `git cinnabar clear` does the same):
 Your own branches and tags are left alone. All refs change in one
 transaction. Without metadata (before the first fetch, or after going
 back to nothing), `--candidates` lists nothing, the null id changes
-nothing, and `rollback` alone says there is nothing to roll back.
+nothing, and `rollback` alone says there is nothing to roll back. When
+refs/cinnabar/metadata names no commit (damaged: nothing says what came
+before it), `rollback` alone goes back to nothing.
 
     --candidates  list the metadata commits rollback can go to, newest
                   first, marking the current, checked and broken ones
@@ -79,13 +81,28 @@ def list_candidates(current):
     return 0
 
 
+def no_checked_hint(options, current):
+    """What to run for `--fsck` without refs/cinnabar/checked: fsck,
+    which marks the metadata checked when it passes; but when fsck found
+    the current metadata damaged, or cannot read it, it would only say so
+    again, and a plain rollback goes back past it; for metadata this
+    version does not read, what format_problem says to run."""
+    problem = current and metadata.format_problem(current)
+    if problem:
+        return problem.hint
+    if options['unreadable'] or current is not None and \
+            metadata.read_ref(metadata.BROKEN_REF) == current:
+        return metadata.recovery_hint(current)
+    return ('run `git cinnabar fsck`, or give a metadata commit (`git '
+            'cinnabar rollback --candidates` lists them)')
+
+
 def choose_target(options, name, current, chain):
     if options['fsck']:
         target = metadata.read_ref(metadata.CHECKED_REF)
         if target is None:
             raise Abort('there is no checked metadata to go back to',
-                        hint='run `git cinnabar fsck`, or give a metadata '
-                        'commit (`git cinnabar rollback --candidates`)')
+                        hint=no_checked_hint(options, current))
     elif name == NULL_ID:
         return None
     elif name is not None:
@@ -203,9 +220,17 @@ def run(args):
     git_dir = git.git_dir()
     if git_dir is None:
         raise Abort('not in a git repository')
-    current = metadata.read_ref(metadata.METADATA_REF)
+    unreadable = []
+    current = metadata.read_refs(metadata.METADATA_REF,
+                                 others=unreadable).get(metadata.METADATA_REF)
     if options['candidates']:
         return list_candidates(current)
+    options['unreadable'] = bool(unreadable)
+    if unreadable and name is None and not options['fsck']:
+        # refs/cinnabar/metadata names no commit, whose chain would say
+        # what came before: as from the first metadata commit, back to
+        # none.
+        return roll_back_to_nothing(git_dir, options['given'])
     chain = metadata.chain(current)
     target = choose_target(options, name, current, chain)
     if target is None and current is None:

@@ -246,7 +246,7 @@ def _certificate_error(kind, description, detail, headers):
 
 
 def _status_error(status, description, reason=None):
-    if status == 401:
+    if status == 401 and (not reason or _standard_reason(status, reason)):
         return Abort('authentication failed for %s' % description,
                      hint='check your credentials (git uses its credential '
                           'helpers for hg:: URLs too)')

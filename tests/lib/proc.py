@@ -111,14 +111,17 @@ def run(args, *, cwd=None, input=None, extra_env=None, env=None,
     return result
 
 
-def run_in_terminal(args, cwd=None, timeout=60):
-    """Run `args` with stdout and stderr on a pseudo-terminal, as a person
-    sees it: [(seconds since the start, line)] of what it drew, a line
-    being what ends with `\\r` or `\\n`. It must succeed."""
+def in_terminal(args, cwd=None, extra_env=None, timeout=60):
+    """Run `args` with stdout and stderr on a pseudo-terminal, in its own
+    process group (as a shell runs a command), as a person sees it: (its
+    Popen, [(seconds since the start, line)] of what was drawn until the
+    last process holding the terminal was gone, a line being what ends
+    with `\\r` or `\\n`)."""
     main, side = pty.openpty()
     start = time.monotonic()
-    proc = subprocess.Popen(args, cwd=cwd, stdin=subprocess.DEVNULL,
-                            stdout=side, stderr=side)
+    env = dict(os.environ, **(extra_env or {}))
+    proc = subprocess.Popen(args, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                            stdout=side, stderr=side, start_new_session=True)
     os.close(side)
     lines, pending = [], b''
     while True:
@@ -134,5 +137,12 @@ def run_in_terminal(args, cwd=None, timeout=60):
         lines += [(now, p.decode().rstrip('\r\n').rstrip()) for p in parts
                   if p.strip()]
     os.close(main)
-    assert proc.wait(timeout=timeout) == 0, lines[-5:]
+    proc.wait(timeout=timeout)
+    return proc, lines
+
+
+def run_in_terminal(args, cwd=None, timeout=60):
+    """`in_terminal`, for a command that must succeed: what it drew."""
+    proc, lines = in_terminal(args, cwd=cwd, timeout=timeout)
+    assert proc.returncode == 0, lines[-5:]
     return lines

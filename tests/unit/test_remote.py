@@ -96,7 +96,7 @@ def session(text):
 
 def test_capabilities_and_options(fakes):
     out = session('capabilities\noption progress false\noption verbosity 2\n'
-                  'option cloning true\n\n')
+                  'option check-connectivity true\n\n')
     assert out == '\n'.join(remote.CAPABILITIES) + '\n\nok\nok\nunsupported\n'
 
 
