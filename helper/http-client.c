@@ -26,6 +26,7 @@
 #include "stream.h"
 #include "http-client.h"
 #include "urlmatch.h"
+#include "words.h"
 
 extern struct credential http_auth;
 
@@ -252,7 +253,7 @@ static int wants_credentials(struct request *r)
 
 static void read_request(struct request *r, FILE *in)
 {
-	struct strbuf line = STRBUF_INIT;
+	struct strbuf line = STRBUF_INIT, word = STRBUF_INIT;
 	struct stream body;
 	char buf[8192];
 	size_t n;
@@ -272,19 +273,22 @@ static void read_request(struct request *r, FILE *in)
 			continue;
 		}
 		if (skip_prefix(line.buf, "X-Cinnabar-Output-File: ", &path)) {
-			r->output_path = xstrdup(path);
+			read_one_word(path, &word, "X-Cinnabar-Output-File");
+			r->output_path = strbuf_detach(&word, NULL);
 			continue;
 		}
 		if (!skip_prefix(line.buf, "X-Cinnabar-Body-File: ", &path)) {
 			r->headers = curl_slist_append(r->headers, line.buf);
 			continue;
 		}
-		r->body_file = fopen(path, "rb");
+		read_one_word(path, &word, "X-Cinnabar-Body-File");
+		r->body_file = fopen(word.buf, "rb");
 		if (!r->body_file || fstat(fileno(r->body_file), &st))
-			die_errno("cannot read '%s'", path);
+			die_errno("cannot read '%s'", word.buf);
 		r->body_file_size = st.st_size;
 	}
 	strbuf_release(&line);
+	strbuf_release(&word);
 	stream_init_blocks(&body, in);
 	while ((n = stream_read(&body, buf, sizeof(buf))))
 		strbuf_add(&r->body, buf, n);
