@@ -248,8 +248,10 @@ fuzz: asan
 
 # The fixed findings of tests/fuzz/regressions/, replayed the three ways they were
 # found; any finding fails.
-# Those of the stream target (stream-*.hg) go through it alone.
+# Those of the stream target (stream-*.hg) and of the line target
+# (line-*.txt, scripts of command lines) go through it alone.
 FUZZ_STREAM_REGRESSIONS = $(wildcard tests/fuzz/regressions/stream-*.hg)
+FUZZ_LINE_REGRESSIONS = $(wildcard tests/fuzz/regressions/line-*.txt)
 FUZZ_REGRESSIONS = $(filter-out $(FUZZ_STREAM_REGRESSIONS),$(wildcard \
 	tests/fuzz/regressions/*.hg))
 define replay-regressions
@@ -260,12 +262,15 @@ define replay-regressions
 		--replay $(FUZZ_REGRESSIONS)
 	$(if $(FUZZ_STREAM_REGRESSIONS),$(PYTHON) tests/fuzz/fuzz.py \
 		--helper $(ASAN_HELPER) --stream --replay $(FUZZ_STREAM_REGRESSIONS))
+	$(if $(FUZZ_LINE_REGRESSIONS),$(PYTHON) tests/fuzz/fuzz.py \
+		--helper $(ASAN_HELPER) --line --replay $(FUZZ_LINE_REGRESSIONS))
 endef
 
 # fuzz-short's minimum per job, about a quarter of what a job tries in 120 s on
-# a 2-core machine whose other core is busy (~1,000 bundles, ~100 streams): a
-# loaded machine goes on past the 120 s until then, and fails if it cannot.
-FUZZ_SHORT_MINIMUM = --min-inputs 250 --min-streams 25
+# a 2-core machine whose other core is busy (~1,000 bundles, ~100 streams, ~40
+# scripts of command lines): a loaded machine goes on past the 120 s until
+# then, and fails if it cannot.
+FUZZ_SHORT_MINIMUM = --min-inputs 250 --min-streams 25 --min-lines 10
 
 fuzz-short: asan
 	$(replay-regressions)

@@ -21,10 +21,13 @@ from cinnabar.ids import GitId, HgId
 from cinnabar.record import record
 from cinnabar.trace import Tracer
 
-PROTOCOL = 8
+PROTOCOL = 9
 HELPER_NAME = 'git-cinnabar-helper'
 REBUILD_HINT = ('run `git cinnabar download` for a prebuilt one, or build '
                 'it with `make` at the top of the git-cinnabar source tree')
+# The request lines of `http` that name a file for the helper: their
+# values are paths, framed as command words.
+PATH_HEADERS = ('X-Cinnabar-Body-File', 'X-Cinnabar-Output-File')
 # The size of the blocks we send, and how many one-line requests we
 # write before reading their answers.
 BLOCK_SIZE = 65536
@@ -85,6 +88,32 @@ def _parse_counts(answer):
 
 def _parse_git_id(text):
     return None if text == '?' else GitId(text)
+
+
+# The bytes a command word may hold as they are: printable ASCII but the
+# quote and the backslash. Quoted, every other byte but those and the space
+# is an octal escape (three digits, as git's unquote_c_style reads them).
+_PLAIN = bytes(range(0x21, 0x7f)).replace(b'"', b'').replace(b'\\', b'')
+_QUOTED = [bytes([b]) if b in _PLAIN or b == 0x20 else b'\\%03o' % b
+           for b in range(256)]
+_QUOTED[ord('"')] = b'\\"'
+_QUOTED[ord('\\')] = b'\\\\'
+
+
+def command_word(word):
+    """`word` (str, surrogate escapes standing for bytes, or bytes) as a
+    word of a command line (helper/PROTOCOL.md, Framing): as it is when it
+    is only plain bytes, else C-quoted, so that spaces, line ends, quotes,
+    backslashes and any other byte travel unambiguously. A NUL byte cannot
+    (no path, URL or name holds one): ValueError."""
+    if isinstance(word, str):
+        word = word.encode('utf-8', 'surrogateescape')
+    if word and not word.translate(None, _PLAIN):
+        return word
+    if b'\0' in word:
+        raise ValueError('a helper command word cannot hold a NUL byte: %r'
+                         % word)
+    return b'"' + b''.join(_QUOTED[b] for b in word) + b'"'
 
 
 def _branch_field(value):
@@ -266,13 +295,15 @@ class Helper:
         raise HelperError('%s %s' % (HELPER_NAME, how))
 
     def _command(self, *words):
+        """Send a command line: `words` are str (surrogate escapes
+        standing for bytes, as os.fsdecode makes them) or bytes, each
+        framed by command_word."""
         if self._stream is not None:
             self._stream.drain()
             self._stream = None
         if not self.alive:
             raise HelperError('%s is not running' % HELPER_NAME)
-        line = ' '.join(words).encode('utf-8', 'surrogateescape')
-        self._send(line + b'\n')
+        self._send(b' '.join(command_word(w) for w in words) + b'\n')
 
     def _answer(self):
         """Read a one-line answer; an `error` answer raises HelperError."""
@@ -421,13 +452,15 @@ class Helper:
         return _parse_counts(self._answer_after_exit())
 
     def _http_request(self, mode, url, headers, body):
-        if any(c in url for c in ' \n'):
-            raise ValueError('invalid URL for the helper: %r' % url)
         self._command('http', mode, url)
         for name, value in headers:
-            if '\n' in name or '\n' in value:
+            if name in PATH_HEADERS:
+                line = name.encode('ascii') + b': ' + command_word(value)
+            elif '\n' in name or '\n' in value:
                 raise ValueError('invalid HTTP header %r' % name)
-            self._send(('%s: %s\n' % (name, value)).encode('latin-1'))
+            else:
+                line = ('%s: %s' % (name, value)).encode('latin-1')
+            self._send(line + b'\n')
         self._send(b'\n')
         self._send_blocks(body)
 

@@ -33,6 +33,7 @@
 #include "stream.h"
 #include "http-client.h"
 #include "urlmatch.h"
+#include "words.h"
 
 extern struct credential http_auth;
 
@@ -355,7 +356,7 @@ static void build_headers(struct request *r)
 
 static void read_request(struct request *r, FILE *in)
 {
-	struct strbuf line = STRBUF_INIT;
+	struct strbuf line = STRBUF_INIT, word = STRBUF_INIT;
 	struct stream body;
 	char buf[8192];
 	size_t n;
@@ -368,7 +369,8 @@ static void read_request(struct request *r, FILE *in)
 			continue;
 		}
 		if (skip_prefix(line.buf, "X-Cinnabar-Output-File: ", &path)) {
-			r->output_path = xstrdup(path);
+			read_one_word(path, &word, "X-Cinnabar-Output-File");
+			r->output_path = strbuf_detach(&word, NULL);
 			continue;
 		}
 		if (!skip_prefix(line.buf, "X-Cinnabar-Body-File: ", &path)) {
@@ -376,12 +378,14 @@ static void read_request(struct request *r, FILE *in)
 							   line.buf);
 			continue;
 		}
-		r->body_file = fopen(path, "rb");
+		read_one_word(path, &word, "X-Cinnabar-Body-File");
+		r->body_file = fopen(word.buf, "rb");
 		if (!r->body_file || fstat(fileno(r->body_file), &st))
-			die_errno("cannot read '%s'", path);
+			die_errno("cannot read '%s'", word.buf);
 		r->body_file_size = st.st_size;
 	}
 	strbuf_release(&line);
+	strbuf_release(&word);
 	stream_init_blocks(&body, in);
 	while ((n = stream_read(&body, buf, sizeof(buf))))
 		strbuf_add(&r->body, buf, n);

@@ -31,9 +31,10 @@
 #include "id-verify.h"
 #include "sha1/sha1-mb.h"
 #include "sha1/sha1-test.h"
+#include "words.h"
 #include <malloc.h>
 
-#define PROTOCOL_VERSION 8
+#define PROTOCOL_VERSION 9
 #ifndef CINNABAR_HELPER_VERSION
 #define CINNABAR_HELPER_VERSION "0.1.0"
 #endif
@@ -593,20 +594,13 @@ static const struct command commands[] = {
 	{ "test-sha1", cmd_test_sha1 },
 };
 
-static int run_command_line(char *line)
+static int run_command_line(const struct strbuf *line)
 {
-	const char *argv[8];
-	int argc = 0;
-	char *p = line;
+	static struct strbuf buf = STRBUF_INIT;
+	const char *argv[MAX_WORDS + 1];
 	size_t i;
 
-	while (p && argc < ARRAY_SIZE(argv) - 1) {
-		argv[argc++] = p;
-		p = strchr(p, ' ');
-		if (p)
-			*p++ = '\0';
-	}
-	argv[argc] = NULL;
+	split_words(line, &buf, argv);
 	if (!strcmp(argv[0], "quit"))
 		return 0;
 	for (i = 0; i < ARRAY_SIZE(commands); i++) {
@@ -664,7 +658,7 @@ int cmd_main(int argc, const char **argv)
 		remember(line.buf);
 		if (!line.len)
 			continue;
-		if (!run_command_line(line.buf))
+		if (!run_command_line(&line))
 			break;
 	}
 	strbuf_release(&line);

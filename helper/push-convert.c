@@ -520,6 +520,37 @@ static const char *topic_for(struct push_state *st, struct cs_rev *cs)
 	return tab && tab[1] ? tab + 1 : NULL;
 }
 
+/*
+ * Mercurial reads changeset extras back unescaped (its changelog's
+ * decodeextra): a backslash starts an escape, a NUL byte separates two
+ * extras and a line break ends the line they are on. git-cinnabar writes
+ * the values it makes as they are, as 0.7 did (escaping them would give
+ * other ids than the changesets it made), so a value holding one of those
+ * bytes would not come back as it was: refused, before anything is sent.
+ */
+static void check_extra_value(const struct cs_rev *cs, const char *name,
+			      const char *value, size_t len)
+{
+	static const struct {
+		char byte;
+		const char *what;
+	} unholdable[] = {
+		{ '\\', "a backslash" },
+		{ '\0', "a NUL byte" },
+		{ '\n', "a line break" },
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(unholdable); i++)
+		if (memchr(value, unholdable[i].byte, len))
+			die("commit %s has a %s holding %s, which Mercurial "
+			    "would read back as another (its \"%s\" extra is "
+			    "not escaped); it cannot be pushed: rewrite the "
+			    "commit without it (git commit --amend makes you "
+			    "the committer)", oid_to_hex(&cs->commit), name,
+			    unholdable[i].what, name);
+}
+
 static void write_changeset_text(struct push_state *st, struct cs_rev *cs,
 				 struct raw_commit *c,
 				 struct string_list *files)
@@ -533,6 +564,12 @@ static void write_changeset_text(struct push_state *st, struct cs_rev *cs,
 		die("commit %s has an author git cannot parse",
 		    oid_to_hex(&cs->commit));
 	branch_for(st, cs, &branch);
+	if (set_branch(st, cs)) {
+		check_extra_value(cs, "branch", branch.buf, branch.len);
+		if (topic_for(st, cs))
+			check_extra_value(cs, "topic", topic_for(st, cs),
+					  strlen(topic_for(st, cs)));
+	}
 	strbuf_addf(&cs->text, "%s\n%s\n%s %s", hg_oid_to_hex(&cs->manifest),
 		    a.user.buf, a.timestamp.buf, a.utcoffset.buf);
 	if (branch.len) {
@@ -545,6 +582,9 @@ static void write_changeset_text(struct push_state *st, struct cs_rev *cs,
 					  c->committer.len))
 			die("commit %s has a committer git cannot parse",
 			    oid_to_hex(&cs->commit));
+		/* The ident itself: a NUL byte does not reach `committer`. */
+		check_extra_value(cs, "committer", c->committer.buf,
+				  c->committer.len);
 		/* extras are sorted: "branch" < "committer" */
 		strbuf_addch(&cs->text, extra ? '\0' : ' ');
 		strbuf_addf(&cs->text, "committer:%s", committer.buf);

@@ -14,6 +14,7 @@ from lib.checks import (assert_expected_ids, assert_failed_for_people,
 from lib.corpus import NGINX
 from lib.git import METADATA_REF, clone, git, hg_url, init, refs
 from lib.hg import closed_port
+from lib.oddpaths import odd_dir
 
 BUNDLE = 'issue4438-r1.hg'   # 111 changesets
 
@@ -100,6 +101,20 @@ def test_clone_uses_the_first_usable_clone_bundle(setup, corpus, tmp_path):
     # Everything came from the bundle: no getbundle at all.
     assert 'getbundle' not in commands
     assert not list((dest / '.git' / 'cinnabar' / 'downloads').iterdir())
+
+
+@pytest.mark.parametrize('name', ['space', 'not-utf8'])
+def test_clone_bundle_into_an_odd_directory(name, setup, corpus, tmp_path):
+    """The download is spooled in the clone's git directory, whose path
+    travels to the helper (`http fetch`'s output file, `import file`)."""
+    setup.make_bundle('full.hg')
+    setup.serve(['{bundles}full.hg BUNDLESPEC=zstd-v2'])
+    dest = odd_dir(tmp_path, name) / 'clone'
+    result = clone(setup.url, dest, '--no-checkout')
+    assert_clone_ok(result, dest, corpus)
+    assert [(r['path'], r['status']) for r in setup.bundle_gets()] == [
+        ('/full.hg', 200)]
+    assert 'getbundle' not in setup.hg_commands()
 
 
 def test_clone_over_ssh_uses_the_clone_bundle(setup, corpus, tmp_path):

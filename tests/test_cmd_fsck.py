@@ -22,9 +22,8 @@ from lib.git import lasting_refs, rev_parse
 from lib.plumbing import MetadataParts, cat, commit_tree, edit_tree
 from lib.plumbing import hash_blob, ls_tree, message, parents, tree_of
 from lib.proc import run_in_terminal
-from lib.push import BRANCH_TIP, Author, git_commit, hg_commit, make_hg_repo
-from lib.push import push
-from lib.push import writable_remote
+from lib.push import BRANCH_TIP, Author, clone_with_a_change, git_commit
+from lib.push import hg_commit, make_hg_repo, push, writable_remote
 
 BUNDLES = Corpus(test_env.corpus_dir()).hgtests_bundles()
 CHECKED = 'refs/cinnabar/checked'
@@ -291,15 +290,8 @@ def test_changeset_commit_with_another_tree(corpus, tmp_path):
 
 def test_push_refused_while_broken(hg, hg_serve, tmp_path, monkeypatch):
     """A push with refs/cinnabar/broken set sends nothing to the server."""
-    server = make_hg_repo(hg, tmp_path / 'server', {'file': 'base\n'})
-    src = writable_remote('local', server, hg_serve, tmp_path,
-                          monkeypatch.setenv)
-    work = tmp_path / 'work'
-    clone(src.url, work)
-    (work / 'file').write_text('changed\n')
-    git('add', 'file', cwd=work)
-    git_commit(work, 'change', Author('Pusher', 'p@example.com'),
-               '1700000000 +0000')
+    server, work, _ = clone_with_a_change(hg, hg_serve, tmp_path,
+                                          monkeypatch.setenv, 'local')
     git('update-ref', BROKEN, METADATA_REF, cwd=work)
     nodes = hg.nodes(server)
     before = git('for-each-ref', cwd=work).out

@@ -8,6 +8,8 @@
   for some): every one is imported, fsck finds no problem, nothing is
   left over.  The full fuzzer (ASan/UBSan, mutations) runs in CI as
   `make fuzz-short`.
+- The line target's scripts (quoted words, broken lines) go through the
+  normal helper without a finding: every answer the one expected.
 - The stream target's parser reads the stream seeds hg made, and its
   mutations mostly keep the framing readable; its crafted changelogs of
   every chain shape are imported, within the target's CPU budget.
@@ -27,6 +29,7 @@ sys.path.insert(0, str(FUZZ))
 
 import hgcheck  # noqa: E402
 import hggen  # noqa: E402
+import line_target  # noqa: E402
 import mutate_stream  # noqa: E402
 import streamfmt  # noqa: E402
 from stream_target import StreamTarget  # noqa: E402
@@ -69,6 +72,20 @@ def test_clean_generated_bundles_import_through_the_helper(tmp_path):
     # The summary line (progress lines, printed on slower runs, start with
     # their job's number).
     assert re.search(rf'^{INPUTS} inputs in ', result.out, re.M), result.out
+
+
+def test_line_target_scripts():
+    rng = random.Random(20261202)
+    target = line_target.LineTarget(ROOT / 'git-cinnabar-helper',
+                                    timeout=60, leaks=False)
+    try:
+        for _ in range(25):
+            script = line_target.random_script(rng)
+            outcome = target.run(script)
+            assert outcome.kind is None, (outcome, script.encode()[:2000],
+                                          outcome.answers[-2000:])
+    finally:
+        target.close()
 
 
 def test_stream_seeds_and_mutations():

@@ -19,6 +19,9 @@ The last --stream-share of each job's time goes to the stream target
 seeds, mutated by mutate_stream.py, and --chain-share of crafted
 changelogs of many chain shapes and hostile stated lengths) through `git
 cinnabar unbundle`, within a CPU budget growing with the input's size.
+Before it, --line-share goes to the line target (line_target.py): random
+command lines, quoted words and broken ones, through the helper's reading
+of its protocol.
 """
 
 import argparse
@@ -40,6 +43,7 @@ import bundlefmt  # noqa: E402
 import hggen  # noqa: E402
 import mutate  # noqa: E402
 import mutate_stream  # noqa: E402
+from line_target import LineTarget, random_script  # noqa: E402
 from stream_target import StreamTarget  # noqa: E402
 from target import Outcome, Target  # noqa: E402
 
@@ -126,10 +130,11 @@ class Fuzzer:
         self.pool = [data for _, data in self.seeds]
         self.stream_pool = [data for _, data in self.stream_seeds]
         self.stream_target = None
+        self.line_target = None
         self.marks = set()      # normalized answers seen: a coverage proxy
         self.findings = {}      # signature -> count
         self.stats = dict(inputs=0, accepted=0, generated=0, clean=0,
-                          streams=0, streams_accepted=0)
+                          streams=0, streams_accepted=0, lines=0)
         self.cli = CliCheck(self.target.helper, self.target.tmp) \
             if args.cli_every else None
 
@@ -137,6 +142,8 @@ class Fuzzer:
         self.target.close()
         if self.stream_target is not None:
             self.stream_target.close()
+        if self.line_target is not None:
+            self.line_target.close()
 
     # Making inputs.
 
@@ -230,6 +237,17 @@ class Fuzzer:
             data = mutate_stream.mutated(self.rng, data, self.stream_pool)
         return data
 
+    def run_line(self):
+        script = random_script(self.rng)
+        outcome = self.line_target.run(script)
+        self.stats['lines'] += 1
+        for found in (outcome.leak, outcome):
+            if found is not None and found.kind is not None:
+                found.detail += ' (line)'
+                self.record(script.encode(), found, 'line ' + script.last)
+        if outcome.kind is None:
+            self.marks.add(outcome.detail)
+
     def record(self, data, outcome, how, run=None):
         sig = outcome.signature
         self.findings[sig] = self.findings.get(sig, 0) + 1
@@ -240,7 +258,7 @@ class Fuzzer:
             flush=True)
         budget = min(self.args.minimize, self.deadline - time.time())
         if outcome.kind in ('traceback', 'cli-exit', 'refused-valid',
-                            'slow') or \
+                            'slow') or how.startswith('line') or \
                 budget <= 0:
             small = data
         else:
@@ -250,10 +268,16 @@ class Fuzzer:
     def loop(self):
         start = time.time()
         streams = self.args.stream_share > 0 and not self.args.only_clean
+        lines = self.args.line_share > 0 and not self.args.only_clean
         end = start + self.args.seconds
-        self.deadline = end - (self.args.seconds * self.args.stream_share
-                               if streams else 0)
+        stream_start = end - (self.args.seconds * self.args.stream_share
+                              if streams else 0)
+        self.deadline = stream_start - (
+            self.args.seconds * self.args.line_share if lines else 0)
         self.bundle_loop(start)
+        if lines:
+            self.deadline = stream_start
+            self.line_loop(start)
         if streams:
             self.deadline = end
             self.stream_loop(start)
@@ -286,6 +310,16 @@ class Fuzzer:
         if time.time() - last > 1:
             self.progress(start)
 
+    def line_loop(self, start):
+        self.line_target = LineTarget(self.args.helper,
+                                      timeout=self.args.timeout,
+                                      leaks=self.args.leaks)
+        while self.keep_going(self.stats['lines'], self.args.min_lines):
+            faulthandler.dump_traceback_later(300)
+            self.run_line()
+            faulthandler.cancel_dump_traceback_later()
+        self.progress(start)
+
     def stream_loop(self, start):
         self.stream_target = StreamTarget(
             self.args.helper, timeout=self.args.timeout * 3,
@@ -316,12 +350,12 @@ class Fuzzer:
         cpu = (used.ru_utime + used.ru_stime) / max(
             s['inputs'] + s['streams'], 1)
         print('[%d] %ds: %d inputs (%.1f/s, %.0f ms CPU each), %d accepted, '
-              '%d generated (%d clean), %d streams (%d accepted), %d answers '
-              'seen, %d findings (%d kinds)' % (
+              '%d generated (%d clean), %d lines, %d streams (%d accepted), '
+              '%d answers seen, %d findings (%d kinds)' % (
                   self.job, elapsed, s['inputs'], s['inputs'] / elapsed,
                   cpu * 1000,
-                  s['accepted'], s['generated'], s['clean'], s['streams'],
-                  s['streams_accepted'], len(self.marks),
+                  s['accepted'], s['generated'], s['clean'], s['lines'],
+                  s['streams'], s['streams_accepted'], len(self.marks),
                   sum(self.findings.values()), len(self.findings)),
               flush=True)
 
@@ -367,24 +401,28 @@ def minimize(target, data, signature, budget, run=None):
 
 
 def save_finding(out, original, small, outcome, how):
-    name = '%s-%s' % (outcome.kind, hashlib.sha1(
+    line = how.startswith('line')
+    name = '%s%s-%s' % ('line-' if line else '', outcome.kind, hashlib.sha1(
         outcome.signature.encode()).hexdigest()[:10])
     directory = os.path.join(out, name)
     os.makedirs(directory, exist_ok=True)
-    with open(os.path.join(directory, 'input.hg'), 'wb') as f:
+    suffix = '.txt' if line else '.hg'
+    with open(os.path.join(directory, 'input' + suffix), 'wb') as f:
         f.write(small)
-    with open(os.path.join(directory, 'original.hg'), 'wb') as f:
+    with open(os.path.join(directory, 'original' + suffix), 'wb') as f:
         f.write(original)
     with open(os.path.join(directory, 'report.txt'), 'w') as f:
         f.write('finding: %s\nfrom: %s\ninput: %d bytes (original %d)\n'
                 'replay: python3 tests/fuzz/fuzz.py --helper '
-                'build/asan/git-cinnabar-helper%s%s%s --replay %s\n\n'
+                'build/asan/git-cinnabar-helper%s%s%s%s --replay %s\n\n'
                 '--- answers\n%s\n--- stderr\n%s\n' % (
                     outcome.signature, how, len(small), len(original),
                     ' --ignorecase' if 'core.ignorecase' in how else '',
                     ' --stdin' if 'import stdin' in how else '',
                     ' --stream' if how.startswith('stream') else '',
-                    os.path.join(directory, 'input.hg'), outcome.answers,
+                    ' --line' if line else '',
+                    os.path.join(directory, 'input' + suffix),
+                    outcome.answers,
                     outcome.stderr[-20000:]))
     print('  saved in %s (%d bytes)' % (directory, len(small)))
     # For logs that outlive the machine (CI): what the helper said.
@@ -399,6 +437,9 @@ def replay(args):
     if args.stream:
         target = StreamTarget(args.helper, timeout=args.timeout * 3,
                               leaks=args.leaks)
+    elif args.line:
+        target = LineTarget(args.helper, timeout=args.timeout,
+                            leaks=args.leaks)
     else:
         target = Target(args.helper, timeout=args.timeout, leaks=args.leaks)
     status = 0
@@ -406,7 +447,7 @@ def replay(args):
         for path in args.replay:
             with open(path, 'rb') as f:
                 data = f.read()
-            if args.stream:
+            if args.stream or args.line:
                 outcome = target.run(data)
             else:
                 outcome = target.run(data, args.ignorecase, args.stdin)
@@ -447,6 +488,8 @@ def main(argv=None):
                         'again), and the run fails if it is still short')
     parser.add_argument('--min-streams', type=int, default=0,
                         help='the same for the stream target\'s inputs')
+    parser.add_argument('--min-lines', type=int, default=0,
+                        help='the same for the line target\'s scripts')
     parser.add_argument('--cli-every', type=int, default=50,
                         help='run every Nth harmless input through '
                         '`git cinnabar unbundle` too (0: never)')
@@ -465,6 +508,12 @@ def main(argv=None):
     parser.add_argument('--stream', action='store_true',
                         help='replay through the stream target (`git '
                         'cinnabar unbundle`)')
+    parser.add_argument('--line', action='store_true',
+                        help='replay through the line target (scripts of '
+                        'command lines)')
+    parser.add_argument('--line-share', type=float, default=0.05,
+                        help='the share of each job\'s time given to the '
+                        'line target, before the stream target (0: none)')
     parser.add_argument('--stream-share', type=float, default=0.25,
                         help='the share of each job\'s time given to the '
                         'stream target, at its end (0: none)')
@@ -510,6 +559,7 @@ def short_jobs(args, job_stats):
     lines = []
     for job, stats in enumerate(job_stats):
         for key, minimum in (('inputs', args.min_inputs),
+                             ('lines', args.min_lines),
                              ('streams', args.min_streams)):
             if stats[key] < minimum:
                 lines.append(

@@ -242,6 +242,22 @@ def sanitized_env(home, leaks, **extra):
     return env
 
 
+def run_helper(helper, cwd, env, script, timeout):
+    """The helper fed `script` (its whole standard input), in its own
+    session: (exit status, stdout, stderr); the status is None when it did
+    not end within `timeout` seconds (it was then killed)."""
+    proc = subprocess.Popen([helper], cwd=cwd, env=env,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        out, err = proc.communicate(script, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        return None, out, err
+    return proc.returncode, out, err
+
+
 class Target:
     """The helper under test, its scratch repository and its checks."""
 
@@ -281,23 +297,16 @@ class Target:
         else:
             script = ('bundle-heads %s\nimport file %s\nfinish\n'
                       'fsck full\nquit\n' % (p, p)).encode()
-        proc = subprocess.Popen([self.helper], cwd=self.repo.path,
-                                env=self.env, stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE,
-                                start_new_session=True)
-        try:
-            out, err = proc.communicate(script, timeout=self.timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            out, err = proc.communicate()
+        status, out, err = run_helper(self.helper, self.repo.path, self.env,
+                                      script, self.timeout)
+        if status is None:
             return Outcome('timeout', 'no answer in %gs' % self.timeout,
                            out.decode('utf-8', 'replace'),
                            err.decode('utf-8', 'replace'))
         out = out.decode('utf-8', 'replace')
         if stdin:
             out = '0\n' + out  # as if bundle-heads had answered
-        return self._judge(data, proc.returncode, out,
+        return self._judge(data, status, out,
                            err.decode('utf-8', 'replace'))
 
     def _judge(self, data, status, out, err):

@@ -27,6 +27,8 @@ is mocked.  The modules are:
 - `hgcraft`: Mercurial revisions built by hand with valid ids (what hg
   itself refuses to make) written as HG10UN or HG20 bundles;
 - `gitobj`: git trees written as loose objects, for names git refuses;
+- `oddpaths`: directory names a helper command line must quote, and the
+  decoys where a path cut at its first space would end;
 - `hostile`: checks after hostile input (no signal death, no temporary
   pack left, `git fsck --strict`);
 - `hostile_http`: two origins on 127.0.0.1 in front of `hg serve` that ask for

@@ -3,6 +3,7 @@
 - `writable_remote`: a git URL, over http, ssh or a local path, of an hg
   repository the test owns (the server side of a push);
 - `make_hg_repo` / `hg_commit`: small hg repositories made with hg;
+  `clone_with_a_change`: one of them served, cloned, a commit to push;
 - `Author`, `git_commit`: git commits with chosen authors, committers and
   dates (with their time zones);
 - `changeset`, `file_flags`: what hg says of one changeset (parents,
@@ -63,6 +64,21 @@ def make_hg_repo(hg, repo, files, message='initial import'):
     hg('init', repo)
     hg_commit(hg, repo, files, message)
     return Path(repo)
+
+
+def clone_with_a_change(hg, hg_serve, tmp_path, setenv, transport='http'):
+    """An hg repository of one changeset (`server`, over `transport`),
+    its clone `work` with one new commit changing `file`, by `Pusher` at
+    1700000000 +0000: (server, work, commit)."""
+    server = make_hg_repo(hg, Path(tmp_path) / 'server', {'file': 'base\n'})
+    src = writable_remote(transport, server, hg_serve, tmp_path, setenv)
+    work = Path(tmp_path) / 'work'
+    clone(src.url, work)
+    (work / 'file').write_text('changed\n')
+    git('add', 'file', cwd=work)
+    commit = git_commit(work, 'change', Author('Pusher', 'p@example.com'),
+                        '1700000000 +0000')
+    return server, work, commit
 
 
 def git_commit(repo, message, author, date, committer=None,
