@@ -23,7 +23,7 @@ from lib.plumbing import MetadataParts, cat, commit_tree, edit_tree
 from lib.plumbing import hash_blob, ls_tree, message, parents, tree_of
 from lib.proc import run_in_terminal
 from lib.push import BRANCH_TIP, Author, clone_with_a_change, git_commit
-from lib.push import hg_commit, make_hg_repo, push, writable_remote
+from lib.push import hg_commit, make_hg_repo, push
 
 BUNDLES = Corpus(test_env.corpus_dir()).hgtests_bundles()
 CHECKED = 'refs/cinnabar/checked'
