@@ -420,10 +420,10 @@ class Helper:
         self._send_blocks(source)
         return _parse_counts(self._answer_after_exit())
 
-    def _http_request(self, mode, url, headers, body):
+    def _http_request(self, mode, url, headers, body, *kind):
         if any(c in url for c in ' \n'):
             raise ValueError('invalid URL for the helper: %r' % url)
-        self._command('http', mode, url)
+        self._command('http', mode, url, *kind)
         for name, value in headers:
             if '\n' in name or '\n' in value:
                 raise ValueError('invalid HTTP header %r' % name)
@@ -458,12 +458,13 @@ class Helper:
         self._stream = BlockReader(self)
         return HttpResponse(status, response_headers, self._stream)
 
-    def http_import(self, url, headers=(), body=None):
+    def http_import(self, url, headers=(), body=None, kind='bundle'):
         """Run an HTTP request whose answer is a Mercurial wire answer
-        holding a bundle, and import it (`http import`). Returns
+        holding a bundle (`kind`: `bundle`, or `cg01` for a bundle1
+        server's bare changegroup), and import it (`http import`). Returns
         (status, ImportCounts); failures, including a status other than
         200, raise HelperError (the helper has then exited)."""
-        self._http_request('import', url, headers, body)
+        self._http_request('import', url, headers, body, kind)
         status = self._http_status()
         try:
             return status, _parse_counts(self._answer_after_exit())

@@ -20,7 +20,6 @@ from lib.checks import assert_failed_for_people, assert_no_traceback
 from lib.checks import error_lines
 from lib.env import SSH_WRAPPER
 from lib.git import git, init, lasting_refs, refs
-from lib.hostile_http import HostileServer
 from lib.push import hg_commit, make_hg_repo
 
 ALICE = ('alice', 'alice-s3cret')
@@ -61,15 +60,6 @@ def upstream(hg, hg_serve_module, tmp_path_factory):
     hg_commit(hg, repo, {'f': 'two\n'}, 'second')
     hg('-R', repo, 'bookmark', '-r', '0', 'marked')
     return hg_serve_module(repo)
-
-
-@pytest.fixture
-def hostile(request):
-    def start(**options):
-        server = HostileServer(**options)
-        request.addfinalizer(server.stop)
-        return server.start()
-    return start
 
 
 class CredentialHelper:

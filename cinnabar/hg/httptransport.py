@@ -24,11 +24,12 @@ Answer
     answers a bundle2 (uncompressed) to a bundle2, else `<integer>\\n
     <output>`, like `pushkey`.
 
-A bundle2 getbundle answer goes straight into the helper (`http import`);
-a bundle1 answer (a bare changegroup) is decoded here into a temporary
-file that the helper then imports as `cg01`. An answer to `capabilities`
-that starts with `HG10` or `HG20` means the URL serves a bundle file: it
-is saved to a temporary file and read as one (`bundlefile`).
+A getbundle answer goes straight into the helper (`http import`), which
+decodes and imports it as it comes: a bundle2, or a bundle1 server's bare
+changegroup (`cg01`); nothing of it is held whole in memory or on disk.
+An answer to `capabilities` that starts with `HG10` or `HG20` means the
+URL serves a bundle file: it is saved to a temporary file and read as one
+(`bundlefile`).
 
 Hostile servers
     An answer read in memory must be whole: one cut short (fewer bytes
@@ -394,13 +395,15 @@ class HttpTransport(Transport):
         return self._decode(data, content_type)
 
     def import_stream(self, command, args, kind, helper):
-        if kind == 'bundle':
-            return self._import_bundle2(command, args, helper)
-        import tempfile
-        with tempfile.TemporaryFile() as spool:
-            self._spool_changegroup(command, args, spool)
-            spool.seek(0)
-            return helper.import_stream(kind, spool)
+        engines = helper.capabilities()
+        protocol = '0.1 0.2 comp=' + ','.join(
+            e for e in HELPER_ENGINES if e == 'none' or e in engines)
+        url, headers, body = self._request(command, args, protocol)
+        self._trace_request(url, headers, body)
+        status, counts = helper.http_import(url, headers, body, kind)
+        self._trace.received('HTTP %d (imported %d changesets, %d '
+                             'manifests, %d files)' % ((status,) + counts))
+        return counts
 
     def save_stream(self, command, args, out):
         self._spool_changegroup(command, args, out)
@@ -417,17 +420,6 @@ class HttpTransport(Transport):
             return code, output
         from cinnabar.hg import bundle2  # a push's only: not loaded to list
         return bundle2.read_bundle(io.BytesIO(data).read)
-
-    def _import_bundle2(self, command, args, helper):
-        engines = helper.capabilities()
-        protocol = '0.1 0.2 comp=' + ','.join(
-            e for e in HELPER_ENGINES if e == 'none' or e in engines)
-        url, headers, body = self._request(command, args, protocol)
-        self._trace_request(url, headers, body)
-        status, counts = helper.http_import(url, headers, body)
-        self._trace.received('HTTP %d (imported %d changesets, %d '
-                             'manifests, %d files)' % ((status,) + counts))
-        return counts
 
     def read_stream(self, command, args, consume):
         # The answer (a whole repository for a stream clone) goes to a
