@@ -21,7 +21,7 @@ from cinnabar.ids import GitId, HgId
 from cinnabar.record import record
 from cinnabar.trace import Tracer
 
-PROTOCOL = 8
+PROTOCOL = 9
 HELPER_NAME = 'git-cinnabar-helper'
 REBUILD_HINT = ('run `git cinnabar download` for a prebuilt one, or build '
                 'it with `make` at the top of the git-cinnabar source tree')
@@ -222,13 +222,16 @@ class Helper:
         except (BrokenPipeError, ValueError):
             self._died()
 
-    def _receive(self, size=None):
-        """Read one line (without its LF) or, given a size, that many bytes."""
-        stdout = self._process.stdout
+    def _flush(self):
         try:
             self._process.stdin.flush()
         except (BrokenPipeError, ValueError):
             self._died()
+
+    def _receive(self, size=None):
+        """Read one line (without its LF) or, given a size, that many bytes."""
+        stdout = self._process.stdout
+        self._flush()
         if size is None:
             data = stdout.readline()
             if not data.endswith(b'\n'):
@@ -437,7 +440,7 @@ class Helper:
             raise HelperError('unexpected answer to http: %r' % line)
         return int(line[len('status '):])
 
-    def http_fetch(self, url, headers=(), body=None):
+    def http_fetch(self, url, headers=(), body=None, before_answer=None):
         """Run an HTTP request through the helper (`http fetch`).
 
         `headers` is a list of (name, value) pairs; `body` is None, bytes,
@@ -445,8 +448,14 @@ class Helper:
         an HttpResponse whose headers map lower-case names to values and
         whose body is a BlockReader, to read before the next command. HTTP
         errors are answers (a status), and so is a request that got no
-        answer (status 0, its X-Cinnabar-Failure header saying why)."""
+        answer (status 0, its X-Cinnabar-Failure header saying why).
+        `before_answer()` is called once the request is sent, before the
+        answer is read: it reads the named pipe the request's output file
+        is, as the helper writes the body there."""
         self._http_request('fetch', url, headers, body)
+        if before_answer is not None:
+            self._flush()
+            before_answer()
         status = self._http_status()
         response_headers = {}
         while True:

@@ -33,7 +33,7 @@
 #include "sha1/sha1-test.h"
 #include <malloc.h>
 
-#define PROTOCOL_VERSION 8
+#define PROTOCOL_VERSION 9
 #ifndef CINNABAR_HELPER_VERSION
 #define CINNABAR_HELPER_VERSION "0.1.0"
 #endif

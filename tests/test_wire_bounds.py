@@ -1,11 +1,16 @@
-"""What a server sends over HTTP is read as it comes, never whole: a
-bundle1 server's getbundle answer (a zlib stream of a bare changegroup,
-`hg serve` with bundle2 not advertised) goes straight into the helper's
-importer, like a bundle2 answer.
+"""What a server sends is read as it comes, never whole, and checked
+before it is kept:
 
-A zlib bomb (256 MB of zeros in 261 kB) or a gzip Content-Encoding bomb
-(512 MB of zeros in 500 kB) is refused with one line, the helper staying
-small in memory and writing no large file, the repository as it was.
+- a bundle1 server's getbundle answer over HTTP (a zlib stream of a bare
+  changegroup, `hg serve` with bundle2 not advertised) goes straight
+  into the helper's importer, like a bundle2 answer: a zlib bomb (256 MB
+  of zeros in 261 kB) or a gzip Content-Encoding bomb (512 MB of zeros
+  in 500 kB) is refused with one line, in little memory, writing no
+  large file, the repository as it was;
+- a clone bundle URL answering an endless body that is no bundle is
+  abandoned at its first bytes, and the clone falls back to a normal one;
+- a stream clone answer longer than it states, or no stream at all, is
+  refused without writing past what it states.
 """
 
 import zlib
@@ -22,6 +27,7 @@ from lib.push import hg_commit, make_hg_repo
 BUNDLE1 = {'experimental.bundle2-advertise': 'false'}
 RSS_LIMIT_KB = 150 * 1024
 FILE_LIMIT = 16 * 1024 * 1024
+SMALL_FILE_LIMIT = 1024 * 1024
 MB = 1024 * 1024
 BUNDLES = ('remote.hg', 'renames.hg', 'test-merge-symlinks.hg',
            'legacy-encoding.hg')
@@ -85,3 +91,75 @@ def test_bundle1_bomb_is_refused_in_bounded_memory(kind, behind, tmp_path):
     assert message in error_lines(result)[0], result.describe()
     assert lasting_refs(work) == before
     assert_no_leftovers(work)
+
+
+def test_clone_bundle_that_is_no_bundle_is_abandoned(hg, hg_serve, hostile,
+                                                     tmp_path):
+    """A clone bundle URL answering an endless body that is no bundle:
+    refused at its first bytes (nothing saved), then a normal clone."""
+    repo = make_hg_repo(hg, tmp_path / 'repo', {'f': 'one\n'})
+    with open(repo / '.hg' / 'hgrc', 'a') as f:
+        f.write('[extensions]\nclonebundles =\n')
+    bundles = hostile(files=tmp_path)
+    bundles.endless[None] = 'application/octet-stream'
+    url = bundles.url('a') + '/full.hg'
+    (repo / '.hg' / 'clonebundles.manifest').write_text(
+        url + ' BUNDLESPEC=none-v2\n')
+    server = hg_serve(repo)
+    result, _ = run_measured(['git', 'clone', '--no-checkout',
+                              hg_url(server.url), 'work'], SMALL_FILE_LIMIT,
+                             cwd=tmp_path)
+    assert_no_signal_death(result)
+    assert result.returncode == 0, result.describe()
+    assert (f'warning: the clone bundle failed: {url} is not a Mercurial '
+            "bundle (unknown header '0000')") in result.err.splitlines(), \
+        result.describe()
+    assert git('log', '--format=%s', 'origin/branches/default/tip',
+               cwd=tmp_path / 'work').out.splitlines() == ['initial import']
+
+
+def stream_out_server(hg, hg_serve, hostile, tmp_path):
+    """A hostile server in front of a bundle1 `hg serve` (which offers
+    stream clones through `stream_out`)."""
+    repo = make_hg_repo(hg, tmp_path / 'repo', {'f': 'one\n'})
+    return hostile(upstream_port=hg_serve(repo, config=BUNDLE1).port)
+
+
+def stream_clone(server, tmp_path):
+    return run_measured(['git', '-c', 'cinnabar.stream=always', 'clone',
+                         '--no-checkout', hg_url(server.url('a') + '/'),
+                         'work'], SMALL_FILE_LIMIT, cwd=tmp_path)
+
+
+# A stream_out answer stating one file of 4 bytes, then 20 MB more.
+LONGER = b'0\n1 4\ndata/f.i\x004\nabcd' + bytes(20 * MB)
+
+
+@pytest.mark.parametrize('answer,message', [
+    (LONGER, 'the sizes in the stream do not add up (1 files, 4 bytes '
+     'said)'),
+    (None, 'the stream has a status too long')],
+    ids=['longer than stated', 'endless, no header'])
+def test_stream_answer_refused_before_spooling(answer, message, hg, hg_serve,
+                                               hostile, tmp_path):
+    """A stream clone answer longer than it states, or endless and no
+    stream: refused in one line, nothing written past what it states."""
+    server = stream_out_server(hg, hg_serve, hostile, tmp_path)
+    if answer is None:
+        server.endless['stream_out'] = 'application/mercurial-0.1'
+    else:
+        server.answer['stream_out'] = (
+            [('Content-Type', 'application/mercurial-0.1')], answer)
+    result, _ = stream_clone(server, tmp_path)
+    assert_no_signal_death(result)
+    said = assert_failed_for_people(result, message)
+    assert said == f'fatal: {message}', result.describe()
+    assert not (tmp_path / 'work').exists()
+
+
+def test_stream_out_clone_still_works(hg, hg_serve, hostile, tmp_path):
+    server = stream_out_server(hg, hg_serve, hostile, tmp_path)
+    result, _ = stream_clone(server, tmp_path)
+    assert result.returncode == 0, result.describe()
+    assert 'stream clone: 1 changesets' in result.err, result.describe()
+    assert 'stream_out' in [r['command'] for r in server.requests]

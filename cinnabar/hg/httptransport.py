@@ -319,7 +319,7 @@ class HttpTransport(Transport):
         return b'0.2tx' in media_types
 
     def _fetch(self, command, args, protocol_header=None, body_file=None,
-               limit=None, output_file=None):
+               limit=None, output_file=None, before_answer=None):
         url, headers, body = self._request(command, args, protocol_header,
                                            body_file)
         self._trace_request(url, headers, body)
@@ -327,7 +327,7 @@ class HttpTransport(Transport):
             headers = headers + [(MAX_SIZE_HEADER, str(limit))]
         if output_file:
             headers = headers + [(OUTPUT_FILE_HEADER, output_file)]
-        response = self._helper.http_fetch(url, headers, body)
+        response = self._helper.http_fetch(url, headers, body, before_answer)
         if response.status == 0:
             raise unreachable(self.description, url, response.headers)
         if self._trace.enabled:
@@ -422,20 +422,40 @@ class HttpTransport(Transport):
         return bundle2.read_bundle(io.BytesIO(data).read)
 
     def read_stream(self, command, args, consume):
-        # The answer (a whole repository for a stream clone) goes to a
-        # file, not through memory, then is read from there.
+        # The answer (a whole repository for a stream clone) comes through
+        # a named pipe, read as it comes: what it states is checked before
+        # more is taken, and closing the pipe on a refusal stops the
+        # transfer. Its media type, needed before its headers come, is the
+        # one the server answers to our X-HgProto (hgweb answers stream_out
+        # as it is, whatever we asked).
         import tempfile
-        with tempfile.NamedTemporaryFile(prefix='hg-answer-') as answer:
+        v1_engine = 'none' if command in UNCOMPRESSED_V1 else 'zlib'
+        media_type = MEDIA_TYPE_2 if self._speaks_v2() and (
+            command not in UNCOMPRESSED_V1) else MEDIA_TYPE_1
+        outcome = []
+
+        def read_answer():
+            with open(pipe_path, 'rb') as pipe:
+                try:
+                    outcome.append(consume(_ChunkReader(self._decoded(
+                        pipe, media_type, command, v1_engine)).read))
+                except Abort as error:
+                    outcome.append(error)
+
+        with tempfile.TemporaryDirectory(prefix='hg-answer-') as directory:
+            pipe_path = os.path.join(directory, 'answer')
+            os.mkfifo(pipe_path, 0o600)
             response = self._fetch(
                 command, args, '0.1 0.2 comp=' + ','.join(PYTHON_ENGINES),
-                output_file=answer.name)
-            check_whole(response, self.description, command, 0)
-            content_type = self._check(response)
-            with open(answer.name, 'rb') as body:
-                reader = _ChunkReader(self._decoded(
-                    body, content_type, command,
-                    'none' if command in UNCOMPRESSED_V1 else 'zlib'))
-                return consume(reader.read)
+                output_file=pipe_path, before_answer=read_answer)
+        content_type = self._check(response)
+        if not content_type.startswith(media_type):
+            raise Abort('%s answered %s with the unexpected content type %r'
+                        % (self.description, command, content_type))
+        if isinstance(outcome[0], Abort):
+            raise outcome[0]
+        check_whole(response, self.description, command, 0)
+        return outcome[0]
 
     def _spool_changegroup(self, command, args, spool):
         response = self._fetch(command, args,
