@@ -20,6 +20,7 @@ from lib.checks import assert_failed_for_people, assert_no_traceback
 from lib.checks import error_lines
 from lib.env import SSH_WRAPPER
 from lib.git import git, init, lasting_refs, refs
+from lib.hostile import fake_ssh
 from lib.push import hg_commit, make_hg_repo
 
 ALICE = ('alice', 'alice-s3cret')
@@ -406,13 +407,6 @@ def test_compression_negotiated(engines, expected, hg, hg_serve, hostile,
     log = git('log', '--format=%s', 'origin/branches/default/tip',
               cwd=tmp_path / 'work')
     assert log.out.splitlines() == ['second', 'initial import']
-
-
-def fake_ssh(tmp_path, script):
-    fake = tmp_path / 'fake-ssh'
-    fake.write_text('#!/bin/sh\n' + script)
-    fake.chmod(0o755)
-    return {'GIT_SSH_COMMAND': str(fake)}
 
 
 def test_ssh_banner_before_the_answers(upstream, tmp_path):

@@ -10,17 +10,20 @@ before it is kept:
 - a clone bundle URL answering an endless body that is no bundle is
   abandoned at its first bytes, and the clone falls back to a normal one;
 - a stream clone answer longer than it states, or no stream at all, is
-  refused without writing past what it states.
+  refused without writing past what it states;
+- an ssh server's endless standard error line is relayed in pieces.
 """
 
+import shlex
 import zlib
 
 import pytest
 
 from lib.checks import assert_expected_ids, assert_failed_for_people
 from lib.checks import error_lines
+from lib.env import SSH_WRAPPER
 from lib.git import git, hg_url, lasting_refs
-from lib.hostile import assert_no_leftovers, assert_no_signal_death
+from lib.hostile import assert_no_leftovers, assert_no_signal_death, fake_ssh
 from lib.proc import run_measured
 from lib.push import hg_commit, make_hg_repo
 
@@ -163,3 +166,25 @@ def test_stream_out_clone_still_works(hg, hg_serve, hostile, tmp_path):
     assert result.returncode == 0, result.describe()
     assert 'stream clone: 1 changesets' in result.err, result.describe()
     assert 'stream_out' in [r['command'] for r in server.requests]
+
+
+STDERR_SIZE = 100 * MB
+
+
+def test_endless_ssh_stderr_line_relayed_in_pieces(hg, tmp_path):
+    """100 MB of the server's standard error without a newline: relayed
+    as `remote: ` output in bounded pieces, and the clone works."""
+    repo = make_hg_repo(hg, tmp_path / 'repo', {'f': 'one\n'})
+    env = fake_ssh(tmp_path, "head -c %d /dev/zero | tr '\\0' x >&2\n"
+                   'exec %s "$@"\n' % (STDERR_SIZE,
+                                       shlex.quote(str(SSH_WRAPPER))))
+    result, rss = run_measured(['git', 'clone', '--no-checkout',
+                                hg_url(f'ssh://localhost/{repo}'), 'work'],
+                               cwd=tmp_path, extra_env=env)
+    # (result.err would decode the 100 MB: the bytes are looked at.)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert rss < RSS_LIMIT_KB, f'{rss} kB'
+    assert result.stderr.count(b'x') == STDERR_SIZE
+    assert result.stderr.count(b'remote: ') == 1
+    assert git('log', '--format=%s', 'origin/branches/default/tip',
+               cwd=tmp_path / 'work').out.splitlines() == ['initial import']

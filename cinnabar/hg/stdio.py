@@ -61,6 +61,8 @@ PUSH_CHUNK_SIZE = 65536
 MAX_ANSWER = 256 * 1024 * 1024
 # The longest line (a length, a banner line) we read.
 MAX_LINE = 65536
+# The largest piece of the server's standard error held at once.
+STDERR_PIECE = 65536
 
 
 def _encode_argument(name, value):
@@ -88,9 +90,16 @@ def encode_command(command, args):
 
 
 def _copy_stderr(stream, out):
-    for line in iter(stream.readline, b''):
-        out.write(b'remote: ' + line)
+    """Copy the server's standard error to `out`, each line after a
+    `remote: ` prefix, in pieces of at most STDERR_PIECE bytes: a line
+    that never ends is not held whole."""
+    line_start = True
+    for piece in iter(lambda: stream.readline(STDERR_PIECE), b''):
+        if line_start:
+            out.write(b'remote: ')
+        out.write(piece)
         out.flush()
+        line_start = piece.endswith(b'\n')
 
 
 class StdioTransport(Transport):
