@@ -21,7 +21,7 @@
  * An answer saved to a file (`X-Cinnabar-Output-File`) can be checked
  * before anything is written: with `X-Cinnabar-Output-Magic: <word>...`,
  * a 200 body that starts with none of the words stops the transfer once
- * its first bytes tell (`X-Cinnabar-Transfer: unexpected start`). The
+ * its first bytes tell (`X-Cinnabar-Transfer: unexpected start <hex>`). The
  * output file may be a named pipe, which its reader reads as the body
  * comes and closes to stop the transfer (`cut`): it is opened before
  * the request, so that the reader does not wait for an answer that has

@@ -36,11 +36,13 @@ BUNDLES = ('remote.hg', 'renames.hg', 'test-merge-symlinks.hg',
            'legacy-encoding.hg')
 
 
-def bomb(size, wbits=zlib.MAX_WBITS):
-    """`size` zero bytes compressed (zlib; gzip with wbits 31)."""
+def bomb(size, wbits=zlib.MAX_WBITS, prefix=b''):
+    """`prefix` and `size` zero bytes compressed (zlib; gzip with wbits
+    31)."""
     compressor = zlib.compressobj(9, zlib.DEFLATED, wbits)
     zeros = bytes(MB)
-    parts = [compressor.compress(zeros) for _ in range(size // MB)]
+    parts = [compressor.compress(prefix)]
+    parts += [compressor.compress(zeros) for _ in range(size // MB)]
     return b''.join(parts) + compressor.flush()
 
 
@@ -55,6 +57,36 @@ def test_bundle1_clone_gives_expected_ids(bundle, hg, hg_repos, hg_serve,
         result.describe()
     assert_expected_ids(tmp_path / 'clone', corpus.expected(bundle),
                         hg.nodes(repo))
+
+
+def test_fetch_bundle_from_a_bundle1_server(hg, hg_serve, hostile,
+                                            tmp_path):
+    """`git cinnabar fetch --bundle` of a bundle1 server: its changegroup
+    after an `HG10UN` header, read as it comes, which hg unbundles; the
+    gzip bomb instead is refused in one line, in little memory."""
+    repo = make_hg_repo(hg, tmp_path / 'repo', {'f': 'one\n'})
+    tip = hg_commit(hg, repo, {'f': 'two\n'}, 'second')
+    server = hostile(upstream_port=hg_serve(repo, config=BUNDLE1).port)
+    git('init', '-q', tmp_path / 'work')
+    command = ['git', 'cinnabar', 'fetch', '--bundle',
+               hg_url(server.url('a') + '/'), tip]
+    result = git(*command[1:], cwd=tmp_path / 'work')
+    assert result.stdout[:6] == b'HG10UN', result.describe()
+    bundle = tmp_path / 'out.hg'
+    bundle.write_bytes(result.stdout)
+    hg('init', tmp_path / 'hg')
+    hg('-R', tmp_path / 'hg', 'unbundle', '-q', bundle)
+    assert hg.nodes(tmp_path / 'hg') == hg.nodes(repo)
+    # As hg serve answers (application/mercurial-0.2), gzip-encoded.
+    server.answer['getbundle'] = (
+        [('Content-Type', 'application/mercurial-0.2'),
+         ('Content-Encoding', 'gzip')], bomb(512 * MB, 31, b'\x04zlib'))
+    result, rss = run_measured(command, FILE_LIMIT, cwd=tmp_path / 'work')
+    assert_no_signal_death(result)
+    assert rss < RSS_LIMIT_KB, f'{rss} kB\n' + result.describe()
+    said = assert_failed_for_people(result, 'sent a damaged answer')
+    assert len(error_lines(result)) == 1, result.describe()
+    assert said.startswith('fatal: '), said
 
 
 @pytest.fixture

@@ -406,7 +406,10 @@ class HttpTransport(Transport):
         return counts
 
     def save_stream(self, command, args, out):
-        self._spool_changegroup(command, args, out)
+        def copy(read):
+            for chunk in iter(lambda: read(READ_SIZE), b''):
+                out.write(chunk)
+        self.read_stream(command, args, copy)
 
     def unbundle(self, args, path, bundle2_reply):
         # The answer is not compressed for application/mercurial-0.1,
@@ -457,14 +460,6 @@ class HttpTransport(Transport):
         check_whole(response, self.description, command, 0)
         return outcome[0]
 
-    def _spool_changegroup(self, command, args, spool):
-        response = self._fetch(command, args,
-                               '0.1 0.2 comp=' + ','.join(PYTHON_ENGINES))
-        check_whole(response, self.description, command, 0)
-        content_type = self._check(response)
-        for chunk in self._decoded(response.body, content_type, command):
-            spool.write(chunk)
-
     def _decoded(self, body, content_type, command, v1_engine='zlib'):
         """The chunks of a stream command's answer read from `body`,
         decompressed (`v1_engine`: how an application/mercurial-0.1
@@ -474,20 +469,29 @@ class HttpTransport(Transport):
             size = body.read(1)
             engine = body.read(size[0] if size else 0).decode(
                 'ascii', 'replace')
+            if not (engine.isalnum() and engine.isascii()):
+                raise Abort('%s sent a damaged answer to %s (it names no '
+                            'compression engine)'
+                            % (self.description, command))
         if engine not in PYTHON_ENGINES:
             raise Abort('the server answered with the %r compression, which '
                         'we did not ask for' % engine)
-        decompressor = None
-        if engine == 'zlib':
-            import zlib
-            decompressor = zlib.decompressobj()
-        for chunk in iter(lambda: body.read(READ_SIZE), b''):
-            yield decompressor.decompress(chunk) if decompressor else chunk
-        if decompressor:
+        chunks = iter(lambda: body.read(READ_SIZE), b'')
+        if engine == 'none':
+            yield from chunks
+            return
+        import zlib
+        decompressor = zlib.decompressobj()
+        try:
+            for chunk in chunks:
+                yield from _inflated(decompressor, chunk)
             yield decompressor.flush()
-            if not decompressor.eof:
-                raise Abort('the answer of %s to %s was cut short'
-                            % (self.description, command))
+        except zlib.error as error:
+            raise Abort('%s sent a damaged compressed answer to %s (%s)'
+                        % (self.description, command, error))
+        if not decompressor.eof:
+            raise Abort('the answer of %s to %s was cut short'
+                        % (self.description, command))
 
     # Opening.
 
@@ -540,6 +544,18 @@ class HttpTransport(Transport):
                                           MAX_CAPABILITIES)
         self.server_caps = wireformat.parse_capabilities(self._capabilities)
         return None
+
+
+def _inflated(decompressor, chunk):
+    """The pieces `chunk` inflates to, READ_SIZE bytes at most each (a
+    64 kB chunk of a zlib bomb would be 64 MB at once)."""
+    data = decompressor.decompress(chunk, READ_SIZE)
+    while True:
+        yield data
+        if not decompressor.unconsumed_tail:
+            return
+        data = decompressor.decompress(decompressor.unconsumed_tail,
+                                       READ_SIZE)
 
 
 class _ChunkReader:
