@@ -467,6 +467,25 @@ class Helper:
         self._stream = BlockReader(self)
         return HttpResponse(status, response_headers, self._stream)
 
+    def open_pipe(self, path):
+        """The named pipe at `path` (an `http fetch` output file) opened
+        for reading once the helper has opened it to write; None when the
+        helper answered or ended first. (A blocking open would wait
+        forever for a helper that died before it.)"""
+        import select
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        poller.register(self._process.stdout.fileno(), select.POLLIN)
+        while True:
+            ready = dict(poller.poll())
+            if fd in ready:   # its first bytes, or its end
+                os.set_blocking(fd, True)
+                return open(fd, 'rb')
+            if ready:
+                os.close(fd)
+                return None
+
     def http_import(self, url, headers=(), body=None, kind='bundle'):
         """Run an HTTP request whose answer is a Mercurial wire answer
         holding a bundle (`kind`: `bundle`, or `cg01` for a bundle1

@@ -438,7 +438,10 @@ class HttpTransport(Transport):
         outcome = []
 
         def read_answer():
-            with open(pipe_path, 'rb') as pipe:
+            pipe = self._helper.open_pipe(pipe_path)
+            if pipe is None:
+                return
+            with pipe:
                 try:
                     outcome.append(consume(_ChunkReader(self._decoded(
                         pipe, media_type, command, v1_engine)).read))
@@ -455,6 +458,9 @@ class HttpTransport(Transport):
         if not content_type.startswith(media_type):
             raise Abort('%s answered %s with the unexpected content type %r'
                         % (self.description, command, content_type))
+        if not outcome:
+            raise Abort('the helper wrote no answer of %s to %s'
+                        % (self.description, command))
         if isinstance(outcome[0], Abort):
             raise outcome[0]
         check_whole(response, self.description, command, 0)
