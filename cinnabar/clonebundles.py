@@ -49,7 +49,7 @@ import urllib.parse
 from cinnabar import config
 from cinnabar import streamclone
 from cinnabar.errors import Abort, SettingError
-from cinnabar.hg import streamclone as hgstream
+from cinnabar.hg import BUNDLE_MAGIC, streamclone as hgstream
 from cinnabar.record import record
 from cinnabar.redact import redact_url, say as _say
 from cinnabar.resumable import Download
@@ -220,11 +220,18 @@ def bundle_url(peer, helper, remote, say, explicit=False):
     return None
 
 
+def bundle_download(url, git_dir, say):
+    """The Download of the bundle at `url`, refused at its first bytes
+    when they are no bundle's."""
+    return Download(url, git_dir, say,
+                    magic=(BUNDLE_MAGIC, 'a Mercurial bundle'))
+
+
 def download_and_import(helper, url, git_dir, say=_say):
     """Download the bundle at `url` and import it (pending `finish`).
     Returns (Download, ImportCounts); on failure, the file is
     discarded."""
-    download = Download(url, git_dir, say)
+    download = bundle_download(url, git_dir, say)
     try:
         path = download.fetch(helper)
     except Abort:

@@ -251,13 +251,16 @@ class Helper:
         except (BrokenPipeError, ValueError):
             self._died()
 
-    def _receive(self, size=None):
-        """Read one line (without its LF) or, given a size, that many bytes."""
-        stdout = self._process.stdout
+    def _flush(self):
         try:
             self._process.stdin.flush()
         except (BrokenPipeError, ValueError):
             self._died()
+
+    def _receive(self, size=None):
+        """Read one line (without its LF) or, given a size, that many bytes."""
+        stdout = self._process.stdout
+        self._flush()
         if size is None:
             data = stdout.readline()
             if not data.endswith(b'\n'):
@@ -451,8 +454,8 @@ class Helper:
         self._send_blocks(source)
         return _parse_counts(self._answer_after_exit())
 
-    def _http_request(self, mode, url, headers, body):
-        self._command('http', mode, url)
+    def _http_request(self, mode, url, headers, body, *kind):
+        self._command('http', mode, url, *kind)
         for name, value in headers:
             if name in PATH_HEADERS:
                 line = name.encode('ascii') + b': ' + command_word(value)
@@ -470,7 +473,7 @@ class Helper:
             raise HelperError('unexpected answer to http: %r' % line)
         return int(line[len('status '):])
 
-    def http_fetch(self, url, headers=(), body=None):
+    def http_fetch(self, url, headers=(), body=None, before_answer=None):
         """Run an HTTP request through the helper (`http fetch`).
 
         `headers` is a list of (name, value) pairs; `body` is None, bytes,
@@ -478,8 +481,14 @@ class Helper:
         an HttpResponse whose headers map lower-case names to values and
         whose body is a BlockReader, to read before the next command. HTTP
         errors are answers (a status), and so is a request that got no
-        answer (status 0, its X-Cinnabar-Failure header saying why)."""
+        answer (status 0, its X-Cinnabar-Failure header saying why).
+        `before_answer()` is called once the request is sent, before the
+        answer is read: it reads the named pipe the request's output file
+        is, as the helper writes the body there."""
         self._http_request('fetch', url, headers, body)
+        if before_answer is not None:
+            self._flush()
+            before_answer()
         status = self._http_status()
         response_headers = {}
         while True:
@@ -491,12 +500,32 @@ class Helper:
         self._stream = BlockReader(self)
         return HttpResponse(status, response_headers, self._stream)
 
-    def http_import(self, url, headers=(), body=None):
+    def open_pipe(self, path):
+        """The named pipe at `path` (an `http fetch` output file) opened
+        for reading once the helper has opened it to write; None when the
+        helper answered or ended first. (A blocking open would wait
+        forever for a helper that died before it.)"""
+        import select
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        poller.register(self._process.stdout.fileno(), select.POLLIN)
+        while True:
+            ready = dict(poller.poll())
+            if fd in ready:   # its first bytes, or its end
+                os.set_blocking(fd, True)
+                return open(fd, 'rb')
+            if ready:
+                os.close(fd)
+                return None
+
+    def http_import(self, url, headers=(), body=None, kind='bundle'):
         """Run an HTTP request whose answer is a Mercurial wire answer
-        holding a bundle, and import it (`http import`). Returns
+        holding a bundle (`kind`: `bundle`, or `cg01` for a bundle1
+        server's bare changegroup), and import it (`http import`). Returns
         (status, ImportCounts); failures, including a status other than
         200, raise HelperError (the helper has then exited)."""
-        self._http_request('import', url, headers, body)
+        self._http_request('import', url, headers, body, kind)
         status = self._http_status()
         try:
             return status, _parse_counts(self._answer_after_exit())

@@ -24,6 +24,11 @@ happens within a run (a cut transfer is retried, MAX_ATTEMPTS times in
 all) and across runs: the partial file stays until `discard()`. Without
 a validator, a cut download starts again from the beginning.
 
+With `magic` (the words a file of the kind wanted starts with), a body
+starting otherwise is refused once its first bytes tell, before anything
+is saved (the helper's `X-Cinnabar-Output-Magic`): an endless answer that
+is no such file costs a few bytes, not a disk.
+
 Only a transfer that was cut (an answer whose body ended early) is tried
 again: a request that got no answer at all (host not found, connection
 refused, TLS failure: the helper's `status 0`) is one error at once, no
@@ -50,6 +55,7 @@ REDIRECTS = (301, 302, 303, 307, 308)
 RETRY_DELAY = 0.5
 DOWNLOADS_DIR = os.path.join('cinnabar', 'downloads')
 OUTPUT_HEADER = 'X-Cinnabar-Output-File'
+MAGIC_HEADER = 'X-Cinnabar-Output-Magic'
 _CONTENT_RANGE = re.compile(r'bytes\s+(?:(\d+)-(\d+)|\*)/(\d+|\*)\s*\Z')
 
 
@@ -98,10 +104,12 @@ def forget_credentials(directory):
 
 
 class Download:
-    """The download of `url` into the git dir at `git_dir`."""
+    """The download of `url` into the git dir at `git_dir`; `magic`:
+    (the words its file may start with, what such a file is)."""
 
-    def __init__(self, url, git_dir, say=None):
+    def __init__(self, url, git_dir, say=None, magic=None):
         self.url = url
+        self._magic = magic
         self._stored_url = redact_url(url)
         directory = os.path.join(git_dir, DOWNLOADS_DIR)
         key = hashlib.sha256(self._stored_url.encode('utf-8')).hexdigest()
@@ -176,10 +184,13 @@ class Download:
         """Follow redirects ourselves (the helper only does when git's
         http.followRedirects is true); returns the last response."""
         url = self.url
+        headers = list(headers) + [(OUTPUT_HEADER, self.path)]
+        if self._magic:
+            headers.append((MAGIC_HEADER, ' '.join(
+                word.decode('ascii') for word in self._magic[0])))
         for _ in range(MAX_REDIRECTS + 1):
             self.requests += 1
-            response = helper.http_fetch(
-                url, list(headers) + [(OUTPUT_HEADER, self.path)])
+            response = helper.http_fetch(url, headers)
             location = response.headers.get('location')
             if response.status not in REDIRECTS or not location:
                 return response
@@ -205,6 +216,11 @@ class Download:
             raise DownloadError(error.message, hint=error.hint)
         if status == 416 and have:
             return self._unsatisfiable(info, have, answer)
+        transfer, _, start = answer.get('x-cinnabar-transfer', '').partition(
+            ' start ')
+        if transfer == 'unexpected':
+            self.discard()
+            raise DownloadError(self._not_magic(start))
         if status not in (200, 206):
             raise DownloadError('HTTP error %d from %s'
                                 % (status, _display(self.url)))
@@ -227,6 +243,16 @@ class Download:
                                       total if total is not None else '?',
                                       answer.get('x-cinnabar-transfer')))
         return info, False
+
+    def _not_magic(self, start):
+        """The error for a body starting with the bytes in hex `start`."""
+        words, what = self._magic
+        try:
+            head = bytes.fromhex(start)[:max(len(w) for w in words)]
+        except ValueError:
+            head = b''
+        return '%s is not %s (unknown header %r)' % (
+            _display(self.url), what, head.decode('latin-1'))
 
     def _total(self, status, answer, have):
         """The size of the whole resource, checking a 206 answer."""

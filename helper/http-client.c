@@ -23,6 +23,15 @@
  * Answers kept in memory can be bounded by the request header
  * `X-Cinnabar-Max-Size: <bytes>` (not sent to the server): a longer body
  * stops the transfer, reported as `X-Cinnabar-Transfer: too large`.
+ *
+ * An answer saved to a file (`X-Cinnabar-Output-File`) can be checked
+ * before anything is written: with `X-Cinnabar-Output-Magic: <word>...`,
+ * a 200 body that starts with none of the words stops the transfer once
+ * its first bytes tell (`X-Cinnabar-Transfer: unexpected start <hex>`). The
+ * output file may be a named pipe, which its reader reads as the body
+ * comes and closes to stop the transfer (`cut`): it is opened before
+ * the request, so that the reader does not wait for an answer that has
+ * no body for it.
  */
 #include "cache.h"
 #include "config.h"
@@ -30,6 +39,8 @@
 #include <pthread.h>
 #include "http.h"
 #include "git-http.h"
+#include "sigchain.h"
+#include "string-list.h"
 #include "stream.h"
 #include "http-client.h"
 #include "urlmatch.h"
@@ -59,7 +70,11 @@ struct request {
 	/* fetch into a file (X-Cinnabar-Output-File), see save_body() */
 	const char *output_path;
 	FILE *output;
+	int output_is_pipe;
 	uintmax_t saved;
+	struct string_list magic;	/* X-Cinnabar-Output-Magic */
+	struct strbuf head;		/* a 200 body's start, until checked */
+	int head_checked, bad_start;
 	CURL *curl;
 	int cg_version;			/* import: 0 for a bundle */
 	uintmax_t max_size;		/* bound of `small`, 0: none */
@@ -373,6 +388,10 @@ static void read_request(struct request *r, FILE *in)
 			r->output_path = strbuf_detach(&word, NULL);
 			continue;
 		}
+		if (skip_prefix(line.buf, "X-Cinnabar-Output-Magic: ", &path)) {
+			string_list_split(&r->magic, path, ' ', -1);
+			continue;
+		}
 		if (!skip_prefix(line.buf, "X-Cinnabar-Body-File: ", &path)) {
 			r->own_headers = curl_slist_append(r->own_headers,
 							   line.buf);
@@ -469,26 +488,88 @@ static size_t header_cb(char *ptr, size_t size, size_t nmemb, void *data)
 }
 
 /*
+ * Whether `head`, the start of a body, starts with one of the magic
+ * words (1), with none (0), or is too short to tell (-1).
+ */
+static int check_magic(const struct string_list *magic,
+		       const struct strbuf *head)
+{
+	const struct string_list_item *word;
+	int short_of_one = 0;
+
+	for_each_string_list_item(word, magic) {
+		size_t len = strlen(word->string);
+		if (head->len >= len && !memcmp(head->buf, word->string, len))
+			return 1;
+		if (head->len < len &&
+		    !memcmp(head->buf, word->string, head->len))
+			short_of_one = 1;
+	}
+	return short_of_one ? -1 : 0;
+}
+
+static int write_output(struct request *r, const char *ptr, size_t len)
+{
+	if (fwrite(ptr, 1, len, r->output) == len &&
+	    (!r->output_is_pipe || !fflush(r->output)))
+		return 1;
+	if (r->output_is_pipe && errno == EPIPE)
+		return -1;	/* the reader is gone: stop the transfer */
+	die_errno("cannot write to '%s'", r->output_path);
+}
+
+/*
+ * A 200 body's start, kept until the magic words tell: 1 when `ptr` and
+ * `len` are what to write (the start kept, then the rest; or the bytes
+ * given when no check is due), 0 while too short, -1 to stop.
+ */
+static int write_checked_start(struct request *r, const char **ptr,
+			       size_t *len)
+{
+	int checked;
+
+	if (!r->magic.nr || r->head_checked)
+		return 1;
+	strbuf_add(&r->head, *ptr, *len);
+	*len = 0;
+	checked = check_magic(&r->magic, &r->head);
+	if (checked < 0)
+		return 0;
+	if (!checked) {
+		r->bad_start = 1;
+		return -1;
+	}
+	r->head_checked = 1;
+	*ptr = r->head.buf;
+	*len = r->head.len;
+	return 1;
+}
+
+/*
  * With an output file, the body of a 200 answer replaces the file's
  * contents and the body of a 206 (partial content) is appended to them;
  * other answers' bodies are kept in memory as usual. Returns 0 when the
- * body was not for the file.
+ * body was not for the file, -1 to stop the transfer.
  */
 static int save_body(struct request *r, const char *ptr, size_t len)
 {
 	long code = 0;
+	int ret;
+
 	if (!r->output_path)
 		return 0;
+	curl_easy_getinfo(r->curl, CURLINFO_RESPONSE_CODE, &code);
+	if (code != 200 && code != 206)
+		return 0;
+	if (code == 200 && (ret = write_checked_start(r, &ptr, &len)) <= 0)
+		return ret < 0 ? -1 : 1;	/* kept until it tells */
 	if (!r->output) {
-		curl_easy_getinfo(r->curl, CURLINFO_RESPONSE_CODE, &code);
-		if (code != 200 && code != 206)
-			return 0;
 		r->output = fopen(r->output_path, code == 200 ? "wb" : "ab");
 		if (!r->output)
 			die_errno("cannot write to '%s'", r->output_path);
 	}
-	if (fwrite(ptr, 1, len, r->output) != len)
-		die_errno("cannot write to '%s'", r->output_path);
+	if ((ret = write_output(r, ptr, len)) < 0)
+		return ret;
 	r->saved += len;
 	return 1;
 }
@@ -499,8 +580,12 @@ static size_t body_cb(char *ptr, size_t size, size_t nmemb, void *data)
 	size_t len = size * nmemb;
 	long code = 0;
 
-	if (save_body(r, ptr, len))
+	switch (save_body(r, ptr, len)) {
+	case 1:
 		return len;
+	case -1:
+		return 0;	/* stops the transfer */
+	}
 	if (r->pipe_fd >= 0) {
 		/*
 		 * Only a 2xx body goes to the importer; a 401's is dropped,
@@ -561,6 +646,8 @@ static void run_request(struct request *r)
 	strbuf_reset(&r->resp_headers);
 	strbuf_reset(&r->content_type);
 	strbuf_reset(&r->small);
+	strbuf_reset(&r->head);
+	r->head_checked = 0;
 	r->too_large = 0;
 	r->challenged = 0;
 	r->curl = c;
@@ -632,6 +719,17 @@ static int follow_redirect(struct request *r)
 static void run_with_auth(struct request *r)
 {
 	do {
+		run_request(r);
+		if (wants_credentials(r)) {
+			credential_fill(&http_auth);
+			if (r->output && !r->output_is_pipe) {
+				fclose(r->output);
+				r->output = NULL;
+			}
+			run_request(r);
+		}
+	} while (follow_redirect(r));
+}
 		run_request(r);
 		if (wants_credentials(r)) {
 			credential_fill(&http_auth);
@@ -715,6 +813,18 @@ static void print_reason(FILE *out, const char *status_line)
 		fprintf(out, "X-Cinnabar-Reason: %s\n", p);
 }
 
+/* The first bytes of `head` in hex, valid until the next call. */
+static const char *hex_start(const struct strbuf *head)
+{
+	static struct strbuf buf = STRBUF_INIT;
+	size_t i;
+
+	strbuf_reset(&buf);
+	for (i = 0; i < head->len && i < 16; i++)
+		strbuf_addf(&buf, "%02x", (unsigned char)head->buf[i]);
+	return buf.buf;
+}
+
 static void print_headers(FILE *out, struct request *r)
 {
 	struct strbuf **lines = strbuf_split(&r->resp_headers, '\n'), **l;
@@ -737,6 +847,9 @@ static void print_headers(FILE *out, struct request *r)
 	/* git's http.c calls any status >= 300 an error: not a cut. */
 	if (r->too_large)
 		fprintf(out, "X-Cinnabar-Transfer: too large\n");
+	else if (r->bad_start)
+		fprintf(out, "X-Cinnabar-Transfer: unexpected start %s\n",
+			hex_start(&r->head));
 	else if (r->results.curl_result == CURLE_OK ||
 		 r->results.curl_result == CURLE_HTTP_RETURNED_ERROR)
 		fprintf(out, "X-Cinnabar-Transfer: complete\n");
@@ -752,13 +865,33 @@ static void connection_failed(struct request *r)
 	    curl_words(r->results.curl_result));
 }
 
+/* A named pipe is opened at once: its reader waits for it. */
+static void open_output_pipe(struct request *r)
+{
+	struct stat st;
+
+	if (!r->output_path || stat(r->output_path, &st) ||
+	    !S_ISFIFO(st.st_mode))
+		return;
+	r->output = fopen(r->output_path, "wb");
+	if (!r->output)
+		die_errno("cannot write to '%s'", r->output_path);
+	r->output_is_pipe = 1;
+	sigchain_push(SIGPIPE, SIG_IGN);
+}
+
 static void http_fetch(struct request *r, FILE *out)
 {
 	size_t pos;
+	open_output_pipe(r);
 	run_with_auth(r);
-	if (r->output && fclose(r->output))
+	if (r->magic.nr && !r->head_checked && r->head.len)
+		r->bad_start = 1;	/* too short to be what was wanted */
+	if (r->output && fclose(r->output) && !r->output_is_pipe)
 		die_errno("cannot write to '%s'", r->output_path);
 	r->output = NULL;
+	if (r->output_is_pipe)
+		sigchain_pop(SIGPIPE);
 	fprintf(out, "status %ld\n", r->results.http_code);
 	print_headers(out, r);
 	for (pos = 0; pos < r->small.len; pos += 65536) {
@@ -948,6 +1081,8 @@ void http_command(const char *mode, const char *url, int cg_version,
 	strbuf_init(&r.resp_headers, 0);
 	strbuf_init(&r.content_type, 0);
 	strbuf_init(&r.small, 0);
+	strbuf_init(&r.head, 0);
+	string_list_init_dup(&r.magic);
 	read_request(&r, in);
 	use_url(&r, url);
 	if (!strcmp(mode, "fetch"))
@@ -966,4 +1101,6 @@ void http_command(const char *mode, const char *url, int cg_version,
 	strbuf_release(&r.resp_headers);
 	strbuf_release(&r.content_type);
 	strbuf_release(&r.small);
+	strbuf_release(&r.head);
+	string_list_clear(&r.magic, 0);
 }

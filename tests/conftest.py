@@ -20,6 +20,7 @@ from lib.chg import ChgServers  # noqa: E402
 from lib.corpus import Corpus  # noqa: E402
 from lib.git import CloneCache  # noqa: E402
 from lib.hg import Hg, HgServer, RepoCache  # noqa: E402
+from lib.hostile_http import HostileServer  # noqa: E402
 from lib.proc import run  # noqa: E402
 from lib.proxy import HgProxy  # noqa: E402
 from lib.sources import make_source  # noqa: E402
@@ -300,6 +301,17 @@ def hg_proxy(request):
         proxy = HgProxy(server.port, cut)
         request.addfinalizer(proxy.stop)
         return proxy.start()
+    return start
+
+
+@pytest.fixture
+def hostile(request):
+    """hostile(**options) -> a started lib.hostile_http.HostileServer,
+    stopped after the test."""
+    def start(**options):
+        server = HostileServer(**options)
+        request.addfinalizer(server.stop)
+        return server.start()
     return start
 
 

@@ -126,3 +126,20 @@ def test_stream_target_chain_shapes(shape, tmp_path):
         target.close()
     assert outcome.kind is None and outcome.accepted, (what, outcome,
                                                        outcome.stderr)
+
+
+def test_bundle1_seeds_import_as_http_answers():
+    """The http mode of the fuzz target (a bundle1 server's getbundle
+    answer, `http import <url> cg01`): the bundle1 seeds hg made are
+    imported, fsck clean (but `partial`, whose parents are missing)."""
+    seeds = sorted(p for p in (FUZZ / 'seeds').iterdir()
+                   if p.suffix in ('.un1', '.gz1', '.bz1', '.cg01')
+                   and p.stem != 'partial')
+    assert len(seeds) >= 10
+    result = run([sys.executable, FUZZ / 'fuzz.py', '--helper',
+                  ROOT / 'git-cinnabar-helper', '--http', '--replay',
+                  *seeds], check=False)
+    assert result.returncode == 0, result.describe()
+    lines = result.out.splitlines()
+    assert lines == [f'{p}: no finding (accepted)' for p in seeds], \
+        result.describe()

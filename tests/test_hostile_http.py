@@ -22,7 +22,7 @@ from lib.checks import assert_failed_for_people, assert_no_traceback
 from lib.checks import error_lines
 from lib.env import ROOT, SSH_WRAPPER
 from lib.git import git, init, lasting_refs, refs
-from lib.hostile_http import HostileServer
+from lib.hostile import fake_ssh
 from lib.push import hg_commit, make_hg_repo
 from lib.tls import make_authority_and_certificate
 
@@ -69,15 +69,6 @@ def upstream(hg, hg_serve_module, tmp_path_factory):
     hg_commit(hg, repo, {'f': 'two\n'}, 'second')
     hg('-R', repo, 'bookmark', '-r', '0', 'marked')
     return hg_serve_module(repo)
-
-
-@pytest.fixture
-def hostile(request):
-    def start(**options):
-        server = HostileServer(**options)
-        request.addfinalizer(server.stop)
-        return server.start()
-    return start
 
 
 class CredentialHelper:
@@ -599,13 +590,6 @@ def test_compression_negotiated(engines, expected, hg, hg_serve, hostile,
     log = git('log', '--format=%s', 'origin/branches/default/tip',
               cwd=tmp_path / 'work')
     assert log.out.splitlines() == ['second', 'initial import']
-
-
-def fake_ssh(tmp_path, script):
-    fake = tmp_path / 'fake-ssh'
-    fake.write_text('#!/bin/sh\n' + script)
-    fake.chmod(0o755)
-    return {'GIT_SSH_COMMAND': str(fake)}
 
 
 def test_ssh_banner_before_the_answers(upstream, tmp_path):

@@ -17,18 +17,11 @@ from lib.checks import assert_failed_for_people, file_digests
 from lib.env import ROOT
 from lib.git import METADATA_REF, init, refs
 from lib.hostile import assert_no_leftovers, assert_no_signal_death
-from lib.proc import run
+from lib.proc import run, run_measured
 
 sys.path.insert(0, str(ROOT / 'tests' / 'fuzz'))
 import streamfmt  # noqa: E402
 
-# Runs its arguments and prints the largest resident size any of its
-# descendants reached (kB) on standard error's last line.
-MAX_RSS = ('import resource, subprocess, sys\n'
-           'code = subprocess.run(sys.argv[1:]).returncode\n'
-           'rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss\n'
-           'print("max rss", rss, file=sys.stderr)\n'
-           'sys.exit(code)\n')
 RSS_LIMIT_KB = 150 * 1024
 OVER = (1 << 31) + 256
 
@@ -45,11 +38,8 @@ def deltas(rev):
 def unbundle_measured(repo, bundle, **kwargs):
     """`git cinnabar unbundle bundle` in `repo`: (result, the largest
     resident size of its processes in kB)."""
-    result = run([sys.executable, '-c', MAX_RSS, 'git', 'cinnabar',
-                  'unbundle', bundle], cwd=repo, check=False, **kwargs)
-    last = result.err.strip().splitlines()[-1]
-    assert last.startswith('max rss '), result.describe()
-    return result, int(last.split()[-1])
+    return run_measured(['git', 'cinnabar', 'unbundle', bundle], cwd=repo,
+                        **kwargs)
 
 
 def node_hex(count, rev):

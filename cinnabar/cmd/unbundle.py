@@ -39,7 +39,6 @@ from cinnabar.helper import Helper, ImportCounts
 from cinnabar.hg import streamclone as hgstream
 from cinnabar.hg.url import parse_url, strip_prefix
 from cinnabar.redact import say as _say
-from cinnabar.resumable import Download
 
 USAGE = usage_of(__doc__)
 # Every option, for completion and "did you mean" (tools/manpages.py);
@@ -92,7 +91,7 @@ def _import(helper, location, git_dir):
     scheme = parse_url(location).scheme
     if scheme in ('http', 'https'):
         _say('Downloading %s' % location)
-        download = Download(location, git_dir, _say)
+        download = clonebundles.bundle_download(location, git_dir, _say)
         return download.fetch(helper), download
     path = parse_url(location).path
     if not os.path.isfile(path):

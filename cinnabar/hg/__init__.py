@@ -35,6 +35,8 @@ def _connect_file(url, helper):
 
 
 DROP_HG_HINT = 'drop `hg::` from the URL: git reads git repositories itself'
+# How a bundle file starts: bundle1, bundle2, a packed1 stream bundle.
+BUNDLE_MAGIC = (b'HG10', b'HG20', b'HGS1')
 
 
 def _is_git_repository(path):

@@ -24,11 +24,12 @@ Answer
     answers a bundle2 (uncompressed) to a bundle2, else `<integer>\\n
     <output>`, like `pushkey`.
 
-A bundle2 getbundle answer goes straight into the helper (`http import`);
-a bundle1 answer (a bare changegroup) is decoded here into a temporary
-file that the helper then imports as `cg01`. An answer to `capabilities`
-that starts with `HG10` or `HG20` means the URL serves a bundle file: it
-is saved to a temporary file and read as one (`bundlefile`).
+A getbundle answer goes straight into the helper (`http import`), which
+decodes and imports it as it comes: a bundle2, or a bundle1 server's bare
+changegroup (`cg01`); nothing of it is held whole in memory or on disk.
+An answer to `capabilities` that starts with `HG10` or `HG20` means the
+URL serves a bundle file: it is saved to a temporary file and read as one
+(`bundlefile`).
 
 Hostile servers
     An answer read in memory must be whole: one cut short (fewer bytes
@@ -319,7 +320,7 @@ class HttpTransport(Transport):
         return b'0.2tx' in media_types
 
     def _fetch(self, command, args, protocol_header=None, body_file=None,
-               limit=None, output_file=None):
+               limit=None, output_file=None, before_answer=None):
         url, headers, body = self._request(command, args, protocol_header,
                                            body_file)
         self._trace_request(url, headers, body)
@@ -327,7 +328,7 @@ class HttpTransport(Transport):
             headers = headers + [(MAX_SIZE_HEADER, str(limit))]
         if output_file:
             headers = headers + [(OUTPUT_FILE_HEADER, output_file)]
-        response = self._helper.http_fetch(url, headers, body)
+        response = self._helper.http_fetch(url, headers, body, before_answer)
         if response.status == 0:
             raise unreachable(self.description, url, response.headers)
         if self._trace.enabled:
@@ -395,16 +396,21 @@ class HttpTransport(Transport):
         return self._decode(data, content_type)
 
     def import_stream(self, command, args, kind, helper):
-        if kind == 'bundle':
-            return self._import_bundle2(command, args, helper)
-        import tempfile
-        with tempfile.TemporaryFile() as spool:
-            self._spool_changegroup(command, args, spool)
-            spool.seek(0)
-            return helper.import_stream(kind, spool)
+        engines = helper.capabilities()
+        protocol = '0.1 0.2 comp=' + ','.join(
+            e for e in HELPER_ENGINES if e == 'none' or e in engines)
+        url, headers, body = self._request(command, args, protocol)
+        self._trace_request(url, headers, body)
+        status, counts = helper.http_import(url, headers, body, kind)
+        self._trace.received('HTTP %d (imported %d changesets, %d '
+                             'manifests, %d files)' % ((status,) + counts))
+        return counts
 
     def save_stream(self, command, args, out):
-        self._spool_changegroup(command, args, out)
+        def copy(read):
+            for chunk in iter(lambda: read(READ_SIZE), b''):
+                out.write(chunk)
+        self.read_stream(command, args, copy)
 
     def unbundle(self, args, path, bundle2_reply):
         # The answer is not compressed for application/mercurial-0.1,
@@ -419,40 +425,47 @@ class HttpTransport(Transport):
         from cinnabar.hg import bundle2  # a push's only: not loaded to list
         return bundle2.read_bundle(io.BytesIO(data).read)
 
-    def _import_bundle2(self, command, args, helper):
-        engines = helper.capabilities()
-        protocol = '0.1 0.2 comp=' + ','.join(
-            e for e in HELPER_ENGINES if e == 'none' or e in engines)
-        url, headers, body = self._request(command, args, protocol)
-        self._trace_request(url, headers, body)
-        status, counts = helper.http_import(url, headers, body)
-        self._trace.received('HTTP %d (imported %d changesets, %d '
-                             'manifests, %d files)' % ((status,) + counts))
-        return counts
-
     def read_stream(self, command, args, consume):
-        # The answer (a whole repository for a stream clone) goes to a
-        # file, not through memory, then is read from there.
+        # The answer (a whole repository for a stream clone) comes through
+        # a named pipe, read as it comes: what it states is checked before
+        # more is taken, and closing the pipe on a refusal stops the
+        # transfer. Its media type, needed before its headers come, is the
+        # one the server answers to our X-HgProto (hgweb answers stream_out
+        # as it is, whatever we asked).
         import tempfile
-        with tempfile.NamedTemporaryFile(prefix='hg-answer-') as answer:
+        v1_engine = 'none' if command in UNCOMPRESSED_V1 else 'zlib'
+        media_type = MEDIA_TYPE_2 if self._speaks_v2() and (
+            command not in UNCOMPRESSED_V1) else MEDIA_TYPE_1
+        outcome = []
+
+        def read_answer():
+            pipe = self._helper.open_pipe(pipe_path)
+            if pipe is None:
+                return
+            with pipe:
+                try:
+                    outcome.append(consume(_ChunkReader(self._decoded(
+                        pipe, media_type, command, v1_engine)).read))
+                except Abort as error:
+                    outcome.append(error)
+
+        with tempfile.TemporaryDirectory(prefix='hg-answer-') as directory:
+            pipe_path = os.path.join(directory, 'answer')
+            os.mkfifo(pipe_path, 0o600)
             response = self._fetch(
                 command, args, '0.1 0.2 comp=' + ','.join(PYTHON_ENGINES),
-                output_file=answer.name)
-            check_whole(response, self.description, command, 0)
-            content_type = self._check(response)
-            with open(answer.name, 'rb') as body:
-                reader = _ChunkReader(self._decoded(
-                    body, content_type, command,
-                    'none' if command in UNCOMPRESSED_V1 else 'zlib'))
-                return consume(reader.read)
-
-    def _spool_changegroup(self, command, args, spool):
-        response = self._fetch(command, args,
-                               '0.1 0.2 comp=' + ','.join(PYTHON_ENGINES))
-        check_whole(response, self.description, command, 0)
+                output_file=pipe_path, before_answer=read_answer)
         content_type = self._check(response)
-        for chunk in self._decoded(response.body, content_type, command):
-            spool.write(chunk)
+        if not content_type.startswith(media_type):
+            raise Abort('%s answered %s with the unexpected content type %r'
+                        % (self.description, command, content_type))
+        if not outcome:
+            raise Abort('the helper wrote no answer of %s to %s'
+                        % (self.description, command))
+        if isinstance(outcome[0], Abort):
+            raise outcome[0]
+        check_whole(response, self.description, command, 0)
+        return outcome[0]
 
     def _decoded(self, body, content_type, command, v1_engine='zlib'):
         """The chunks of a stream command's answer read from `body`,
@@ -463,20 +476,29 @@ class HttpTransport(Transport):
             size = body.read(1)
             engine = body.read(size[0] if size else 0).decode(
                 'ascii', 'replace')
+            if not (engine.isalnum() and engine.isascii()):
+                raise Abort('%s sent a damaged answer to %s (it names no '
+                            'compression engine)'
+                            % (self.description, command))
         if engine not in PYTHON_ENGINES:
             raise Abort('the server answered with the %r compression, which '
                         'we did not ask for' % engine)
-        decompressor = None
-        if engine == 'zlib':
-            import zlib
-            decompressor = zlib.decompressobj()
-        for chunk in iter(lambda: body.read(READ_SIZE), b''):
-            yield decompressor.decompress(chunk) if decompressor else chunk
-        if decompressor:
+        chunks = iter(lambda: body.read(READ_SIZE), b'')
+        if engine == 'none':
+            yield from chunks
+            return
+        import zlib
+        decompressor = zlib.decompressobj()
+        try:
+            for chunk in chunks:
+                yield from _inflated(decompressor, chunk)
             yield decompressor.flush()
-            if not decompressor.eof:
-                raise Abort('the answer of %s to %s was cut short'
-                            % (self.description, command))
+        except zlib.error as error:
+            raise Abort('%s sent a damaged compressed answer to %s (%s)'
+                        % (self.description, command, error))
+        if not decompressor.eof:
+            raise Abort('the answer of %s to %s was cut short'
+                        % (self.description, command))
 
     # Opening.
 
@@ -529,6 +551,18 @@ class HttpTransport(Transport):
                                           MAX_CAPABILITIES)
         self.server_caps = wireformat.parse_capabilities(self._capabilities)
         return None
+
+
+def _inflated(decompressor, chunk):
+    """The pieces `chunk` inflates to, READ_SIZE bytes at most each (a
+    64 kB chunk of a zlib bomb would be 64 MB at once)."""
+    data = decompressor.decompress(chunk, READ_SIZE)
+    while True:
+        yield data
+        if not decompressor.unconsumed_tail:
+            return
+        data = decompressor.decompress(decompressor.unconsumed_tail,
+                                       READ_SIZE)
 
 
 class _ChunkReader:

@@ -62,6 +62,8 @@ PUSH_CHUNK_SIZE = 65536
 MAX_ANSWER = 256 * 1024 * 1024
 # The longest line (a length, a banner line) we read.
 MAX_LINE = 65536
+# The largest piece of the server's standard error held at once.
+STDERR_PIECE = 65536
 
 
 def _encode_argument(name, value):
@@ -91,11 +93,18 @@ def encode_command(command, args):
 def _copy_stderr(stream, out, own_line, answered):
     """Copy the server's standard error to `out`, each line labelled
     `remote: `, but those `own_line` says are the client's (the program
-    running the server, e.g. ssh) before the server `answered`."""
-    for line in iter(stream.readline, b''):
-        own = own_line and not answered.is_set() and own_line(line)
-        out.write(line if own else b'remote: ' + line)
+    running the server, e.g. ssh) before the server `answered`; in pieces
+    of at most STDERR_PIECE bytes: a line that never ends is not held
+    whole."""
+    line_start = True
+    for piece in iter(lambda: stream.readline(STDERR_PIECE), b''):
+        if line_start:
+            own = own_line and not answered.is_set() and own_line(piece)
+            if not own:
+                out.write(b'remote: ')
+        out.write(piece)
         out.flush()
+        line_start = piece.endswith(b'\n')
 
 
 class StdioTransport(Transport):

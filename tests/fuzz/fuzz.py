@@ -45,11 +45,13 @@ import mutate  # noqa: E402
 import mutate_stream  # noqa: E402
 from line_target import LineTarget, random_script  # noqa: E402
 from stream_target import StreamTarget  # noqa: E402
-from target import Outcome, Target  # noqa: E402
+from target import Outcome, Target, is_bundle1  # noqa: E402
 
 TOP = os.path.dirname(os.path.dirname(HERE))
 POOL_LIMIT = 500
 STREAM_SUFFIXES = ('.packed1', '.stream2')
+# How a finding of an input sent as a bundle1 HTTP answer is named.
+HTTP_MARK = ' (http bundle1)'
 
 
 def load_seeds(directory):
@@ -186,12 +188,17 @@ class Fuzzer:
     def run_one(self, data, how, clean):
         ignorecase = self.rng.random() < 0.2
         stdin = self.rng.random() < 0.15
-        outcome = self.target.run(data, ignorecase, stdin)
+        http = not stdin and is_bundle1(data) and \
+            self.rng.random() < 0.25
+        outcome = self.target.run(data, ignorecase, stdin, http)
         if ignorecase:
             how += ' (core.ignorecase=true)'
         if stdin:
             how += ' (import stdin)'
             outcome.detail += ' (import stdin)'
+        if http:
+            how += HTTP_MARK
+            outcome.detail += HTTP_MARK
         self.stats['inputs'] += 1
         if outcome.accepted:
             self.stats['accepted'] += 1
@@ -366,14 +373,17 @@ def minimize(target, data, signature, budget, run=None):
     deadline = time.time() + budget
     ignorecase = '(core.ignorecase=true)' in signature
     stdin = '(import stdin)' in signature
+    http = HTTP_MARK in signature
 
     def same(candidate):
         if run is not None:
             outcome = run(candidate)
         else:
-            outcome = target.run(candidate, ignorecase, stdin)
+            outcome = target.run(candidate, ignorecase, stdin, http)
         if stdin:
             outcome.detail += ' (import stdin)'
+        if http:
+            outcome.detail += HTTP_MARK
         return signature in (outcome.signature, outcome.leak and
                              outcome.leak.signature)
 
@@ -414,11 +424,12 @@ def save_finding(out, original, small, outcome, how):
     with open(os.path.join(directory, 'report.txt'), 'w') as f:
         f.write('finding: %s\nfrom: %s\ninput: %d bytes (original %d)\n'
                 'replay: python3 tests/fuzz/fuzz.py --helper '
-                'build/asan/git-cinnabar-helper%s%s%s%s --replay %s\n\n'
+                'build/asan/git-cinnabar-helper%s%s%s%s%s --replay %s\n\n'
                 '--- answers\n%s\n--- stderr\n%s\n' % (
                     outcome.signature, how, len(small), len(original),
                     ' --ignorecase' if 'core.ignorecase' in how else '',
                     ' --stdin' if 'import stdin' in how else '',
+                    ' --http' if HTTP_MARK in how else '',
                     ' --stream' if how.startswith('stream') else '',
                     ' --line' if line else '',
                     os.path.join(directory, 'input' + suffix),
@@ -450,7 +461,8 @@ def replay(args):
             if args.stream or args.line:
                 outcome = target.run(data)
             else:
-                outcome = target.run(data, args.ignorecase, args.stdin)
+                outcome = target.run(data, args.ignorecase, args.stdin,
+                                     args.http)
             print('%s: %s' % (path, outcome.signature if outcome.kind
                               else 'no finding (%s)' % outcome.detail))
             if outcome.leak:
@@ -505,6 +517,9 @@ def main(argv=None):
                         help='replay with core.ignorecase=true')
     parser.add_argument('--stdin', action='store_true',
                         help='replay through `import stdin bundle`')
+    parser.add_argument('--http', action='store_true',
+                        help='replay as a bundle1 HTTP answer (`http '
+                             'import <url> cg01`)')
     parser.add_argument('--stream', action='store_true',
                         help='replay through the stream target (`git '
                         'cinnabar unbundle`)')

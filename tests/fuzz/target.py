@@ -34,16 +34,26 @@ One input in some is sent instead as a clone over ssh or http sends a
 `getbundle` answer: `import stdin bundle` followed by the data as a block
 stream (no `bundle-heads`), then `finish`, `fsck full`.
 
+And a bundle1 input (or a bare changegroup) in some is sent as a bundle1
+server answers `getbundle` over HTTP: its changegroup as a zlib stream
+(that of an `HG10GZ` bundle as it is), the body of an
+`application/mercurial-0.1` answer from a server on 127.0.0.1 that the
+helper reads with `http import <url> cg01`, then `finish`, `fsck full`.
+
 The scratch repository is put back to its first state after every input
 (files added since are removed), so inputs do not see each other.
 """
 
+import bz2
 import os
 import re
 import shutil
 import signal
 import subprocess
 import tempfile
+import threading
+import zlib
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import hgcheck
 
@@ -272,31 +282,51 @@ class Target:
                                         (('core.ignorecase', 'true'),))}
         self.repo = self.repos[False]
         self.input_path = os.path.join(self.tmp, 'input.hg')
-        self.env = sanitized_env(self.tmp, leaks)
+        # (A proxy from the environment must not get the http inputs.)
+        self.env = sanitized_env(self.tmp, leaks, no_proxy='127.0.0.1')
+        self._server = None  # the AnswerServer of the http inputs
 
     def close(self):
+        if self._server is not None:
+            self._server.stop()
         shutil.rmtree(self.tmp, ignore_errors=True)
 
-    def run(self, data, ignorecase=False, stdin=False):
+    def run(self, data, ignorecase=False, stdin=False, http=False):
         with open(self.input_path, 'wb') as f:
             f.write(data)
         self.repo = self.repos[ignorecase]
         try:
-            outcome = self._run(data, stdin)
+            if http:
+                outcome = self._run_http(data)
+            else:
+                outcome = self._run(data, stdin)
         finally:
             self.repo.reset()
         if ignorecase and outcome.kind:
             outcome.detail += ' (core.ignorecase=true)'
         return outcome
 
-    def _run(self, data, stdin):
+    def _run_http(self, data):
+        if self._server is None:
+            self._server = AnswerServer().start()
+        self._server.body = http_body(data)
+        script = b'http import %s cg01\n\n0\nfinish\nfsck full\nquit\n' % (
+            self._server.url.encode())
+        return self._run(data, False, script, 'status 200\n')
+
+    def _script(self, data, stdin):
         p = self.input_path
         if stdin:
-            script = b'import stdin bundle\n' + blocks(data) + \
+            return b'import stdin bundle\n' + blocks(data) + \
                 b'finish\nfsck full\nquit\n'
-        else:
-            script = ('bundle-heads %s\nimport file %s\nfinish\n'
-                      'fsck full\nquit\n' % (p, p)).encode()
+        return ('bundle-heads %s\nimport file %s\nfinish\n'
+                'fsck full\nquit\n' % (p, p)).encode()
+
+    def _run(self, data, stdin, script=None, status_line=None):
+        """Run the helper on `script` (by default, what `stdin` says);
+        `status_line`: the line its answers start with (`http import`)."""
+        if script is None:
+            script = self._script(data, stdin)
         status, out, err = run_helper(self.helper, self.repo.path, self.env,
                                       script, self.timeout)
         if status is None:
@@ -304,7 +334,13 @@ class Target:
                            out.decode('utf-8', 'replace'),
                            err.decode('utf-8', 'replace'))
         out = out.decode('utf-8', 'replace')
-        if stdin:
+        if status_line is not None:
+            # The status of `http import`, then its `import` answer.
+            if not out.startswith(status_line):
+                return Outcome('exit', 'bad http import status',
+                               out, err.decode('utf-8', 'replace'))
+            out = out[len(status_line):]
+        if stdin or status_line is not None:
             out = '0\n' + out  # as if bundle-heads had answered
         return self._judge(data, status, out,
                            err.decode('utf-8', 'replace'))
@@ -366,6 +402,69 @@ class Target:
         if accepted and hgcheck.bundle_ids_verify(data) is False:
             return outcome('accepted-bad', 'an hg id does not verify')
         return outcome(None, _normalize(error) if error else 'accepted')
+
+
+def is_bundle1(data):
+    """Whether `data` is a bundle1 or a bare changegroup (as far as its
+    first bytes tell)."""
+    return data[:1] == b'\0' or data[:4] == b'HG10'
+
+
+def http_body(data):
+    """The changegroup of a bundle1 `data` as a bundle1 server's
+    getbundle answer: a zlib stream (of the whole of other inputs)."""
+    if data[:4] != b'HG10':
+        return zlib.compress(data)
+    compression, payload = data[4:6], data[6:]
+    if compression == b'GZ':
+        return payload
+    if compression == b'BZ':
+        try:
+            payload = bz2.decompress(b'BZ' + payload)
+        except (OSError, ValueError, EOFError):
+            pass
+    return zlib.compress(payload)
+
+
+class _AnswerHandler(BaseHTTPRequestHandler):
+    protocol_version = 'HTTP/1.1'
+
+    def log_message(self, format, *args):
+        pass
+
+    def do_GET(self):
+        body = self.server.owner.body
+        self.send_response(200)
+        self.send_header('Content-Type', 'application/mercurial-0.1')
+        self.send_header('Content-Length', str(len(body)))
+        self.send_header('Connection', 'close')
+        self.end_headers()
+        try:
+            self.wfile.write(body)
+        except OSError:
+            pass  # the helper stopped reading: its answer says why
+
+
+class AnswerServer:
+    """An HTTP server on 127.0.0.1 answering every request with `body`
+    as a bundle1 server answers getbundle."""
+
+    def __init__(self):
+        self.body = b''
+        self._server = ThreadingHTTPServer(('127.0.0.1', 0), _AnswerHandler)
+        self._server.daemon_threads = True
+        self._server.owner = self
+        self.url = 'http://127.0.0.1:%d/?cmd=getbundle' % (
+            self._server.server_address[1])
+
+    def start(self):
+        threading.Thread(target=self._server.serve_forever,
+                         daemon=True).start()
+        return self
+
+    def stop(self):
+        self._server.shutdown()
+        self._server.server_close()
 
 
 def blocks(data, size=65536):

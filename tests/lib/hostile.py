@@ -9,6 +9,15 @@ SIGNAL_WORDS = ('Aborted', 'Segmentation', 'killed by signal', 'BUG:',
                 'core dumped')
 
 
+def fake_ssh(tmp_path, script):
+    """The environment making git run the shell `script` as its ssh
+    command (GIT_SSH_COMMAND; the script gets ssh's arguments)."""
+    fake = tmp_path / 'fake-ssh'
+    fake.write_text('#!/bin/sh\n' + script)
+    fake.chmod(0o755)
+    return {'GIT_SSH_COMMAND': str(fake)}
+
+
 def assert_no_signal_death(result):
     """The command ended by itself (an exit code, not a signal), and no
     helper it ran died of a signal or a BUG()."""

@@ -23,6 +23,9 @@ Rules (attributes, set before the client runs):
   half-way and the connection is closed; `with-length`
   announces the full Content-Length, `chunked` never sends the last
   (empty) chunk;
+- `answer[command] = (headers, body)`: the answer to that wire command
+  is `body` (bytes) with those headers and its Content-Length, without
+  asking the upstream;
 - `endless[command] = content type`: the answer to that wire command is
   an endless body of zeros without a length, until the client hangs up
   or ENDLESS_LIMIT bytes were sent;
@@ -88,6 +91,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if command in hostile.endless:
             return self._send_endless(hostile.endless[command])
+        if command in hostile.answer:
+            return self._send(200, *hostile.answer[command])
         status, headers, data = hostile.produce(self.command, self.path,
                                                 self.headers, body)
         hostile.record_answer(command, headers, data)
@@ -159,6 +164,7 @@ class HostileServer:
         self.auth = {}
         self.redirect = {}
         self.cut = {}
+        self.answer = {}
         self.endless = {}
         self.stall = {}
         self.hold = {}

@@ -10,6 +10,7 @@ import pty
 import re
 import signal
 import subprocess
+import sys
 import time
 
 DEFAULT_TIMEOUT = 300
@@ -146,3 +147,36 @@ def run_in_terminal(args, cwd=None, timeout=60):
     proc, lines = in_terminal(args, cwd=cwd, timeout=timeout)
     assert proc.returncode == 0, lines[-5:]
     return lines
+
+
+# Runs argv[2:] with files limited to argv[1] bytes (0: no limit) and
+# prints the largest resident size any of its descendants reached (kB) on
+# standard error's last line. Descendants left behind by a process that
+# did not wait for them (git dies without waiting for its remote helper)
+# come to it (PR_SET_CHILD_SUBREAPER) and are waited for too.
+_MEASURED = ('import ctypes, os, resource, subprocess, sys\n'
+             'ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)\n'
+             'limit = int(sys.argv[1])\n'
+             'if limit:\n'
+             '    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))\n'
+             'code = subprocess.run(sys.argv[2:]).returncode\n'
+             'try:\n'
+             '    while True:\n'
+             '        os.wait()\n'
+             'except ChildProcessError:\n'
+             '    pass\n'
+             'rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss\n'
+             'print("max rss", rss, file=sys.stderr)\n'
+             'sys.exit(code)\n')
+
+
+def run_measured(args, file_limit=0, **kwargs):
+    """Run `args` as `run` does (check=False); returns (the Result, the
+    largest resident size of its processes in kB). With `file_limit`, a
+    process writing a file past that many bytes is killed (SIGXFSZ)."""
+    result = run([sys.executable, '-c', _MEASURED, str(file_limit), *args],
+                 check=False, **kwargs)
+    last = result.err.strip().splitlines()[-1]
+    assert last.startswith('max rss '), result.describe()
+    result.stderr = result.stderr[:result.stderr.rindex(b'max rss ')]
+    return result, int(last.split()[-1])

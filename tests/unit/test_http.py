@@ -26,19 +26,16 @@ class FakeHelper:
         self.requests = []
         self.imported = []
 
-    def http_fetch(self, url, headers=(), body=None):
+    def http_fetch(self, url, headers=(), body=None, before_answer=None):
         self.requests.append((url, headers, body))
         status, content_type, data = self.responses.pop(0)
         headers = {'content-type': content_type} if content_type else {}
         return HttpResponse(status, headers, FakeBody(data))
 
-    def http_import(self, url, headers, body):
+    def http_import(self, url, headers, body, kind='bundle'):
         self.requests.append((url, headers, body))
+        self.imported.append(kind)
         return 200, (1, 0, 0)
-
-    def import_stream(self, kind, source):
-        self.imported.append((kind, source.read()))
-        return (2, 0, 0)
 
     def capabilities(self):
         return {'http', 'zlib'}
@@ -163,7 +160,7 @@ def test_redirect_followed(capsys):
     helper = FakeHelper((301, None, b''), (200, ht.MEDIA_TYPE_1, b'known'))
     original = helper.http_fetch
 
-    def with_location(url, headers, body):
+    def with_location(url, headers, body, before_answer=None):
         response = original(url, headers, body)
         if response.status == 301:
             response.headers['location'] = 'https://y/new?cmd=capabilities'
@@ -176,28 +173,15 @@ def test_redirect_followed(capsys):
     assert 'redirecting to https://y/new' in capsys.readouterr().err
 
 
-def test_bundle1_getbundle_is_decoded_here():
-    payload = b'changegroup data' * 100
-    http, helper = transport(b'getbundle',
-                             (200, ht.MEDIA_TYPE_1, zlib.compress(payload)))
+def test_bundle1_getbundle_goes_to_the_helper():
+    """A bundle1 answer is imported by the helper as it comes (`http
+    import ... cg01`), not decoded here."""
+    http, helper = transport(b'getbundle httpmediatype=0.2tx')
     assert http.import_stream('getbundle', {'heads': A}, 'cg01',
-                              helper) == (2, 0, 0)
-    assert helper.imported == [('cg01', payload)]
-
-
-def test_bundle1_getbundle_v2_answer():
-    payload = b'changegroup data' * 100
-    http, helper = transport(b'getbundle httpmediatype=0.2tx',
-                             (200, ht.MEDIA_TYPE_2,
-                              b'\x04zlib' + zlib.compress(payload)))
-    http.import_stream('getbundle', {'heads': A}, 'cg01', helper)
-    http, helper = transport(b'getbundle httpmediatype=0.2tx',
-                             (200, ht.MEDIA_TYPE_2, b'\x04none' + payload),
-                             (200, ht.MEDIA_TYPE_2, b'\x04zstd' + payload))
-    http.import_stream('getbundle', {'heads': A}, 'cg01', helper)
-    assert helper.imported == [('cg01', payload)]
-    with pytest.raises(Abort):
-        http.import_stream('getbundle', {'heads': A}, 'cg01', helper)
+                              helper) == (1, 0, 0)
+    assert helper.imported == ['cg01']
+    url, headers, body = helper.requests[0]
+    assert dict(headers)['X-HgProto-1'] == '0.1 0.2 comp=zlib,none'
 
 
 def test_bundle2_getbundle_goes_to_the_helper():
