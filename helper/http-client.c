@@ -730,17 +730,6 @@ static void run_with_auth(struct request *r)
 		}
 	} while (follow_redirect(r));
 }
-		run_request(r);
-		if (wants_credentials(r)) {
-			credential_fill(&http_auth);
-			if (r->output) {
-				fclose(r->output);
-				r->output = NULL;
-			}
-			run_request(r);
-		}
-	} while (follow_redirect(r));
-}
 
 /* curl's own words on the failure of the last transfer. */
 static const char *curl_words(CURLcode code)
