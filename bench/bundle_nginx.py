@@ -27,7 +27,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / 'tests'))
 
-from clone_nginx import bench_parser, nginx_workdir, timed  # noqa: E402
+from benchlib import bench_parser, nginx_workdir  # noqa: E402
+from benchlib import record, timed  # noqa: E402
 from lib import env as test_env  # noqa: E402
 
 SPECS = ('none-v1', 'gzip-v1', 'bzip2-v1', 'none-v2', 'gzip-v2',
@@ -44,6 +45,7 @@ def run_median(args, cwd, runs):
                   + stderr.decode(errors='replace')[-2000:])
             return None
         times.append(elapsed)
+        record(' '.join(map(str, args[:3])), seconds=elapsed)
     return statistics.median(times)
 
 

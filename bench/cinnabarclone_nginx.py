@@ -25,7 +25,6 @@ Run from the repository root after `make`:
 
 import contextlib
 import os
-import resource
 import shutil
 import sys
 import tempfile
@@ -34,6 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / 'tests'))
 
+from benchlib import BenchParser, children_cpu, record  # noqa: E402
 from lib import env as test_env  # noqa: E402
 from lib.bundleserver import BundleServer  # noqa: E402
 from lib.corpus import NGINX, Corpus  # noqa: E402
@@ -41,11 +41,6 @@ from lib.hg import Hg, HgServer  # noqa: E402
 from lib.proc import run  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def children_cpu():
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
 
 
 def timed(args, **kwargs):
@@ -72,10 +67,15 @@ def check_alone(repo):
     return seconds, cpu, result.out.split('\n')[1]
 
 
-def main(argv):
+def main():
+    parser = BenchParser(description=__doc__.split('\n')[0])
+    parser.add_argument('bundle', nargs='?', type=Path,
+                        help='the hg bundle to serve (default: the '
+                        "corpus's nginx.hg)")
+    args = parser.parse_args()
     hg = Hg(test_env.hg_executable())
     corpus = Corpus(test_env.corpus_dir())
-    bundle = Path(argv[0]) if argv else corpus.bundle(NGINX)
+    bundle = args.bundle or corpus.bundle(NGINX)
     work = Path(tempfile.mkdtemp(prefix='bench-cinnabarclone-'))
     saved = dict(os.environ)
     isolated = test_env.isolated_env(work / 'home', hg.exe)
@@ -97,6 +97,7 @@ def main(argv):
             plain = clone(url, work / 'plain', '-c', 'cinnabar.clone=')
             print(f'plain clone          {plain[0]:7.1f} s  '
                   f'CPU {plain[1]:7.1f}')
+            record('plain clone', seconds=plain[0], cpu=plain[1])
             run(['git', 'bundle', 'create', www / 'meta.bundle',
                  'refs/cinnabar/metadata'], cwd=work / 'plain', timeout=3600)
             (repo / '.hg' / 'cinnabar.manifest').write_text(
@@ -107,9 +108,11 @@ def main(argv):
                 seconds, cpu, err = clone(url, work / name, *options)
                 assert 'falling back' not in err, err
                 print(f'{name:20} {seconds:7.1f} s  CPU {cpu:7.1f}')
+                record(name, seconds=seconds, cpu=cpu)
             seconds, cpu, counts = check_alone(work / 'cinnabarclone')
             print(f'check alone          {seconds:7.1f} s  CPU {cpu:7.1f}  '
                   f'({counts})')
+            record('check alone', seconds=seconds, cpu=cpu)
     finally:
         os.environ.clear()
         os.environ.update(saved)
@@ -118,4 +121,4 @@ def main(argv):
 
 
 if __name__ == '__main__':
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main())

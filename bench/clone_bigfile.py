@@ -21,7 +21,7 @@ import os
 import shutil
 import sys
 
-from clone_nginx import Bench, bench_parser, bench_workdir, timed
+from benchlib import Bench, bench_parser, bench_workdir, record, timed
 from lib.hg import HgServer
 
 TARGET = 2.0
@@ -70,6 +70,9 @@ def main():
                     return 1
                 bench.times.setdefault('hg clone -U', []).append(elapsed)
                 hg_peak = max(hg_peak, rusage.ru_maxrss * 1024)
+                record('hg clone -U', seconds=elapsed,
+                       cpu=rusage.ru_utime + rusage.ru_stime,
+                       peak_mb=rusage.ru_maxrss / 1024)
                 print(f'{"hg clone -U":<28} {elapsed:8.1f} s', flush=True)
                 shutil.rmtree(dest, ignore_errors=True)
                 bench.run('git clone --no-checkout',

@@ -5,7 +5,7 @@ Makes an hg repository from the corpus's scale/manifest100k.hg (or from
 --bundle), serves it with `hg serve` on 127.0.0.1, then, in the same
 run, times `hg clone -U`, our `git clone --no-checkout hg::...` (every
 id verified, the default), and, when found, the reference git-cinnabar's
-(--reference DIR, default /work/ref-cinnabar/bin, or a directory of
+(--reference DIR, else CINNABAR_BENCH_REFERENCE, else a directory of
 `git-cinnabar` on PATH other than this repository), each --runs times.
 Prints times, medians, the ratios (ours / hg, target <= 1.0; ours /
 git-cinnabar, target <= 0.7) and the peak RSS of the largest process of
@@ -26,13 +26,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / 'tests'))
 
-from clone_nginx import MB, Bench, bench_parser  # noqa: E402
-from clone_nginx import served_bundle  # noqa: E402
+from benchlib import MB, Bench, bench_parser  # noqa: E402
+from benchlib import served_bundle  # noqa: E402
 from lib import env as test_env  # noqa: E402
 
 HG_RATIO_TARGET = 1.0
 REFERENCE_RATIO_TARGET = 0.7
-DEFAULT_REFERENCE = Path('/work/ref-cinnabar/bin')
 
 
 def ratio(bench, ours, theirs, target):
@@ -119,7 +118,7 @@ def main():
         bundle = args.bundle or (test_env.corpus_dir() / 'scale' /
                                  'manifest100k.hg')
         with served_bundle('cinnabar-bench-scale-', bundle, args.keep,
-                           args.reference, [DEFAULT_REFERENCE]) as (
+                           args.reference) as (
                 hg, workdir, server, reference):
             return benchmark(hg, server, bundle, reference, args, workdir)
     except test_env.SetupError as e:

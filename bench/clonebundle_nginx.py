@@ -30,6 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / 'tests'))
 
+from benchlib import BenchParser, record  # noqa: E402
 from lib import env as test_env  # noqa: E402
 from lib.bundleserver import BundleServer  # noqa: E402
 from lib.corpus import NGINX, Corpus  # noqa: E402
@@ -63,6 +64,7 @@ def one(name, work, hg, repo, www, cut_after, *options):
 
 
 def main():
+    BenchParser(description=__doc__.split('\n')[0]).parse_args()
     hg = Hg(test_env.hg_executable())
     corpus = Corpus(test_env.corpus_dir())
     work = Path(tempfile.mkdtemp(prefix='bench-clonebundle-'))
@@ -88,6 +90,8 @@ def main():
                 name, work, hg, repo, www, cut, *options)
             print(f'{name:11} {seconds:6.1f} s  getbundle {getbundle:>9} B'
                   f'  bundle server {sent:>9} B  GETs {statuses}')
+            record(name, seconds=seconds, getbundle_bytes=getbundle,
+                   bundle_bytes=sent)
     finally:
         os.environ.clear()
         os.environ.update(saved)

@@ -10,7 +10,7 @@ process of each (sampled as bench/clone_nginx.py does) and its CPU
 - fetch: a client that lacks the last N changesets of the served
   repository (N = 1, 10, 100, 1000; --n picks some) fetches them: `git
   fetch` by ours, by git-cinnabar 0.7.5 when found (--reference DIR, or
-  /work/scratch/gc075/bin, or another git-cinnabar on PATH), and `hg
+  CINNABAR_BENCH_REFERENCE, or another git-cinnabar on PATH), and `hg
   pull` by an hg clone lacking the same changesets (and by a copy of ours
   at another commit, --before DIR: its launchers and helper, timed as
   `before` from ours's prepared clones);
@@ -43,13 +43,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / 'tests'))
 
-from clone_nginx import MB, bench_parser, bench_workdir  # noqa: E402
-from clone_nginx import find_reference, timed  # noqa: E402
+from benchlib import MB, bench_parser, bench_workdir  # noqa: E402
+from benchlib import find_reference, record, timed  # noqa: E402
 from lib import env as test_env  # noqa: E402
 from lib.hg import HgServer  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_REFERENCE = Path('/work/scratch/gc075/bin')
 BUNDLES = {'manifest100k': ('scale', 'manifest100k.hg'),
            'nginx': ('nginx.hg',)}
 COUNTS = (1000, 100, 10, 1)
@@ -69,21 +68,6 @@ def run(args, cwd=None, env=None, stdin=None):
     """stdout of `args`, which must succeed."""
     return subprocess.run(args, cwd=cwd, env=env, input=stdin, check=True,
                           stdout=subprocess.PIPE).stdout
-
-
-def linked_reference(cache):
-    """A directory of `git-cinnabar` and `git-remote-hg` links to
-    DEFAULT_REFERENCE's git-cinnabar (one binary: it acts on its name),
-    made under `cache`; None without it."""
-    binary = DEFAULT_REFERENCE / 'git-cinnabar'
-    if not binary.is_file():
-        return None
-    links = cache / 'gc075-bin'
-    links.mkdir(parents=True, exist_ok=True)
-    for name in ('git-cinnabar', 'git-remote-hg'):
-        if not (links / name).exists():
-            (links / name).symlink_to(binary)
-    return links
 
 
 class Tools:
@@ -231,6 +215,7 @@ class Results:
         cpu = rusage.ru_utime + rusage.ru_stime
         peak = max(sampler.peaks.values(), default=0)
         self.runs.setdefault(label, []).append((elapsed, cpu, peak))
+        record(label, seconds=elapsed, cpu=cpu, peak_mb=peak / MB)
         print(f'{label:<34} {elapsed:7.3f} s  CPU {cpu:6.3f} s  '
               f'{peak / MB:6.1f} MB  load {os.getloadavg()[0]:.1f}',
               flush=True)
@@ -383,8 +368,7 @@ def main():
     try:
         with bench_workdir('cinnabar-bench-daily-', args.keep) as (
                 hg, workdir):
-            reference = find_reference(args.reference,
-                                       [linked_reference(args.cache)])
+            reference = find_reference(args.reference)
             print(f'reference: {reference or "none found"}')
             tools = Tools(hg, reference, args.before)
             failed = False

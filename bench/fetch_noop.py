@@ -27,7 +27,6 @@ PYTHONDONTWRITEBYTECODE, so a source checkout's never is unless asked.
 """
 
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -37,17 +36,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / 'tests'))
 
-from clone_nginx import bench_parser, find_reference  # noqa: E402
-from clone_nginx import nginx_workdir  # noqa: E402
+from benchlib import bench_parser, children_cpu  # noqa: E402
+from benchlib import find_reference, record  # noqa: E402
+from benchlib import nginx_workdir  # noqa: E402
 from lib import env as test_env  # noqa: E402
 from lib.hg import HgServer  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def children_cpu():
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
 
 
 def timed(args, cwd, path):
@@ -124,7 +119,9 @@ def benchmark(hg, workdir, repo, args):
         for _ in range(args.runs):
             for label, (command, cwd, path) in commands.items():
                 logged = _lines(access_log)
-                results[label].append(timed(command, cwd, path))
+                wall, cpu = timed(command, cwd, path)
+                results[label].append((wall, cpu))
+                record(label, seconds=wall, cpu=cpu)
                 requests[label] = _lines(access_log) - logged
     for label, runs in results.items():
         print(f'{label:<24} median {median([w for w, _ in runs]):6.3f} s '

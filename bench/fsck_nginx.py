@@ -30,7 +30,6 @@ CINNABAR_CORPUS as for the tests:
 """
 
 import os
-import resource
 import shutil
 import sys
 from pathlib import Path
@@ -38,8 +37,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / 'tests'))
 
-from clone_nginx import MB, bench_parser, find_reference  # noqa: E402
-from clone_nginx import nginx_workdir  # noqa: E402
+from benchlib import MB, bench_parser, children_cpu  # noqa: E402
+from benchlib import find_reference  # noqa: E402
+from benchlib import nginx_workdir  # noqa: E402
 from lib import env as test_env  # noqa: E402
 from push_nginx import PushBench  # noqa: E402
 
@@ -53,11 +53,6 @@ def path_with(directory):
 
 
 CPU = {}
-
-
-def children_cpu():
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
 
 
 def run_with_path(bench, label, args, cwd, env_path, sample=False):

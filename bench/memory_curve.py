@@ -13,7 +13,6 @@ Prints the metadata commit, to compare two builds on the same input.
         [--interval S] [--keep]
 """
 
-import argparse
 import os
 import shutil
 import subprocess
@@ -23,7 +22,13 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CORPUS = ROOT.parent / 'shared' / 'corpus'
+sys.path.insert(0, str(ROOT / 'bench'))
+
+from benchlib import BenchParser, record  # noqa: E402
+
+# The corpus as the tests find it (CINNABAR_CORPUS, else beside the tree).
+CORPUS = Path(os.environ.get('CINNABAR_CORPUS')
+              or ROOT.parent / 'shared' / 'corpus')
 DEFAULT_BUNDLE = CORPUS / 'scale' / 'manifest100k.hg'
 HELPER_COMM = 'git-cinnabar-he'  # /proc/<pid>/comm keeps 15 characters
 TICK = os.sysconf('SC_CLK_TCK')
@@ -71,7 +76,7 @@ def sample(pid):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser = BenchParser(description=__doc__.split('\n')[0])
     parser.add_argument('bundle', nargs='?', default=str(DEFAULT_BUNDLE))
     parser.add_argument('-c', dest='config', action='append', default=[],
                         help='git -c KEY=VALUE for the unbundle')
@@ -106,6 +111,8 @@ def main():
           f'{os.getloadavg()[0]:.1f}; metadata {metadata.stdout.strip()}')
     for pid, points in sorted(samples.items(), key=lambda i: -len(i[1])):
         cpu_end = points[-1][0] or 1
+        record(f'helper {pid}', seconds=wall, cpu=cpu_end,
+               peak_mb=max(p[1]["VmHWM"] for p in points))
         print(f'helper {pid}: {len(points)} samples, {cpu_end:.1f} s CPU '
               f'(user+sys), peak {max(p[1]["VmHWM"] for p in points):.0f} '
               f'MB')

@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / 'tests'))
 
 from clone_manifest100k import ScaleBench  # noqa: E402
-from clone_nginx import MB, bench_parser, bench_workdir  # noqa: E402
+from benchlib import MB, bench_parser, bench_workdir  # noqa: E402
 from lib import env as test_env  # noqa: E402
 from lib.hg import HgServer  # noqa: E402
 from scale_repos import CORPUS_SHAPE, RepoMaker, Shape  # noqa: E402

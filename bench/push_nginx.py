@@ -48,9 +48,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / 'tests'))
 
-import clone_nginx  # noqa: E402
-from clone_nginx import (MB, Bench, bench_parser, nginx_workdir,  # noqa: E402
-                         timed)
+import benchlib  # noqa: E402
+from benchlib import (MB, Bench, bench_parser, nginx_workdir,  # noqa: E402
+                      timed)
 from lib import env as test_env  # noqa: E402
 from lib.git import refs  # noqa: E402
 from lib.hg import HgServer  # noqa: E402
@@ -62,7 +62,7 @@ ORIGIN = 'refs/remotes/origin/'
 
 
 def classify(argv):
-    """clone_nginx.classify, but the hg server that the ssh wrapper runs
+    """benchlib.classify, but the hg server that the ssh wrapper runs
     (a Python program too) and the wrapper itself are 'server': they are
     not git-cinnabar's."""
     words = [os.path.basename(a) for a in argv[:3]]
@@ -72,8 +72,8 @@ def classify(argv):
 
 
 # The samplers of clone_nginx call its module-level classify.
-_classify = clone_nginx.classify
-clone_nginx.classify = classify
+_classify = benchlib.classify
+benchlib.classify = classify
 
 
 class PushBench(Bench):
@@ -108,6 +108,8 @@ class PushBench(Bench):
             return False
         self.times.setdefault(label, []).append(elapsed)
         self.cpu.setdefault(label, []).append((client, server))
+        benchlib.record(label, seconds=elapsed, cpu=client, serve_cpu=server,
+                        peak_mb=rusage.ru_maxrss / 1024)
         if sampler:
             self.samplers.append(sampler)
             self.max_single_rss = max(self.max_single_rss,

@@ -4,8 +4,8 @@
 Clones generated histories of several sizes over HTTP from `hg serve` on
 127.0.0.1 with `hg clone -U`, our `git clone --no-checkout hg::...` (every
 id verified, the default) and, when found, the reference git-cinnabar's
-(--reference DIR, default /work/ref-cinnabar/bin, or another git-cinnabar
-on PATH, such as /work/scratch/gc075/bin's; --no-reference to skip it).
+(--reference DIR, else CINNABAR_BENCH_REFERENCE, else another
+git-cinnabar on PATH; --no-reference to skip it).
 The histories come from the corpus's scale/gen-fastimport.py (see
 bench/scale_repos.py: made like manifest100k.hg with hg convert, or for
 speed with our `git cinnabar bundle`, kept in build/bench-data/scale/):
@@ -49,16 +49,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / 'tests'))
 
-from clone_nginx import MB, MemorySampler, bench_parser  # noqa: E402
-from clone_nginx import classify, command_line  # noqa: E402
-from clone_nginx import bench_workdir, find_reference  # noqa: E402
-from clone_nginx import process_tree, timed as clone_timed  # noqa: E402
+from benchlib import MB, MemorySampler, bench_parser  # noqa: E402
+from benchlib import classify, command_line  # noqa: E402
+from benchlib import bench_workdir, find_reference, record  # noqa: E402
+from benchlib import process_tree, timed as clone_timed  # noqa: E402
 from lib import env as test_env  # noqa: E402
 from lib.hg import HgServer  # noqa: E402
 from scale_repos import GenerationError, RepoMaker, Shape  # noqa: E402
 from scale_repos import describe_generation, load_average  # noqa: E402
 
-DEFAULT_REFERENCE = Path('/work/ref-cinnabar/bin')
 NAMED_SIZES = {
     '2500': Shape(100000, 2500), '5000': Shape(100000, 5000),
     '10000': Shape(100000, 10000), '20000': Shape(100000, 20000),
@@ -244,6 +243,9 @@ class SizeBench:
                           sorted(measure.kinds.items()))
         print(f'{line}, checked\n  {"":<20} CPU seen per process kind: '
               f'{kinds}; largest seen: {measure.largest}', flush=True)
+        record(f'{tool}, {self.shape}', seconds=measure.elapsed,
+               cpu=measure.cpu, serve_cpu=measure.serve_cpu,
+               peak_mb=measure.rss / MB)
         best = self.results.get(tool)
         if best is None or measure.elapsed < best.elapsed:
             self.results[tool] = measure
@@ -353,7 +355,7 @@ def make_all(maker, shapes):
 def measure_all(hg, maker, args, workdir):
     reference = None
     if not args.no_reference:
-        reference = find_reference(args.reference, [DEFAULT_REFERENCE])
+        reference = find_reference(args.reference)
         if reference and not (reference / 'git-remote-hg').exists():
             # Else git would run our git-remote-hg, found later on PATH.
             print(f'error: {reference} has no git-remote-hg (git-cinnabar '

@@ -16,7 +16,6 @@ the chunks the helper read to build the changelog's texts
         [--against K] [--helper PATH]...
 """
 
-import argparse
 import os
 import re
 import resource
@@ -30,6 +29,7 @@ TOP = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(TOP / 'tests' / 'fuzz'))
 
 import streamfmt  # noqa: E402
+from benchlib import BenchParser, record  # noqa: E402
 
 CHUNKS = re.compile(r'revlog: (\d+) texts of the changelog built from '
                     r'(\d+) chunks')
@@ -58,7 +58,7 @@ def unbundle(helper, bundle, workdir):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser = BenchParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--counts', default='1000,2000,4000,8000,32000')
     parser.add_argument('--against', type=int, default=2)
     parser.add_argument('--helper', action='append', type=Path)
@@ -72,6 +72,8 @@ def main():
                 count, lambda rev: rev if rev < k else rev - k))
             for helper in helpers:
                 wall, cpu, rss, chunks = unbundle(helper, bundle, workdir)
+                record(f'r-{k} {count} {helper.name}', seconds=wall,
+                       cpu=cpu, peak_mb=rss / 1024, changesets=count)
                 print(f'r-{k} {count:6d} {helper}: {wall:7.2f} s, CPU '
                       f'{cpu:7.2f} s, {rss // 1024} MB, chunks '
                       f'{chunks if chunks is not None else "?"}',

@@ -24,9 +24,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / 'tests'))
 
-from clone_manifest100k import (DEFAULT_REFERENCE, ScaleBench,  # noqa: E402
-                                largest_process, ratio)
-from clone_nginx import MB, bench_parser, served_bundle  # noqa: E402
+from clone_manifest100k import ScaleBench  # noqa: E402
+from clone_manifest100k import largest_process, ratio  # noqa: E402
+from benchlib import MB, bench_parser, served_bundle  # noqa: E402
 from lib import env as test_env  # noqa: E402
 
 STREAM = 'git clone (ours, stream)'
@@ -81,7 +81,7 @@ def main():
     try:
         bundle = args.bundle or test_env.corpus_dir() / 'nginx.hg'
         with served_bundle('cinnabar-bench-stream-', bundle, args.keep,
-                           args.reference, [DEFAULT_REFERENCE]) as (
+                           args.reference) as (
                 hg, workdir, server, reference):
             return benchmark(hg, server, reference, args, workdir)
     except test_env.SetupError as e:
