@@ -124,7 +124,7 @@ MANPAGES = man/man1/git-cinnabar.1 man/man1/git-remote-hg.1
 LAUNCHERS = git-remote-hg git-cinnabar
 
 .PHONY: all bytecode deps helper check-deps git-source venv test test-hg63 lint demo manpages \
-	user-git test-user-git \
+	user-git test-user-git print-user-git-versions \
 	hg-matrix hg-matrix-test hg-matrix-ci hg-matrix-test-ci heptapod-venv \
 	install uninstall clean distclean asan fuzz fuzz-short fuzz-push
 .DELETE_ON_ERROR:
@@ -369,6 +369,9 @@ USER_GIT_TESTS = tests/test_clone_corpus.py tests/test_push_series.py
 user-git:
 	@$(foreach v,$(USER_GIT_VERSIONS),JOBS=$(JOBS) bash tools/user-git $(v) \
 		$(USER_GIT_$(v)) $(USER_GIT_DIR)/$(v) &&) true
+
+print-user-git-versions:
+	@echo $(USER_GIT_VERSIONS)
 
 # Each release first on PATH, CINNABAR_TEST_GIT_VERSION telling the tests which
 # git they must find there (tests/conftest.py); every release is tested, the
