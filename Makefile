@@ -364,7 +364,7 @@ USER_GIT_2.47.3 = 9c2eb1250781b3e5bfef098572d07fdf132d67e6c065e4307332ade9819a15
 USER_GIT_2.55.0 = 457fdb04dc8728e007d4688695e6912e6f680727920f2a40bf11eacc17505357 \
 	1:2.55.0-1 sid
 USER_GIT_DIR = $(HOME)/.cache/git-cinnabar/user-git
-USER_GIT_TESTS = tests/test_clone_corpus.py tests/test_push_series.py
+USER_GIT_TESTS = tests/test_clone_corpus.py tests/test_push_series.py tests/test_repo_lock.py
 
 user-git:
 	@$(foreach v,$(USER_GIT_VERSIONS),JOBS=$(JOBS) bash tools/user-git $(v) \
