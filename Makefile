@@ -14,6 +14,11 @@
 #                         (TEST_PYTHON=python3.9: the launchers run with that Python;
 #                         TEST_HELPER=build/dist/git-cinnabar-helper: with that helper)
 #   make test-hg63        the same suite with Debian's /usr/bin/hg (Mercurial 6.3)
+#   make user-git         build the git releases of USER_GIT_VERSIONS from Debian's
+#                         source packages, under USER_GIT_DIR (kept: built once)
+#   make test-user-git    the tests marked usergit (corpus clones, push series) with
+#                         each of them as the git on PATH (USER_GIT_VERSIONS=2.55.0:
+#                         with that one only)
 #   make hg-matrix        build/hg-matrix/<version>/hg: the older Mercurial releases
 #                         of HG_MATRIX, in pure Python from PyPI's sources (needs
 #                         pyenv's Python 2.7 and 3.9 under PYENV_ROOT)
@@ -119,6 +124,7 @@ MANPAGES = man/man1/git-cinnabar.1 man/man1/git-remote-hg.1
 LAUNCHERS = git-remote-hg git-cinnabar
 
 .PHONY: all bytecode deps helper check-deps git-source venv test test-hg63 lint demo manpages \
+	user-git test-user-git print-user-git-versions \
 	hg-matrix hg-matrix-test hg-matrix-ci hg-matrix-test-ci heptapod-venv \
 	install uninstall clean distclean asan fuzz fuzz-short fuzz-push
 .DELETE_ON_ERROR:
@@ -346,6 +352,44 @@ test-hg63:
 		{ echo "error: no $(DEBIAN_HG); on Debian: apt-get install mercurial" >&2; \
 		  exit 1; }
 	@$(MAKE) --no-print-directory test TEST_HG=$(DEBIAN_HG)
+
+# The user's git: the `git` on PATH, which runs git-remote-hg and the client's git
+# commands (the helper is linked with the pinned GIT_VERSION whatever it is).  The
+# releases the README promises, each built from its Debian source package (Debian's
+# patches applied: those of bookworm's 2.39.5 are security fixes; trixie's and
+# sid's have none) by tools/user-git into USER_GIT_DIR/<version>, which is kept
+# (CI's ~/.cache persists): built again only when its stamp differs.
+# USER_GIT_<version> = SHA-256 of its orig tarball (the upstream release tarball),
+# Debian source version, suite that serves it.
+USER_GIT_VERSIONS = 2.39.5 2.47.3 2.55.0
+USER_GIT_2.39.5 = c58da92c378df4a986ca33266897a7397e86c22ee266a284d8c2432c39066b59 \
+	1:2.39.5-0+deb12u3 bookworm
+USER_GIT_2.47.3 = 9c2eb1250781b3e5bfef098572d07fdf132d67e6c065e4307332ade9819a1501 \
+	1:2.47.3-0+deb13u1 trixie
+USER_GIT_2.55.0 = 457fdb04dc8728e007d4688695e6912e6f680727920f2a40bf11eacc17505357 \
+	1:2.55.0-1 sid
+USER_GIT_DIR = $(HOME)/.cache/git-cinnabar/user-git
+USER_GIT_TESTS = tests/test_clone_corpus.py tests/test_push_series.py tests/test_repo_lock.py
+
+user-git:
+	@$(foreach v,$(USER_GIT_VERSIONS),JOBS=$(JOBS) bash tools/user-git $(v) \
+		$(USER_GIT_$(v)) $(USER_GIT_DIR)/$(v) &&) true
+
+print-user-git-versions:
+	@echo $(USER_GIT_VERSIONS)
+
+# Each release first on PATH, CINNABAR_TEST_GIT_VERSION telling the tests which
+# git they must find there (tests/conftest.py); every release is tested, the
+# exit status says whether all passed.
+test-user-git: user-git helper venv
+	@failed=; for v in $(USER_GIT_VERSIONS); do \
+		echo "=== tests marked usergit with git $$v"; \
+		PATH='$(USER_GIT_DIR)'/$$v/bin:"$$PATH" CINNABAR_TEST_GIT_VERSION=$$v \
+		$(MAKE) --no-print-directory test TESTS='$(USER_GIT_TESTS)' \
+			PYTEST_ARGS="-m usergit $(PYTEST_ARGS)" || failed="$$failed $$v"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "test-user-git: failed with git$$failed" >&2; \
+		exit 1; fi
 
 # The server matrix: Mercurial releases people still serve, each run by the
 # Python it supports (Mercurial 5.2 was the first to run on Python 3), tested by

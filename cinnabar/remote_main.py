@@ -19,7 +19,7 @@ load none of those.
 import sys
 
 from cinnabar import git, repolock, tmpfiles
-from cinnabar.errors import Abort, run_guarded
+from cinnabar.errors import Abort, report_abort, run_guarded
 from cinnabar import helper
 from cinnabar.hg.url import strip_prefix, url_scheme
 from cinnabar.resources import Resources
@@ -40,38 +40,69 @@ def _start_helper(resources, git_dir, url):
     return resources.enter_context(helper.Helper.spawn(git_dir))
 
 
+def _end_without_answering(stdin, stdout):
+    """After an error before the session answered git: git 2.47 and later
+    say "remote helper 'hg' aborted session" when the helper ends before
+    answering `capabilities`, a second fatal line after ours (older ones
+    could die of SIGPIPE writing it).  So we answer it with no
+    capability, and end when git sends its next command (`list`): every
+    git, finding no answer to that, exits (128) without a word.  Not
+    when a person runs us by hand."""
+    if stdin.isatty():
+        return
+    try:
+        if stdin.readline().rstrip(b'\n') != b'capabilities':
+            return
+        stdout.write(b'\n')
+        stdout.flush()
+        stdin.readline()
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+
+
 def session(argv):
     if len(argv) not in (2, 3):
         raise Abort('usage: git-remote-hg <remote> [<url>]',
                     hint='git-remote-hg is run by git for hg:: URLs')
     url = strip_prefix(argv[-1])
     with Resources() as resources:
-        if url == 'tags:':
-            # Its own import: a fetch from a Mercurial server needs none
-            # of cinnabar.tags.
-            from cinnabar.tagsremote import TagsRemoteHelper
-            git.require_sha1(git.git_dir())
-            helper_class, spawned = TagsRemoteHelper, None
+        try:
+            remote = _remote_helper(argv, url, resources)
+        except Abort as error:
+            failed = error
         else:
-            git_dir = git.git_dir()
-            git.require_sha1(git_dir)
-            resources.enter_context(repolock.held(git_dir))
-            # The helper first: it is what the session waits for (its
-            # libraries load for longer than git config runs).
-            spawned = _start_helper(resources, git_dir, url)
-            git.read_config_soon(spawned)
-            # While they start (git's fast-import, whose tmp_pack files
-            # these are, starts only once we answer git).
-            resources.enter_context(tmpfiles.importer_packs(git_dir))
-            if git_dir is not None:
-                tmpfiles.remove_stale_caches(git.common_dir(git_dir))
-            from cinnabar.remote import RemoteHelper
-            helper_class = RemoteHelper
-        remote = helper_class(_remote_name(argv[0]), url,
-                              sys.stdin.buffer, sys.stdout.buffer, resources,
-                              spawned)
-        remote.run()
-    return 0
+            remote.run()
+            return 0
+    report_abort(failed)
+    _end_without_answering(sys.stdin.buffer, sys.stdout.buffer)
+    return failed.status
+
+
+def _remote_helper(argv, url, resources):
+    """The session's remote helper, the repository locked for it."""
+    if url == 'tags:':
+        # Its own import: a fetch from a Mercurial server needs none
+        # of cinnabar.tags.
+        from cinnabar.tagsremote import TagsRemoteHelper
+        git.require_sha1(git.git_dir())
+        helper_class, spawned = TagsRemoteHelper, None
+    else:
+        git_dir = git.git_dir()
+        git.require_sha1(git_dir)
+        resources.enter_context(repolock.held(git_dir))
+        # The helper first: it is what the session waits for (its
+        # libraries load for longer than git config runs).
+        spawned = _start_helper(resources, git_dir, url)
+        git.read_config_soon(spawned)
+        # While they start (git's fast-import, whose tmp_pack files
+        # these are, starts only once we answer git).
+        resources.enter_context(tmpfiles.importer_packs(git_dir))
+        if git_dir is not None:
+            tmpfiles.remove_stale_caches(git.common_dir(git_dir))
+        from cinnabar.remote import RemoteHelper
+        helper_class = RemoteHelper
+    return helper_class(_remote_name(argv[0]), url, sys.stdin.buffer,
+                        sys.stdout.buffer, resources, spawned)
 
 
 def main(argv=None):

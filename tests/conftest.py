@@ -63,6 +63,9 @@ DEFAULT_NOTES = {
 def pytest_configure(config):
     config.addinivalue_line(
         'markers', 'slow: works on nginx.hg (about 10,000 changesets)')
+    config.addinivalue_line(
+        'markers', 'usergit: run again with each git release of '
+        '`make test-user-git` as the git on PATH')
     config.stash[NOTES] = dict(DEFAULT_NOTES)
 
 
@@ -201,7 +204,26 @@ def _setup_lines():
         _setup_line('chg', test_env.chg_executable, _chg),
         _setup_line('client Python', test_env.client_python, _client_python),
         _setup_line('helper', test_env.helper_under_test, _helper),
+        _setup_line('git', test_env.git_under_test, _git),
     ]
+
+
+def _git(found):
+    exe, version = found
+    given = ' (CINNABAR_TEST_GIT_VERSION)' if os.environ.get(
+        'CINNABAR_TEST_GIT_VERSION') else ''
+    return f'git under test: {version} ({exe}){given}'
+
+
+def pytest_sessionstart(session):
+    """With CINNABAR_TEST_GIT_VERSION, a git on PATH of another version,
+    or one that would run another git-remote-hg than the checkout's, stops
+    the run before any test: it would test something else."""
+    if os.environ.get('CINNABAR_TEST_GIT_VERSION'):
+        try:
+            test_env.git_under_test()
+        except test_env.SetupError as e:
+            raise pytest.UsageError(str(e))
 
 
 def pytest_report_header(config):

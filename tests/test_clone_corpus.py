@@ -14,6 +14,9 @@ from lib.git import clone, hg_url
 from lib.sources import TRANSPORTS
 
 BUNDLES = Corpus(test_env.corpus_dir()).hgtests_bundles()
+# Run again with each git release `make test-user-git` builds: the git that
+# runs git-remote-hg and the git commands of the client.
+pytestmark = pytest.mark.usergit
 
 
 # The transport first in the test ids ([bundle-remote.hg]): CI deselects

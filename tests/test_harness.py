@@ -5,6 +5,7 @@ told apart from a broken implementation."""
 import os
 import shlex
 import subprocess
+import sys
 
 import pytest
 
@@ -208,3 +209,39 @@ def test_run_kills_the_process_group_on_timeout(tmp_path):
         run(['sh', '-c', script], timeout=1)
     subprocess.run(['sleep', '3.5'])
     assert not marker.exists()
+
+
+def _pytest_session(tmp_path, **env):
+    """A pytest session of this suite collecting one test, with `env`
+    added to the environment."""
+    return run([sys.executable, '-m', 'pytest', '-p',
+                'no:cacheprovider', '--collect-only', '-q',
+                f'--basetemp={tmp_path / "basetemp"}',
+                'tests/test_harness.py::test_ssh_wrapper_refuses_other_hosts'],
+               cwd=test_env.ROOT, extra_env=env, check=False)
+
+
+def test_session_stops_on_another_git_than_named(tmp_path):
+    """CINNABAR_TEST_GIT_VERSION (make test-user-git): a session whose
+    git on PATH is of another version stops before its first test."""
+    version = run(['git', '--version']).out.split()[-1]
+    result = _pytest_session(tmp_path, CINNABAR_TEST_GIT_VERSION='0.0.0')
+    assert result.returncode == pytest.ExitCode.USAGE_ERROR, result.describe()
+    assert "CINNABAR_TEST_GIT_VERSION=0.0.0: the git on PATH, " in result.err
+    assert f"is 'git version {version}'" in result.err
+    result = _pytest_session(tmp_path, CINNABAR_TEST_GIT_VERSION=version)
+    assert result.returncode == 0, result.describe()
+
+
+def test_session_stops_on_a_git_running_another_remote_hg(tmp_path):
+    """...and one whose git would run a git-remote-hg of its exec path
+    rather than the checkout's."""
+    other = tmp_path / 'exec-path' / 'git-remote-hg'
+    other.parent.mkdir()
+    other.write_text('#!/bin/sh\nexit 1\n')
+    other.chmod(0o755)
+    version = run(['git', '--version']).out.split()[-1]
+    result = _pytest_session(tmp_path, CINNABAR_TEST_GIT_VERSION=version,
+                             GIT_EXEC_PATH=str(other.parent))
+    assert result.returncode == pytest.ExitCode.USAGE_ERROR, result.describe()
+    assert f'would run {other} as git-remote-hg' in result.err

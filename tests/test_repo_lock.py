@@ -163,6 +163,9 @@ def test_second_fetch_waits(hg, slow_server, request):
     assert_consistent(hg, repo, work)
 
 
+# git 2.47 and later add a line of their own when the remote helper ends
+# before answering `capabilities` (cinnabar.remote_main).
+@pytest.mark.usergit
 def test_second_fetch_gives_up_in_one_line(hg, slow_server, request):
     repo, work, _ = slow_server
     before = rev_parse(work, 'refs/cinnabar/metadata')

@@ -13,7 +13,11 @@ the repository root, with the repository's top directory (where
   there is one), else they run hg itself;
 - `CINNABAR_TEST_HELPER`: the git-cinnabar-helper the commands under test
   run (passed on as GIT_CINNABAR_HELPER; CI gives the `make dist` one to a
-  run), else the checkout's own, found beside the launchers.
+  run), else the checkout's own, found beside the launchers;
+- `CINNABAR_TEST_GIT_VERSION`: the version the git on PATH must be (`make
+  test-user-git` gives it with each release it puts first on PATH); a
+  session whose git is another one, or whose git would run another
+  git-remote-hg than the checkout's, stops before its first test.
 
 Child processes must not see the machine's configuration: git gets an
 empty system config and a HOME of its own, hg gets an empty HGRCPATH and
@@ -23,6 +27,7 @@ HGPLAIN.
 import os
 import shlex
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -124,6 +129,37 @@ def helper_under_test():
     if not (path.is_file() and os.access(path, os.X_OK)):
         raise SetupError(f'CINNABAR_TEST_HELPER={given}: no such executable')
     return path
+
+
+def git_under_test():
+    """(path, `git --version`) of the git the tests' PATH finds; with
+    CINNABAR_TEST_GIT_VERSION, SetupError unless it is that version and
+    runs the checkout's git-remote-hg."""
+    path = _search_path(ROOT)
+    exe = shutil.which('git', path=path)
+    if exe is None:
+        raise SetupError('no git on PATH')
+    version = _output([exe, '--version'])
+    wanted = os.environ.get('CINNABAR_TEST_GIT_VERSION')
+    if not wanted:
+        return exe, version
+    if version != f'git version {wanted}':
+        raise SetupError(f'CINNABAR_TEST_GIT_VERSION={wanted}: the git on '
+                         f'PATH, {exe}, is {version!r}')
+    # git runs the remote helper of its exec path first, else PATH's.
+    exec_path = _output([exe, '--exec-path'])
+    helper = shutil.which('git-remote-hg',
+                          path=os.pathsep.join([exec_path, path]))
+    if helper is None or Path(helper).resolve() != ROOT / 'git-remote-hg':
+        raise SetupError(f'CINNABAR_TEST_GIT_VERSION={wanted}: {exe} would '
+                         f'run {helper} as git-remote-hg, not the '
+                         f"checkout's")
+    return exe, version
+
+
+def _output(args):
+    return subprocess.run(args, capture_output=True, text=True, timeout=60,
+                          check=False).stdout.strip()
 
 
 def isolated_env(home, hg=None):
