@@ -17,13 +17,13 @@ def fails_with(error):
 
 
 def test_abort_with_hint(capsys):
-    assert run_guarded(fails_with(Abort('it broke', hint='fix it')), []) == 1
+    assert run_guarded(fails_with(Abort('it broke', hint='fix it')), []) == 128
     assert capsys.readouterr().err == 'fatal: it broke\nhint: fix it\n'
 
 
 def test_bug_says_how_to_see_the_traceback(capsys, monkeypatch):
     monkeypatch.delenv('GIT_CINNABAR_TRACEBACK', raising=False)
-    assert run_guarded(fails_with(KeyError('x')), []) == 1
+    assert run_guarded(fails_with(KeyError('x')), []) == 128
     err = capsys.readouterr().err.splitlines()
     assert err == ["fatal: unexpected error: KeyError: 'x'",
                    'hint: run again with GIT_CINNABAR_TRACEBACK=1 in the '
@@ -32,7 +32,7 @@ def test_bug_says_how_to_see_the_traceback(capsys, monkeypatch):
 
 def test_traceback_on_request(capsys, monkeypatch):
     monkeypatch.setenv('GIT_CINNABAR_TRACEBACK', '1')
-    assert run_guarded(fails_with(KeyError('x')), []) == 1
+    assert run_guarded(fails_with(KeyError('x')), []) == 128
     assert 'Traceback' in capsys.readouterr().err
 
 

@@ -314,13 +314,18 @@ def test_refused_ref_is_left_out_and_the_others_go():
                             ('changegroup', ['C']), 'finish']
 
 
-def test_new_branch_needs_its_ref_or_force():
+def test_new_branch_needs_force():
+    """A new named branch is refused unless forced, as `hg push` wants
+    --new-branch, even pushed to the ref that names it."""
     w = world()
     result = run(w, 'T:refs/heads/bookmarks/t')
     assert 'new branch stable' in result['refs/heads/bookmarks/t']
     w = world()
     ref = 'refs/heads/branches/stable/tip'
-    assert run(w, 'T:' + ref) == {ref: None}
+    assert 'new branch stable' in run(w, 'T:' + ref)[ref]
+    assert w.peer.sent == []
+    w = world()
+    assert run(w, 'T:' + ref, force=True) == {ref: None}
     assert w.helper.log == [('changegroup', ['T']), 'finish']
 
 
