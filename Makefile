@@ -44,12 +44,17 @@
 # tarball is checked against the SHA-256 pinned below.  See helper/helper.mk for how
 # the helper is compiled and helper/fetch-git.sh for how the tarball is obtained.
 
-GIT_VERSION = 2.39.5
-# SHA-256 of git-2.39.5.tar.xz as released upstream; Debian's git_2.39.5.orig.tar.xz
-# is the same file (same size, same checksum).
-GIT_SHA256 = c58da92c378df4a986ca33266897a7397e86c22ee266a284d8c2432c39066b59
-# Debian source packages whose orig tarball is that release, tried in order.
-GIT_DEBIAN_VERSIONS = 1:2.39.5-0+deb12u3 1:2.39.5-0+deb12u2
+GIT_VERSION = 2.47.3
+# SHA-256 of git-2.47.3.tar.xz, Debian trixie's git_2.47.3.orig.tar.xz (as listed in
+# git_2.47.3-0+deb13u1.dsc); Debian's orig tarballs of git are upstream's release
+# tarballs unchanged (see doc/git-source.md).  helper/fetch-git.sh gets it from
+# Debian first where apt-get is, then from kernel.org.
+GIT_SHA256 = 9c2eb1250781b3e5bfef098572d07fdf132d67e6c065e4307332ade9819a1501
+# Debian source packages whose orig tarball is that release, tried in order, and
+# the Debian suite that serves them (fetch-git.sh adds its deb-src entries when apt
+# has no source of that release, e.g. on a bookworm machine).
+GIT_DEBIAN_VERSIONS = 1:2.47.3-0+deb13u1
+GIT_DEBIAN_SUITE = trixie
 
 BUILD = build
 GIT_TARBALL = $(BUILD)/git-$(GIT_VERSION).tar.xz
@@ -174,7 +179,8 @@ check-deps:
 git-source: $(GIT_TREE)/.cinnabar-extracted
 
 $(GIT_TARBALL):
-	@bash helper/fetch-git.sh $(GIT_VERSION) $(GIT_SHA256) $@ $(GIT_DEBIAN_VERSIONS)
+	@bash helper/fetch-git.sh $(GIT_VERSION) $(GIT_SHA256) $@ $(GIT_DEBIAN_SUITE) \
+		$(GIT_DEBIAN_VERSIONS)
 
 # The tarball is checked again here, so that one put in build/ by hand is too.
 # $(call check-git-tarball,PATH): check the tarball at PATH against GIT_SHA256.

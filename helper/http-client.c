@@ -18,7 +18,7 @@
  * `X-Cinnabar-Max-Size: <bytes>` (not sent to the server): a longer body
  * stops the transfer, reported as `X-Cinnabar-Transfer: too large`.
  */
-#include "cache.h"
+#include "libgit.h"
 #include "config.h"
 #include "credential.h"
 #include <pthread.h>
@@ -75,17 +75,17 @@ static int current_origin = -1;
  */
 struct http_settings {
 	long low_speed_limit, low_speed_time;
-	const char *ca_info, *ca_path;
+	char *ca_info, *ca_path;
 };
 static struct http_settings settings = { -1, -1 };
 
 static int collect_settings(const char *var, const char *value,
-			    void *cb UNUSED)
+			    const struct config_context *ctx, void *cb UNUSED)
 {
 	if (!strcmp(var, "http.lowspeedlimit"))
-		settings.low_speed_limit = git_config_int(var, value);
+		settings.low_speed_limit = git_config_int(var, value, ctx->kvi);
 	else if (!strcmp(var, "http.lowspeedtime"))
-		settings.low_speed_time = git_config_int(var, value);
+		settings.low_speed_time = git_config_int(var, value, ctx->kvi);
 	else if (!strcmp(var, "http.sslcainfo"))
 		return git_config_pathname(&settings.ca_info, var, value);
 	else if (!strcmp(var, "http.sslcapath"))
@@ -109,10 +109,14 @@ static void read_settings(const char *url)
 		settings.low_speed_limit = strtol(env, NULL, 10);
 	if ((env = getenv("GIT_HTTP_LOW_SPEED_TIME")))
 		settings.low_speed_time = strtol(env, NULL, 10);
-	if ((env = getenv("GIT_SSL_CAINFO")))
-		settings.ca_info = env;
-	if ((env = getenv("GIT_SSL_CAPATH")))
-		settings.ca_path = env;
+	if ((env = getenv("GIT_SSL_CAINFO"))) {
+		free(settings.ca_info);
+		settings.ca_info = xstrdup(env);
+	}
+	if ((env = getenv("GIT_SSL_CAPATH"))) {
+		free(settings.ca_path);
+		settings.ca_path = xstrdup(env);
+	}
 }
 
 /*
@@ -463,7 +467,7 @@ static void run_with_auth(struct request *r)
 {
 	run_request(r);
 	if (wants_credentials(r)) {
-		credential_fill(&http_auth);
+		credential_fill(&http_auth, 1);
 		if (r->output) {
 			fclose(r->output);
 			r->output = NULL;
@@ -740,7 +744,7 @@ static void http_import(struct request *r, FILE *out,
 			void (*import)(struct stream *raw, int cg_version))
 {
 	if (try_import(r, out, import)) {
-		credential_fill(&http_auth);
+		credential_fill(&http_auth, 1);
 		if (try_import(r, out, import))
 			die("authentication to %s failed", shown_url(r->url));
 	}

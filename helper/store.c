@@ -9,18 +9,18 @@
  * dots as underscores): the fast-import internals used here must be read
  * again against the new version before moving the line below.
  */
-#define CINNABAR_GIT_2_39_5 1
+#define CINNABAR_GIT_2_47_3 1
 #define CINNABAR_PASTE(a, b) a##b
 #define CINNABAR_PINNED(v) CINNABAR_PASTE(CINNABAR_GIT_, v)
 #if !defined(CINNABAR_GIT_VERSION_ID) || !CINNABAR_PINNED(CINNABAR_GIT_VERSION_ID)
-#error "store.c is written against git 2.39.5's fast-import; check it against this git version"
+#error "store.c is written against git 2.47.3's fast-import; check it against this git version"
 #endif
 /*
  * fast-import flushes the pack being written before reading an object
  * back from it (gfi_unpack_entry); objects deflated on a second thread
  * are appended to the pack there first (see "Writing objects" below).
  */
-#include "git-compat-util.h"
+#include "libgit.h"
 #include "csum-file.h"
 static void flush_pending_then_hashflush(struct hashfile *f);
 static void flush_pending(void);
@@ -254,7 +254,7 @@ static void remove_stale_checkpoints(void)
 	struct dirent *de;
 	size_t len;
 
-	strbuf_addf(&dir, "%s/pack/", get_object_directory());
+	strbuf_addf(&dir, "%s/pack/", repo_get_object_directory(the_repository));
 	len = dir.len;
 	d = opendir(dir.buf);
 	while (d && (de = readdir(d))) {
@@ -984,8 +984,8 @@ void edit_tree_load(enum edit_tree which, const struct object_id *tree)
 		oidcpy(&root->versions[0].oid, tree);
 		oidcpy(&root->versions[1].oid, tree);
 	} else {
-		oidclr(&root->versions[0].oid);
-		oidclr(&root->versions[1].oid);
+		oidclr(&root->versions[0].oid, the_hash_algo);
+		oidclr(&root->versions[1].oid, the_hash_algo);
 	}
 	load_tree(root);
 }
@@ -1354,8 +1354,8 @@ void store_abort(void)
 		if (edit_roots[i].tree)
 			release_tree_content_recursive(edit_roots[i].tree);
 		edit_roots[i].tree = NULL;
-		oidclr(&edit_roots[i].versions[0].oid);
-		oidclr(&edit_roots[i].versions[1].oid);
+		oidclr(&edit_roots[i].versions[0].oid, the_hash_algo);
+		oidclr(&edit_roots[i].versions[1].oid, the_hash_algo);
 	}
 }
 /*
