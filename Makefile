@@ -21,6 +21,8 @@
 #                         the venv's Mercurial (hg-matrix-ci, hg-matrix-test-ci:
 #                         the same for HG_MATRIX_CI, the part CI tests)
 #   make demo             build, then clone a small hg repository served over HTTP
+#   make reftable-git     build/reftable-git/git: the pinned release's own git, for
+#                         tests/test_reftable.py (reftable needs git 2.45+)
 #   make asan             build/asan/git-cinnabar-helper: the helper's sources built
 #                         with AddressSanitizer and UBSan, linked with the normal
 #                         build's git libraries (for fuzzing)
@@ -210,6 +212,24 @@ $(GIT_TREE)/.cinnabar-extracted:
 		{ echo "error: $(GIT_TREE) is not git $(GIT_VERSION)" >&2; exit 1; }
 	@touch $@
 endif
+
+# $(REFTABLE_GIT): git $(GIT_VERSION)'s own `git`, built in the pinned tree with
+# the helper's flags (so libgit.a and git's objects are shared, not rebuilt), for
+# tests/test_reftable.py: repositories using the reftable ref storage need git
+# 2.45 or later, which the machine's git may not be.  It is a script running
+# the tree's program with the tree as its exec path, so that none of the
+# machine's git-* programs of another version is run in its place.
+REFTABLE_GIT_DIR = $(BUILD)/reftable-git
+REFTABLE_GIT = $(REFTABLE_GIT_DIR)/git
+.PHONY: reftable-git
+reftable-git: check-deps $(GIT_TREE)/.cinnabar-extracted
+	+@GIT_CEILING_DIRECTORIES='$(CURDIR)/$(BUILD)' \
+	$(MAKE) $(if $(filter -j%,$(MAKEFLAGS)),,-j$(JOBS)) --no-print-directory \
+		-C $(GIT_TREE) $(GIT_MAKE_FLAGS) DEVELOPER= git
+	@mkdir -p $(REFTABLE_GIT_DIR)
+	@printf '#!/bin/sh\nGIT_EXEC_PATH=%s exec %s "$$@"\n' \
+		'$(CURDIR)/$(GIT_TREE)' '$(CURDIR)/$(GIT_TREE)/git' >$(REFTABLE_GIT)+
+	@chmod +x $(REFTABLE_GIT)+ && mv $(REFTABLE_GIT)+ $(REFTABLE_GIT)
 
 # The sanitized helper lives apart (build/asan/), its own sources compiled with
 # the sanitizers and -O1 (fast enough to fuzz; any UBSan report is fatal, as
