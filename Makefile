@@ -180,6 +180,11 @@ check-deps:
 
 git-source: $(GIT_TREE)/.cinnabar-extracted
 
+# The pinned release, for scripts (tools/dist-check, tests/test_dist.py).
+.PHONY: print-git-version
+print-git-version:
+	@echo $(GIT_VERSION)
+
 $(GIT_TARBALL):
 	@bash helper/fetch-git.sh $(GIT_VERSION) $(GIT_SHA256) $@ $(GIT_DEBIAN_SUITE) \
 		$(GIT_DEBIAN_VERSIONS)
