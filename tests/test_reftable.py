@@ -13,6 +13,7 @@ same hg repository, and compares.
 """
 
 import os
+import shutil
 
 import pytest
 
@@ -133,6 +134,22 @@ def test_clone_fetch_rollback_fsck(layout, hg, half, tmp_path):
     assert lasting_refs(repos[0]) == lasting_refs(repos[1])
     # The repository lock is a file beside the refs, not among them.
     assert 'cinnabar.lock' not in all_refs(repos[1])
+
+
+def test_rollback_from_reflogs(hg, half, tmp_path):
+    """Without the refs saved at the fetch, rollback takes the
+    remote-tracking refs back to their reflog's older values: reftable's
+    reflogs, which are no files under .git/logs."""
+    full, served = half
+    repo = make_clone(hg_url(served), tmp_path / 'repo', 'reftable',
+                      '--no-checkout')
+    before = refs(repo, 'refs/remotes/origin/')
+    hg('-R', served, 'pull', '-q', full)
+    assert_no_traceback(git('fetch', 'origin', cwd=repo, timeout=600))
+    assert refs(repo, 'refs/remotes/origin/') != before
+    shutil.rmtree(repo / '.git' / 'cinnabar' / 'fetch-refs')
+    cinnabar(repo, 'rollback')
+    assert refs(repo, 'refs/remotes/origin/') == before
 
 
 @pytest.mark.parametrize('layout', LAYOUTS)
