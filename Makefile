@@ -23,6 +23,9 @@
 #   make demo             build, then clone a small hg repository served over HTTP
 #   make reftable-git     build/reftable-git/git: the pinned release's own git, for
 #                         tests/test_reftable.py (reftable needs git 2.45+)
+#   make try-git TRY_GIT_VERSION=... TRY_GIT_SHA256=...
+#                         the helper built against another git release, and
+#                         tested with it (doc/git-source.md)
 #   make asan             build/asan/git-cinnabar-helper: the helper's sources built
 #                         with AddressSanitizer and UBSan, linked with the normal
 #                         build's git libraries (for fuzzing)
@@ -235,6 +238,42 @@ reftable-git: check-deps $(GIT_TREE)/.cinnabar-extracted
 	@printf '#!/bin/sh\nGIT_EXEC_PATH=%s exec %s "$$@"\n' \
 		'$(CURDIR)/$(GIT_TREE)' '$(CURDIR)/$(GIT_TREE)/git' >$(REFTABLE_GIT)+
 	@chmod +x $(REFTABLE_GIT)+ && mv $(REFTABLE_GIT)+ $(REFTABLE_GIT)
+
+# Trying another git release without moving the pins (doc/git-source.md, "Moving
+# to the next release"):
+#   make try-git TRY_GIT_VERSION=<version> TRY_GIT_SHA256=<sha256 of its tarball>
+#                [TRY_GIT_DEBIAN_SUITE=<suite>] [TRY_GIT_DEBIAN_VERSIONS=<versions>]
+# gets and checks that release's tarball as the pinned one is got, builds the
+# helper against it in $(TRY_GIT_DIR)/ (its tree, objects and program apart from
+# the pinned build's; store.c's version check lifted: what it uses of
+# fast-import is to be read again), then runs TRY_GIT_TESTS with that helper.
+TRY_GIT_DIR = $(BUILD)/try-git
+TRY_GIT_VERSION =
+TRY_GIT_SHA256 =
+TRY_GIT_DEBIAN_SUITE = $(GIT_DEBIAN_SUITE)
+TRY_GIT_DEBIAN_VERSIONS =
+TRY_GIT_TREE = $(TRY_GIT_DIR)/git-$(TRY_GIT_VERSION)
+TRY_GIT_TESTS = tests/test_clone_corpus.py
+.PHONY: try-git
+try-git: check-deps
+	@test -n '$(TRY_GIT_VERSION)' && test -n '$(TRY_GIT_SHA256)' || \
+		{ echo "error: make try-git needs TRY_GIT_VERSION and" \
+		  "TRY_GIT_SHA256" >&2; exit 1; }
+	@bash helper/fetch-git.sh $(TRY_GIT_VERSION) $(TRY_GIT_SHA256) \
+		$(TRY_GIT_TREE).tar.xz $(TRY_GIT_DEBIAN_SUITE) $(TRY_GIT_DEBIAN_VERSIONS)
+	@test -f $(TRY_GIT_TREE)/.cinnabar-extracted || { \
+		rm -rf $(TRY_GIT_TREE) && tar -xJf $(TRY_GIT_TREE).tar.xz \
+			-C $(TRY_GIT_DIR) && touch $(TRY_GIT_TREE)/.cinnabar-extracted; }
+	+GIT_CEILING_DIRECTORIES='$(CURDIR)/$(BUILD)' \
+	$(MAKE) $(if $(filter -j%,$(MAKEFLAGS)),,-j$(JOBS)) --no-print-directory \
+		-C $(TRY_GIT_TREE) -f '$(CURDIR)/helper/helper.mk' \
+		CINNABAR_TOP='$(CURDIR)' $(GIT_MAKE_FLAGS) DEVELOPER= \
+		HELPER_DEVELOPER='$(DEVELOPER)' \
+		HELPER_EXTRA_CFLAGS=-DCINNABAR_GIT_UNCHECKED \
+		HELPER_OBJDIR='$(CURDIR)/$(TRY_GIT_DIR)/helper' \
+		HELPER_PROGRAM='$(CURDIR)/$(TRY_GIT_DIR)/$(HELPER)' helper
+	+@$(MAKE) --no-print-directory test TESTS='$(TRY_GIT_TESTS)' \
+		TEST_HELPER='$(TRY_GIT_DIR)/$(HELPER)'
 
 # The sanitized helper lives apart (build/asan/), its own sources compiled with
 # the sanitizers and -O1 (fast enough to fuzz; any UBSan report is fatal, as

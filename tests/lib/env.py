@@ -19,7 +19,7 @@ the repository root, with the repository's top directory (where
   `make reftable-git` builds), for tests/test_reftable.py and the next;
 - `CINNABAR_TEST_REF_FORMAT=reftable`: every repository the tests make
   has its refs in reftable (`init.defaultRefFormat`), made and used by
-  that git, which runs as `git` (CI runs a part of the suite so).
+  that git, which runs as `git`.
 
 Child processes must not see the machine's configuration: git gets an
 empty system config and a HOME of its own, hg gets an empty HGRCPATH and
