@@ -19,7 +19,7 @@ import pytest
 
 from lib import env as test_env
 from lib.checks import assert_no_traceback
-from lib.git import METADATA_REF, clone, git, git2hg, hg_url, lasting_refs
+from lib.git import METADATA_REF, git, git2hg, hg_url, lasting_refs
 from lib.git import refs, rev_parse
 from lib.plumbing import commit_tree, parents, tree_of
 from lib.push import assert_pushed, push
