@@ -9,8 +9,9 @@
 # current one); it is the upstream release tarball unchanged, so one checksum
 # covers both.  When apt knows no source package of VERSION, deb-src entries of
 # DEBIAN_SUITE (the suite whose git is VERSION: trixie for 2.47.3, also on a
-# bookworm machine) are added to /etc/apt in a file of their own.  Elsewhere, or when apt-get cannot get it, the release tarball is
-# downloaded from kernel.org with curl.  A tarball already at OUTPUT with the
+# bookworm machine) are added to /etc/apt in a file of their own.  Elsewhere,
+# or when apt-get cannot get it, the release tarball is downloaded from
+# kernel.org with curl.  A tarball already at OUTPUT with the
 # right checksum is kept, so one can also be put there by hand.
 set -euo pipefail
 
