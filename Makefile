@@ -226,14 +226,18 @@ endif
 # tests/test_reftable.py: repositories using the reftable ref storage need git
 # 2.45 or later, which the machine's git may not be.  It is a script running
 # the tree's program with the tree as its exec path, so that none of the
-# machine's git-* programs of another version is run in its place.
+# machine's git-* programs of another version is run in its place: those
+# the transports run by name are made there too (upload-pack, receive-pack and
+# upload-archive, links to git, for local and ssh URLs; git-remote-http(s)).
 REFTABLE_GIT_DIR = $(BUILD)/reftable-git
 REFTABLE_GIT = $(REFTABLE_GIT_DIR)/git
+REFTABLE_GIT_PROGRAMS = git git-upload-pack git-receive-pack git-upload-archive \
+	git-remote-http git-remote-https
 .PHONY: reftable-git
 reftable-git: check-deps $(GIT_TREE)/.cinnabar-extracted
 	+@GIT_CEILING_DIRECTORIES='$(CURDIR)/$(BUILD)' \
 	$(MAKE) $(if $(filter -j%,$(MAKEFLAGS)),,-j$(JOBS)) --no-print-directory \
-		-C $(GIT_TREE) $(GIT_MAKE_FLAGS) DEVELOPER= git
+		-C $(GIT_TREE) $(GIT_MAKE_FLAGS) DEVELOPER= $(REFTABLE_GIT_PROGRAMS)
 	@mkdir -p $(REFTABLE_GIT_DIR)
 	@printf '#!/bin/sh\nGIT_EXEC_PATH=%s exec %s "$$@"\n' \
 		'$(CURDIR)/$(GIT_TREE)' '$(CURDIR)/$(GIT_TREE)/git' >$(REFTABLE_GIT)+
