@@ -26,6 +26,11 @@
 #                         the venv's Mercurial (hg-matrix-ci, hg-matrix-test-ci:
 #                         the same for HG_MATRIX_CI, the part CI tests)
 #   make demo             build, then clone a small hg repository served over HTTP
+#   make reftable-git     build/reftable-git/git: the pinned release's own git, for
+#                         tests/test_reftable.py (reftable needs git 2.45+)
+#   make try-git TRY_GIT_VERSION=... TRY_GIT_SHA256=...
+#                         the helper built against another git release, and
+#                         tested with it (doc/git-source.md)
 #   make asan             build/asan/git-cinnabar-helper: the helper's sources built
 #                         with AddressSanitizer and UBSan, linked with the normal
 #                         build's git libraries (for fuzzing)
@@ -49,12 +54,17 @@
 # tarball is checked against the SHA-256 pinned below.  See helper/helper.mk for how
 # the helper is compiled and helper/fetch-git.sh for how the tarball is obtained.
 
-GIT_VERSION = 2.39.5
-# SHA-256 of git-2.39.5.tar.xz as released upstream; Debian's git_2.39.5.orig.tar.xz
-# is the same file (same size, same checksum).
-GIT_SHA256 = c58da92c378df4a986ca33266897a7397e86c22ee266a284d8c2432c39066b59
-# Debian source packages whose orig tarball is that release, tried in order.
-GIT_DEBIAN_VERSIONS = 1:2.39.5-0+deb12u3 1:2.39.5-0+deb12u2
+GIT_VERSION = 2.47.3
+# SHA-256 of git-2.47.3.tar.xz, Debian trixie's git_2.47.3.orig.tar.xz (as listed in
+# git_2.47.3-0+deb13u1.dsc); Debian's orig tarballs of git are upstream's release
+# tarballs unchanged (see doc/git-source.md).  helper/fetch-git.sh gets it from
+# Debian first where apt-get is, then from kernel.org.
+GIT_SHA256 = 9c2eb1250781b3e5bfef098572d07fdf132d67e6c065e4307332ade9819a1501
+# Debian source packages whose orig tarball is that release, tried in order, and
+# the Debian suite that serves them (fetch-git.sh adds its deb-src entries when apt
+# has no source of that release, e.g. on a bookworm machine).
+GIT_DEBIAN_VERSIONS = 1:2.47.3-0+deb13u1
+GIT_DEBIAN_SUITE = trixie
 
 BUILD = build
 GIT_TARBALL = $(BUILD)/git-$(GIT_VERSION).tar.xz
@@ -179,8 +189,14 @@ check-deps:
 
 git-source: $(GIT_TREE)/.cinnabar-extracted
 
+# The pinned release, for scripts (tools/dist-check, tests/test_dist.py).
+.PHONY: print-git-version
+print-git-version:
+	@echo $(GIT_VERSION)
+
 $(GIT_TARBALL):
-	@bash helper/fetch-git.sh $(GIT_VERSION) $(GIT_SHA256) $@ $(GIT_DEBIAN_VERSIONS)
+	@bash helper/fetch-git.sh $(GIT_VERSION) $(GIT_SHA256) $@ $(GIT_DEBIAN_SUITE) \
+		$(GIT_DEBIAN_VERSIONS)
 
 # The tarball is checked again here, so that one put in build/ by hand is too.
 # $(call check-git-tarball,PATH): check the tarball at PATH against GIT_SHA256.
@@ -210,6 +226,64 @@ $(GIT_TREE)/.cinnabar-extracted:
 		{ echo "error: $(GIT_TREE) is not git $(GIT_VERSION)" >&2; exit 1; }
 	@touch $@
 endif
+
+# $(REFTABLE_GIT): git $(GIT_VERSION)'s own `git`, built in the pinned tree with
+# the helper's flags (so libgit.a and git's objects are shared, not rebuilt), for
+# tests/test_reftable.py: repositories using the reftable ref storage need git
+# 2.45 or later, which the machine's git may not be.  It is a script running
+# the tree's program with the tree as its exec path, so that none of the
+# machine's git-* programs of another version is run in its place: those
+# the transports run by name are made there too (upload-pack, receive-pack and
+# upload-archive, links to git, for local and ssh URLs; git-remote-http(s)).
+REFTABLE_GIT_DIR = $(BUILD)/reftable-git
+REFTABLE_GIT = $(REFTABLE_GIT_DIR)/git
+REFTABLE_GIT_PROGRAMS = git git-upload-pack git-receive-pack git-upload-archive \
+	git-remote-http git-remote-https
+.PHONY: reftable-git
+reftable-git: check-deps $(GIT_TREE)/.cinnabar-extracted
+	+@GIT_CEILING_DIRECTORIES='$(CURDIR)/$(BUILD)' \
+	$(MAKE) $(if $(filter -j%,$(MAKEFLAGS)),,-j$(JOBS)) --no-print-directory \
+		-C $(GIT_TREE) $(GIT_MAKE_FLAGS) DEVELOPER= $(REFTABLE_GIT_PROGRAMS)
+	@mkdir -p $(REFTABLE_GIT_DIR)
+	@printf '#!/bin/sh\nGIT_EXEC_PATH=%s exec %s "$$@"\n' \
+		'$(CURDIR)/$(GIT_TREE)' '$(CURDIR)/$(GIT_TREE)/git' >$(REFTABLE_GIT)+
+	@chmod +x $(REFTABLE_GIT)+ && mv $(REFTABLE_GIT)+ $(REFTABLE_GIT)
+
+# Trying another git release without moving the pins (doc/git-source.md, "Moving
+# to the next release"):
+#   make try-git TRY_GIT_VERSION=<version> TRY_GIT_SHA256=<sha256 of its tarball>
+#                [TRY_GIT_DEBIAN_SUITE=<suite>] [TRY_GIT_DEBIAN_VERSIONS=<versions>]
+# gets and checks that release's tarball as the pinned one is got, builds the
+# helper against it in $(TRY_GIT_DIR)/ (its tree, objects and program apart from
+# the pinned build's; store.c's version check lifted: what it uses of
+# fast-import is to be read again), then runs TRY_GIT_TESTS with that helper.
+TRY_GIT_DIR = $(BUILD)/try-git
+TRY_GIT_VERSION =
+TRY_GIT_SHA256 =
+TRY_GIT_DEBIAN_SUITE = $(GIT_DEBIAN_SUITE)
+TRY_GIT_DEBIAN_VERSIONS =
+TRY_GIT_TREE = $(TRY_GIT_DIR)/git-$(TRY_GIT_VERSION)
+TRY_GIT_TESTS = tests/test_clone_corpus.py
+.PHONY: try-git
+try-git: check-deps
+	@test -n '$(TRY_GIT_VERSION)' && test -n '$(TRY_GIT_SHA256)' || \
+		{ echo "error: make try-git needs TRY_GIT_VERSION and" \
+		  "TRY_GIT_SHA256" >&2; exit 1; }
+	@bash helper/fetch-git.sh $(TRY_GIT_VERSION) $(TRY_GIT_SHA256) \
+		$(TRY_GIT_TREE).tar.xz $(TRY_GIT_DEBIAN_SUITE) $(TRY_GIT_DEBIAN_VERSIONS)
+	@test -f $(TRY_GIT_TREE)/.cinnabar-extracted || { \
+		rm -rf $(TRY_GIT_TREE) && tar -xJf $(TRY_GIT_TREE).tar.xz \
+			-C $(TRY_GIT_DIR) && touch $(TRY_GIT_TREE)/.cinnabar-extracted; }
+	+GIT_CEILING_DIRECTORIES='$(CURDIR)/$(BUILD)' \
+	$(MAKE) $(if $(filter -j%,$(MAKEFLAGS)),,-j$(JOBS)) --no-print-directory \
+		-C $(TRY_GIT_TREE) -f '$(CURDIR)/helper/helper.mk' \
+		CINNABAR_TOP='$(CURDIR)' $(GIT_MAKE_FLAGS) DEVELOPER= \
+		HELPER_DEVELOPER='$(DEVELOPER)' \
+		HELPER_EXTRA_CFLAGS=-DCINNABAR_GIT_UNCHECKED \
+		HELPER_OBJDIR='$(CURDIR)/$(TRY_GIT_DIR)/helper' \
+		HELPER_PROGRAM='$(CURDIR)/$(TRY_GIT_DIR)/$(HELPER)' helper
+	+@$(MAKE) --no-print-directory test TESTS='$(TRY_GIT_TESTS)' \
+		TEST_HELPER='$(TRY_GIT_DIR)/$(HELPER)'
 
 # The sanitized helper lives apart (build/asan/), its own sources compiled with
 # the sanitizers and -O1 (fast enough to fuzz; any UBSan report is fatal, as

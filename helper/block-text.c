@@ -1,5 +1,5 @@
 /* Large texts as shared blocks: see block-text.h. */
-#include "cache.h"
+#include "libgit.h"
 #include "hg-delta.h"
 #include "block-text.h"
 

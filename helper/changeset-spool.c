@@ -1,5 +1,5 @@
 /* Changesets kept in a temporary file: see changeset-spool.h. */
-#include "cache.h"
+#include "libgit.h"
 #include "changeset-spool.h"
 
 void changeset_spool_init(struct changeset_spool *spool)

@@ -1,5 +1,5 @@
 /* Mercurial changesets and their git commits: see changeset.h. */
-#include "cache.h"
+#include "libgit.h"
 #include "authorship.h"
 #include "changeset.h"
 #include "raw-commit.h"

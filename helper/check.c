@@ -1,5 +1,5 @@
 /* cinnabar.check: see check.h. */
-#include "cache.h"
+#include "libgit.h"
 #include "config.h"
 #include "string-list.h"
 #include "check.h"

@@ -22,8 +22,8 @@ struct encoder {
 	void *state;
 };
 
-static void none_feed(struct encoder *e, const char *buf, size_t len,
-		      int last, struct strbuf *out)
+static void none_feed(struct encoder *e UNUSED, const char *buf, size_t len,
+		      int last UNUSED, struct strbuf *out)
 {
 	strbuf_add(out, buf, len);
 }

@@ -1,5 +1,5 @@
 /* The raw Mercurial data of stored revisions: see data.h. */
-#include "cache.h"
+#include "libgit.h"
 #include "metadata.h"
 #include "manifest.h"
 #include "file.h"

@@ -1,5 +1,5 @@
 /* cinnabar.experiments: see experiments.h. */
-#include "cache.h"
+#include "libgit.h"
 #include "config.h"
 #include "experiments.h"
 

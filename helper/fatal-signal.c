@@ -9,7 +9,7 @@ static struct sigaction previous[ARRAY_SIZE(fatal_signals)];
 /* The handler's own stack, so that a stack overflow can still clean up. */
 static char alt_stack[64 * 1024];
 
-static void run_cleanup(int signo, siginfo_t *info, void *context)
+static void run_cleanup(int signo, siginfo_t *info, void *context UNUSED)
 {
 	void (*cleanup)(void) = fatal_cleanup;
 	size_t i;

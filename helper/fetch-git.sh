@@ -1,26 +1,29 @@
 #!/usr/bin/env bash
 # helper/fetch-git.sh: get the pinned git release tarball and check its SHA-256.
 #
-#   helper/fetch-git.sh VERSION SHA256 OUTPUT [DEBIAN_VERSION...]
+#   helper/fetch-git.sh VERSION SHA256 OUTPUT DEBIAN_SUITE [DEBIAN_VERSION...]
 #
 # The Makefile holds the pins and calls this.  Where apt-get is, the tarball is
 # Debian's "orig" tarball of the git source package (fetched with
 # `apt-get source --download-only`, trying each pinned Debian version, then the
 # current one); it is the upstream release tarball unchanged, so one checksum
-# covers both.  A bookworm deb-src entry is added to /etc/apt when the machine has
-# none.  Elsewhere, or when apt-get cannot get it, the release tarball is
-# downloaded from kernel.org with curl.  A tarball already at OUTPUT with the
+# covers both.  When apt knows no source package of VERSION, deb-src entries of
+# DEBIAN_SUITE (the suite whose git is VERSION: trixie for 2.47.3, also on a
+# bookworm machine) are added to /etc/apt in a file of their own.  Elsewhere,
+# or when apt-get cannot get it, the release tarball is downloaded from
+# kernel.org with curl.  A tarball already at OUTPUT with the
 # right checksum is kept, so one can also be put there by hand.
 set -euo pipefail
 
 version=$1
 sha256=$2
 output=$3
-shift 3
+suite=$4
+shift 4
 debian_versions=("$@")
 
 url=https://www.kernel.org/pub/software/scm/git/git-$version.tar.xz
-apt_list=/etc/apt/sources.list.d/cinnabar-src.sources
+apt_list=/etc/apt/sources.list.d/cinnabar-src-$suite.sources
 
 say() { echo "fetch-git: $*" >&2; }
 
@@ -28,25 +31,19 @@ checksum_ok() {
 	[ -f "$1" ] && [ "$(sha256sum <"$1" | cut -d' ' -f1)" = "$sha256" ]
 }
 
-has_deb_src() {
-	grep -Eqs '^[[:space:]]*(deb-src[[:space:]]|Types:.*deb-src)' \
-		/etc/apt/sources.list /etc/apt/sources.list.d/*.list \
-		/etc/apt/sources.list.d/*.sources
-}
-
 add_deb_src() {
-	say "adding Debian bookworm source entries in $apt_list"
+	say "adding Debian $suite source entries in $apt_list"
 	cat >"$apt_list" <<-EOF
 	# Added by git-cinnabar's Makefile to fetch the pinned git source.
 	Types: deb-src
 	URIs: http://deb.debian.org/debian
-	Suites: bookworm bookworm-updates
+	Suites: $suite $suite-updates
 	Components: main
 	Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 
 	Types: deb-src
 	URIs: http://deb.debian.org/debian-security
-	Suites: bookworm-security
+	Suites: $suite-security
 	Components: main
 	Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 	EOF
@@ -67,7 +64,7 @@ prepare_apt() {
 		say "apt has no source of git $version and updating it needs root"
 		return 1
 	fi
-	has_deb_src || add_deb_src
+	[ -f "$apt_list" ] || add_deb_src
 	say "apt-get update"
 	apt-get update -qq >&2 || return 1
 	apt_has_source

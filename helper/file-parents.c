@@ -1,5 +1,5 @@
 /* The parents of a stored file revision: see file-parents.h. */
-#include "cache.h"
+#include "libgit.h"
 #include "oidmap.h"
 #include "manifest.h"
 #include "metadata.h"

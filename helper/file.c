@@ -1,5 +1,5 @@
 /* Mercurial file revisions and their git storage: see file.h. */
-#include "cache.h"
+#include "libgit.h"
 #include "changegroup.h"
 #include "hg-delta.h"
 #include "metadata.h"
@@ -38,10 +38,10 @@ void file_reset_cache(void)
 	hg_oidcpy(&last_node, &hg_null_oid);
 	strbuf_release(&last_text);
 	last_meta_len = 0;
-	oidclr(&last_blob);
+	oidclr(&last_blob, the_hash_algo);
 	for (i = 0; i < KEPT_FILES; i++) {
 		strbuf_release(&kept[i].text);
-		oidclr(&kept[i].blob);
+		oidclr(&kept[i].blob, the_hash_algo);
 	}
 	kept_next = 0;
 }
@@ -89,7 +89,7 @@ static void load_file(const struct hg_oid *node)
 
 	strbuf_reset(&last_text);
 	last_meta_len = 0;
-	oidclr(&last_blob);
+	oidclr(&last_blob, the_hash_algo);
 	hg_oidcpy(&last_node, node);
 	if (hg_oid_is_null(node) || hg_oideq(node, &hg_empty_file_oid))
 		return;

@@ -1,6 +1,5 @@
 /* The filters of the older finished packs, in a file: see filter-rows.h. */
-#include "git-compat-util.h"
-#include "cache.h"
+#include "libgit.h"
 #include "filter-rows.h"
 
 #define BLOCK PACK_FILTER_BLOCK_BYTES

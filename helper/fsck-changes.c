@@ -1,5 +1,5 @@
 /* What Mercurial's commit records of a change: see fsck-changes.h. */
-#include "cache.h"
+#include "libgit.h"
 #include "manifest-diff.h"
 #include "fsck-changes.h"
 

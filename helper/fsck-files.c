@@ -1,5 +1,5 @@
 /* Checking the ids of file revisions, maybe in two processes: see fsck-files.h. */
-#include "cache.h"
+#include "libgit.h"
 #include "meter.h"
 #include "hg-id.h"
 #include "import.h"

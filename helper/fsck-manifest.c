@@ -1,5 +1,5 @@
 /* Checking stored manifests from their manifest trees: see fsck-manifest.h. */
-#include "cache.h"
+#include "libgit.h"
 #include "hashmap.h"
 #include "object-store.h"
 #include "tree-iter.h"
@@ -49,8 +49,8 @@ static size_t kept_bytes;
 static struct mnode **transient;
 static size_t transient_nr, transient_alloc;
 
-static int node_cmp(const void *data, const struct hashmap_entry *a,
-		    const struct hashmap_entry *b, const void *keydata)
+static int node_cmp(const void *data UNUSED, const struct hashmap_entry *a,
+		    const struct hashmap_entry *b, const void *keydata UNUSED)
 {
 	const struct mnode *x = container_of(a, const struct mnode, ent);
 	const struct mnode *y = container_of(b, const struct mnode, ent);

@@ -1,5 +1,5 @@
 /* Checking the metadata against the git objects: see fsck.h. */
-#include "cache.h"
+#include "libgit.h"
 #include "object-store.h"
 #include "meter.h"
 #include "khash.h"

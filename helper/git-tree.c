@@ -5,7 +5,7 @@
  * empty components ("a//b", "/a") end up under "_" directories of the
  * manifest tree; their git tree merges those in, the normal path winning.
  */
-#include "cache.h"
+#include "libgit.h"
 #include "khash.h"
 #include "tree-iter.h"
 #include "metadata.h"

@@ -1,5 +1,5 @@
 /* Grafting changesets onto existing commits: see graft.h. */
-#include "cache.h"
+#include "libgit.h"
 #include "authorship.h"
 #include "graft.h"
 #include "metadata.h"
@@ -166,7 +166,7 @@ static void narrow(struct matches *m, const struct hg_changeset *cs,
 }
 
 static int same_subject(struct match *match, const struct hg_changeset *cs,
-			void *data)
+			void *data UNUSED)
 {
 	struct slice mine = first_line(match->commit.body,
 				       match->commit.body_len);
@@ -175,7 +175,7 @@ static int same_subject(struct match *match, const struct hg_changeset *cs,
 }
 
 static int same_user(struct match *match, const struct hg_changeset *cs,
-		     void *data)
+		     void *data UNUSED)
 {
 	return same_author_field(&match->commit, cs, 1);
 }
@@ -193,7 +193,7 @@ static void note_for(struct strbuf *note, struct match *match,
 		       ids->raw_len, match->commit.buf, match->commit.len);
 }
 
-static int needs_no_patch(struct match *match, const struct hg_changeset *cs,
+static int needs_no_patch(struct match *match, const struct hg_changeset *cs UNUSED,
 			  void *data)
 {
 	struct strbuf note = STRBUF_INIT;

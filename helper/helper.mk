@@ -2,7 +2,7 @@
 #
 # The top-level Makefile runs this file from inside the pinned git tree:
 #
-#   make -C build/git-2.39.5 -f $(TOP)/helper/helper.mk CINNABAR_TOP=$(TOP) \
+#   make -C build/git-2.47.3 -f $(TOP)/helper/helper.mk CINNABAR_TOP=$(TOP) \
 #        <git build flags> helper
 #
 # It includes git's own Makefile, so git's libraries (libgit.a, xdiff/lib.a,

@@ -1,5 +1,5 @@
 /* Making Mercurial deltas between two texts: see hg-diff.h. */
-#include "cache.h"
+#include "libgit.h"
 #include "strbuf.h"
 #include "xdiff/xdiff.h"
 #include "hg-diff.h"

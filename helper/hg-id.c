@@ -1,6 +1,5 @@
 /* Mercurial object ids: see hg-id.h. */
-#include "git-compat-util.h"
-#include "cache.h"
+#include "libgit.h"
 #include "hg-id.h"
 #include <openssl/evp.h>
 #include <pthread.h>

@@ -33,7 +33,7 @@
  * the request, so that the reader does not wait for an answer that has
  * no body for it.
  */
-#include "cache.h"
+#include "libgit.h"
 #include "config.h"
 #include "credential.h"
 #include <pthread.h>
@@ -107,7 +107,7 @@ static int current_origin = -1;
  */
 struct http_settings {
 	long low_speed_limit, low_speed_time;
-	const char *ca_info, *ca_path;
+	char *ca_info, *ca_path;
 	int empty_auth;
 	struct strbuf matched;
 };
@@ -116,12 +116,13 @@ static struct http_settings settings = HTTP_SETTINGS_INIT;
 
 static void http_settings_release(struct http_settings *s)
 {
-	free((char *)s->ca_info);
-	free((char *)s->ca_path);
+	free(s->ca_info);
+	free(s->ca_path);
 	strbuf_release(&s->matched);
 }
 
-static int collect_settings(const char *var, const char *value, void *cb)
+static int collect_settings(const char *var, const char *value,
+			    const struct config_context *ctx, void *cb)
 {
 	struct http_settings *s = cb;
 
@@ -129,17 +130,17 @@ static int collect_settings(const char *var, const char *value, void *cb)
 	strbuf_addf(&s->matched, "%s%c%s\n", var, value ? '=' : '!',
 		    value ? value : "");
 	if (!strcmp(var, "http.lowspeedlimit"))
-		s->low_speed_limit = git_config_int(var, value);
+		s->low_speed_limit = git_config_int(var, value, ctx->kvi);
 	else if (!strcmp(var, "http.lowspeedtime"))
-		s->low_speed_time = git_config_int(var, value);
+		s->low_speed_time = git_config_int(var, value, ctx->kvi);
 	else if (!strcmp(var, "http.emptyauth"))
 		s->empty_auth = value && !strcasecmp(value, "auto") ? -1 :
 				git_config_bool(var, value);
 	else if (!strcmp(var, "http.sslcainfo")) {
-		free((char *)s->ca_info);
+		FREE_AND_NULL(s->ca_info);
 		return git_config_pathname(&s->ca_info, var, value);
 	} else if (!strcmp(var, "http.sslcapath")) {
-		free((char *)s->ca_path);
+		FREE_AND_NULL(s->ca_path);
 		return git_config_pathname(&s->ca_path, var, value);
 	}
 	return 0;
@@ -165,11 +166,11 @@ static void read_settings(struct http_settings *s, const char *url)
 	if ((env = getenv("GIT_HTTP_LOW_SPEED_TIME")))
 		s->low_speed_time = strtol(env, NULL, 10);
 	if ((env = getenv("GIT_SSL_CAINFO"))) {
-		free((char *)s->ca_info);
+		free(s->ca_info);
 		s->ca_info = xstrdup(env);
 	}
 	if ((env = getenv("GIT_SSL_CAPATH"))) {
-		free((char *)s->ca_path);
+		free(s->ca_path);
 		s->ca_path = xstrdup(env);
 	}
 }
@@ -721,7 +722,7 @@ static void run_with_auth(struct request *r)
 	do {
 		run_request(r);
 		if (wants_credentials(r)) {
-			credential_fill(&http_auth);
+			credential_fill(&http_auth, 1);
 			if (r->output && !r->output_is_pipe) {
 				fclose(r->output);
 				r->output = NULL;
@@ -1043,7 +1044,7 @@ static void http_import(struct request *r, FILE *out,
 			continue;
 		if (tried++)
 			die("authentication to %s failed", shown_url(r->url));
-		credential_fill(&http_auth);
+		credential_fill(&http_auth, 1);
 	}
 }
 

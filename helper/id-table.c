@@ -1,5 +1,5 @@
 /* Sorted id tables read through mmap: see id-table.h. */
-#include "cache.h"
+#include "libgit.h"
 #include "id-table.h"
 
 #define MAGIC "CNBI"
@@ -93,8 +93,8 @@ int id_table_open(struct id_table *t, int fd, const struct object_id *commit)
 	p = t->map;
 	nr = ((uint64_t)get_be32(p + 28) << 32) | get_be32(p + 32);
 	if (memcmp(p, MAGIC, 4) || get_be32(p + 4) != VERSION ||
-	    (commit && !hasheq_algop(p + COMMIT_OFFSET, commit->hash,
-				     &hash_algos[GIT_HASH_SHA1])) ||
+	    (commit && !hasheq(p + COMMIT_OFFSET, commit->hash,
+			       &hash_algos[GIT_HASH_SHA1])) ||
 	    nr > t->map_len / ID_RECORD_SIZE ||
 	    table_size(nr) != t->map_len) {
 		id_table_close(t);

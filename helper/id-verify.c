@@ -1,5 +1,5 @@
 /* Verifying Mercurial ids on worker threads: see id-verify.h. */
-#include "cache.h"
+#include "libgit.h"
 #include "thread-utils.h"
 #include "id-verify.h"
 #include "sha1/sha1-lanes.h"

@@ -1,6 +1,5 @@
 /* Looking ids up in a pack's .idx with pread(): see idx-lookup.h. */
-#include "git-compat-util.h"
-#include "cache.h"
+#include "libgit.h"
 #include "pack.h"
 #include "idx-lookup.h"
 

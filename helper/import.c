@@ -1,5 +1,5 @@
 /* Importing changegroups: see import.h. */
-#include "cache.h"
+#include "libgit.h"
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif

@@ -7,7 +7,7 @@
  * come, use too. Only http's responses are written elsewhere
  * (http-client.c).
  */
-#include "cache.h"
+#include "libgit.h"
 #include "config.h"
 #include "answer.h"
 #include "bundle.h"
@@ -106,13 +106,13 @@ static void need_repository(void)
 		die("not a git repository (this command needs one)");
 }
 
-static void cmd_version(const char **argv)
+static void cmd_version(const char **argv UNUSED)
 {
 	answer("version %d %s %s\n", PROTOCOL_VERSION,
 	       CINNABAR_HELPER_VERSION, CINNABAR_BUILD_ID);
 }
 
-static void cmd_capabilities(const char **argv)
+static void cmd_capabilities(const char **argv UNUSED)
 {
 	answer("capabilities http zlib zstd bzip2\n");
 }
@@ -178,7 +178,7 @@ static void answer_heads(struct heads_answer *a)
 	strbuf_release(&a->lines);
 }
 
-static void cmd_heads(const char **argv)
+static void cmd_heads(const char **argv UNUSED)
 {
 	struct heads_answer a = { 0, STRBUF_INIT };
 
@@ -320,7 +320,7 @@ static void cmd_graft(const char **argv)
 	answer("ok %lu\n", added);
 }
 
-static void cmd_graft_stats(const char **argv)
+static void cmd_graft_stats(const char **argv UNUSED)
 {
 	struct graft_stats s;
 
@@ -328,7 +328,7 @@ static void cmd_graft_stats(const char **argv)
 	answer("ok %u %u %u\n", s.candidates, s.grafted, s.not_grafted);
 }
 
-static void cmd_finish(const char **argv)
+static void cmd_finish(const char **argv UNUSED)
 {
 	struct object_id result;
 	struct meter *meter;
@@ -359,7 +359,7 @@ static void drop_work(void)
 	file_reset_cache();
 }
 
-static void cmd_abort(const char **argv)
+static void cmd_abort(const char **argv UNUSED)
 {
 	/* Back to the state at start: nothing refers to dropped objects. */
 	drop_work();
@@ -488,7 +488,9 @@ static void write_blocks(const struct strbuf *data)
 }
 
 /* One entry as `git config --list -z` writes it: `<key>[\n<value>]\0`. */
-static int list_config_entry(const char *key, const char *value, void *data)
+static int list_config_entry(const char *key, const char *value,
+			     const struct config_context *ctx UNUSED,
+			     void *data)
 {
 	struct strbuf *list = data;
 
@@ -501,7 +503,7 @@ static int list_config_entry(const char *key, const char *value, void *data)
 	return 0;
 }
 
-static void cmd_config(const char **argv)
+static void cmd_config(const char **argv UNUSED)
 {
 	struct strbuf list = STRBUF_INIT;
 
@@ -612,7 +614,7 @@ static int run_command_line(const struct strbuf *line)
 	die("unknown helper command '%s'", argv[0]);
 }
 
-int cmd_main(int argc, const char **argv)
+int cmd_main(int argc UNUSED, const char **argv UNUSED)
 {
 	struct strbuf line = STRBUF_INIT;
 	const char *progress = getenv("GIT_CINNABAR_PROGRESS");

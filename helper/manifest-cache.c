@@ -1,5 +1,5 @@
 /* Texts of large stored manifests kept on disk: see manifest-cache.h. */
-#include "cache.h"
+#include "libgit.h"
 #include "config.h"
 #include "tempfile.h"
 #include "hg-id.h"

@@ -1,5 +1,5 @@
 /* Differences between two manifest trees: see manifest-diff.h. */
-#include "cache.h"
+#include "libgit.h"
 #include "store.h"
 #include "tree-iter.h"
 #include "manifest.h"

@@ -1,5 +1,5 @@
 /* Manifest ids checked as the changegroup arrives: see manifest-precheck.h. */
-#include "cache.h"
+#include "libgit.h"
 #include "check.h"
 #include "config.h"
 #include "hg-id.h"

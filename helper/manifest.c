@@ -1,5 +1,5 @@
 /* Mercurial manifests and their git storage: see manifest.h. */
-#include "cache.h"
+#include "libgit.h"
 #include "khash.h"
 #include "tree-iter.h"
 #include "changegroup.h"

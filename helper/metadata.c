@@ -1,5 +1,5 @@
 /* git-cinnabar's metadata: see metadata.h. */
-#include "cache.h"
+#include "libgit.h"
 #include "refs.h"
 #include "khash.h"
 #include "store.h"
@@ -196,8 +196,9 @@ void metadata_load(void)
 {
 	struct object_id commit;
 
-	if (read_ref(METADATA_REF, &commit))
-		oidclr(&commit);
+	if (refs_read_ref(get_main_ref_store(the_repository), METADATA_REF,
+			  &commit))
+		oidclr(&commit, the_hash_algo);
 	metadata_load_commit(&commit);
 }
 
@@ -301,15 +302,15 @@ static const struct object_id *empty_tree(void)
 	return &oid;
 }
 
-static void add_head_parent(const struct hg_oid *node,
+static void add_head_parent(const struct hg_oid *node UNUSED,
 			    const struct object_id *commit,
-			    const char *branch, void *data)
+			    const char *branch UNUSED, void *data)
 {
 	strbuf_addf(data, "parent %s\n", oid_to_hex(commit));
 }
 
 static void add_head_line(const struct hg_oid *node,
-			  const struct object_id *commit,
+			  const struct object_id *commit UNUSED,
 			  const char *branch, void *data)
 {
 	strbuf_addf(data, "\n%s %s", hg_oid_to_hex(node), branch);
@@ -402,17 +403,19 @@ static void git2hg_part(const struct object_id *commit, struct object_id *out)
 void metadata_update_ref(const struct object_id *commit)
 {
 	struct strbuf err = STRBUF_INIT;
-	struct ref_transaction *t = ref_transaction_begin(&err);
+	struct ref_transaction *t = ref_store_transaction_begin(
+		get_main_ref_store(the_repository), &err);
 	struct object_id old, notes;
 
 	if (is_null_oid(&metadata.commit))
-		oidclr(&old);
+		oidclr(&old, the_hash_algo);
 	else
 		oidcpy(&old, &metadata.commit);
 	git2hg_part(commit, &notes);
-	if (!t || ref_transaction_update(t, METADATA_REF, commit, &old, 0,
-					 "cinnabar: update metadata", &err) ||
-	    ref_transaction_update(t, NOTES_REF, &notes, NULL, 0,
+	if (!t || ref_transaction_update(t, METADATA_REF, commit, &old, NULL,
+					 NULL, 0, "cinnabar: update metadata",
+					 &err) ||
+	    ref_transaction_update(t, NOTES_REF, &notes, NULL, NULL, NULL, 0,
 				   "cinnabar: update metadata", &err) ||
 	    ref_transaction_commit(t, &err))
 		die("cannot update %s: %s", METADATA_REF, err.buf);

@@ -1,5 +1,5 @@
 /* Notes trees used as maps: see notes-map.h. */
-#include "cache.h"
+#include "libgit.h"
 #include "khash.h"
 #include "tree-iter.h"
 #include "store.h"
@@ -91,7 +91,7 @@ static void put(struct notes_map *m, const unsigned char *key,
 
 	memcpy(k.hash, key, GIT_SHA1_RAWSZ);
 	pos = kh_put_cinnabar_notes(MAP(m), k, &ret);
-	oidread(&kh_value(MAP(m), pos), value);
+	oidread(&kh_value(MAP(m), pos), value, the_hash_algo);
 }
 
 /*
@@ -272,7 +272,7 @@ static const struct object_id *value_oid(const unsigned char *value)
 	static unsigned next;
 	struct object_id *oid = &ring[next++ % ARRAY_SIZE(ring)];
 
-	oidread(oid, value);
+	oidread(oid, value, the_hash_algo);
 	return oid;
 }
 
@@ -396,8 +396,8 @@ static void call_with_oids(const unsigned char *key,
 	struct for_each_data *d = data;
 	struct object_id k, v;
 
-	oidread(&k, key);
-	oidread(&v, value);
+	oidread(&k, key, the_hash_algo);
+	oidread(&v, value, the_hash_algo);
 	d->fn(&k, &v, d->data);
 }
 

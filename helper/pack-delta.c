@@ -1,5 +1,5 @@
 /* Reusing the deltas of git packs as Mercurial deltas: see pack-delta.h. */
-#include "cache.h"
+#include "libgit.h"
 #include "object-store.h"
 #include "packfile.h"
 #include "hg-delta.h"

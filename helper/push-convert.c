@@ -22,7 +22,7 @@
  *     author, with the git_commit experiment a "git_commit" extra
  *     (the commit's id), and a "topic" extra when the push gave one.
  */
-#include "cache.h"
+#include "libgit.h"
 #include "commit.h"
 #include "commit-reach.h"
 #include "diff.h"
@@ -433,7 +433,7 @@ static void git_copies(const struct object_id *old_tree,
 		struct diff_filepair *p = diff_queued_diff.queue[i];
 		if ((p->status == DIFF_STATUS_RENAMED ||
 		     p->status == DIFF_STATUS_COPIED) &&
-		    !is_empty_blob_oid(&p->two->oid))
+		    !is_empty_blob_oid(&p->two->oid, the_hash_algo))
 			string_list_insert(copies, p->two->path)->util =
 				xstrdup(p->one->path);
 	}
@@ -638,14 +638,16 @@ static size_t merge_base_manifests(struct push_state *st,
 						   &c->parents.oid[0]);
 	struct commit *b = lookup_commit_reference(the_repository,
 						   &c->parents.oid[1]);
-	struct commit_list *bases, *p;
+	struct commit_list *bases = NULL, *p;
 	size_t nr = 0, alloc = 0;
 
 	*out = NULL;
 	if (!a || !b)
 		die("cannot read the parents of commit %s",
 		    oid_to_hex(&c->parents.oid[0]));
-	bases = repo_get_merge_bases(the_repository, a, b);
+	if (repo_get_merge_bases(the_repository, a, b, &bases) < 0)
+		die("cannot find the merge bases of the parents of a merge "
+		    "(first parent %s)", oid_to_hex(&c->parents.oid[0]));
 	for (p = bases; p; p = p->next) {
 		struct hg_oid node;
 		khiter_t it = kh_get_oid_pos(st->by_commit, p->item->object.oid);

@@ -6,7 +6,7 @@
  *
  * Of the push files, depends on push-state.c only.
  */
-#include "cache.h"
+#include "libgit.h"
 #include "meter.h"
 #include "changegroup.h"
 #include "file.h"

@@ -2,7 +2,7 @@
  * The manifests of a push: see push-manifests.h. Of the push files,
  * depends on push-state.c only.
  */
-#include "cache.h"
+#include "libgit.h"
 #include "manifest-diff.h"
 #include "metadata.h"
 #include "raw-commit.h"

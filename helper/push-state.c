@@ -8,7 +8,7 @@
  * push-manifests.c; then push-convert.c (which reads manifests) and
  * push-files.c; push.c, on top, drives them all.
  */
-#include "cache.h"
+#include "libgit.h"
 #include "meter.h"
 #include "string-list.h"
 #include "changegroup.h"

@@ -14,7 +14,7 @@
  * push-files.c, push-manifests.c) and on push-state.c, which they share;
  * none of them depends on this file.
  */
-#include "cache.h"
+#include "libgit.h"
 #include "meter.h"
 #include "string-list.h"
 #include "bundle.h"

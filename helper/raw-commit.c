@@ -1,5 +1,5 @@
 /* Git commits as they are stored: see raw-commit.h. */
-#include "cache.h"
+#include "libgit.h"
 #include "store.h"
 #include "raw-commit.h"
 

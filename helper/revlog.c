@@ -1,5 +1,5 @@
 /* Revlogs: see revlog.h. */
-#include "cache.h"
+#include "libgit.h"
 #include <zlib.h>
 #include <zstd.h>
 #include "hg-delta.h"

@@ -7,20 +7,46 @@
  * version changes, the check below fails the build (helper.mk passes the
  * version of the tree compiled against as CINNABAR_GIT_VERSION_ID, its
  * dots as underscores): the fast-import internals used here must be read
- * again against the new version before moving the line below.
+ * again against the new version before moving the line below. `make
+ * try-git` (doc/git-source.md) lifts the check, defining
+ * CINNABAR_GIT_UNCHECKED, to try another release first.
+ *
+ * What of fast-import is used here, by job (everything else goes through
+ * git's public headers: csum-file.h's hashwrite and crc32, pack.h's
+ * encode_in_pack_object_header, packfile.h's pack lists and lookups,
+ * object-file.h's reads, delta.h's diff_delta):
+ *  - the pack being written: pack_data, pack_file, pack_id, pack_size,
+ *    all_packs, start_packfile, end_packfile, cycle_packfile,
+ *    unkeep_all_packs, gfi_unpack_entry, max_packsize, PACK_SIZE_THRESHOLD,
+ *    MAX_PACK_ID, unpack_limit, pack_idx_opts, git_pack_config;
+ *  - the object table: struct object_entry, struct object_entry_pool,
+ *    blocks, alloc_count, alloc_objects, object_entry_alloc, object_table,
+ *    object_entry_hashcmp, insert_object, find_object;
+ *  - storing an object: store_object (objects over MAX_ONE_CALL), struct
+ *    last_object, max_depth, and the counters object_count,
+ *    object_count_by_type, duplicate_count_by_type, delta_count_by_type,
+ *    delta_count_attempts_by_type;
+ *  - editing trees: struct tree_entry, struct tree_content, NO_DELTA,
+ *    load_tree, tree_content_set, tree_content_remove,
+ *    release_tree_content_recursive, release_tree_entry, tecmp0, tecmp1,
+ *    tree_entry_allocd, avail_tree_table(_sz), old_tree, new_tree, and
+ *    the names: struct atom_str, atom_table(_sz), atom_cnt, hc_str;
+ *  - what fast-import's main sets up: branch_table(_sz), marks (struct
+ *    mark_set), fi_mem_pool.
  */
-#define CINNABAR_GIT_2_39_5 1
+#define CINNABAR_GIT_2_47_3 1
 #define CINNABAR_PASTE(a, b) a##b
 #define CINNABAR_PINNED(v) CINNABAR_PASTE(CINNABAR_GIT_, v)
-#if !defined(CINNABAR_GIT_VERSION_ID) || !CINNABAR_PINNED(CINNABAR_GIT_VERSION_ID)
-#error "store.c is written against git 2.39.5's fast-import; check it against this git version"
+#if !defined(CINNABAR_GIT_UNCHECKED) && \
+	(!defined(CINNABAR_GIT_VERSION_ID) || !CINNABAR_PINNED(CINNABAR_GIT_VERSION_ID))
+#error "store.c is written against git 2.47.3's fast-import; check it against this git version"
 #endif
 /*
  * fast-import flushes the pack being written before reading an object
  * back from it (gfi_unpack_entry); objects deflated on a second thread
  * are appended to the pack there first (see "Writing objects" below).
  */
-#include "git-compat-util.h"
+#include "libgit.h"
 #include "csum-file.h"
 static void flush_pending_then_hashflush(struct hashfile *f);
 static void flush_pending(void);
@@ -254,7 +280,7 @@ static void remove_stale_checkpoints(void)
 	struct dirent *de;
 	size_t len;
 
-	strbuf_addf(&dir, "%s/pack/", get_object_directory());
+	strbuf_addf(&dir, "%s/pack/", repo_get_object_directory(the_repository));
 	len = dir.len;
 	d = opendir(dir.buf);
 	while (d && (de = readdir(d))) {
@@ -984,8 +1010,8 @@ void edit_tree_load(enum edit_tree which, const struct object_id *tree)
 		oidcpy(&root->versions[0].oid, tree);
 		oidcpy(&root->versions[1].oid, tree);
 	} else {
-		oidclr(&root->versions[0].oid);
-		oidclr(&root->versions[1].oid);
+		oidclr(&root->versions[0].oid, the_hash_algo);
+		oidclr(&root->versions[1].oid, the_hash_algo);
 	}
 	load_tree(root);
 }
@@ -1354,8 +1380,8 @@ void store_abort(void)
 		if (edit_roots[i].tree)
 			release_tree_content_recursive(edit_roots[i].tree);
 		edit_roots[i].tree = NULL;
-		oidclr(&edit_roots[i].versions[0].oid);
-		oidclr(&edit_roots[i].versions[1].oid);
+		oidclr(&edit_roots[i].versions[0].oid, the_hash_algo);
+		oidclr(&edit_roots[i].versions[1].oid, the_hash_algo);
 	}
 }
 /*

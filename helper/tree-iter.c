@@ -1,5 +1,6 @@
 /* Reading raw git tree objects: see tree-iter.h. */
-#include "cache.h"
+#include "libgit.h"
+#include "tree.h"
 #include "store.h"
 #include "tree-iter.h"
 
@@ -27,7 +28,7 @@ int tree_iter_next(struct tree_iter *it)
 	it->mode = mode;
 	it->path = p;
 	it->pathlen = nul - p;
-	oidread(&it->oid, (const unsigned char *)nul + 1);
+	oidread(&it->oid, (const unsigned char *)nul + 1, the_hash_algo);
 	it->cur = nul + 1 + GIT_SHA1_RAWSZ;
 	return 1;
 }

@@ -1,5 +1,5 @@
 /* Reading the words of command lines: see words.h. */
-#include "cache.h"
+#include "libgit.h"
 #include "quote.h"
 #include "words.h"
 

@@ -33,7 +33,9 @@ from lib.proc import run
 
 
 ROOT = test_env.ROOT
-DIST_GIT_TREE = ROOT / 'build' / 'dist' / 'git-2.39.5'
+GIT_VERSION = run(['make', '-s', '--no-print-directory', 'print-git-version'],
+                  cwd=ROOT).out.strip()
+DIST_GIT_TREE = ROOT / 'build' / 'dist' / f'git-{GIT_VERSION}'
 LOCK = ROOT / 'build' / '.dist.lock'
 PLATFORM = '%s-%s' % (os.uname().sysname.lower(), os.uname().machine.lower())
 HELPER = 'git-cinnabar-helper'
@@ -66,8 +68,8 @@ def copy_source(dest, umask, date, reverse):
         os.umask(old)
     run(['find', dest, '-exec', 'touch', '-h', '-d', date, '{}', '+'])
     (dest / 'build').mkdir()
-    (dest / 'build' / 'git-2.39.5.tar.xz').symlink_to(
-        ROOT / 'build' / 'git-2.39.5.tar.xz')
+    tarball = f'git-{GIT_VERSION}.tar.xz'
+    (dest / 'build' / tarball).symlink_to(ROOT / 'build' / tarball)
     return dest
 
 

@@ -45,7 +45,6 @@ before it), `rollback` alone goes back to nothing.
                   nothing is printed otherwise)
 """
 
-import os
 
 from cinnabar import git, metadata, snapshots
 from cinnabar.cmd.options import VERBOSE, say, split_options, usage_of
@@ -169,33 +168,33 @@ def fetch_refs(saved, known):
     return {name: None for name, oid in current.items() if oid not in known}
 
 
-def reflog(git_dir, ref):
-    """[GitId] a ref pointed to, newest first, from its reflog: each entry
-    has the old and the new value (a ref's first value, e.g. from a
-    clone, appears only as the old value of the next entry)."""
-    path = os.path.join(git_dir, 'logs', ref)
-    try:
-        with open(path, 'rb') as f:
-            lines = f.read().splitlines()
-    except FileNotFoundError:
+def reflog(ref):
+    """[GitId] a ref pointed to, newest first, from its reflog, as git
+    reads it (a log of files or reftable's): the new value of each entry
+    (`git reflog show`), then the old value of the oldest one (`<ref>@{N}`
+    for N entries), which is a ref's first value when it was made without
+    an entry (as a clone makes remote-tracking refs)."""
+    result = git.run(['reflog', 'show', '--format=%H', ref, '--'],
+                     check=False)
+    if result.returncode:
         return []
-    values = []
-    for line in reversed(lines):
-        fields = line.split(b' ', 2)
-        for oid in fields[1::-1] if len(fields) > 2 else ():
-            if len(oid) == 40 and oid != b'0' * 40:
-                values.append(GitId(oid))
-    return values
+    values = result.stdout.split()
+    oldest = git.run(['rev-parse', '--verify', '-q',
+                      '%s@{%d}' % (ref, len(values))], check=False)
+    if not oldest.returncode:
+        values += oldest.stdout.split()
+    return [GitId(oid) for oid in values
+            if len(oid) == 40 and oid != b'0' * 40]
 
 
-def remote_refs(git_dir, saved, known):
+def remote_refs(saved, known):
     current = dict(snapshots.remote_tracking_refs())
     if saved is not None:
         return restore(saved[1], current)
     changes = {}
     for name, oid in current.items():
         if oid not in known:
-            older = [o for o in reflog(git_dir, name) if o in known]
+            older = [o for o in reflog(name) if o in known]
             changes[name] = older[0] if older else None
     return changes
 
@@ -207,7 +206,7 @@ def roll_back_to_nothing(git_dir, given):
     changes = {name: None for name, _ in
                metadata.refs_under('refs/cinnabar/')}
     changes.update(metadata.notes_for(None))
-    changes.update(remote_refs(git_dir, None, set()))
+    changes.update(remote_refs(None, set()))
     metadata.update_refs(changes)
     snapshots.forget_all(git_dir)
     say(given, 'cinnabar metadata rolled back to nothing, as before the '
@@ -242,7 +241,7 @@ def run(args):
     changes.update(metadata.notes_for(target))
     saved = saved_refs(git_dir, target)
     changes.update(fetch_refs(saved, known))
-    changes.update(remote_refs(git_dir, saved, known))
+    changes.update(remote_refs(saved, known))
     metadata.update_refs(changes)
     say(options['given'], 'cinnabar metadata rolled back to %s (%d other '
         'ref%s updated)' % (target, len(changes) - 1,

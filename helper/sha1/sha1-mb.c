@@ -18,7 +18,7 @@
  * target the baseline x86-64) and only called once sha1_mb_lanes() has
  * checked the CPU.
  */
-#include "cache.h"
+#include "../libgit.h"
 #include "config.h"
 #include "sha1-mb.h"
 

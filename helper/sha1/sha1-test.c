@@ -1,5 +1,5 @@
 /* Test hooks of the multi-lane SHA-1: see sha1-test.h. */
-#include "cache.h"
+#include "../libgit.h"
 #include "sha1-lanes.h"
 #include "sha1-test.h"
 #include <openssl/evp.h>

@@ -17,7 +17,13 @@ the repository root, with the repository's top directory (where
 - `CINNABAR_TEST_GIT_VERSION`: the version the git on PATH must be (`make
   test-user-git` gives it with each release it puts first on PATH); a
   session whose git is another one, or whose git would run another
-  git-remote-hg than the checkout's, stops before its first test.
+  git-remote-hg than the checkout's, stops before its first test;
+- `CINNABAR_TEST_REFTABLE_GIT`: a git able to make repositories whose refs
+  are in reftable (2.45 or later; default `build/reftable-git/git`, which
+  `make reftable-git` builds), for tests/test_reftable.py and the next;
+- `CINNABAR_TEST_REF_FORMAT=reftable`: every repository the tests make
+  has its refs in reftable (`init.defaultRefFormat`), made and used by
+  that git, which runs as `git`.
 
 Child processes must not see the machine's configuration: git gets an
 empty system config and a HOME of its own, hg gets an empty HGRCPATH and
@@ -93,14 +99,38 @@ def _search_path(bindir):
     return os.pathsep.join([str(bindir)] + parts)
 
 
+def reftable_git():
+    """The git executable able to make reftable repositories."""
+    given = os.environ.get('CINNABAR_TEST_REFTABLE_GIT')
+    path = Path(given) if given else ROOT / 'build' / 'reftable-git' / 'git'
+    if not os.access(path, os.X_OK):
+        raise SetupError(f'no git for reftable repositories at {path} '
+                         '(run `make reftable-git`, or set '
+                         'CINNABAR_TEST_REFTABLE_GIT)')
+    return path.resolve()
+
+
+def ref_format():
+    """The ref storage of the repositories the tests make: None (git's
+    default) or `reftable` (CINNABAR_TEST_REF_FORMAT)."""
+    given = os.environ.get('CINNABAR_TEST_REF_FORMAT') or None
+    if given not in (None, 'files', 'reftable'):
+        raise SetupError(f'CINNABAR_TEST_REF_FORMAT={given}: files or '
+                         'reftable')
+    return given
+
+
 def _write_git_config(home):
     name, email = GIT_USER
+    default_format = ref_format()
     (home / '.gitconfig').write_text(
         '[user]\n'
         f'\tname = {name}\n'
         f'\temail = {email}\n'
         '[init]\n'
         '\tdefaultBranch = main\n'
+        + (f'\tdefaultRefFormat = {default_format}\n' if default_format
+           else '') +
         '[advice]\n'
         '\tdetachedHead = false\n')
 
@@ -202,6 +232,10 @@ def isolated_env(home, hg=None):
     python = bindir / 'python3'
     if not python.exists():
         python.symlink_to(client_python())
+    if ref_format() == 'reftable':
+        link = bindir / 'git'
+        if not link.exists():
+            link.symlink_to(reftable_git())
     if hg:
         link = bindir / 'hg'
         if not link.exists():
