@@ -13,6 +13,12 @@ A setting `<name>` (e.g. `refs`) is taken, first found wins, from:
 2. the git configuration `remote.<remote>.cinnabar-<name>`, when the
    setting is `per_remote` and the remote has a name;
 3. the git configuration `cinnabar.<name>`.
+
+`experiment(name)` reads `experiments`, a comma-separated list of words
+`<name>` or `<name>=<value>`, as git-cinnabar 0.7 does (unknown words
+are ignored): the one reader of the Python side. The helper reads the
+experiments it acts on (`git_commit`, `similarity=<n>`) the same way
+(helper/experiments.c).
 """
 
 import os
@@ -120,3 +126,9 @@ def lookup(name, remote=None):
         if value is not None:
             return value
     return git.config('cinnabar.%s' % name)
+
+
+def experiment(name):
+    """Whether the experiment `name` is on: the word `name` alone (not
+    `name=<value>`) is in `cinnabar.experiments`."""
+    return name in (lookup('experiments') or '').split(',')
