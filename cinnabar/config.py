@@ -3,8 +3,10 @@
 `SETTINGS` is every `cinnabar.<name>` setting, with what it takes and
 what it does; the manual page (git-remote-hg(1)) and the README's table
 are made from it (tools/manpages.py), and `lookup` refuses a name it does
-not list. A few are read by the C helper itself (`helper/*.c`), which
-looks them up the same way but for the remote part.
+not list. Those marked `helper` are also read by the C helper itself
+(`helper/*.c`), which looks them up the same way (none of them is per
+remote); tests/test_help_pages.py checks the marks against the helper's
+sources.
 
 A setting `<name>` (e.g. `refs`) is taken, first found wins, from:
 
@@ -13,6 +15,12 @@ A setting `<name>` (e.g. `refs`) is taken, first found wins, from:
 2. the git configuration `remote.<remote>.cinnabar-<name>`, when the
    setting is `per_remote` and the remote has a name;
 3. the git configuration `cinnabar.<name>`.
+
+`experiment(name)` reads `experiments`, a comma-separated list of words
+`<name>` or `<name>=<value>`, as git-cinnabar 0.7 does (unknown words
+are ignored): the one reader of the Python side. The helper reads the
+experiments it acts on (`git_commit`, `similarity=<n>`) the same way
+(helper/experiments.c).
 """
 
 import os
@@ -21,10 +29,11 @@ from cinnabar import git
 from cinnabar.record import record
 
 Setting = record('Setting',
-                 'name values per_remote env text')
+                 'name values per_remote env text helper', (False,))
 Setting.__doc__ = """A setting: `name` (after `cinnabar.`), `values` (what
 it takes, for people), `per_remote` (also `remote.<remote>.cinnabar-<name>`),
-`env` (also GIT_CINNABAR_<NAME>) and `text`, what it does (one paragraph)."""
+`env` (also GIT_CINNABAR_<NAME>), `text`, what it does (one paragraph),
+and `helper`, whether the helper reads it too."""
 
 SETTINGS = (
     Setting('check', 'comma-separated checks', False, False,
@@ -33,7 +42,8 @@ SETTINGS = (
             '(changesets), `manifests`, `files`, `all` or `true` turn checks '
             'on; `no-nodeid`, `no-manifests`, `no-files`, `none` or `false` '
             'turn them off. git-cinnabar\'s other values are accepted '
-            'without effect.'),
+            'without effect.',
+            helper=True),
     Setting('clone', 'a cinnabarclone manifest line, or empty', True, True,
             'Use this line instead of the server\'s cinnabarclone manifest '
             '(any URL or path); empty disables cinnabarclone.'),
@@ -45,7 +55,8 @@ SETTINGS = (
             '(default true).'),
     Setting('compat', '0.6', False, True,
             'Fill conflicting commit messages with NUL bytes, as '
-            'git-cinnabar 0.6 did, instead of newlines.'),
+            'git-cinnabar 0.6 did, instead of newlines.',
+            helper=True),
     Setting('data', 'phase, always, never or force', True, True,
             'Whether the metadata of pushed changesets is kept: `phase` (the '
             'default) when the server made them public (or they went to a '
@@ -59,7 +70,8 @@ SETTINGS = (
             'Turn on experiments: `merge` (accepted, merges are always '
             'pushed), `similarity=<n>`, `git_commit` (a `git_commit` extra on '
             'pushed changesets), `tag`, `branch` (new commits pushed to '
-            '`branches/<name>/tip` go on that named branch), `strip`.'),
+            '`branches/<name>/tip` go on that named branch), `strip`.',
+            helper=True),
     Setting('graft', 'true, false, or a git URL or path', True, True,
             'Record fetched changesets onto existing commits of a git mirror '
             'with the same tree, parents and author date: those of every '
@@ -68,7 +80,8 @@ SETTINGS = (
             'Set by a fetch that grafted changesets onto commits of a git '
             'mirror (`cinnabar.graft`): `git cinnabar fsck` then accepts '
             'commits that are not what a clone makes of their changesets; '
-            'not meant to be set by hand.'),
+            'not meant to be set by hand.',
+            helper=True),
     Setting('lock-timeout', 'seconds', False, True,
             'How long a fetch, push or writing command waits for another '
             'one working on the same repository (default 600).'),
@@ -88,7 +101,8 @@ SETTINGS = (
     Setting('similarity', 'a percentage', False, False,
             'On push, the similarity at which git\'s copy detection pairs '
             'a new file with a file of the first parent (default 100: exact '
-            'copies only), as `git diff-tree -C -C<n>%`.'),
+            'copies only), as `git diff-tree -C -C<n>%`.',
+            helper=True),
     Setting('stream', 'auto, always or never', True, True,
             'When a clone asks for a stream clone (the server\'s revlogs as '
             'they are): `auto` (the default) when the server prefers it, '
@@ -120,3 +134,9 @@ def lookup(name, remote=None):
         if value is not None:
             return value
     return git.config('cinnabar.%s' % name)
+
+
+def experiment(name):
+    """Whether the experiment `name` is on: the word `name` alone (not
+    `name=<value>`) is in `cinnabar.experiments`."""
+    return name in (lookup('experiments') or '').split(',')

@@ -2,9 +2,12 @@
 metadata and writes git objects.
 
 The helper speaks the line protocol of helper/PROTOCOL.md (version
-`PROTOCOL`) on its standard input and output. Every byte we send goes
-through `Helper._send` and every byte we read through `Helper._receive`,
-both traced when GIT_CINNABAR_TRACE is set (see `cinnabar.trace`).
+`PROTOCOL`, the one source of that number: helper/main.c's
+PROTOCOL_VERSION and PROTOCOL.md repeat it, as
+tests/unit/test_protocol_version.py checks) on its standard input and
+output. Every byte we send goes through `Helper._send` and every byte we
+read through `Helper._receive`, both traced when GIT_CINNABAR_TRACE is
+set (see `cinnabar.trace`).
 
 Where the helper is found, first found wins: the GIT_CINNABAR_HELPER
 environment variable; `git-cinnabar-helper` next to the launcher that runs

@@ -523,8 +523,7 @@ class Pusher:
         with the `branch` experiment (git-cinnabar's), the same with the
         branch of a push to a branch ref, instead of their first
         parent's."""
-        experiments = (config.lookup('experiments') or '').split(',')
-        set_branch = 'branch' in experiments and bool(
+        set_branch = config.experiment('branch') and bool(
             {'heads', 'tips'} & set(self.styles))
         new = self._new_parents
         branches = {}

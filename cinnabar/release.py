@@ -83,6 +83,7 @@ from cinnabar import config, ed25519, git
 from cinnabar.errors import Abort
 from cinnabar.helper import HELPER_NAME
 from cinnabar.helper_version import ProbeError, probe
+from cinnabar.hg.percent import unquote
 from cinnabar.hg.wireformat import parse_decimal
 from cinnabar.redact import redact_url
 
@@ -176,8 +177,8 @@ def _opener(url):
     if parts.username is not None:
         passwords = urllib.request.HTTPPasswordMgrWithDefaultRealm()
         passwords.add_password(None, redact_url(url),
-                               urllib.parse.unquote(parts.username),
-                               urllib.parse.unquote(parts.password or ''))
+                               unquote(parts.username),
+                               unquote(parts.password or ''))
         handlers.append(urllib.request.HTTPBasicAuthHandler(passwords))
     return urllib.request.build_opener(*handlers)
 

@@ -15,14 +15,14 @@ its hint (`-h` itself exits 129, as `git tag -h`), any other `fatal:`
 
 import pytest
 
+from cinnabar import cmd
 from lib.checks import assert_failed_for_people
 from lib.env import ROOT
 from lib.git import git
 from lib.proc import run
 
-COMMANDS = ('bundle', 'clear', 'data', 'download', 'fetch', 'fsck',
-            'git2hg', 'hg2git', 'reclone', 'rollback', 'self-update', 'strip',
-            'tag', 'unbundle', 'upgrade')
+# The names of the command table, in the order the list shows them.
+COMMANDS = sorted(entry.name for entry in cmd.COMMANDS)
 
 
 def listed(text):

@@ -121,6 +121,25 @@ def test_settings_read_by_the_code_are_defined():
     assert read == {s.name for s in config.SETTINGS}
 
 
+def test_settings_the_helper_reads_are_marked():
+    """The settings helper/*.c reads from git's configuration are those
+    config.SETTINGS marks `helper`, and it takes GIT_CINNABAR_<NAME> for
+    those of them with `env`, for no other setting."""
+    config_reads, env_reads = set(), set()
+    for path in (ROOT / 'helper').glob('*.c'):
+        text = path.read_text()
+        config_reads.update(re.findall(
+            r'git_config_get_[a-z_]+\("cinnabar\.([a-z-]+)"', text))
+        env_reads.update(re.findall(r'getenv\("(GIT_CINNABAR_[A-Z_]+)"\)',
+                                    text))
+    marked = [s for s in config.SETTINGS if s.helper]
+    assert config_reads == {s.name for s in marked}
+    names = {config.env_name(s.name): s for s in config.SETTINGS}
+    assert {n for n in env_reads if n in names} == \
+        {config.env_name(s.name) for s in marked if s.env}
+    assert not any(s.per_remote for s in marked)
+
+
 def test_lookup_refuses_a_setting_not_defined():
     with pytest.raises(KeyError, match='cinnabar.nope is not in'):
         config.lookup('nope')

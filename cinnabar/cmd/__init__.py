@@ -1,11 +1,12 @@
 """`git cinnabar <command>`: the command table and the dispatch.
 
-`COMMANDS` lists every command, as git's `commands[]` does: its name and
-the module of this package that implements it. The module's docstring is
-the command's `--help` (its first line is the summary in the command
-list) and its `run(args)` does the work and returns the exit status.
-Modules not in the table (shared code: `options`, `conversion`) are not
-commands. Adding a command means adding its module and its line here.
+`COMMANDS` lists every command, as git's `commands[]` does: its name,
+the module of this package that implements it, whether it writes and
+whether it works outside a repository (see Command). The module's
+docstring is the command's `--help` (its first line is the summary in
+the command list) and its `run(args)` does the work and returns the exit
+status. Modules not in the table (shared code: `options`, `conversion`)
+are not commands. Adding a command means adding its module and its line here.
 """
 
 import importlib
@@ -15,36 +16,33 @@ from cinnabar import VERSION
 from cinnabar.errors import USAGE_STATUS, run_guarded
 from cinnabar.record import record
 
-Command = record('Command', 'name module')
-Command.__doc__ = """A command: `name` as typed after `git cinnabar`, and
-`module`, the name of its module in this package."""
+Command = record('Command', 'name module writes outside')
+Command.__doc__ = """A command: `name` as typed after `git cinnabar`,
+`module`, the name of its module in this package, `writes` (it may write
+the metadata or git-cinnabar's refs: it holds the repository's lock,
+cinnabar.repolock, while it runs) and `outside` (it needs no
+repository: it installs git-cinnabar; every other command works on a
+repository's metadata, which a repository of SHA-256 objects cannot
+hold, cinnabar.git.require_sha1)."""
 
 COMMANDS = (
-    Command('bundle', 'bundle'),
-    Command('clear', 'clear'),
-    Command('data', 'data'),
-    Command('download', 'download'),
-    Command('fetch', 'fetch'),
-    Command('fsck', 'fsck'),
-    Command('git2hg', 'git2hg'),
-    Command('hg2git', 'hg2git'),
-    Command('reclone', 'reclone'),
-    Command('rollback', 'rollback'),
-    Command('self-update', 'self_update'),
-    Command('strip', 'strip'),
-    Command('tag', 'tag'),
-    Command('unbundle', 'unbundle'),
-    Command('upgrade', 'upgrade'),
+    Command('bundle', 'bundle', writes=True, outside=False),
+    Command('clear', 'clear', writes=True, outside=False),
+    Command('data', 'data', writes=False, outside=False),
+    Command('download', 'download', writes=False, outside=True),
+    Command('fetch', 'fetch', writes=True, outside=False),
+    Command('fsck', 'fsck', writes=True, outside=False),
+    Command('git2hg', 'git2hg', writes=False, outside=False),
+    Command('hg2git', 'hg2git', writes=False, outside=False),
+    Command('reclone', 'reclone', writes=True, outside=False),
+    Command('rollback', 'rollback', writes=True, outside=False),
+    Command('self-update', 'self_update', writes=False, outside=True),
+    Command('strip', 'strip', writes=True, outside=False),
+    Command('tag', 'tag', writes=True, outside=False),
+    Command('unbundle', 'unbundle', writes=True, outside=False),
+    Command('upgrade', 'upgrade', writes=True, outside=False),
 )
 _BY_NAME = {c.name: c for c in COMMANDS}
-# The commands that may write the metadata or git-cinnabar's refs: each
-# holds the repository's lock while it runs (cinnabar.repolock).
-WRITERS = ('bundle', 'clear', 'fetch', 'fsck', 'reclone', 'rollback',
-           'strip', 'tag', 'unbundle', 'upgrade')
-# The commands that need no repository (they install git-cinnabar); every
-# other one works on a repository's metadata, which a repository of
-# SHA-256 objects cannot hold (cinnabar.git.require_sha1).
-OUTSIDE = ('download', 'self-update')
 
 
 def _load(entry):
@@ -122,12 +120,13 @@ def dispatch(argv):
         # `git <command> -h` exits 129, as after a usage error; --help
         # (git's manual page) succeeds.
         return 0 if '--help' in argv[1:] else USAGE_STATUS
-    if argv[0] in OUTSIDE:
+    entry = _BY_NAME[argv[0]]
+    if entry.outside:
         return module.run(argv[1:])
     from cinnabar import git
     git_dir = git.git_dir()
     git.require_sha1(git_dir)
-    if argv[0] not in WRITERS:
+    if not entry.writes:
         return module.run(argv[1:])
     from cinnabar import repolock
     with repolock.held(git_dir):

@@ -47,8 +47,7 @@ def resolve(helper, names):
 
 def run(args):
     given, names = split_options(args, OPTIONS, USAGE)
-    experiments = (config.lookup('experiments') or '').split(',')
-    if 'strip' not in experiments:
+    if not config.experiment('strip'):
         raise Abort('git cinnabar strip is an experiment',
                     hint='enable it with `git config cinnabar.experiments '
                          'strip` (with the others you use, comma-separated)')

@@ -283,8 +283,7 @@ def make_tag(helper, options, words):
 
 def run(args):
     options, words = parse_args(args)
-    experiments = (config.lookup('experiments') or '').split(',')
-    if 'tag' not in experiments and not options.get('list'):
+    if not config.experiment('tag') and not options.get('list'):
         raise Abort('git cinnabar tag is an experiment (listing with -l '
                     'is not)',
                     hint='enable it with `git config cinnabar.experiments '

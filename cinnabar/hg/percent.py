@@ -1,11 +1,12 @@
 """Percent-encoding (RFC 3986 section 2.1), as urllib.parse does it.
 
 Mercurial's wire protocol percent-encodes capabilities, branch names and
-request arguments; HTTP requests quote their URL. `quote`, `urlencode`
-and `unquote_to_bytes` give exactly what urllib.parse's functions of the
-same names give (tests/unit/test_percent.py compares them), without
-importing it: urllib.parse imports re, enum and ipaddress, which were a
-sixth of a fetch with nothing new, which people run all day.
+request arguments; HTTP requests quote their URL. `quote`, `urlencode`,
+`unquote_to_bytes` and `unquote` give exactly what urllib.parse's
+functions of the same names give (tests/unit/test_percent.py compares
+them), without importing it: urllib.parse imports re, enum and
+ipaddress, which were a sixth of a fetch with nothing new, which people
+run all day.
 
 - `quote(text, safe)`: the UTF-8 bytes of `text`, each byte that is
   neither a letter, a digit, one of `_.-~` nor in `safe` written `%XX`
@@ -13,8 +14,13 @@ sixth of a fetch with nothing new, which people run all day.
 - `urlencode(pairs)`: `name=value` pairs joined with `&`, each side
   quoted with nothing safe but a space, which is written `+`;
 - `unquote_to_bytes(text)`: each `%` followed by two hex digits (either
-  case) is the byte they spell; any other `%` stays as it is.
+  case) is the byte they spell; any other `%` stays as it is;
+- `unquote(text)`: the same on a str, each run of ASCII characters
+  decoded as UTF-8 (a byte that is not, U+FFFD), the other characters
+  kept as they are.
 """
+
+import itertools
 
 _ALWAYS_SAFE = frozenset(b'ABCDEFGHIJKLMNOPQRSTUVWXYZ'
                          b'abcdefghijklmnopqrstuvwxyz0123456789_.-~')
@@ -59,3 +65,14 @@ def unquote_to_bytes(text):
         else:
             out += [b'%', part]
     return b''.join(out)
+
+
+def unquote(text):
+    """The str `text` percent-encodes, as `unquote_to_bytes` then UTF-8
+    (errors as U+FFFD) on each run of ASCII characters."""
+    if '%' not in text:
+        return text
+    return ''.join(
+        unquote_to_bytes(''.join(run)).decode('utf-8', 'replace')
+        if ascii else ''.join(run)
+        for ascii, run in itertools.groupby(text, lambda c: c < '\x80'))

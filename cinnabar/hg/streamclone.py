@@ -46,11 +46,11 @@ the store, a revlog without its index) is an Abort.
 import hashlib
 import os
 import shutil
-from urllib.parse import unquote
 
 from cinnabar import tmpfiles
 from cinnabar.errors import Abort
 from cinnabar.hg import bundle2, wireformat
+from cinnabar.hg.percent import unquote
 
 # The store requirements the helper's revlog reader reads (persistent
 # nodemaps are caches we drop).

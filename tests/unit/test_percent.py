@@ -47,6 +47,13 @@ def test_unquote_to_bytes_as_urllib():
             urllib.parse.unquote_to_bytes(data)
 
 
+def test_unquote_as_urllib():
+    for text in TEXTS + _random_texts() + [
+            '%C3%A9%c3%a9', '% 1%+1%1_', '%C3\xe9%A9', '\xe9%A9%E2%82',
+            '%E2%82\u20ac%82', '%ff%fe', 'a\udce9%41\udce9%C3', '\xe9']:
+        assert percent.unquote(text) == urllib.parse.unquote(text)
+
+
 URLS = ['http://h', 'http://h/', 'HTTP://h:80/p?q#f', 'https://u:p@h:1/a/b',
         'http://h/?', 'http://h/#', 'http://h?x', 'http://h#x/y?z',
         'http://h/p?a=b?c#d#e', 'http://u@h%41/p%20', 'http:///p', 'http:/p',
