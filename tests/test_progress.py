@@ -184,6 +184,20 @@ def test_push_progress(hg, hg_serve, tmp_path):
                  'HEAD:refs/heads/branches/default/tip', cwd=work)
     assert_no_traceback(result)
     drawn = [line.strip() for line in re.split(r'[\r\n]', result.err)]
-    # Its own revisions, imported back, are not "received".
+    # Its own revisions, imported back, are not "received"; the push
+    # knows how many it writes (a changeset, its manifest, a file).
     assert [line for line in drawn if line.endswith(', done.')] == \
-        ['Writing revisions: 3, done.', METADATA_DONE], drawn
+        ['Writing revisions: 100% (3/3), done.', METADATA_DONE], drawn
+
+    # Written by two processes (as a big push is): still all counted.
+    for name in ('c', 'd', 'e'):
+        (work / name).write_text(name + '\n')
+    git('add', '.', cwd=work)
+    git('commit', '-q', '-m', 'c d e', cwd=work)
+    result = git('push', '--progress', 'origin',
+                 'HEAD:refs/heads/branches/default/tip', cwd=work,
+                 extra_env={'CINNABAR_TEST_PUSH_SPLIT': '2'})
+    assert_no_traceback(result)
+    drawn = [line.strip() for line in re.split(r'[\r\n]', result.err)]
+    assert [line for line in drawn if line.endswith(', done.')] == \
+        ['Writing revisions: 100% (5/5), done.', METADATA_DONE], drawn
