@@ -9,6 +9,7 @@ struct meter {
 	const char *title;
 	uint64_t total, count;
 	int estimated;		/* the total is an estimate: meter.h */
+	int percent;		/* lines with a percentage: a total was given */
 	const uint64_t *bytes;
 	uint64_t bytes_before;	/* *bytes when the meter started */
 	uint64_t bytes_drawn;	/* *bytes at the last line */
@@ -58,8 +59,11 @@ static void draw(struct meter *m, uint64_t now, const char *end)
 	if (m->total && m->count > m->total)
 		m->total = m->count;
 	if (m->total)
+		m->percent = 1;
+	if (m->percent)
 		strbuf_addf(&line, "%3u%% (%"PRIuMAX"/%"PRIuMAX")",
-			    (unsigned)(m->count * 100 / m->total),
+			    (unsigned)(m->total ? m->count * 100 / m->total
+					       : 100),
 			    (uintmax_t)m->count, (uintmax_t)m->total);
 	else
 		strbuf_addf(&line, "%"PRIuMAX, (uintmax_t)m->count);

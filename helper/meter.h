@@ -20,7 +20,8 @@
  * or what Mercurial counts a phase against (the manifests against the
  * changesets, the files against the names the changesets list). The
  * count never shows above it (the total grows with the count), and the
- * last line shows the count as the total: 100% of what came.
+ * last line shows the count as the total: 100% of what came (also when
+ * nothing came: `100% (0/0)`).
  *
  * Meters are shown only when `show_progress` is set (import.h: `option
  * progress` from git, else whether stderr is a terminal); otherwise

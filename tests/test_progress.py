@@ -157,6 +157,26 @@ def test_progress_only_for_people(hg, hg_serve, tmp_path):
                              METADATA_DONE]
 
 
+def test_estimated_totals_end_at_what_came(hg, hg_serve, tmp_path):
+    """The files are counted against the names the changesets list; a
+    removed file is listed but has no revision to receive: the last line
+    says all that came, with the lines before consistent with it."""
+    repo = make_hg_repo(hg, tmp_path / 'hg', {'a': 'a\n', 'b': 'b\n'})
+    url = hg_url(hg_serve(repo).url)
+    work = tmp_path / 'work'
+    assert_no_traceback(clone(url, work, '-q'))
+    hg('-R', repo, 'rm', '-q', repo / 'b')
+    hg('-R', repo, 'commit', '-q', '-m', 'no b', '-u', 'Hg <hg@example>',
+       '-d', '1600000001 0')
+    result = git('fetch', '--progress', 'origin', cwd=work)
+    assert_no_traceback(result)
+    drawn = [line.strip() for line in re.split(r'[\r\n]', result.err)]
+    files = [line for line in drawn if line.startswith('Receiving files:')]
+    assert files[0] == 'Receiving files:   0% (0/1), 0 bytes', drawn
+    assert files[-1].startswith('Receiving files: 100% (0/0), ') and \
+        files[-1].endswith(', done.'), drawn
+
+
 def test_stream_clone_progress(hg, hg_serve, tmp_path):
     repo = make_hg_repo(hg, tmp_path / 'hg', {'a': 'a\n', 'b': 'b\n'})
     url = hg_url(hg_serve(repo).url)
