@@ -22,7 +22,7 @@ import time
 from lib.checks import assert_no_traceback
 from lib.corpus import NGINX
 from lib.git import clone, git, hg_url
-from lib.push import make_hg_repo
+from lib.push import hg_commit, make_hg_repo
 
 PHASES = ['Receiving changesets', 'Receiving manifests', 'Receiving files',
           'Storing manifests', 'Storing changesets', 'Writing metadata']
@@ -175,6 +175,29 @@ def test_estimated_totals_end_at_what_came(hg, hg_serve, tmp_path):
     assert files[0] == 'Receiving files:   0% (0/1), 0 bytes', drawn
     assert files[-1].startswith('Receiving files: 100% (0/0), ') and \
         files[-1].endswith(', done.'), drawn
+
+
+def test_announced_total_is_an_estimate(hg, tmp_path):
+    """A bundle's nbchanges is the server's word: a count above it raises
+    the total (never more than 100%), one that is not a number is no
+    total."""
+    repo = make_hg_repo(hg, tmp_path / 'hg', {'a': 'a\n'})
+    hg_commit(hg, repo, {'a': 'b\n'}, 'b')
+    bundle = tmp_path / 'all.hg'
+    hg('-R', repo, 'bundle', '-q', '--all', '-t', 'none-v2', bundle)
+    data = bundle.read_bytes()
+    seen = []
+    for name, value in (('low', b'1'), ('bad', b'x')):
+        path = tmp_path / f'{name}.hg'
+        path.write_bytes(data.replace(b'nbchanges2', b'nbchanges' + value))
+        result = clone(hg_url(path), tmp_path / name, '--progress')
+        assert_no_traceback(result)
+        seen.append([line.strip() for line in re.split(r'[\r\n]', result.err)
+                     if line.startswith('Receiving changesets')])
+    assert [[line.split(', ')[0] for line in lines] for lines in seen] == [
+        ['Receiving changesets:   0% (0/1)',
+         'Receiving changesets: 100% (2/2)'],
+        ['Receiving changesets: 0', 'Receiving changesets: 2']], seen
 
 
 def test_stream_clone_progress(hg, hg_serve, tmp_path):
