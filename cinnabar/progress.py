@@ -3,13 +3,14 @@ clone): the same lines as the helper's meters (helper/meter.h), e.g.
 
     Receiving stream:  45% (130/289), 12.30 MiB | 8.10 MiB/s
 
-drawn when the meter starts, redrawn in place at most every INTERVAL
-seconds while the count changes, and ended with `, done.`."""
+drawn when the meter starts, redrawn in place at most once every INTERVAL
+seconds (counted from the start) while the count changes, and ended with
+`, done.`."""
 
 import sys
 import time
 
-INTERVAL = 0.125
+INTERVAL = 0.1
 UNITS = ('bytes', 'KiB', 'MiB', 'GiB', 'TiB')
 
 
@@ -32,7 +33,8 @@ class Meter:
         self.count = 0
         self.bytes = 0 if counts_bytes else None
         self._out = out or sys.stderr
-        self._start = self._last = time.monotonic()
+        self._start = time.monotonic()
+        self._tick = 0
         self._last_len = 0
         self._draw('')
 
@@ -40,7 +42,8 @@ class Meter:
         if count == self.count and received == self.bytes:
             return
         self.count, self.bytes = count, received
-        if time.monotonic() - self._last >= INTERVAL:
+        # Once an INTERVAL counted from the start, as the helper does.
+        if self._tick_now() != self._tick:
             self._draw('')
 
     def stop(self):
@@ -65,7 +68,10 @@ class Meter:
         self._last_len = len(line)
         self._out.write(line + pad + ('\n' if end else '\r'))
         self._out.flush()
-        self._last = time.monotonic()
+        self._tick = self._tick_now()
+
+    def _tick_now(self):
+        return int((time.monotonic() - self._start) // INTERVAL)
 
 
 def shown(option, verbosity):

@@ -254,6 +254,17 @@ static int is_skippable(const char *type)
 	return !is_mandatory(type);
 }
 
+/* The changegroup part's nbchanges, 0 unless a plain decimal count. */
+static uint64_t part_nbchanges(struct part_header *h)
+{
+	const char *v = part_param(h, "nbchanges");
+
+	if (!v || !*v || strspn(v, "0123456789") != strlen(v) ||
+	    strlen(v) > 18)
+		return 0;
+	return strtoumax(v, NULL, 10);
+}
+
 static int next_bundle2_changegroup(struct bundle *b, struct stream **cg,
 				    int *cg_version)
 {
@@ -282,6 +293,7 @@ static int next_bundle2_changegroup(struct bundle *b, struct stream **cg,
 				die("unsupported changegroup version '%s'",
 				    version);
 			*cg = &b->part;
+			b->nbchanges = part_nbchanges(&h);
 			ret = 1;
 		} else if (!strncasecmp(h.type, "error:", 6)) {
 			handle_error_part(&h);

@@ -17,7 +17,8 @@
  *       a type holding an upper-case letter makes the part mandatory;
  *     - the payload: chunks of a 4-byte big-endian signed length and data,
  *       ended by a 0 length (-1 announces an out-of-band part: refused).
- *   A `changegroup` part has a `version` parameter (01 when absent).
+ *   A `changegroup` part has a `version` parameter (01 when absent) and
+ *   may have `nbchanges`, the count of changesets it holds.
  */
 #ifndef CINNABAR_BUNDLE_H
 #define CINNABAR_BUNDLE_H
@@ -39,6 +40,8 @@ struct bundle {
 	int in_part;
 	int32_t chunk_left;
 	int part_ended;
+	/* The current changegroup's nbchanges (0: not given, or bundle1). */
+	uint64_t nbchanges;
 };
 
 /*

@@ -71,20 +71,71 @@ void changeset_text(const struct hg_oid *node, struct strbuf *out)
 }
 
 /*
+ * The file names the changesets of a changegroup list, counted as
+ * Mercurial counts its files' progress against them. Only a 64-bit hash
+ * of each name is kept (8 bytes a name, not the name): a collision merely
+ * makes the estimate one short.
+ */
+static inline khint_t name_hash_bucket(uint64_t h)
+{
+	return (khint_t)(h ^ (h >> 32));
+}
+
+static inline int name_hash_equal(uint64_t a, uint64_t b)
+{
+	return a == b;
+}
+
+KHASH_INIT(file_names, uint64_t, char, 0, name_hash_bucket, name_hash_equal)
+
+/* FNV-1a. */
+static uint64_t name_hash(const char *name, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	while (len--) {
+		h ^= (unsigned char)*name++;
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+static void count_file_names(kh_file_names_t *names, const struct strbuf *text)
+{
+	struct hg_changeset cs;
+	const char *p, *end, *eol;
+	int ret;
+
+	if (parse_changeset(&cs, text->buf, text->len) || !cs.has_files)
+		return;	/* a malformed changeset is refused when stored */
+	for (p = cs.files.buf, end = p + cs.files.len; p < end; p = eol + 1) {
+		eol = memchr(p, '\n', end - p);
+		if (!eol)
+			eol = end;
+		if (eol > p)
+			kh_put_file_names(names, name_hash(p, eol - p), &ret);
+	}
+}
+
+/*
  * Read the changeset group, verifying ids, into `spool`. Only the last
  * text is kept in memory: the usual base of the next delta. A meter
- * named `title` counts them, unless `title` is NULL.
+ * named `title` counts them against `announced` (0: unknown), unless
+ * `title` is NULL. `names`, when not NULL, gets the file names they list.
  */
 static void read_changesets(struct stream *cg, int version,
-			    struct changeset_spool *spool, const char *title)
+			    struct changeset_spool *spool, const char *title,
+			    uint64_t announced, kh_file_names_t *names)
 {
 	struct rev_chunk chunk = REV_CHUNK_INIT;
-	struct meter *meter = title ? meter_start(title, 0, &cg->offset)
+	struct meter *meter = title ? meter_start(title, announced,
+						  &cg->offset)
 				    : NULL;
 	struct spooled_changeset cs = SPOOLED_CHANGESET_INIT;
 	struct strbuf base = STRBUF_INIT;
 	const struct hg_oid *prev = NULL;
 
+	meter_estimate(meter, announced);
 	changeset_spool_init(spool);
 	while (read_rev_chunk(cg, version, prev, &chunk)) {
 		struct hg_oid check;
@@ -113,6 +164,8 @@ static void read_changesets(struct stream *cg, int version,
 		hg_oidcpy(&cs.p1, &chunk.p1);
 		hg_oidcpy(&cs.p2, &chunk.p2);
 		changeset_spool_add(spool, &cs);
+		if (names)
+			count_file_names(names, &cs.text);
 		prev = &cs.node;
 		meter_update(meter, spool->nr);
 		if (spool->nr == 1)
@@ -159,14 +212,20 @@ static void import_manifests(struct stream *cg, int version, size_t total,
 	rev_chunk_release(&chunk);
 }
 
-static void import_files(struct stream *cg, int version,
+/*
+ * The files' revisions; the meter counts the files (as Mercurial does)
+ * against `names`, the count of the names the changesets list.
+ */
+static void import_files(struct stream *cg, int version, size_t names,
 			 struct import_stats *stats)
 {
 	struct rev_chunk chunk = REV_CHUNK_INIT;
 	struct strbuf name = STRBUF_INIT;
-	struct meter *meter = meter_start(_("Receiving files"), 0, &cg->offset);
-	unsigned n = 0;
+	struct meter *meter = meter_start(_("Receiving files"), names,
+					  &cg->offset);
+	unsigned n = 0, nr_files = 0;
 
+	meter_estimate(meter, names);
 	while (read_cg_chunk(cg, &name)) {
 		struct hg_oid prev;
 		int first = 1;
@@ -177,10 +236,11 @@ static void import_files(struct stream *cg, int version,
 			manifest_precheck_advance(0);
 			hg_oidcpy(&prev, &chunk.node);
 			first = 0;
-			meter_update(meter, ++n);
-			if (n == 1)
+			meter_update(meter, nr_files + 1);
+			if (++n == 1)
 				test_die_at("files");
 		}
+		nr_files++;
 	}
 	stats->files += n;
 	meter_stop(&meter);
@@ -322,7 +382,8 @@ static void import_changesets(struct changeset_spool *spool,
  * temporary file (not in memory) until the files are in. Their ids are
  * checked meanwhile (manifest-precheck.h).
  */
-static int spool_manifests(struct stream *cg, int version, size_t *count)
+static int spool_manifests(struct stream *cg, int version,
+			   size_t changesets, size_t *count)
 {
 	FILE *f = tmpfile();
 	struct rev_chunk rev = REV_CHUNK_INIT;
@@ -338,7 +399,9 @@ static int spool_manifests(struct stream *cg, int version, size_t *count)
 	/* The file has no name: the duplicated descriptor keeps it alive. */
 	fd = xdup(fileno(f));
 	fclose(f);
-	meter = meter_start(_("Receiving manifests"), 0, &cg->offset);
+	/* Mercurial counts the manifests against the changesets. */
+	meter = meter_start(_("Receiving manifests"), changesets, &cg->offset);
+	meter_estimate(meter, changesets);
 	manifest_precheck_start(version, fd);
 	while (read_cg_chunk(cg, chunk)) {
 		put_be32(hdr, chunk->len + 4);
@@ -377,17 +440,23 @@ void release_free_memory(void)
 }
 
 static void import_changegroup(struct stream *cg, int version,
-			       struct import_stats *stats)
+			       uint64_t nbchanges, struct import_stats *stats)
 {
 	struct changeset_spool changesets;
 	struct stream manifests;
-	size_t nr_manifests;
+	kh_file_names_t *names = show_progress ? kh_init_file_names() : NULL;
+	size_t nr_manifests, nr_names = 0;
 	int fd;
 
-	read_changesets(cg, version, &changesets, _("Receiving changesets"));
-	fd = spool_manifests(cg, version, &nr_manifests);
+	read_changesets(cg, version, &changesets, _("Receiving changesets"),
+			nbchanges, names);
+	if (names) {
+		nr_names = kh_size(names);
+		kh_destroy_file_names(names);
+	}
+	fd = spool_manifests(cg, version, changesets.nr, &nr_manifests);
 	release_free_memory();
-	import_files(cg, version, stats);
+	import_files(cg, version, nr_names, stats);
 	file_reset_cache();
 	release_free_memory();
 	if (lseek(fd, 0, SEEK_SET) < 0)
@@ -414,7 +483,7 @@ void import_bundle(struct bundle *b, struct import_stats *stats)
 	while (bundle_next_changegroup(b, &cg, &version)) {
 		if (version == 3)
 			die("changegroup version 03 is not supported yet");
-		import_changegroup(cg, version, stats);
+		import_changegroup(cg, version, b->nbchanges, stats);
 	}
 }
 
@@ -449,7 +518,7 @@ void list_bundle_heads(struct bundle *b, each_head_fn fn, void *data)
 	kh_node_pos_t *pos = kh_init_node_pos();
 
 	if (bundle_next_changegroup(b, &cg, &version))
-		read_changesets(cg, version, &spool, NULL);
+		read_changesets(cg, version, &spool, NULL, 0, NULL);
 	ALLOC_ARRAY(nodes, spool.nr + 1);
 	CALLOC_ARRAY(branches, spool.nr + 1);
 	CALLOC_ARRAY(is_head, spool.nr + 1);

@@ -8,9 +8,13 @@
 struct meter {
 	const char *title;
 	uint64_t total, count;
+	int estimated;		/* the total is an estimate: meter.h */
+	int percent;		/* lines with a percentage: a total was given */
 	const uint64_t *bytes;
 	uint64_t bytes_before;	/* *bytes when the meter started */
-	uint64_t start_ns, last_ns;
+	uint64_t bytes_drawn;	/* *bytes at the last line */
+	uint64_t start_ns;
+	uint64_t tick;		/* of the last line: METER_INTERVAL_MS since start */
 	size_t last_len;	/* of the last line, to blank what it leaves */
 };
 
@@ -52,9 +56,14 @@ static void draw(struct meter *m, uint64_t now, const char *end)
 	size_t len;
 
 	strbuf_addf(&line, "%s: ", m->title);
+	if (m->total && m->count > m->total)
+		m->total = m->count;
 	if (m->total)
+		m->percent = 1;
+	if (m->percent)
 		strbuf_addf(&line, "%3u%% (%"PRIuMAX"/%"PRIuMAX")",
-			    (unsigned)(m->count * 100 / m->total),
+			    (unsigned)(m->total ? m->count * 100 / m->total
+					       : 100),
 			    (uintmax_t)m->count, (uintmax_t)m->total);
 	else
 		strbuf_addf(&line, "%"PRIuMAX, (uintmax_t)m->count);
@@ -69,7 +78,9 @@ static void draw(struct meter *m, uint64_t now, const char *end)
 	fwrite(line.buf, 1, line.len, stderr);
 	fflush(stderr);
 	strbuf_release(&line);
-	m->last_ns = now;
+	m->tick = (now - m->start_ns) / (METER_INTERVAL_MS * 1000000ULL);
+	if (m->bytes)
+		m->bytes_drawn = *m->bytes;
 }
 
 struct meter *meter_start(const char *title, uint64_t total,
@@ -83,21 +94,33 @@ struct meter *meter_start(const char *title, uint64_t total,
 	m->title = title;
 	m->total = total;
 	m->bytes = bytes;
-	m->bytes_before = bytes ? *bytes : 0;
+	m->bytes_before = m->bytes_drawn = bytes ? *bytes : 0;
 	m->start_ns = getnanotime();
 	draw(m, m->start_ns, "");
 	return m;
+}
+
+void meter_estimate(struct meter *m, uint64_t total)
+{
+	if (!m)
+		return;
+	m->total = total;
+	m->estimated = 1;
 }
 
 void meter_update(struct meter *m, uint64_t n)
 {
 	uint64_t now;
 
-	if (!m || n == m->count)
+	if (!m || (n == m->count && (!m->bytes || *m->bytes == m->bytes_drawn)))
 		return;
 	m->count = n;
 	now = getnanotime();
-	if (now - m->last_ns >= METER_INTERVAL_MS * 1000000ULL)
+	/*
+	 * Once an interval, counted from the start rather than from the last
+	 * line: data arriving in bursts still gives one line an interval.
+	 */
+	if ((now - m->start_ns) / (METER_INTERVAL_MS * 1000000ULL) != m->tick)
 		draw(m, now, "");
 }
 
@@ -105,6 +128,8 @@ void meter_stop(struct meter **m)
 {
 	if (!*m)
 		return;
+	if ((*m)->estimated && (*m)->total)
+		(*m)->total = (*m)->count;
 	draw(*m, getnanotime(), ", done.");
 	FREE_AND_NULL(*m);
 }

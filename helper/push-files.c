@@ -191,6 +191,23 @@ static struct recent_rev *recent_node(struct recent_rev *recent,
  * revisions of a path are in the order of their changesets), or stored
  * there. The pack's delta is used when it is against that base.
  */
+/* Whether st->files[i] repeats the one before (then not written again). */
+static int is_repeated(const struct push_state *st, size_t i, size_t from)
+{
+	return i != from && !strcmp(st->files[i - 1].path, st->files[i].path) &&
+	       hg_oideq(&st->files[i - 1].node, &st->files[i].node);
+}
+
+static size_t count_written_revs(const struct push_state *st, size_t from,
+				 size_t to)
+{
+	size_t i, n = 0;
+
+	for (i = from; i < to; i++)
+		n += !is_repeated(st, i, from);
+	return n;
+}
+
 static void write_file_groups(FILE *f, struct push_state *st,
 			      size_t from, size_t to)
 {
@@ -212,7 +229,7 @@ static void write_file_groups(FILE *f, struct push_state *st,
 		off_t base_offset;
 		int have_delta = 0;
 
-		if (!first && hg_oideq(&st->files[i - 1].node, &r->node))
+		if (is_repeated(st, i, from))
 			continue;
 		if (first) {
 			if (i != from)
@@ -349,17 +366,24 @@ static void append_child_part(FILE *f, FILE *part, pid_t child)
 	fclose(part);
 }
 
-void push_write_files(FILE *f, struct push_state *st)
+size_t push_sort_files(struct push_state *st)
 {
-	size_t mid, i;
-	pid_t child = 0;
-	FILE *part = NULL;
+	size_t i;
 
 	QSORT(st->files, st->files_nr, file_rev_cmp);
 	/* New revisions by id, now at their sorted positions. */
 	for (i = 0; i < st->files_nr; i++)
 		if (st->files[i].is_new)
 			push_set_pos(st->new_files, &st->files[i].node, i);
+	return count_written_revs(st, 0, st->files_nr);
+}
+
+void push_write_files(FILE *f, struct push_state *st)
+{
+	size_t mid;
+	pid_t child = 0;
+	FILE *part = NULL;
+
 	mid = files_split_point(st);
 	if (mid < st->files_nr) {
 		fflush(f);
@@ -376,8 +400,12 @@ void push_write_files(FILE *f, struct push_state *st)
 		}
 	}
 	write_file_groups(f, st, 0, child ? mid : st->files_nr);
-	if (child)
+	if (child) {
 		append_child_part(f, part, child);
+		/* The copy's revisions, which it could not count here. */
+		st->written += count_written_revs(st, mid, st->files_nr);
+		meter_update(st->progress, st->written);
+	}
 	write_cg_end(f);
 	file_reset_cache();
 }

@@ -291,10 +291,13 @@ static void add_commit(struct push_state *st, size_t i,
 static void write_changegroup(const char *path, struct push_state *st)
 {
 	FILE *f = fopen(path, "wb");
+	size_t total = st->nr + push_sort_files(st), i;
 
 	if (!f)
 		die_errno("cannot create '%s'", path);
-	st->progress = meter_start(_("Writing revisions"), 0, NULL);
+	for (i = 0; i < st->nr; i++)
+		total += st->cs[i].send_manifest;
+	st->progress = meter_start(_("Writing revisions"), total, NULL);
 	write_changesets_and_manifests(f, st);
 	push_write_files(f, st);
 	meter_stop(&st->progress);

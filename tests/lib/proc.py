@@ -8,6 +8,7 @@ leader of a new process group, and a timeout kills the whole group.
 import os
 import pty
 import re
+import select
 import signal
 import subprocess
 import sys
@@ -112,12 +113,13 @@ def run(args, *, cwd=None, input=None, extra_env=None, env=None,
     return result
 
 
-def in_terminal(args, cwd=None, extra_env=None, timeout=60):
+def in_terminal(args, cwd=None, extra_env=None, timeout=60, idle=None):
     """Run `args` with stdout and stderr on a pseudo-terminal, in its own
     process group (as a shell runs a command), as a person sees it: (its
     Popen, [(seconds since the start, line)] of what was drawn until the
     last process holding the terminal was gone, a line being what ends
-    with `\\r` or `\\n`)."""
+    with `\\r` or `\\n`). `idle(seconds since the start)` is called
+    whenever nothing was drawn for 5 ms, until it returns False."""
     main, side = pty.openpty()
     start = time.monotonic()
     env = dict(os.environ, **(extra_env or {}))
@@ -126,6 +128,9 @@ def in_terminal(args, cwd=None, extra_env=None, timeout=60):
     os.close(side)
     lines, pending = [], b''
     while True:
+        if idle and not select.select([main], [], [], 0.005)[0]:
+            idle = idle(time.monotonic() - start) and idle
+            continue
         try:
             data = os.read(main, 65536)
         except OSError:  # EIO: the last writer is gone
@@ -142,9 +147,9 @@ def in_terminal(args, cwd=None, extra_env=None, timeout=60):
     return proc, lines
 
 
-def run_in_terminal(args, cwd=None, timeout=60):
+def run_in_terminal(args, cwd=None, timeout=60, idle=None):
     """`in_terminal`, for a command that must succeed: what it drew."""
-    proc, lines = in_terminal(args, cwd=cwd, timeout=timeout)
+    proc, lines = in_terminal(args, cwd=cwd, timeout=timeout, idle=idle)
     assert proc.returncode == 0, lines[-5:]
     return lines
 
