@@ -230,6 +230,12 @@ CHUNKS = [
     ('truncated payload', struct.pack('>l', 10) + b'abc', EARLY_END),
     ('length 1', struct.pack('>l', 1) + END, BAD_LENGTH),
     ('length 3', struct.pack('>l', 3) + END, BAD_LENGTH),
+    # Only the end chunk is empty: a length of 4 (no payload) is refused.
+    ('length 4', struct.pack('>l', 4) + END, BAD_LENGTH),
+    # Mercurial's lengths are signed 32-bit integers: from 2**31 they
+    # are negative, and refused.
+    ('length 2**31', struct.pack('>L', 1 << 31) + END, BAD_LENGTH),
+    ('length 2**32 - 1', struct.pack('>L', 0xffffffff) + END, BAD_LENGTH),
 ]
 
 
