@@ -7,6 +7,7 @@
 #include "block-text.h"
 #include "stream.h"
 #include "changegroup.h"
+#include "bundle.h"
 #include "revlog.h"
 #include "manifest.h"
 #include "words.h"
@@ -185,6 +186,35 @@ static void cg_revs(const char **argv, const struct strbuf *in,
 }
 
 /*
+ * bundle: a bundle (bundle.h); a line per changegroup in it: its version,
+ * then its bytes in hex (`-` for none).
+ */
+static void bundle(const char **argv, const struct strbuf *in,
+		   struct strbuf *result)
+{
+	struct buf_stream b = { in, 0 };
+	struct stream raw = { buf_read, buf_release, &b, 0 }, *cg;
+	struct strbuf data = STRBUF_INIT;
+	struct bundle bundle;
+	char buf[8192];
+	size_t n;
+	int version;
+
+	bundle_open(&bundle, &raw, 0);
+	while (bundle_next_changegroup(&bundle, &cg, &version)) {
+		strbuf_reset(&data);
+		while ((n = stream_read(cg, buf, sizeof(buf))))
+			strbuf_add(&data, buf, n);
+		strbuf_addf(result, "%d ", version);
+		add_hex(result, data.buf, data.len);
+		strbuf_addch(result, '\n');
+	}
+	bundle_check_end(&bundle);
+	bundle_release(&bundle);
+	strbuf_release(&data);
+}
+
+/*
  * revlog <index-len>: the input is the index then the data file (none
  * when inline); a line per revision: its entry (rev, base, link, p1, p2,
  * node, text length) and its full text in hex.
@@ -264,6 +294,7 @@ static const struct {
 	{ "block-text", block_text },
 	{ "cg-chunks", cg_chunks },
 	{ "cg-revs", cg_revs },
+	{ "bundle", bundle },
 	{ "revlog", revlog },
 	{ "manifest", manifest },
 	{ "words", words },

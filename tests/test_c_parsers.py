@@ -16,7 +16,9 @@ PROTOCOL.md's Framing for command words), not from running the helper:
   huge lengths are errors.
 - changegroup chunks (changegroup.c's read_cg_chunk) and the cg01, cg02
   and cg03 revision headers, delta bases included (cg01's: the chunk
-  before, or p1 for the first).
+  before, or p1 for the first); bundle1 and bundle2 containers
+  (bundle.c: compressions, stream parameters, parts and their
+  parameters, payload chunks, server errors).
 - revlog entries and texts (revlog.c): inline and not, generaldelta and
   not, stored, `u` and zlib chunks, and every kind of bad entry.
 - manifest lines (manifest.c) and command words (words.c).
@@ -24,6 +26,7 @@ PROTOCOL.md's Framing for command words), not from running the helper:
 Malformed input gives `error ...` and exit status 128, never a crash.
 """
 
+import bz2
 import hashlib
 import struct
 import zlib
@@ -316,6 +319,100 @@ def test_cg_revs(version, name, data, expected, tmp_path):
 def test_cg_revs_unknown_version(tmp_path):
     check(run_tool(tmp_path, 'cg-revs', END, '04'),
           Error('needs a changegroup version'))
+
+
+# --- bundles (`hg help internals.bundle2`) ----------------------------------
+
+CG = chunk(node(1) * 4 + DELTA1) + END + END + END
+
+
+def part(kind, mandatory=(), advisory=(), chunks=(CG,), part_id=0):
+    """A bundle2 part: header length, header (type, id, parameter counts
+    and sizes, parameters), payload chunks, an empty chunk."""
+    params = list(mandatory) + list(advisory)
+    header = (bytes([len(kind)]) + kind + struct.pack('>L', part_id) +
+              bytes([len(mandatory), len(advisory)]) +
+              b''.join(bytes([len(k), len(v)]) for k, v in params) +
+              b''.join(k + v for k, v in params))
+    return (struct.pack('>l', len(header)) + header +
+            b''.join(struct.pack('>l', len(c)) + c for c in chunks) +
+            struct.pack('>l', 0))
+
+
+def bundle2(*parts, params=b'', compress=None):
+    body = b''.join(parts) + struct.pack('>l', 0)
+    return (b'HG20' + struct.pack('>L', len(params)) + params +
+            (compress(body) if compress else body))
+
+
+def cg_line(version, data):
+    return b'%d %s\n' % (version, data.hex().encode() or b'-')
+
+
+CG_PART = part(b'changegroup', [(b'version', b'02')], chunks=(CG[:7], CG[7:]))
+BUNDLES = [
+    ('bundle1 uncompressed', b'HG10UN' + CG, cg_line(1, CG)),
+    ('bundle1 zlib', b'HG10GZ' + zlib.compress(CG), cg_line(1, CG)),
+    # HG10BZ: the bzip2 stream without its "BZ" magic.
+    ('bundle1 bzip2', b'HG10BZ' + bz2.compress(CG)[2:], cg_line(1, CG)),
+    ('bare changegroup', CG, cg_line(1, CG)),
+    ('bundle2, version 02 in two chunks', bundle2(CG_PART), cg_line(2, CG)),
+    ('bundle2, no version: 01', bundle2(part(b'changegroup')),
+     cg_line(1, CG)),
+    ('bundle2, version 03, an advisory parameter',
+     bundle2(part(b'CHANGEGROUP', [(b'version', b'03')],
+                  [(b'nbchanges', b'1')])), cg_line(3, CG)),
+    ('bundle2, advisory parts skipped',
+     bundle2(part(b'output', chunks=(b'remote: hi\n',)), CG_PART,
+             part(b'phase-heads', chunks=(b'\0' * 24,), part_id=2)),
+     cg_line(2, CG)),
+    ('bundle2, two changegroups', bundle2(CG_PART, part(b'changegroup')),
+     cg_line(2, CG) + cg_line(1, CG)),
+    ('bundle2, no part', bundle2(), b''),
+    ('bundle2, zlib', bundle2(CG_PART, params=b'Compression=GZ',
+                              compress=zlib.compress), cg_line(2, CG)),
+    ('bundle2, advisory stream parameter',
+     bundle2(CG_PART, params=b'somehint=1'), cg_line(2, CG)),
+    ('too short', b'HG2', Error('not a Mercurial bundle (too short)')),
+    ('unknown magic', b'HG30' + CG, Error('unknown header')),
+    ('bundle1 unknown compression', b'HG10XZ' + CG,
+     Error('unsupported bundle compression')),
+    ('bundle2 unknown compression',
+     bundle2(CG_PART, params=b'Compression=XZ'),
+     Error('unsupported bundle compression')),
+    ('mandatory stream parameter',
+     bundle2(CG_PART, params=b'Unknown=1'),
+     Error('unsupported mandatory bundle parameter')),
+    ('stream parameters past the end', b'HG20' + struct.pack('>L', 100),
+     EARLY_END),
+    ('huge stream parameters', b'HG20' + struct.pack('>L', 0xffffffff),
+     Error('invalid bundle2 stream parameters')),
+    ('mandatory unknown part', bundle2(part(b'Frobnicate'), CG_PART),
+     Error("unsupported mandatory bundle2 part 'Frobnicate'")),
+    ('changegroup version 04',
+     bundle2(part(b'changegroup', [(b'version', b'04')])),
+     Error("unsupported changegroup version '04'")),
+    ('server abort', bundle2(part(b'error:abort', [(b'message', b'no way')],
+                                  chunks=())),
+     Error('the server aborted: no way')),
+    ('out-of-band payload',
+     bundle2(part(b'changegroup')[:-len(CG) - 8] + struct.pack('>l', -1)),
+     Error('out-of-band')),
+    ('part header past its length',
+     bundle2(struct.pack('>l', 5) + part(b'changegroup')[4:9]),
+     Error('invalid bundle2 part header')),
+    ('part cut in its payload', bundle2(CG_PART)[:-12],
+     Error('truncated')),
+    ('no end of parts', bundle2(CG_PART)[:-4], EARLY_END),
+    ('data after the end', bundle2(CG_PART) + b'x',
+     Error('unexpected data after the end of the bundle')),
+]
+
+
+@pytest.mark.parametrize('name,data,expected', BUNDLES,
+                         ids=[b[0] for b in BUNDLES])
+def test_bundle(name, data, expected, tmp_path):
+    check(run_tool(tmp_path, 'bundle', data), expected)
 
 
 # --- revlogs ----------------------------------------------------------------
