@@ -55,8 +55,8 @@ static void add_hex(struct strbuf *out, const char *buf, size_t len)
  * the delta applied.  The same delta made a git delta must give the same
  * text (git's patch_delta), and hg_delta_result_len the same length.
  */
-static void hg_delta(const char **argv, const struct strbuf *in,
-		     struct strbuf *result)
+static void tool_hg_delta(const char **argv, const struct strbuf *in,
+			  struct strbuf *result)
 {
 	size_t base_len = size_arg(argv[0], "hg-delta", in->len);
 	const char *delta = in->buf + base_len;
@@ -88,8 +88,8 @@ static void add_block(const char *data, size_t len, void *cb_data)
 }
 
 /* block-text <base-len>: hg-delta's, through block texts. */
-static void block_text(const char **argv, const struct strbuf *in,
-		       struct strbuf *result)
+static void tool_block_text(const char **argv, const struct strbuf *in,
+			    struct strbuf *result)
 {
 	size_t base_len = size_arg(argv[0], "block-text", in->len);
 	struct block_text base = BLOCK_TEXT_INIT, text = BLOCK_TEXT_INIT;
@@ -138,8 +138,8 @@ static void add_rest(struct strbuf *result, const struct buf_stream *b)
  * cg-chunks: the chunks up to the empty one, a line each with the
  * payload in hex, then `rest <bytes after the empty chunk>`.
  */
-static void cg_chunks(const char **argv, const struct strbuf *in,
-		      struct strbuf *result)
+static void tool_cg_chunks(const char **argv, const struct strbuf *in,
+			   struct strbuf *result)
 {
 	struct buf_stream b = { in, 0 };
 	struct stream s = { buf_read, buf_release, &b, 0 };
@@ -158,8 +158,8 @@ static void cg_chunks(const char **argv, const struct strbuf *in,
  * line each: node, p1, p2, delta base, changeset, the delta in hex; then
  * `rest <bytes>`.
  */
-static void cg_revs(const char **argv, const struct strbuf *in,
-		    struct strbuf *result)
+static void tool_cg_revs(const char **argv, const struct strbuf *in,
+			 struct strbuf *result)
 {
 	int version = argv[0] ? changegroup_version(argv[0]) : 0;
 	struct buf_stream b = { in, 0 };
@@ -189,8 +189,8 @@ static void cg_revs(const char **argv, const struct strbuf *in,
  * bundle: a bundle (bundle.h); a line per changegroup in it: its version,
  * then its bytes in hex (`-` for none).
  */
-static void bundle(const char **argv, const struct strbuf *in,
-		   struct strbuf *result)
+static void tool_bundle(const char **argv, const struct strbuf *in,
+			struct strbuf *result)
 {
 	struct buf_stream b = { in, 0 };
 	struct stream raw = { buf_read, buf_release, &b, 0 }, *cg;
@@ -219,8 +219,8 @@ static void bundle(const char **argv, const struct strbuf *in,
  * when inline); a line per revision: its entry (rev, base, link, p1, p2,
  * node, text length) and its full text in hex.
  */
-static void revlog(const char **argv, const struct strbuf *in,
-		   struct strbuf *result)
+static void tool_revlog(const char **argv, const struct strbuf *in,
+			struct strbuf *result)
 {
 	size_t index_len = size_arg(argv[0], "revlog", in->len);
 	struct revlog_extent index = { 0, index_len };
@@ -252,8 +252,8 @@ static void revlog(const char **argv, const struct strbuf *in,
 }
 
 /* manifest: a line per manifest line: node, flag ('-' for none), path. */
-static void manifest(const char **argv, const struct strbuf *in,
-		     struct strbuf *result)
+static void tool_manifest(const char **argv, const struct strbuf *in,
+			  struct strbuf *result)
 {
 	const char *p = in->buf, *end = in->buf + in->len;
 	struct manifest_line line;
@@ -270,8 +270,8 @@ static void manifest(const char **argv, const struct strbuf *in,
 }
 
 /* words: the input a command line (no LF); each word, then a NUL. */
-static void words(const char **argv, const struct strbuf *in,
-		  struct strbuf *result)
+static void tool_words(const char **argv, const struct strbuf *in,
+		       struct strbuf *result)
 {
 	const char *word[MAX_WORDS + 1];
 	struct strbuf buf = STRBUF_INIT;
@@ -290,14 +290,14 @@ static const struct {
 	void (*fn)(const char **argv, const struct strbuf *in,
 		   struct strbuf *result);
 } parsers[] = {
-	{ "hg-delta", hg_delta },
-	{ "block-text", block_text },
-	{ "cg-chunks", cg_chunks },
-	{ "cg-revs", cg_revs },
-	{ "bundle", bundle },
-	{ "revlog", revlog },
-	{ "manifest", manifest },
-	{ "words", words },
+	{ "hg-delta", tool_hg_delta },
+	{ "block-text", tool_block_text },
+	{ "cg-chunks", tool_cg_chunks },
+	{ "cg-revs", tool_cg_revs },
+	{ "bundle", tool_bundle },
+	{ "revlog", tool_revlog },
+	{ "manifest", tool_manifest },
+	{ "words", tool_words },
 };
 
 void test_tool(const char **argv, FILE *in, struct strbuf *result)
