@@ -239,6 +239,10 @@ CHUNKS = [
     # are negative, and refused.
     ('length 2**31', struct.pack('>L', 1 << 31) + END, BAD_LENGTH),
     ('length 2**32 - 1', struct.pack('>L', 0xffffffff) + END, BAD_LENGTH),
+    # The largest length there is, with 3 bytes of payload: refused for
+    # the missing bytes, not for memory.
+    ('length 2**31 - 1, cut', struct.pack('>l', 2**31 - 1) + b'abc',
+     EARLY_END),
 ]
 
 
