@@ -25,7 +25,9 @@ int read_cg_chunk(struct stream *s, struct strbuf *out)
 	len = get_be32(hdr);
 	if (len == 0)
 		return 0;
-	if (len < 4 || len > (1U << 31))
+	/* Signed in Mercurial: from 2^31 on, negative. Only the end chunk
+	 * is empty. */
+	if (len <= 4 || len > INT32_MAX)
 		die("invalid changegroup chunk length %"PRIu32
 		    " (corrupt input)", len);
 	strbuf_grow(out, len - 4);
@@ -95,7 +97,7 @@ static void write_or_die(FILE *f, const void *buf, size_t len)
 static void write_cg_length(FILE *f, size_t payload)
 {
 	unsigned char hdr[4];
-	if (payload > (1U << 31) - 4)
+	if (payload > INT32_MAX - 4)
 		die("a changegroup chunk of %"PRIuMAX" bytes is too big",
 		    (uintmax_t)payload);
 	put_be32(hdr, payload + 4);

@@ -31,6 +31,7 @@
 #include "id-verify.h"
 #include "sha1/sha1-mb.h"
 #include "sha1/sha1-test.h"
+#include "test-tool.h"
 #include "words.h"
 #include <malloc.h>
 
@@ -560,6 +561,18 @@ static void cmd_test_sha1(const char **argv)
 	answer("ok %u %s\n", count, path);
 }
 
+/* Test hook: see PROTOCOL.md, "Test hooks". */
+static void cmd_test_tool(const char **argv)
+{
+	struct strbuf result = STRBUF_INIT;
+
+	test_tool(argv, stdin, &result);
+	fputs("ok\n", out);
+	write_blocks(&result);
+	fflush(out);
+	strbuf_release(&result);
+}
+
 static void cmd_compress(const char **argv)
 {
 	uintmax_t n = compress_file(argv[0], argv[0] ? argv[1] : NULL,
@@ -594,6 +607,7 @@ static const struct command commands[] = {
 	{ "data", cmd_data },
 	{ "compress", cmd_compress },
 	{ "test-sha1", cmd_test_sha1 },
+	{ "test-tool", cmd_test_tool },
 };
 
 static int run_command_line(const struct strbuf *line)
