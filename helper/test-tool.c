@@ -124,7 +124,7 @@ static size_t buf_read(struct stream *s, void *out, size_t len)
 	return n;
 }
 
-static void buf_release(struct stream *s)
+static void buf_release(struct stream *s UNUSED)
 {
 }
 
@@ -138,7 +138,7 @@ static void add_rest(struct strbuf *result, const struct buf_stream *b)
  * cg-chunks: the chunks up to the empty one, a line each with the
  * payload in hex, then `rest <bytes after the empty chunk>`.
  */
-static void tool_cg_chunks(const char **argv, const struct strbuf *in,
+static void tool_cg_chunks(const char **argv UNUSED, const struct strbuf *in,
 			   struct strbuf *result)
 {
 	struct buf_stream b = { in, 0 };
@@ -189,7 +189,7 @@ static void tool_cg_revs(const char **argv, const struct strbuf *in,
  * bundle: a bundle (bundle.h); a line per changegroup in it: its version,
  * then its bytes in hex (`-` for none).
  */
-static void tool_bundle(const char **argv, const struct strbuf *in,
+static void tool_bundle(const char **argv UNUSED, const struct strbuf *in,
 			struct strbuf *result)
 {
 	struct buf_stream b = { in, 0 };
@@ -252,7 +252,7 @@ static void tool_revlog(const char **argv, const struct strbuf *in,
 }
 
 /* manifest: a line per manifest line: node, flag ('-' for none), path. */
-static void tool_manifest(const char **argv, const struct strbuf *in,
+static void tool_manifest(const char **argv UNUSED, const struct strbuf *in,
 			  struct strbuf *result)
 {
 	const char *p = in->buf, *end = in->buf + in->len;
@@ -270,7 +270,7 @@ static void tool_manifest(const char **argv, const struct strbuf *in,
 }
 
 /* words: the input a command line (no LF); each word, then a NUL. */
-static void tool_words(const char **argv, const struct strbuf *in,
+static void tool_words(const char **argv UNUSED, const struct strbuf *in,
 		       struct strbuf *result)
 {
 	const char *word[MAX_WORDS + 1];
