@@ -14,9 +14,9 @@
  * Blocks are about BLOCK_TEXT_SIZE bytes (at most twice that); every
  * block but the last is at least a quarter of that, so a text has few
  * blocks. The hashing threads feed their 16 lanes a block at a time, and
- * a run of the lanes stops at the first block end any lane reaches: at
- * 4 kB, a clone of manifest100k spent a fifth more of the helper's CPU
- * than at 16 kB (bench/README.md, "Block size").
+ * a run of the lanes stops at the first block end any lane reaches, so
+ * smaller blocks cost the hashing more than they save in copies
+ * (doc/performance.md, "Writing objects").
  */
 #ifndef CINNABAR_BLOCK_TEXT_H
 #define CINNABAR_BLOCK_TEXT_H

@@ -2,13 +2,14 @@
  * Deflating the objects of a pack, in place or on a second thread.
  *
  * Storing an object is: its id (SHA-1), maybe a delta against a base,
- * deflating that, then appending it to the pack. Deflating was a third of
- * the CPU of a clone (nginx: 2 s of 6), all of it on the one thread that
- * also does the rest. The pack writer (store.c) may instead push the
- * bytes to deflate, and go on with the next objects while a worker
- * thread deflates them in order; it pops them back in the same order and
- * appends them itself. Each object is deflated by a stream reset for it,
- * so the pack is byte for byte the one deflating in place writes.
+ * deflating that, then appending it to the pack. Deflating is a large part
+ * of the CPU of a clone (doc/performance.md, "Writing objects"), and in
+ * place it is all on the one thread that also does the rest. The pack
+ * writer (store.c) may instead push the bytes to deflate, and go on with
+ * the next objects while a worker thread deflates them in order; it pops
+ * them back in the same order and appends them itself. Each object is
+ * deflated by a stream reset for it, so the pack is byte for byte the one
+ * deflating in place writes.
  *
  * The level an object is deflated at is the one asked for, except for
  * big objects that do not compress (already compressed or random data),

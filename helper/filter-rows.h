@@ -1,9 +1,8 @@
 /*
  * The filters (pack-filter.h) of the store's older finished packs, kept
- * in a file rather than in memory: a byte per object in memory grew with
- * history (3.5 MB at the peak of 250,000 changesets of 3000 files), when
- * the objects found in packs older than the newest few numbered a dozen
- * in that whole import. Every new object is still looked for in every
+ * in a file rather than in memory: a byte per object in memory would grow
+ * with history, when objects are hardly ever found in packs older than
+ * the newest few. Every new object is still looked for in every
  * pack.
  *
  * The file is laid out by rows: row i holds block i of each filter, one

@@ -15,9 +15,9 @@
 /* Records a lookup reads at a time. */
 #define LOOKUP_CHUNK SAMPLE_EVERY
 /*
- * Records a writer keeps before writing them (64 kB): a buffer of 1 MB
- * grew to 1.5 MB, and merges into a table coming at the helper's peak
- * added that much to it.
+ * Records a writer keeps before writing them (64 kB): small, because a
+ * merge into a table can come at the helper's peak, and the buffer (and
+ * what it grows to) adds to it.
  */
 #define WRITE_RECORDS 1638
 

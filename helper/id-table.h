@@ -5,11 +5,10 @@
  * take does not grow with history. Walks (merges, writing a notes tree)
  * read the records through mmap and let go of their pages as they go;
  * a lookup reads the samples through mmap and its block of records
- * with pread(): nothing of it stays mapped. (Through mmap, lookups
- * mapped much more than the 128 kB each was counted for, the kernel 6.18
- * here mapping whole large folios of a file just written, it seems:
- * trimmed every 20 lookups, 5.1 MB of a 6.7 MB table stayed mapped at
- * 66,000 changesets.)
+ * with pread(): nothing of it stays mapped. (Through mmap, a lookup maps
+ * much more than the pages it reads, the kernel mapping large folios of
+ * a file just written, so that the mapped part of the table grows with
+ * history even when trimmed.)
  *
  * File format (numbers in network order):
  *

@@ -5,9 +5,9 @@
  *
  * Mapped, a .idx read at random pages ends up wholly in memory (the
  * kernel maps up to 16 pages around each page read), 28 bytes per
- * object; letting its pages go after each lookup (madvise) cost a system
- * call, page faults at the next lookup, and, with the store's deflating
- * thread, a TLB shootdown on the other CPU: ~10 us a lookup. Here a
+ * object; letting its pages go after each lookup (madvise) would cost a
+ * system call, page faults at the next lookup, and, with the store's
+ * deflating thread, a TLB shootdown on the other CPU. Here a
  * lookup is one pread of a small window of the id table, two when the
  * id is found (its offset), and the .idx stays in the page cache only.
  *

@@ -429,8 +429,9 @@ static int spool_manifests(struct stream *cg, int version,
  * import. Each phase frees what it held (the manifest texts of the early
  * id check, the manifests' last text, a changeset's text listing every
  * file), but glibc returns memory only from the top of the heap: freed
- * pages below something still in use stayed resident, and the next
- * phase's peak came on top of them (at 300,000 files, 40 to 70 MB).
+ * pages below something still in use stay resident, and the next
+ * phase's peak comes on top of them (doc/performance.md, "Memory
+ * bounded by the tip, not the history").
  */
 void release_free_memory(void)
 {

@@ -3,11 +3,11 @@
  * caches: .git/cinnabar/manifests/<node>.
  *
  * Making a stored manifest's text from its trees reads every directory's
- * tree through its delta chain: ~50 ms for manifest100k's 6 MB, twice in
- * a fetch whose changegroup holds a snapshot (its first delta base, the
- * last manifest fetched before, and the stored revision the snapshot
- * comes against), once in a push (the parent's text). Reading one back
- * and checking it is a few milliseconds.
+ * tree through its delta chain, much more than reading the text back
+ * and checking it: twice in a fetch whose changegroup holds a snapshot
+ * (its first delta base, the last manifest fetched before, and the
+ * stored revision the snapshot comes against), once in a push (the
+ * parent's text).
  *
  * Each file is one line, "<p1> <p2> <tree>" (hex), then the text. It is
  * used only when the text hashes to its node with those parents and the

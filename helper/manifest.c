@@ -165,18 +165,16 @@ static const char *flag_for_mode(unsigned mode, const char *path)
 
 /*
  * Manifest subtrees read recently: consecutive manifests share most of
- * them, and reading one back means undoing a chain of deltas. The cache
- * is bounded in bytes, not only in slots, and by the width of the
- * manifests, not by history: a fixed 8 MB filled up over a long import
- * (1.8 MB at 33,000 changesets of ~6,000 files, 3.4 MB at 66,000), and
- * 4096 slots of large directories held ~15 MB on a 100k-file manifest
- * (whose trees total ~4 MB). It holds twice the trees of the last
- * manifest read whole, the last two or so (at least 256 kB, at most 8
- * MB: a floor of 1 MB, several times the trees of 3000 files, took 250,000
- * changesets to fill, and showed as 0.8 MB more at their peak than at
- * 33,000).
- * Past that, slots are freed in turn (oldest first, roughly) until the
- * new tree fits.
+ * them, and reading one back means undoing a chain of deltas. The cache is
+ * bounded in bytes, not only in slots, and by the width of the manifests,
+ * not by history: a fixed bound in bytes fills up slowly over a long
+ * import, which shows as memory growing with history, and a bound in slots
+ * alone lets large directories hold several times the trees of a wide
+ * manifest. It holds twice the trees of the last manifest read whole, the
+ * last two or so (at least 256 kB, at most 8 MB; the floor stays below the
+ * trees of a few thousand files, so that a narrow history does not take
+ * the whole import to fill it). Past that, slots are freed in turn (oldest
+ * first, roughly) until the new tree fits.
  */
 struct cached_tree {
 	struct object_id oid;

@@ -11,8 +11,8 @@
 
 /*
  * Keys are SHA-1s: 20 bytes, where a struct object_id takes 36 (hg2git
- * holds an entry per file revision: 300,000 of them are 2^19 buckets,
- * 8 MB less). Hashed as git hashes an object id (its first 4 bytes), so
+ * holds an entry per file revision, so the buckets are a large part of
+ * its memory). Hashed as git hashes an object id (its first 4 bytes), so
  * that the order of a walk stays the same.
  */
 struct notes_key {
@@ -423,9 +423,8 @@ void notes_map_for_each(struct notes_map *m, notes_map_fn fn, void *data)
  * directory of the map's previous tree whose notes did not change is
  * the same tree now, and is reused by id, neither rebuilt nor hashed:
  * storing the map after adding a few entries writes the directories
- * holding them, not the whole tree (~58,000 trees for 140,000 hg2git
- * entries on manifest100k). A previous tree in another layout keeps it in the
- * directories reused (any layout reads the same).
+ * holding them, not the whole tree. A previous tree in another layout
+ * keeps it in the directories reused (any layout reads the same).
  */
 struct tree_writer {
 	struct id_table *t;		/* the merged map */
@@ -473,8 +472,9 @@ static void byte_ends(struct id_table *t, size_t lo, size_t hi,
 		/*
 		 * 256 searches of the whole table would map most of it
 		 * before a trim: the kernel maps a file just written by
-		 * large folios (at 250,000 changesets, the helper's peak
-		 * went from 68 to 93 MB there, for a hg2git table of 40 MB).
+		 * large folios, so the helper's peak would grow with the
+		 * table, that is with history. The fanout gives the same
+		 * bounds without reading the table.
 		 */
 		for (b = 0; b < 256; b++)
 			end[b] = t->fanout[b] < lo ? lo :

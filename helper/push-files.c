@@ -184,12 +184,12 @@ static struct recent_rev *recent_node(struct recent_rev *recent,
  * In version 02 and 03, a revision is sent as a delta against its first
  * parent, as Mercurial itself sends them from a generaldelta repository
  * (the receiving server then stores the delta it gets rather than
- * computing another: measured on nginx, 0.2 s less of the server's CPU
- * than deltas against the previous revision of the group); a revision
- * without parent against the previous one of the group, if any. The
- * first parent is known to the server: sent before in the group (the
- * revisions of a path are in the order of their changesets), or stored
- * there. The pack's delta is used when it is against that base.
+ * computing another, which deltas against the previous revision of the
+ * group would make it do); a revision without parent against the previous
+ * one of the group, if any. The first parent is known to the server: sent
+ * before in the group (the revisions of a path are in the order of their
+ * changesets), or stored there. The pack's delta is used when it is
+ * against that base.
  */
 /* Whether st->files[i] repeats the one before (then not written again). */
 static int is_repeated(const struct push_state *st, size_t i, size_t from)

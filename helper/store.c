@@ -67,24 +67,24 @@ static struct tree_entry edit_roots[2];
 
 /*
  * The edited trees in memory. fast-import holds every directory of a tree
- * read or edited since it was loaded, ~100 bytes an entry: two trees of a
- * 300,000-file manifest were ~70 MB. Directories written (their id known)
- * can be let go of, leaving their entry and id: load_tree() reads them
- * back when an edit goes there. Entries let go of are kept by fast-import
- * for reuse, never freed: what counts is how many it ever held at once
- * (tree_entry_allocd). Once that passes the budget and grew since the
- * last sweep of a tree, the next store of that tree sweeps it: of the
- * directories it writes, it keeps those it writes and lets go of the
- * others (unload_tree), so that what stays is what the last manifest
- * edited. Reading a directory back costs: it is mostly in the pack being
- * written, whose pending objects are appended and mmap windows remapped
- * first, then a chain of deltas is undone. With 65,536 entries, the
- * edits of manifest100k (10,000 manifests, random files of 100,000,
- * ~210,000 entries in both trees) read back a directory at nearly every
- * edit: +28% CPU; 262,144 entries (~27 MB) hold them whole. A manifest
- * given whole is written as it comes (manifest.c):
- * edit_tree_write_dir(). CINNABAR_TEST_TREE_BUDGET sets the budget, in
- * entries; 0 sweeps at every store (tests).
+ * read or edited since it was loaded, ~100 bytes an entry, so that two
+ * trees of a wide manifest are most of the import's memory. Directories
+ * written (their id known) can be let go of, leaving their entry and id:
+ * load_tree() reads them back when an edit goes there. Entries let go of
+ * are kept by fast-import for reuse, never freed: what counts is how many
+ * it ever held at once (tree_entry_allocd). Once that passes the budget
+ * and grew since the last sweep of a tree, the next store of that tree
+ * sweeps it: of the directories it writes, it keeps those it writes and
+ * lets go of the others (unload_tree), so that what stays is what the last
+ * manifest edited. Reading a directory back costs: it is mostly in the
+ * pack being written, whose pending objects are appended and mmap windows
+ * remapped first, then a chain of deltas is undone. The budget (~27 MB of
+ * entries) holds both trees of a 100k-file manifest whole: a budget below
+ * the trees' size makes edits of random files read a directory back at
+ * nearly every edit (doc/performance.md, "Memory bounded by the tip, not
+ * the history"). A manifest given whole is written as it comes
+ * (manifest.c): edit_tree_write_dir(). CINNABAR_TEST_TREE_BUDGET sets the
+ * budget, in entries; 0 sweeps at every store (tests).
  */
 #define TREE_BUDGET 262144
 static unsigned long tree_budget;
@@ -101,7 +101,8 @@ static int sweeping;
  * duplicate check of new objects (store_object's find_sha1_pack), go
  * through the pack index instead. Only deltas do not cross the boundary
  * (the first version of each file or tree after a checkpoint is stored
- * whole). 131072 entries are ~12 MB at most (README, "Scale").
+ * whole). 131072 entries are ~12 MB at most (doc/performance.md,
+ * "Memory bounded by the tip, not the history").
  *
  * Until store_finish(), the finished packs of the session are not part of
  * the repository's history: a failure removes them (store_abort, the
@@ -146,13 +147,12 @@ void store_limit_memory(void)
 {
 	/*
 	 * Objects read back are mostly the last revision of a file or
-	 * manifest; git's 96MiB default cache of delta bases would only add
-	 * to our peak memory. Even 16MiB filled up slowly over a long
-	 * import (manifest trees read back when the delta base changes
-	 * branch), looking like memory growing with history; 4MiB still
-	 * filled between 33,000 and 250,000 changesets (+0.8 MB at the
-	 * peak). 2MiB costs no measurable time on nginx or manifest100k
-	 * (bench/README.md, "Memory flat in history").
+	 * manifest, which needs no cache; git's 96MiB default cache of
+	 * delta bases would only add to our peak memory, and any cache
+	 * large enough to fill slowly over a long import (manifest trees
+	 * read back when the delta base changes branch) makes memory grow
+	 * with history. 2MiB holds what those reads need (doc/performance.md,
+	 * "Memory bounded by the tip, not the history").
 	 */
 	if (delta_base_cache_limit > 2 * 1024 * 1024)
 		delta_base_cache_limit = 2 * 1024 * 1024;
@@ -172,11 +172,10 @@ void store_limit_memory(void)
 /*
  * The level to deflate `len` bytes at. Unless the user chose one, objects
  * (or deltas) of fewer than STORE_BELOW bytes are stored: deflate makes
- * them hardly smaller (in the packs of a clone of 33,000 small changes,
- * deltas of trees of 36 bytes on average took 51 bytes in the pack
- * deflated, 52 stored; blobs of 72 bytes 80 and 85), and costs ~10 us an
- * object whatever its size: 3 objects in 4 of that clone are that small,
- * and its CPU went from 34-37 s to 27-31 s (the packs 2% larger).
+ * them hardly smaller, its header and checksum taking about what it
+ * saves, and costs about the same per object whatever its size, while
+ * most objects of a clone of small changes are that small
+ * (doc/performance.md, "Writing objects").
  */
 #define STORE_BELOW 128
 static int store_small;
@@ -515,14 +514,13 @@ static void ensure_pack(void)
  * Writing objects into the pack. zlib's deflateInit allocates and clears
  * ~256 kB of state; fast-import's store_object sets one up for every
  * object, which for the small objects an import writes most (tree deltas
- * of ~100 bytes, commits) costs ten times the compression itself (32 us
- * against 3 us per 100-byte object, measured): a quarter of the serial
- * end of a 100k-file import went there. Here the streams of one thread
- * serve the whole session, reset between objects, which gives the same
- * bytes (deflate-queue.h): store_object_reusing_zlib() does what
- * fast-import's store_object() does, with those; objects too big for one
- * zlib call (MAX_ONE_CALL) go through fast-import's own. The output
- * buffer is kept between objects unless it grew past KEEP_OUTPUT.
+ * of ~100 bytes, commits) costs many times the compression itself. Here
+ * the streams of one thread serve the whole session, reset between
+ * objects, which gives the same bytes (deflate-queue.h):
+ * store_object_reusing_zlib() does what fast-import's store_object() does,
+ * with those; objects too big for one zlib call (MAX_ONE_CALL) go through
+ * fast-import's own. The output buffer is kept between objects unless it
+ * grew past KEEP_OUTPUT.
  *
  * Objects are deflated on a second thread when there is a CPU for it
  * (deflate-queue.h) and no pack size limit: an object pushed there is
@@ -761,12 +759,11 @@ static void write_now(struct object_entry *e, const char *in, size_t len,
  * blob's previous revision), NULL when it would be over `max`. A tree edit
  * most often changes, adds or removes one entry, and the delta is then a
  * copy of what comes before it, the bytes that differ, and a copy of what
- * follows: made directly, without diff_delta's index of the base (a
- * quarter of the main thread writing the trees of a 100k-file history;
- * bench/README.md, "Hashing beside the files"). Other changes go to
- * diff_delta, which also finds copies within a longer span: with spans of
- * up to 1 kB made directly, nginx's pack was 4.5% larger; up to 128
- * bytes, 0.2% smaller, the same objects.
+ * follows: made directly, without diff_delta's index of the base, which
+ * costs more than the edit (doc/performance.md, "Writing objects").
+ * Other changes go to diff_delta, which also finds copies within a longer
+ * span: past ONE_SPAN_MAX bytes of difference, a direct delta would miss
+ * those copies and make the pack larger.
  */
 #define ONE_SPAN_MAX 128
 
@@ -953,22 +950,18 @@ static int is_prime(unsigned n)
 /*
  * fast-import's table of names (atoms: every path component the trees
  * hold) has a fixed 4451 chains, fine for a few thousand names but walked
- * through dozens of string compares per name with 100k files: 20% of an
- * import's CPU once a 100k-file manifest is reloaded. Keep at most one
- * atom per chain on average, growing to the next odd prime above the
- * count and a quarter (the names' hash is a multiply-by-31 over the
- * bytes, which wants an odd prime modulus). Every file has two names (in
- * the manifest's tree, its own with a '_' before it): 600,000 atoms at
- * 300,000 files, whose table growing to twice the count was 9 MB.
+ * through dozens of string compares per name with 100k files. Keep at
+ * most one atom per chain on average, growing to the next odd prime
+ * above the count and a quarter (the names' hash is a multiply-by-31
+ * over the bytes, which wants an odd prime modulus). Every file has two
+ * names (in the manifest's tree, its own with a '_' before it).
  * Checked before each edit that can load trees (a removal, a conflict
- * check, a directory written), not only before a set: a push's import
- * of a commit changing 1,000 files of manifest100k removes its 1,000
- * old lines first, loading all 320 directories into 4451 chains (to_atom
- * 21% of the push's helper CPU). Up to ATOM_DOUBLING chains, the table
- * at least doubles: growing by a quarter at each check rehashed every
- * name some 17 times on the way to a fetch's ~200,000 names on
- * manifest100k (4% of its main thread); past it, a quarter above the
- * count, as the memory of the largest manifests wants.
+ * check, a directory written), not only before a set: an import that
+ * removes old lines first loads their directories before it sets
+ * anything. Up to ATOM_DOUBLING chains, the table at least doubles, so
+ * that each name is rehashed a few times on the way to a large count
+ * rather than at every check; past it, a quarter above the count, as
+ * the memory of the largest manifests wants.
  */
 #define ATOM_DOUBLING (1U << 19)
 
@@ -1077,9 +1070,9 @@ void edit_tree_remove(enum edit_tree which, const char *path)
  * Trees are written by our own walk rather than fast-import's store_tree():
  * the same objects (same sort, same bytes, same delta against the version
  * stored before in this pack), but fast-import formats each entry with
- * printf and sorts every directory twice per write, which was a quarter of
- * the CPU of importing a 100k-file manifest revision (a 300-entry
- * directory rewritten for a one-line change).
+ * printf and sorts every directory twice per write, which on a wide
+ * manifest is most of the cost of rewriting a large directory for a
+ * one-line change (doc/performance.md, "Writing objects").
  */
 static void sort_entries(struct tree_content *t, int v)
 {
@@ -1329,8 +1322,8 @@ static void trace_stats(void)
 /*
  * fast-import turns a pack of few objects (fastimport.unpackLimit, 100)
  * into loose objects, which keeps small fetches from piling up packs; but
- * that inflates every object again and deflates it at core.compression: a
- * fetch of two revisions of a 300 MB file spent most of its time there.
+ * that inflates every object again and deflates it at core.compression,
+ * which for a few large objects is most of the fetch's time.
  * Past this size a pack stays a pack, whatever its count of objects.
  */
 #define LOOSEN_MAX_PACK_BYTES (8UL << 20)

@@ -186,8 +186,9 @@ static void close_current(struct revlog_cg *rc)
 	revlog_release(&rc->current);
 	rc->current_open = 0;
 	/*
-	 * The manifest's full texts (18 MB at 300,000 files) would otherwise
-	 * stay allocated while its revisions are imported, and the files.
+	 * The manifest's full texts (megabytes on a wide manifest) would
+	 * otherwise stay allocated while its revisions are imported, and
+	 * the files.
 	 */
 	release_if_large(&rc->text);
 	release_if_large(&rc->delta);

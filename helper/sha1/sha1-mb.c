@@ -34,9 +34,9 @@ const uint32_t sha1_initial[5] = {
 
 /*
  * The lanes for this CPU: AVX-512's 16; else the SHA extensions' 2, which
- * beat AVX2's 8 on the AMD EPYC measured (sha1-mb.h) once both cores
- * hash; else AVX2's 8; else none. `want` (8 or 2) asks for those lanes
- * when the CPU has them.
+ * beat AVX2's 8 once both cores hash, where cores share vector units
+ * (sha1-mb.h); else AVX2's 8; else none. `want` (8 or 2) asks for those
+ * lanes when the CPU has them.
  */
 static int cpu_lanes(int want)
 {

@@ -10,18 +10,13 @@
  * messages whose rounds are interleaved (sha1-one.c). Used to verify
  * manifest ids, megabytes each (the helper's id-verify.h; sha1-lanes.h).
  *
- * Measured on this project's AMD EPYC (AVX2 and the SHA instructions, no
- * AVX-512; `test-sha1 speed`, CPU time of one thread, 4 MB messages, 15
- * rounds interleaved, medians): the SHA instructions 1.58 GB/s for one
- * message (OpenSSL 1.57), the 8 AVX2 lanes 2.47 GB/s, 1.54x (1.24x to 1.61x
- * across rounds). Two messages interleaved through the SHA instructions
- * (each round's sha1rnds4 waits for the one before: one message leaves the
- * unit idle) reached 2.50 GB/s in the same runs, three or four no more: an
- * alternative, built since: with both cores hashing (two processes, as the
- * helper's two workers), the 8 AVX2 lanes fell to 1.78 GB/s per core,
- * 1.22x one message (the two cores share vector units, it seems), while
- * the 2 interleaved messages kept 2.3 GB/s, 1.56x. So the 2 lanes are
- * chosen where the CPU has both (AVX-512's 16 still first).
+ * One message through the SHA instructions leaves the unit idle while each
+ * round's sha1rnds4 waits for the one before; two messages interleaved
+ * fill those gaps, more add nothing. The 8 AVX2 lanes beat one message on
+ * one core, but where two cores share vector units and both hash (as the
+ * helper's two workers do), they fall behind the 2 interleaved messages.
+ * So the 2 lanes are chosen where the CPU has both (AVX-512's 16 still
+ * first). `test-sha1 speed` measures the paths on a given CPU.
  *
  * The state of the messages is kept word by word: h[i][lane] is word i
  * (H0..H4) of the lane's intermediate hash value.
