@@ -75,7 +75,7 @@ def _traceback_wanted():
 
 def report_bug(error):
     if _traceback_wanted():
-        import traceback  # only here: it costs a fetch's start 10 ms
+        import traceback  # only here: it would slow every start
         traceback.print_exc()
         return
     _say('fatal: unexpected error: %s: %s' % (type(error).__name__, error))

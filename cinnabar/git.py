@@ -92,7 +92,7 @@ def git_dir():
     given or relative to the current directory): when it names a
     directory with a HEAD, that is the answer (absolute, symlinks
     resolved, as `git rev-parse --absolute-git-dir` says), without a git
-    process (two were a tenth of a fetch with nothing new)."""
+    process (doc/performance.md, "A fetch with nothing new")."""
     named = os.environ.get('GIT_DIR')
     if named:
         path = os.path.realpath(named)
@@ -195,10 +195,11 @@ def _config_where():
 class _ConfigFromHelper:
     """The configuration as a helper started in the same place reads it
     (its `config` command), for `_config_values` to read as it reads `git
-    config`'s output: a process fewer (~3 ms of CPU, a tenth of a fetch
-    with nothing new). `git config` when the helper cannot say. While it
-    is read, `being_read` is true: the tracer, which needs it to know
-    where its lines go, does not trace the helper's answer."""
+    config`'s output: a process fewer for a fetch with nothing new
+    (doc/performance.md, "A fetch with nothing new"). `git config` when
+    the helper cannot say. While it is read, `being_read` is true: the
+    tracer, which needs it to know where its lines go, does not trace the
+    helper's answer."""
 
     being_read = False
 

@@ -2,10 +2,12 @@
 
 A fetch with nothing new, which people run all day, starts two
 processes (the helper and `git config`) while it is itself starting:
-`subprocess` and what it imports (signal, threading, selectors, locale,
-re, enum...) were a fifth of its start. `Process` is the little of
-`subprocess.Popen` those two need, on `os.posix_spawnp` (one vfork and
-exec) and `os.pipe`, using only modules Python has loaded when it starts.
+importing `subprocess` and what it imports (signal, threading,
+selectors, locale, re, enum...) would be a large part of its start
+(doc/performance.md, "A fetch with nothing new"). `Process` is the
+little of `subprocess.Popen` those two need, on `os.posix_spawnp` (one
+vfork and exec) and `os.pipe`, using only modules Python has loaded when
+it starts.
 Where `os.posix_spawnp` is missing, `subprocess` does the work.
 
 Like `subprocess.Popen`: the program is looked up on PATH (unless it has

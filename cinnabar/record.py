@@ -4,10 +4,11 @@ What we use of `collections.namedtuple`: a tuple subclass (unpacking,
 indexing, equality and hashing as tuples), built from positional or
 keyword arguments, with defaults for the last fields, a property per
 field, a `Name(field=value, ...)` repr and `_replace`. Without
-`collections`: a fetch with nothing new, which people run all day, made
-a dozen of them as it started, and `collections` with what it imports
-(and each namedtuple, whose methods it compiles from source) was a tenth
-of its Python's CPU (bench/fetch_noop.py).
+`collections`: a fetch with nothing new, which people run all day, makes
+a dozen of them as it starts, and importing `collections` with what it
+imports (and each namedtuple, whose methods it compiles from source)
+would be a large part of its Python's CPU (doc/performance.md, "A fetch
+with nothing new"; bench/fetch_noop.py measures it).
 """
 
 try:

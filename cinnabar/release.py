@@ -100,7 +100,7 @@ KEY_VARIABLE = 'GIT_CINNABAR_RELEASE_KEY'
 MAX_SIZE = 512 * 1024 * 1024
 # How much of a download is read at a time: Python before 3.12 makes a
 # zeroed buffer of whatever size a read of an HTTP response asks for, so
-# one read of MAX_SIZE + 1 bytes cost 512 MB and half a second.
+# one read of MAX_SIZE + 1 bytes would allocate and clear that much.
 READ_SIZE = 1024 * 1024
 SCHEME_HINT = 'use an https:// URL, a file:// URL or a local path'
 URL_HINT = ('give the base URL of the downloads with --url or '

@@ -113,8 +113,9 @@ def _locked_file(path):
 
 class _Lock:
     """What `held` returns: a class, not a contextlib generator, as
-    contextlib (with collections and functools, which it imports) costs a
-    fetch with nothing new a tenth of its Python's CPU."""
+    importing contextlib (with collections and functools, which it
+    imports) would be a large part of a fetch with nothing new
+    (doc/performance.md, "A fetch with nothing new")."""
 
     def __init__(self, git_dir):
         self._git_dir = git_dir

@@ -101,8 +101,7 @@ def topological_heads(commits):
 def read_hgtags_blobs(commits):
     """[(commit, text)] of the `.hgtags` of each commit that has one,
     each distinct file once (at its first commit), in order: one git
-    process for all (a fetch reads them before and after, on nginx 22
-    heads and 20 distinct files)."""
+    process for all (a fetch reads them before and after the import)."""
     seen = set()
     texts = []
     for commit, found in zip(commits, git.read_objects(
@@ -155,8 +154,8 @@ def before_import(helper):
 def topological_heads_after(before, heads):
     """topological_heads(heads) for the metadata's `heads` after an import
     that only added changesets, knowing HeadsAndTags `before` it, without
-    walking the whole history again (`git merge-base --independent`, 0.1 s
-    of CPU on nginx's 22 heads).
+    walking the whole history again (`git merge-base --independent`,
+    whose cost grows with the history).
 
     The metadata's heads are its branch heads, which reach every
     changeset; so the topological ones are those without a child. An old

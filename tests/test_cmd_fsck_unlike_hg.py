@@ -5,9 +5,11 @@ parents and copy metadata of the file revisions it introduces.
 The odd changesets are crafted (lib.hgcraft) with valid ids; real
 Mercurial is the oracle that they are what we say: `hg unbundle` and
 `hg verify` accept them, and `hg log --debug` / `hg debugindex` show the
-files list and file parents we built.  The first one is the shape issue
-15's push wrote: `a.b` removed beside `a/`, the files list `a.b a/x a/y`
-and new revisions of `a/x`, `a/y` recorded as copies of themselves.  A
+files list and file parents we built.  The first one is what a push
+pairing the entries of two git trees in the wrong order writes
+(test_push_names_beside_dirs): `a.b` removed beside `a/`, the files list
+`a.b a/x a/y` and new revisions of `a/x`, `a/y` recorded as copies of
+themselves.  A
 history made by `hg commit` and `hg merge` themselves (removals beside a
 directory, flag changes, copies, merges taking either side or removing)
 gives no warning, nor does any corpus bundle (test_cmd_fsck).
@@ -96,9 +98,10 @@ def file_parents(hg, server, path, rev):
 
 
 def test_self_copies_of_issue15(hg, tmp_path, monkeypatch):
-    """The bad push of issue 15: `a.b` removed, `a/x` and `a/y` given new
-    revisions that are copies of themselves.  The same warnings when a
-    second process checks file revisions (CINNABAR_TEST_FSCK_SPLIT)."""
+    """A push pairing tree entries in the wrong order: `a.b` removed,
+    `a/x` and `a/y` given new revisions that are copies of themselves.
+    The same warnings when a second process checks file revisions
+    (CINNABAR_TEST_FSCK_SPLIT)."""
     history = History()
     tree, one = first_changeset(history)
     two_tree = {}

@@ -192,8 +192,8 @@ def test_tag_list_needs_no_experiment(hg, tagged):
 @pytest.mark.parametrize('kind', ['directory', 'symlink'])
 def test_tag_refused_unless_hgtags_is_a_file(hg, tmp_path, kind):
     """`git cinnabar tag` with `.hgtags` a directory or a symbolic link in
-    HEAD: refused, nothing changed (it used to replace it with a file made
-    of `git cat-file -p` output). Mercurial makes no tag commit there
+    HEAD: refused, nothing changed (not replaced with a file made of `git
+    cat-file -p` output). Mercurial makes no tag commit there
     either: `hg tag` aborts on the directory, and commits nothing with
     the symlink."""
     repo = tmp_path / 'repo'

@@ -6,7 +6,7 @@ As git-cinnabar: refs/cinnabar/broken stays where it is across rollbacks
 metadata newer than the checked one leaves refs/cinnabar/checked;
 `--force` moves neither. Unlike git-cinnabar, rolling back from checked
 metadata to an older one leaves refs/cinnabar/checked too (fsck checked
-that metadata, not what it builds on: issue 30), and the next fsck
+that metadata, not what it builds on), and the next fsck
 checks everything.
 """
 

@@ -1,5 +1,5 @@
 """A push only sends deltas against texts it has checked against their
-ids (issue #22).
+ids.
 
 A changegroup revision is a delta against a base the server has; the
 server applies it to its own text of that base.  If our stored text of
@@ -131,8 +131,8 @@ def far_base(hg, tmp_path):
     """A server whose `a`, added by the first changeset, is untouched by
     the FAR_BACK changesets after it (each edits `b`), and a clone of it
     that made them (git fast-import, then a push): the base of a new
-    revision of `a` was introduced FAR_BACK manifests back (more than the
-    2,000 a push used to look back to check it)."""
+    revision of `a` was introduced FAR_BACK manifests back (farther than
+    a walk back of a bounded number of manifests would reach)."""
     server, work = tmp_path / 'server', tmp_path / 'work'
     hg('init', server)
     git('init', '-q', work)
@@ -152,7 +152,7 @@ def far_base(hg, tmp_path):
 
 def test_stored_file_far_back_with_another_text(hg, far_base):
     """hg2git maps the revision of `a` added FAR_BACK changesets ago to
-    another blob: the push is refused (it used to send the new revision
+    another blob: the push is refused (the new revision is not sent
     whole, unchecked base and all); mapped back, it goes through."""
     server, work = far_base
     node, blob = replace_stored_text(hg, server, work, 'a', b'ONE\n')

@@ -5,9 +5,8 @@ git orders a tree's entries as if a directory's name ended with '/':
 `a.b` (0x2e) and `a-c` come before the directory `a/`, `a0` after it,
 while Mercurial orders whole paths byte by byte (`a.b` < `a/x` < `a0`).
 A push that pairs the entries of two git trees in the wrong order sees
-files of `a/` as changed when only `a.b` is (issue #15: the changeset
-listed `a.b a/x a/y` and gave `a/x`, `a/y` new revisions without
-parents).
+files of `a/` as changed when only `a.b` is (the changeset then lists
+`a.b a/x a/y` and gives `a/x`, `a/y` new revisions without parents).
 
 The same scripted series of working-tree changes is committed with git
 and pushed, and replayed with `hg addremove` (`hg mv --after` for the

@@ -47,10 +47,10 @@ from target import (Outcome, ScratchRepo, _normalize, sanitized_env,
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
 VOLATILE = ('cinnabar.lock',)
-# The CPU seconds `git cinnabar unbundle` of an input may take: about 0.3
-# for a seed (the ASan helper, git and Python starting); 0.9 for 8,000
-# changesets deltaed against r-2 (1.3 MB), whose chains followed back to
-# their start took 13.
+# The CPU seconds `git cinnabar unbundle` of an input may take: well above
+# what a seed takes (the ASan helper, git and Python starting), also with
+# thousands of changesets deltaed against r-2, each built from the text
+# kept; well below what following such chains back to their start takes.
 CPU_BASE = 4.0
 CPU_PER_MB = 2.0
 _DIED = re.compile(r'git-cinnabar-helper (was killed by signal \d+|exited '

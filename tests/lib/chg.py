@@ -1,8 +1,8 @@
 """Mercurial's command server for the tests' own hg commands, through chg.
 
 Each `hg` a test runs as an oracle or to set a repository up costs a
-Python start and Mercurial's imports (about 0.25 s of CPU): thousands of
-them were a third of the suite's time.  chg (Mercurial's `contrib/chg`, a
+Python start and Mercurial's imports: over thousands of them, a large
+part of the suite's time.  chg (Mercurial's `contrib/chg`, a
 small C client; Debian's `mercurial` package installs it) hands the
 command, its arguments, environment, working directory and standard
 streams to a command server (`hg serve --cmdserver chgunix`) of the hg

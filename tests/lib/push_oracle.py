@@ -211,7 +211,7 @@ def check_history(hg, history, workdir, url_of=None):
     # As the push did, through hg's exchange: hg changes what it stores of
     # some incoming revisions (it swaps the parents of a file revision
     # whose text starts with "\1\n": mercurial/revlogutils/rewrite.py,
-    # issue 6528), so the replayed history goes through it too.
+    # Mercurial's issue6528), so the replayed history goes through it too.
     hg('clone', '-q', '-U', '--pull', workdir / 'replayed',
        workdir / 'exchanged', timeout=600)
     server_nodes = git2hg(work, ids)
