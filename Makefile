@@ -79,7 +79,8 @@ DEVELOPER =
 # How git's libraries, and so the helper, are built.  prefix=/usr makes libgit read
 # the system configuration from /etc/gitconfig, as a distribution's git does.
 # OPENSSL_SHA1: git object ids are computed with OpenSSL's SHA-1 rather than the
-# collision-detecting one, which took a fifth of the helper's time on a clone.
+# collision-detecting one, several times slower, while the helper computes the
+# id of every object it writes (doc/performance.md).
 GIT_MAKE_FLAGS = prefix=/usr NO_GETTEXT=1 NO_TCLTK=1 NO_PERL=1 NO_PYTHON=1 \
 	NO_EXPAT=1 OPENSSL_SHA1=YesPlease NO_INSTALL_HARDLINKS=1
 
@@ -144,7 +145,8 @@ all: helper bytecode
 # The Python package byte-compiled for the python3 the launchers run (they
 # exec `python3 -S` from PATH): without it, where Python writes no cache
 # (PYTHONDONTWRITEBYTECODE, a read-only checkout), every command compiles
-# what it loads (about 40 ms of a fetch with nothing new: bench/README.md).
+# what it loads, much of a fetch with nothing new (doc/performance.md, "A fetch
+# with nothing new").
 bytecode:
 	python3 -m compileall -q cinnabar
 
@@ -346,10 +348,10 @@ define replay-regressions
 		--helper $(ASAN_HELPER) --line --replay $(FUZZ_LINE_REGRESSIONS))
 endef
 
-# fuzz-short's minimum per job, about a quarter of what a job tries in 120 s on
-# a 2-core machine whose other core is busy (~1,000 bundles, ~100 streams, ~40
-# scripts of command lines): a loaded machine goes on past the 120 s until
-# then, and fails if it cannot.
+# fuzz-short's minimum per job, well below what a job tries in 120 s on a
+# 2-core machine whose other core is busy (bundles, streams and scripts of
+# command lines in about those proportions): a loaded machine goes on past the
+# 120 s until then, and fails if it cannot.
 FUZZ_SHORT_MINIMUM = --min-inputs 250 --min-streams 25 --min-lines 10
 
 fuzz-short: asan

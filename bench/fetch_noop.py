@@ -5,19 +5,21 @@ Makes an hg repository from the corpus's nginx.hg, serves it with `hg
 serve` on 127.0.0.1 and clones it once with this git-cinnabar (and, when
 one is found, with another git-cinnabar: --reference DIR, or the first
 `git-cinnabar` on PATH that is not this repository's, as the other nginx
-benchmarks do) and once with hg. Then, in turns, in the same run, it times
-`git fetch` in our clone, `git fetch` in the reference's clone and `hg
-pull` in hg's, none of which has anything to fetch: what people run all
-day. Each is repeated (--runs, default 10); medians of wall time and of
-CPU time (user + sys of all its processes) are printed with the number of
-requests the server logged for one such fetch, and the ratios of ours to
-the reference's (targets, reported and not enforced: wall at most 1, CPU
-at most 1.5, issue 36). The reference's clone is told it checked for a
-new version just now (`cinnabar.version-check`): 0.7.5 otherwise does at
-every fetch when it cannot reach GitHub.
+benchmarks do) and once with hg. Then, in turns, in the same run, it
+times `git fetch` in our clone, `git fetch` in the reference's clone and
+`hg pull` in hg's, none of which has anything to fetch: what people run
+all day. Each is repeated (--runs, default 10); medians of wall time and
+of CPU time (user + sys of all its processes) are printed with the
+number of requests the server logged for one such fetch, and the ratios
+of ours to the reference's (targets, reported and not enforced: wall at
+most 1, CPU at most 1.5: bench/README.md, "Open targets"). The
+reference's clone is told it checked for a new version just now
+(`cinnabar.version-check`): 0.7.5 otherwise does at every fetch when it
+cannot reach GitHub.
 
 Which `python3` git-remote-hg starts with is printed first: a version
-manager's shim on PATH (pyenv's costs 0.3 s a start here) counts in ours.
+manager's shim on PATH (pyenv's is a script starting several processes)
+counts in ours.
 
     build/venv/bin/python bench/fetch_noop.py [--runs N] [--reference DIR]
         [--byte-compile] [--keep]

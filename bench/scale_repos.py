@@ -27,12 +27,12 @@ such a file is made to one of the first commit's files instead (see
 FixedWidth), so the history keeps its width, N_FILES files, all along.
 They tell what grows with history from what grows with width.
 
-Converting is slow (~115 ms of CPU per commit at 100k files, 16 ms at
-3000 files, measured on this 2-core machine): shapes of method 'bundle'
-are made instead with our `git cinnabar bundle` of the fast-imported
-stream (~1.5 ms per commit at 3000 files) and `hg unbundle`, then checked
-with `hg verify`.  Those have no copy information (it gives convert's ids
-up to the first copy), so they are kept apart from converted ones.
+Converting is slow, its cost per commit growing with the files at tip:
+shapes of method 'bundle' are made instead with our `git cinnabar
+bundle` of the fast-imported stream, many times cheaper per commit, and
+`hg unbundle`, then checked with `hg verify`.  Those have no copy
+information (it gives convert's ids up to the first copy), so they are
+kept apart from converted ones.
 
 Each repository is kept under build/bench-data/scale/ by its parameters
 (f<files>-c<commits>-s<seed>[-bundle]/hg, with a READY file holding the tip id
@@ -337,8 +337,7 @@ class RepoMaker:
 
     def _bundle(self, shape, gitdir, path):
         """Bundle BUNDLE_CHUNK commits at a time (`git cinnabar bundle`
-        holds about a manifest text per changeset until it ends: ~300 kB
-        at 3000 files), each
+        holds about a manifest text per changeset until it ends), each
         chunk unbundled in git too so that the next one's parent is known
         to come from Mercurial (the commits unbundled are the very
         commits of the stream: same content, same ids)."""
