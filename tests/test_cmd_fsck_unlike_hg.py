@@ -97,7 +97,7 @@ def file_parents(hg, server, path, rev):
     return index[-1].split()[-2:]
 
 
-def test_self_copies_of_issue15(hg, tmp_path, monkeypatch):
+def test_self_copies_of_misordered_entries(hg, tmp_path, monkeypatch):
     """A push pairing tree entries in the wrong order: `a.b` removed,
     `a/x` and `a/y` given new revisions that are copies of themselves.
     The same warnings when a second process checks file revisions
