@@ -446,6 +446,9 @@ USER_GIT_2.55.0 = 457fdb04dc8728e007d4688695e6912e6f680727920f2a40bf11eacc175053
 	1:2.55.0-1 sid
 USER_GIT_DIR = $(HOME)/.cache/git-cinnabar/user-git
 USER_GIT_TESTS = tests/test_clone_corpus.py tests/test_push_series.py tests/test_repo_lock.py
+# Run too with a release that makes reftable repositories (2.46 and later: `git refs
+# migrate`), that release being the git the reftable tests use.
+USER_GIT_REFTABLE_TESTS = tests/test_reftable.py
 
 user-git:
 	@$(foreach v,$(USER_GIT_VERSIONS),JOBS=$(JOBS) bash tools/user-git $(v) \
@@ -460,8 +463,11 @@ print-user-git-versions:
 test-user-git: user-git helper venv
 	@failed=; for v in $(USER_GIT_VERSIONS); do \
 		echo "=== tests marked usergit with git $$v"; \
+		case $$v in 2.39.*|2.4[0-5].*) tests='$(USER_GIT_TESTS)';; \
+		*) tests='$(USER_GIT_TESTS) $(USER_GIT_REFTABLE_TESTS)';; esac; \
 		PATH='$(USER_GIT_DIR)'/$$v/bin:"$$PATH" CINNABAR_TEST_GIT_VERSION=$$v \
-		$(MAKE) --no-print-directory test TESTS='$(USER_GIT_TESTS)' \
+		CINNABAR_TEST_REFTABLE_GIT='$(USER_GIT_DIR)'/$$v/bin/git \
+		$(MAKE) --no-print-directory test TESTS="$$tests" \
 			PYTEST_ARGS="-m usergit $(PYTEST_ARGS)" || failed="$$failed $$v"; \
 	done; \
 	if [ -n "$$failed" ]; then echo "test-user-git: failed with git$$failed" >&2; \

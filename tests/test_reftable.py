@@ -24,6 +24,10 @@ from lib.git import refs, rev_parse
 from lib.plumbing import commit_tree, parents, tree_of
 from lib.push import assert_pushed, push
 
+# Run again with each release of the user's git that makes such
+# repositories (`make test-user-git`).
+pytestmark = pytest.mark.usergit
+
 LAYOUTS = ['reftable', 'migrated']
 BUNDLE = 'rebase.hg'
 TIP = 'refs/remotes/origin/branches/default/tip'
