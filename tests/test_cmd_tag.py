@@ -22,16 +22,12 @@ import shutil
 import pytest
 
 from lib.checks import assert_failed_for_people, assert_no_traceback
-from lib.git import clone, git, hg_url, rev_parse
+from lib.git import clone, git, hg_url, identity_env, rev_parse
 from lib.push import assert_pushed, push
 
 USER = 'Tagger <tagger@example.com>'
 DATE = '1700000000 0'
-GIT_ENV = {f'GIT_{who}_{what}': value
-           for who in ('AUTHOR', 'COMMITTER')
-           for what, value in (('NAME', 'Tagger'),
-                               ('EMAIL', 'tagger@example.com'),
-                               ('DATE', '1700000000 +0000'))}
+GIT_ENV = identity_env('Tagger', 'tagger@example.com')
 
 
 def hg_commit(hg, repo, name, date):

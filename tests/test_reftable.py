@@ -20,7 +20,7 @@ import pytest
 from lib import env as test_env
 from lib.checks import assert_no_traceback
 from lib.git import METADATA_REF, git, git2hg, hg_url, lasting_refs
-from lib.git import refs, rev_parse
+from lib.git import identity_env, refs, rev_parse
 from lib.plumbing import commit_tree, parents, tree_of
 from lib.push import assert_pushed, push
 
@@ -31,11 +31,7 @@ pytestmark = pytest.mark.usergit
 LAYOUTS = ['reftable', 'migrated']
 BUNDLE = 'rebase.hg'
 TIP = 'refs/remotes/origin/branches/default/tip'
-GIT_ENV = {f'GIT_{who}_{what}': value
-           for who in ('AUTHOR', 'COMMITTER')
-           for what, value in (('NAME', 'Dev'),
-                               ('EMAIL', 'dev@example.org'),
-                               ('DATE', '1700000000 +0000'))}
+GIT_ENV = identity_env('Dev', 'dev@example.org')
 
 
 @pytest.fixture(scope='module', autouse=True)

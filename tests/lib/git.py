@@ -13,6 +13,15 @@ def git(*args, cwd=None, **kwargs):
     return run(['git', *args], cwd=cwd, **kwargs)
 
 
+def identity_env(name, email, date='1700000000 +0000'):
+    """The environment making `name <email>` at `date` both author and
+    committer of what git writes."""
+    return {f'GIT_{who}_{what}': value
+            for who in ('AUTHOR', 'COMMITTER')
+            for what, value in (('NAME', name), ('EMAIL', email),
+                                ('DATE', date))}
+
+
 def hg_url(location):
     """The git URL of a Mercurial URL or path."""
     return f'hg::{location}'
