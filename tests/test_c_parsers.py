@@ -33,6 +33,7 @@ import zlib
 
 import pytest
 
+from lib.bundlefmt import END, Part, chunk
 from lib.env import ROOT
 from lib.proc import run
 
@@ -214,12 +215,6 @@ def test_delta_base_longer_than_the_input(tmp_path):
 
 # --- changegroup chunks -----------------------------------------------------
 
-def chunk(payload):
-    """A chunk: a big-endian length counting its own 4 bytes."""
-    return struct.pack('>l', len(payload) + 4) + payload
-
-
-END = b'\0\0\0\0'
 BAD_LENGTH = Error('invalid changegroup chunk length')
 EARLY_END = Error('unexpected end of data')
 
@@ -331,20 +326,13 @@ CG = chunk(node(1) * 4 + DELTA1) + END + END + END
 
 
 def part(kind, mandatory=(), advisory=(), chunks=(CG,), part_id=0):
-    """A bundle2 part: header length, header (type, id, parameter counts
-    and sizes, parameters), payload chunks, an empty chunk."""
-    params = list(mandatory) + list(advisory)
-    header = (bytes([len(kind)]) + kind + struct.pack('>L', part_id) +
-              bytes([len(mandatory), len(advisory)]) +
-              b''.join(bytes([len(k), len(v)]) for k, v in params) +
-              b''.join(k + v for k, v in params))
-    return (struct.pack('>l', len(header)) + header +
-            b''.join(struct.pack('>l', len(c)) + c for c in chunks) +
-            struct.pack('>l', 0))
+    """A bundle2 part, as bytes (tests cut and splice them)."""
+    return Part(kind, mandatory, advisory, part_id=part_id,
+                chunks=list(chunks)).encode()
 
 
 def bundle2(*parts, params=b'', compress=None):
-    body = b''.join(parts) + struct.pack('>l', 0)
+    body = b''.join(parts) + END
     return (b'HG20' + struct.pack('>L', len(params)) + params +
             (compress(body) if compress else body))
 

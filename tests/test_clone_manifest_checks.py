@@ -14,7 +14,8 @@ import struct
 import pytest
 
 from lib.checks import assert_failed_for_people
-from lib.crafted import History, manifest_line, node, replace_delta
+from lib.bundlefmt import full_delta, node_id
+from lib.crafted import History, manifest_line
 from lib.git import clone, git, hg_url, refs
 
 A = (b'a', b'one\n')
@@ -217,7 +218,7 @@ def test_first_wrong_file_id_is_the_one_reported(tmp_path):
     files[b'f00'] = b'x' * (1 << 20)
     history = History()
     history.add(files, wrong='file')
-    first = node(files[b'f00'] + b'!').hex()
+    first = node_id(files[b'f00'] + b'!').hex()
     result = assert_refused(write(history, tmp_path), tmp_path,
                             f'file revision {first} does not match its '
                             'contents')
@@ -231,10 +232,10 @@ def test_wrong_file_id_reported_before_a_later_malformed_file(tmp_path):
     history = History()
     history.add(files, wrong='file')
     # f1's delta (same length) replaces bytes past the end of its base.
-    data = history.bundle().replace(replace_delta(b'', files[b'f1']),
+    data = history.bundle().replace(full_delta(b'', files[b'f1']),
                                     struct.pack('>III', 5, 10, 4) + b'bad\n')
     path = tmp_path / 'crafted.hg'
     path.write_bytes(data)
-    first = node(files[b'f0'] + b'!').hex()
+    first = node_id(files[b'f0'] + b'!').hex()
     assert_refused(hg_url(str(path)), tmp_path,
                    f'file revision {first} does not match its contents')

@@ -37,9 +37,10 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
+# tests/ for lib (lib.bundlefmt), then the fuzzer's own modules.
+sys.path[:0] = [HERE, os.path.dirname(HERE)]
 
-import bundlefmt  # noqa: E402
+from lib import bundlefmt  # noqa: E402
 import hggen  # noqa: E402
 import mutate  # noqa: E402
 import mutate_stream  # noqa: E402

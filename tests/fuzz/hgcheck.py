@@ -17,7 +17,8 @@ repository, which the fuzzer's scratch repositories never have).
 
 import hashlib
 
-from bundlefmt import FormatError, apply_delta, read_bundle, read_changegroup
+from lib.bundlefmt import (FormatError, apply_delta, read_bundle,
+                           read_changegroup)
 
 NULL = b'\0' * 20
 # The empty file revision without parents: the helper takes it as known

@@ -30,8 +30,8 @@ that is refused.
 
 import struct
 
-import bundlefmt
-from bundlefmt import Changegroup, Rev, encode_delta, make_delta
+from lib import bundlefmt
+from lib.bundlefmt import Changegroup, Rev, encode_delta, make_delta
 from hgcheck import NULL, hg_id
 
 WORDS = ('a', 'b', 'c', 'src', 'doc', 'lib', 'main.c', 'README', 'x.txt',

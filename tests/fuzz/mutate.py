@@ -9,8 +9,8 @@ the changegroup reader through each decompressor.
 
 import struct
 
-import bundlefmt
-from bundlefmt import FormatError
+from lib import bundlefmt
+from lib.bundlefmt import FormatError
 
 INTERESTING_32 = (0, 1, 3, 4, 5, 12, 79, 80, 81, 99, 100, 101, 102, 103,
                   0x7f, 0x80, 0xff, 0x100, 0xffff, 0x10000, 0x7fffffff,

@@ -22,7 +22,7 @@ import zlib
 
 import mutate
 import streamfmt
-from bundlefmt import FormatError
+from lib.bundlefmt import FormatError
 from mutate import INTERESTING_32
 
 HOSTILE_NAMES = (b'', b'../x.i', b'/abs.i', b'data/../../x.i', b'data/.i',

@@ -30,8 +30,8 @@ import hashlib
 import struct
 from urllib.parse import quote, unquote
 
-import bundlefmt
-from bundlefmt import FormatError
+from lib import bundlefmt
+from lib.bundlefmt import FormatError
 
 ENTRY = struct.Struct('>Qiiiiii20s12s')
 assert ENTRY.size == 64

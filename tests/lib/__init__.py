@@ -24,8 +24,13 @@ is mocked.  The modules are:
 - `bundleserver`: a static file server in its own process (bundles,
   helpers, releases) with ranges, If-Range, an access log, and transfers
   it can cut after N bytes, over http or https;
+- `bundlefmt`: the one format library of bundles and changegroups
+  (bundle1, bundle2 parts, changegroup versions 01-03, deltas, revision
+  ids), read and written loosely; the fuzzer's too;
 - `hgcraft`: Mercurial revisions built by hand with valid ids (what hg
   itself refuses to make) written as HG10UN or HG20 bundles;
+- `crafted`: linear histories whose manifests or ids are made wrong on
+  purpose, written as HG10UN bundles;
 - `gitobj`: git trees written as loose objects, for names git refuses;
 - `oddpaths`: directory names a helper command line must quote, and the
   decoys where a path cut at its first space would end;

@@ -1,52 +1,31 @@
 """Bundle files written by hand, for input Mercurial itself would never
 produce but whose ids are all correct.
 
-Format (`hg help internals.changegroups`): "HG10UN", then a version 01
-changegroup: the changelog group, the manifest group, then for each file
-a chunk holding its name and its group, and an empty chunk.  A group is
-a sequence of chunks ended by an empty one; a chunk is a 4-byte
-big-endian length (counting itself) and its payload.  A revision's
-payload is node, p1, p2 and linked changeset (20 bytes each), then a
-delta against the previous revision of the group (the first one: against
-its p1, here always null, so against the empty text): hunks of start,
-end, length (big-endian 32-bit) and data.  Every id is
-sha1(min(p1, p2) + max(p1, p2) + text).
+Written as HG10UN bundles by lib.bundlefmt (its docstring has the
+format): version 01 changegroups, each revision a delta against the
+previous one of its group (the first one: against its p1, here always
+null, so against the empty text).
 """
 
-import hashlib
-import struct
-
-NULL = b'\0' * 20
-
-
-def node(text, p1=NULL, p2=NULL):
-    return hashlib.sha1(min(p1, p2) + max(p1, p2) + text).digest()
-
-
-def chunk(payload):
-    """A chunk; the empty one (end of a group) has length 0."""
-    return struct.pack('>I', len(payload) + 4 if payload else 0) + payload
-
-
-def replace_delta(previous, text):
-    """A delta replacing all of `previous` by `text`."""
-    return struct.pack('>III', 0, len(previous), len(text)) + text
+from lib.bundlefmt import (NULL, Changegroup, Bundle, Rev, full_delta,
+                           node_id)
 
 
 def group(revisions):
-    """revisions: [(node, p1, linked changeset, text, delta or None)];
-    None: a delta replacing the whole previous text of the group."""
+    """revisions: [(node, p1, linked changeset, text, delta or None)] as
+    version 01 chunks; None: a delta replacing the whole previous text of
+    the group."""
     out, previous = [], b''
     for n, p1, cs, text, delta in revisions:
         if delta is None:
-            delta = replace_delta(previous, text)
-        out.append(chunk(n + p1 + NULL + cs + delta))
+            delta = full_delta(previous, text)
+        out.append(Rev(n, p1, NULL, None, cs, delta))
         previous = text
-    return b''.join(out) + chunk(b'')
+    return out
 
 
 def manifest_line(path, content, file_node=None):
-    file_node = file_node or node(content)
+    file_node = file_node or node_id(content)
     return b'%s\0%s\n' % (path, file_node.hex().encode())
 
 
@@ -72,18 +51,19 @@ class History:
         'file'), the ids of that kind of revision added here (and the
         references to them) are not those of their texts.  Returns the
         manifest text."""
-        fnodes = {p: node(spoil(t, 'file', wrong)) for p, t in files.items()}
+        fnodes = {p: node_id(spoil(t, 'file', wrong))
+                  for p, t in files.items()}
         text = manifest_text
         if text is None:
             text = b''.join(manifest_line(p, t, fnodes[p])
                             for p, t in files.items())
         p1 = self.manifests[-1][0] if self.manifests else NULL
-        mnode = node(spoil(text, 'manifest', wrong), p1)
+        mnode = node_id(spoil(text, 'manifest', wrong), p1)
         cs_p1 = self.changesets[-1][0] if self.changesets else NULL
         cs_text = b'%s\nTest <test@example.com>\n0 0\n%s\n\nchange %d' % (
             mnode.hex().encode(), b'\n'.join(sorted(files)),
             len(self.changesets))
-        cs = node(spoil(cs_text, 'changeset', wrong), cs_p1)
+        cs = node_id(spoil(cs_text, 'changeset', wrong), cs_p1)
         self.changesets.append((cs, cs_p1, cs, cs_text, None))
         self.manifests.append((mnode, p1, cs, text, delta))
         for path, content in files.items():
@@ -91,8 +71,9 @@ class History:
         return text
 
     def bundle(self):
-        out = [b'HG10UN', group(self.changesets), group(self.manifests)]
-        for path, (n, cs, content) in sorted(self.files.items()):
-            out.append(chunk(path) + group([(n, NULL, cs, content, None)]))
-        out.append(chunk(b''))
-        return b''.join(out)
+        """An HG10UN bundle of the history."""
+        files = [(path, group([(n, NULL, cs, content, None)]))
+                 for path, (n, cs, content) in sorted(self.files.items())]
+        cg = Changegroup(1, group(self.changesets), group(self.manifests),
+                         files)
+        return Bundle('bundle1', b'UN', cg.encode()).encode()

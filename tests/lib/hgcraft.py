@@ -42,16 +42,8 @@ Everything is bytes.  Nothing here checks what it is given: the point is
 to be able to write what hg would refuse.
 """
 
-import hashlib
-import struct
-
-NULL = b'\0' * 20
-
-
-def node_id(text, p1=NULL, p2=NULL):
-    """The revision id of `text` with parents `p1`, `p2` (raw ids)."""
-    a, b = sorted((p1, p2))
-    return hashlib.sha1(a + b + text).digest()
+from lib import bundlefmt
+from lib.bundlefmt import NULL, node_id
 
 
 def escape_extra(value):
@@ -197,15 +189,11 @@ class Repo:
 
     def changegroup(self, version='01'):
         """The changegroup of every revision, as bytes."""
-        out = [_group(self.changesets, version),
-               _group(self.manifests, version)]
-        if version == '03':
-            out.append(struct.pack('>l', 0))    # no tree manifests
-        for path, revs in self.files.items():
-            out.append(chunk(path))
-            out.append(_group(revs, version))
-        out.append(struct.pack('>l', 0))
-        return b''.join(out)
+        files = [(path, _group(revs, version))
+                 for path, revs in self.files.items()]
+        return bundlefmt.Changegroup(
+            int(version), _group(self.changesets, version),
+            _group(self.manifests, version), files).encode()
 
     def bundle_v1(self):
         """An HG10UN bundle."""
@@ -217,78 +205,47 @@ class Repo:
                          self.changegroup(version))], params)
 
 
-def chunk(data):
-    return struct.pack('>l', len(data) + 4) + data
-
-
-def full_delta(base, text):
-    """A delta replacing all of `base` by `text`."""
-    return struct.pack('>lll', 0, len(base), len(text)) + text
-
-
 def small_delta(base, text):
     """A one-hunk delta from `base` to `text`, replacing only the lines
     between their common first lines and their common last lines (as
     Mercurial's line-based deltas do)."""
-    old, new = base.splitlines(True), text.splitlines(True)
-    first = 0
-    while first < min(len(old), len(new)) and old[first] == new[first]:
-        first += 1
-    last = 0
-    while last < min(len(old), len(new)) - first and \
-            old[len(old) - 1 - last] == new[len(new) - 1 - last]:
-        last += 1
-    start = len(b''.join(old[:first]))
-    end = len(base) - len(b''.join(old[len(old) - last:]))
-    middle = b''.join(new[first:len(new) - last])
-    return struct.pack('>lll', start, end, len(middle)) + middle
+    if base == text:
+        return bundlefmt.encode_delta([(len(base), len(base), b'')])
+    return bundlefmt.make_delta(base, text)
 
 
 def _group(revs, version):
+    """bundlefmt.Rev chunks of `revs`: version 01 deltas against the
+    previous revision (p1 for the first), 02/03 against their delta_base
+    (None: the null id, the empty text)."""
     texts = {NULL: b''}
     out = []
     prev = None
     for rev in revs:
         if version == '01':
             base = prev.node if prev else rev.p1
-            header = rev.node + rev.p1 + rev.p2 + rev.link
         else:
             base = rev.delta_base or NULL
-            header = rev.node + rev.p1 + rev.p2 + base + rev.link
-            if version == '03':
-                header += struct.pack('>H', 0)
         # A base outside the group (p1 in the receiver's repository) is
         # not known here; version 01 callers keep groups self-contained.
         delta = rev.delta if version != '01' and rev.delta is not None \
-            else full_delta(texts.get(base, b''), rev.text)
-        out.append(chunk(header + delta))
+            else bundlefmt.full_delta(texts.get(base, b''), rev.text)
+        out.append(bundlefmt.Rev(rev.node, rev.p1, rev.p2, base, rev.link,
+                                 delta))
         texts[rev.node] = rev.text
         prev = rev
-    out.append(struct.pack('>l', 0))
-    return b''.join(out)
+    return out
 
 
 def bundle2(parts, params=b''):
-    """An HG20 bundle of `parts`: (type, {param: value}, payload)."""
-    out = [b'HG20', struct.pack('>l', len(params)), params]
-    for number, (kind, mandatory, payload) in enumerate(parts):
-        out.append(_part_header(kind, number, mandatory))
-        if payload:
-            out.append(struct.pack('>l', len(payload)) + payload)
-        out.append(struct.pack('>l', 0))
-    out.append(struct.pack('>l', 0))
-    return b''.join(out)
-
-
-def _part_header(kind, number, mandatory):
-    kind = kind.encode()
-    items = [(k.encode(), v.encode()) for k, v in mandatory.items()]
-    header = [struct.pack('>B', len(kind)), kind,
-              struct.pack('>lBB', number, len(items), 0)]
-    header += [struct.pack('>BB', len(k), len(v)) for k, v in items]
-    header += [k + v for k, v in items]
-    data = b''.join(header)
-    return struct.pack('>l', len(data)) + data
+    """An HG20 bundle of `parts`: (type, {param: value}, payload), each
+    payload one chunk, and the stream parameters `params` as written."""
+    return bundlefmt.Bundle('bundle2', parts=[
+        bundlefmt.Part(kind.encode(), [(k.encode(), v.encode())
+                                       for k, v in mandatory.items()],
+                       part_id=number, chunks=[payload] if payload else [])
+        for number, (kind, mandatory, payload) in enumerate(parts)],
+        params=params).encode()
 
 
 def write(path, data):

@@ -1,4 +1,6 @@
-"""Mercurial bundles and changegroups, read and written loosely for fuzzing.
+"""Mercurial bundles and changegroups, read and written loosely: the one
+format library of the tests, the fuzzer and the benchmarks (lib.crafted
+and lib.hgcraft build revisions on it; tests/fuzz mutates what it reads).
 
 Formats (all integers big-endian):
 
@@ -24,16 +26,28 @@ changegroup  groups of chunks: a chunk is a u32 length counting itself
           revision of the group, or p1 for the first): hunks of u32 start,
           u32 end, u32 length and data, replacing base[start:end].
 
+A revision id is sha1(min(p1, p2) + max(p1, p2) + text), parents as 20
+raw bytes, the null id (NULL) for a missing parent.
+
 Parsing keeps whatever it cannot understand as raw bytes, so that any
 input can be turned back into bytes, and writing recomputes lengths
 unless told otherwise.
 """
 
 import bz2
+import hashlib
 import struct
 import zlib
 
 HEADER_SIZES = {1: 80, 2: 100, 3: 102}
+NULL = b'\0' * 20
+END = b'\0\0\0\0'   # an empty chunk: the end of a group or a list
+
+
+def node_id(text, p1=NULL, p2=NULL):
+    """The revision id of `text` with parents `p1`, `p2` (raw ids)."""
+    a, b = sorted((p1, p2))
+    return hashlib.sha1(a + b + text).digest()
 
 
 class FormatError(Exception):
@@ -78,11 +92,11 @@ class Changegroup:
             for name, revs in self.trees:
                 out.append(chunk(name))
                 out += group(revs, self.version)
-            out.append(b'\0\0\0\0')
+            out.append(END)
         for name, revs in self.files:
             out.append(chunk(name))
             out += group(revs, self.version)
-        out.append(b'\0\0\0\0')
+        out.append(END)
         return b''.join(out)
 
 
@@ -91,7 +105,7 @@ def chunk(data):
 
 
 def group(revs, version):
-    return [chunk(r.encode(version)) for r in revs] + [b'\0\0\0\0']
+    return [chunk(r.encode(version)) for r in revs] + [END]
 
 
 class Reader:
@@ -188,6 +202,11 @@ def encode_delta(hunks):
                     for s, e, d in hunks)
 
 
+def full_delta(base, text):
+    """A delta replacing all of `base` by `text`."""
+    return encode_delta([(0, len(base), text)])
+
+
 def apply_delta(base, delta):
     """Mercurial's rule: hunks in order, within the base, not overlapping."""
     out, last = [], 0
@@ -255,7 +274,7 @@ class Part:
                       for i in range(0, len(self.payload), chunk_size)]
         for c in chunks:
             out.append(struct.pack('>i', len(c)) + c)
-        out.append(b'\0\0\0\0')
+        out.append(END)
         return b''.join(out)
 
 
@@ -264,7 +283,8 @@ class Bundle:
 
     bundle1 and bare: `payload` is the changegroup bytes; bundle2: `parts`
     (a list of Part) and `params` (stream parameters other than
-    Compression, as (key, value) byte pairs).
+    Compression, as (key, value) byte pairs, or the whole parameter text
+    as bytes, written as it is).
     """
 
     def __init__(self, kind, compression=b'UN', payload=b'', parts=(),
@@ -273,7 +293,7 @@ class Bundle:
         self.compression = compression
         self.payload = payload
         self.parts = list(parts)
-        self.params = list(params)
+        self.params = params if isinstance(params, bytes) else list(params)
         self.trailing = b''
 
     def changegroups(self):
@@ -296,12 +316,15 @@ class Bundle:
             if self.compression == b'BZ':
                 body = body[2:]
             return b'HG10' + self.compression + body + self.trailing
-        params = list(self.params)
-        if self.compression != b'UN':
-            params.insert(0, (b'Compression', self.compression))
-        text = b' '.join(k + b'=' + v if v is not None else k
-                         for k, v in params)
-        parts = b''.join(p.encode() for p in self.parts) + b'\0\0\0\0'
+        if isinstance(self.params, bytes):
+            text = self.params
+        else:
+            params = list(self.params)
+            if self.compression != b'UN':
+                params.insert(0, (b'Compression', self.compression))
+            text = b' '.join(k + b'=' + v if v is not None else k
+                             for k, v in params)
+        parts = b''.join(p.encode() for p in self.parts) + END
         return (b'HG20' + struct.pack('>I', len(text)) + text +
                 compress(self.compression, parts, compress_zstd) +
                 self.trailing)
