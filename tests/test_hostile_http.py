@@ -12,8 +12,10 @@ import base64
 import json
 import os
 import shlex
+import socket
 import stat
 import sys
+import threading
 import time
 
 import pytest
@@ -421,6 +423,64 @@ def test_https_to_http_redirect_is_refused(upstream, hostile, tmp_path,
     assert 'it leaves https' in result.err
     assert server.requests_to('a')
     assert server.requests_to('b') == []
+    assert not (tmp_path / 'work').exists()
+
+
+class Listener:
+    """A TCP port of 127.0.0.1 that counts the connections made to it and
+    closes each at once: the host a redirect to another scheme names."""
+
+    def __init__(self):
+        self.socket = socket.create_server(('127.0.0.1', 0))
+        self.port = self.socket.getsockname()[1]
+        self.connections = 0
+        self.thread = threading.Thread(target=self._accept, daemon=True)
+        self.thread.start()
+
+    def _accept(self):
+        while True:
+            try:
+                conn, _ = self.socket.accept()
+            except OSError:
+                return
+            self.connections += 1
+            conn.close()
+
+    def stop(self):
+        self.socket.close()
+
+
+@pytest.fixture
+def listener(request):
+    listener = Listener()
+    request.addfinalizer(listener.stop)
+    return listener
+
+
+@pytest.mark.parametrize('follow', ['initial', 'true'])
+@pytest.mark.parametrize('target', ['ftp://127.0.0.1:{port}',
+                                    'ssh://127.0.0.1:{port}',
+                                    'FTP://127.0.0.1:{port}',
+                                    'file://{path}'])
+def test_redirect_to_another_scheme_is_refused(target, follow, upstream,
+                                               hostile, listener, tmp_path):
+    """A redirect from http to another scheme is never followed, whoever
+    follows it (git-cinnabar with http.followRedirects=initial, the
+    helper with true): one `fatal:` line naming it, nothing asked of the
+    host it names, no clone."""
+    server = hostile(upstream_port=upstream.port)
+    secret = tmp_path / 'secret'
+    secret.mkdir()
+    location = target.format(port=listener.port, path=secret)
+    server.redirect['a'] = location
+    result = clone(tmp_path, server.url('a') + '/',
+                   '-c', f'http.followRedirects={follow}', check=False)
+    assert_failed_for_people(
+        result, f'refusing a redirect to {location}/?cmd=capabilities: not '
+        'an http(s) URL')
+    assert listener.connections == 0
+    assert [r['command'] for r in server.requests_to('a')] == \
+        ['capabilities']
     assert not (tmp_path / 'work').exists()
 
 
