@@ -143,6 +143,36 @@ def test_redirect_to_another_host_asks_afresh(upstream, hostile, tmp_path):
     assert_no_secret(tmp_path, result)
 
 
+@pytest.mark.parametrize('follow', ['initial', 'true'])
+def test_redirect_without_user_keeps_credentials_to_their_host(
+        follow, upstream, hostile, tmp_path):
+    """A URL without a user: origin a asks for credentials (the helper
+    gives Alice's for a's host), then redirects to origin b, which asks
+    too. Alice's never go to b (neither offered first nor sent after b's
+    401): the helper is asked afresh for b's host, and b gets Bob's;
+    whoever follows the redirect (git-cinnabar, or the helper with
+    http.followRedirects=true)."""
+    server = hostile(upstream_port=upstream.port)
+    server.auth = {'a': ALICE, 'b': BOB}
+    server.redirect['a'] = server.url('b')
+    host_a = f'127.0.0.1:{server.port("a")}'
+    host_b = f'127.0.0.1:{server.port("b")}'
+    helper = CredentialHelper(tmp_path, {host_a: ALICE, host_b: BOB})
+    result = clone(tmp_path, server.url('a') + '/', *helper.config(),
+                   '-c', f'http.followRedirects={follow}')
+    assert_no_traceback(result)
+    assert 'marked' in ' '.join(refs(tmp_path / 'work'))
+    to_a, to_b = server.requests_to('a'), server.requests_to('b')
+    assert any(r['authorization'] == basic(ALICE) for r in to_a)
+    assert all(r['authorization'] in (None, basic(ALICE)) for r in to_a)
+    assert any(r['authorization'] == basic(BOB) for r in to_b)
+    assert all(r['authorization'] in (None, basic(BOB)) for r in to_b), \
+        [r['authorization'] for r in to_b]
+    asked = [c['host'] for c in helper.calls() if c['action'] == 'get']
+    assert asked == [host_a, host_b]
+    assert_no_secret(tmp_path, result)
+
+
 def test_401_with_a_body_asks_the_credential_helper(upstream, hostile,
                                                     tmp_path):
     server = hostile(upstream_port=upstream.port)
