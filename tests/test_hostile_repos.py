@@ -213,8 +213,9 @@ def test_dates_at_the_bounds(hg, tmp_path):
         assert data == cs.text, date
     server = tmp_path / 'server'
     hg('init', server)
-    result = git('push', hg_url(server), f'HEAD:{BRANCH_TIP.format("default")}',
-                 cwd=work, check=False)
+    result = git('push', hg_url(server),
+                 f'HEAD:{BRANCH_TIP.format("default")}', cwd=work,
+                 check=False)
     assert result.returncode == 0, result.describe()
     assert sorted(hg.nodes(server)) == sorted(cs.node.hex() for cs in made)
 
