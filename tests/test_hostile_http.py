@@ -4,6 +4,7 @@ they were given for (redirects, clone bundles and cinnabarclone metadata
 hosted elsewhere), nor do the http.* settings given for one URL (extra
 headers, cookie file, TLS verification and authorities), a 401
 with a body asks the credential helpers, https never downgrades to http,
+a redirect to another scheme than http(s) is never followed,
 answers cut short or endless are errors that change nothing, an ssh
 server announcing an absurd length is refused, and no secret shows in
 messages or trace files (mode 0600)."""
