@@ -75,9 +75,12 @@ class Meter:
 
 
 def shown(option, verbosity):
-    """Whether to show meters: never with -q (`verbosity` 0), else as
-    git's `option progress` says (`option`), else when stderr is a
-    terminal."""
-    if verbosity < 1:
-        return False
-    return option if option is not None else sys.stderr.isatty()
+    """Whether to show meters, by git's rule (transport.c): as git's
+    `option progress` says (`option`: --progress or --no-progress, else
+    whether stderr is a terminal and there is no -q), which git always
+    sends; without it, not with -q (`verbosity` 0), else when stderr is a
+    terminal. An explicit --progress shows them even with -q, as `git
+    clone -q --progress` shows git's own."""
+    if option is not None:
+        return option
+    return verbosity >= 1 and sys.stderr.isatty()

@@ -211,8 +211,9 @@ class RemoteHelper:
             self._helper = spawned.ready() if spawned else \
                 self._resources.enter_context(Helper.start(self._git_dir))
             if self.progress is not None or self.verbosity < 1:
-                self._helper.set_progress(bool(self.progress)
-                                          and self.verbosity >= 1)
+                from cinnabar import progress
+                self._helper.set_progress(
+                    progress.shown(self.progress, self.verbosity))
         return self._helper
 
     def peer(self):

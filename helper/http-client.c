@@ -691,8 +691,12 @@ static void use_url(struct request *r, const char *url);
  * within the request, which sends the request's extra headers to the
  * next host too. Here each hop is a request of its own, with the settings
  * and credentials of its URL: a GET answered by a redirect (at most 20, as
- * git says to libcurl; never from https to http) is asked again of the
- * URL it points to. Returns whether it did.
+ * git says to libcurl; only to http or https, never from https to http)
+ * is asked again of the URL it points to. Returns whether it did; a
+ * redirect not followed is the answer (the Python side refuses it).
+ * Each hop being a request of its own, libcurl's own limits on the
+ * schemes of redirects do not apply: without the check, a redirect to
+ * ftp:// would be asked of that host.
  */
 static int follow_redirect(struct request *r)
 {
@@ -702,8 +706,10 @@ static int follow_redirect(struct request *r)
 	if (!r->follow || code / 100 != 3 || r->hops >= 20)
 		return 0;
 	curl_easy_getinfo(r->curl, CURLINFO_REDIRECT_URL, &next);
-	if (!next || (starts_with(r->url, "https:") &&
-		      !starts_with(next, "https:")))
+	if (!next || !(istarts_with(next, "http://") ||
+		       istarts_with(next, "https://")))
+		return 0;
+	if (istarts_with(r->url, "https:") && !istarts_with(next, "https://"))
 		return 0;
 	r->hops++;
 	next = xstrdup(next);

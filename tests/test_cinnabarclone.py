@@ -13,7 +13,7 @@ import shutil
 import pytest
 
 from lib.checks import assert_expected_ids, assert_no_traceback
-from lib.env import ROOT
+from lib.env import ROOT, helper_fault_env
 from lib.bundleserver import BundleServer
 from lib.git import METADATA_REF, clone, git, hg_url, refs, rev_parse
 from lib.plumbing import MetadataParts, cat, commit_tree, edit_tree
@@ -589,3 +589,28 @@ def test_unchecked_previous_metadata_is_not_kept(hg, hg_serve, bundle_server,
     assert git('cinnabar', 'rollback', cwd=dest).returncode == 0
     assert METADATA_REF not in refs(dest)
     assert 'refs/cinnabar/checked' not in refs(dest)
+
+
+@pytest.mark.parametrize('fault,how', [('check-exit', 'exited with status 3'),
+                                       ('check-signal',
+                                        'was killed by signal 9')])
+def test_failed_check_falls_back_to_a_normal_clone(site, corpus, tmp_path,
+                                                   fault, how):
+    """The helper checking the metadata fetched dies during the check
+    (bin/helper-fault: a wrapper of the real helper, the other helpers of
+    the clone untouched): the metadata is not taken as checked; the
+    warning says why, the clone gets everything from the server, and it
+    is the plain clone."""
+    site.set_manifest(['{www}full.bundle'])
+    dest = tmp_path / 'clone'
+    result, commands, gets = site.clone(dest,
+                                        extra_env=helper_fault_env(fault))
+    assert gets == ['/full.bundle']
+    warnings = [line for line in result.err.splitlines()
+                if line.startswith('warning: cinnabarclone failed: ')]
+    assert len(warnings) == 1, result.describe()
+    assert f'git-cinnabar-helper {how}' in warnings[0], result.describe()
+    assert 'falling back to a normal clone' in result.err
+    assert 'getbundle' in commands
+    assert not (dest / '.git' / 'cinnabar' / 'incoming').exists()
+    assert_same_as_plain_clone(dest, site.plain, corpus)

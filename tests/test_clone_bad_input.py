@@ -4,15 +4,18 @@
 Bundle files are damaged copies of corpus bundles, made under the test's
 tmp dir: truncated, with a flipped byte in compressed data, and with a
 changed byte in uncompressed changeset, manifest or file text (which only
-the check of hg ids against contents can catch).  Transfers are cut by an
+the check of hg ids against contents can catch).  Bundles written by the
+test (lib/hgcraft.py) carry file revisions as deltas against an earlier
+revision whose result is not the text of their id.  Transfers are cut by an
 HTTP proxy in front of `hg serve`.
 """
 
 import pytest
 
+from lib import hgcraft
 from lib.checks import assert_expected_ids, assert_failed_for_people
 from lib.corpus import NGINX
-from lib.git import clone, fetch, hg_url, init, refs
+from lib.git import clone, fetch, git, hg_url, init, lasting_refs, refs
 from lib.hg import closed_port
 
 REFSPEC = 'refs/heads/*:refs/remotes/hg/*'
@@ -174,3 +177,96 @@ def test_nginx_transfer_cut_half_way_fails_cleanly(hg_repos, hg_serve,
     assert_fails_and_leaves_nothing(hg_url(proxy.url), tmp_path,
                                     CUTS['with-length'])
     assert proxy.calls_by_command['getbundle'] >= 1
+
+
+def file_deltas(spoil=None):
+    """Three changesets editing one file, in a bundle naming each delta's
+    base (version 02): file revisions 2 and 3 come as deltas against
+    revision 1 (for revision 3, not the previous one).  With `spoil` (1
+    or 2, the index of a file revision), that revision's delta gives a
+    text other than the one its id is the hash of."""
+    repo = hgcraft.Repo()
+    texts = [b''.join(b'line %d of %d\n' % (i, n) if i == n else
+                      b'line %d\n' % i for i in range(12))
+             for n in (3, 6, 9)]
+    parent = ()
+    for text in texts:
+        parent = (repo.commit({b'f': text}, parents=parent),)
+    revs = repo.files[b'f']
+    for index in (1, 2):
+        wanted = revs[index].text + (b'!\n' if index == spoil else b'')
+        revs[index].delta_base = revs[0].node
+        revs[index].delta = hgcraft.small_delta(revs[0].text, wanted)
+    return repo
+
+
+def part(repo, start, stop=None):
+    """A Repo holding the revisions of changesets `start` to `stop` of
+    `repo` (one file revision each), for a bundle of part of a history."""
+    cut = hgcraft.Repo()
+    cut.changesets = repo.changesets[start:stop]
+    cut.manifests = repo.manifests[start:stop]
+    cut.files = {path: revs[start:stop] for path, revs in repo.files.items()}
+    return cut
+
+
+def file_at(dest, ref):
+    return git('cat-file', 'blob', f'{ref}:f', cwd=dest).stdout
+
+
+def hg_accepts(hg, repo, bundle):
+    """Whether `hg unbundle` takes `bundle` into `repo` and `hg verify`
+    then finds nothing wrong: the oracle (hg checks file ids when it reads
+    the texts, not when it stores the deltas)."""
+    return all(hg('-R', repo, *command, check=False).returncode == 0
+               for command in (('unbundle', '-q', bundle), ('verify', '-q')))
+
+
+@pytest.mark.parametrize('spoil', [None, 1, 2])
+def test_clone_file_delta_with_wrong_text_refused(spoil, hg, tmp_path):
+    """A file revision coming as a delta (against the previous revision of
+    its group, or an older one) that gives a text other than the one of
+    its id is refused, as `hg unbundle` refuses it; with the right
+    deltas, the same bundle clones."""
+    repo = file_deltas(spoil)
+    bundle = hgcraft.write(tmp_path / 'deltas.hg', repo.bundle_v2())
+    hg('init', tmp_path / 'hg')
+    assert hg_accepts(hg, tmp_path / 'hg', bundle) == (spoil is None)
+    dest = tmp_path / 'clone'
+    result = clone(hg_url(str(bundle)), dest, '--no-checkout', check=False)
+    if spoil is None:
+        assert result.returncode == 0, result.describe()
+        assert file_at(dest, 'HEAD') == repo.files[b'f'][2].text
+        return
+    node = repo.files[b'f'][spoil].node.hex()
+    assert_failed_for_people(
+        result, f'file revision {node} does not match its contents '
+        '(corrupt data)')
+    assert not dest.exists() or refs(dest) == {}
+
+
+@pytest.mark.parametrize('spoiled', [False, True])
+def test_fetch_file_delta_against_stored_revision_refused(spoiled, hg,
+                                                          tmp_path):
+    """The same against a file revision the repository already has (the
+    base comes from the git store, not from the bundle): a wrong text is
+    refused and the refs and metadata are left as they were (but the
+    scratch refs of imports, emptied by every fetch)."""
+    repo = file_deltas(1 if spoiled else None)
+    first = hgcraft.write(tmp_path / 'first.hg', part(repo, 0, 1).bundle_v2())
+    rest = hgcraft.write(tmp_path / 'rest.hg', part(repo, 1).bundle_v2())
+    hg_repo = hg.repo_from_bundle(first, tmp_path / 'hg')
+    assert hg_accepts(hg, hg_repo, rest) == (not spoiled)
+    dest = tmp_path / 'clone'
+    clone(hg_url(str(first)), dest, '--no-checkout')
+    before = lasting_refs(dest)
+    result = fetch(dest, hg_url(str(rest)), REFSPEC, check=False)
+    if not spoiled:
+        assert result.returncode == 0, result.describe()
+        assert file_at(dest, 'FETCH_HEAD') == repo.files[b'f'][2].text
+        return
+    node = repo.files[b'f'][1].node.hex()
+    assert_failed_for_people(
+        result, f'file revision {node} does not match its contents '
+        '(corrupt data)')
+    assert lasting_refs(dest) == before

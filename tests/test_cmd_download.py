@@ -428,3 +428,39 @@ def test_download_url_chosen_at_build_time(www, target, tmp_path,
                  extra_env={'PATH': f'{checkout}:{os.environ["PATH"]}'})
     assert 'nowhere/release' in result.err
     assert target.read_bytes() == OLD
+
+
+@pytest.mark.parametrize('offset', [1, -1, 0])
+def test_helper_of_another_protocol_is_refused(offset, tmp_path, hg,
+                                               hg_serve):
+    """The real helper, its answer to `version` naming a newer or an
+    older protocol (bin/helper-fault): a clone from `hg serve` stops at
+    once with one `fatal:` line saying both protocols and a hint naming
+    the commands that give a matching helper, and `--version` calls the
+    helper stale; the same wrapper answering this protocol clones."""
+    repo = tmp_path / 'hg'
+    hg('init', repo)
+    (repo / 'a').write_text('a\n')
+    hg('-R', repo, 'commit', '-Aqm', 'a')
+    server = hg_serve(repo)
+    protocol = PROTOCOL + offset
+    env = test_env.helper_fault_env(f'version={protocol}')
+    dest = tmp_path / 'clone'
+    result = git('clone', '-q', f'hg::{server.url}', dest, check=False,
+                 extra_env=env)
+    out = git('cinnabar', '--version', cwd=tmp_path, extra_env=env).out
+    if not offset:
+        assert result.returncode == 0, result.describe()
+        assert (dest / 'a').read_text() == 'a\n'
+        assert 'stale' not in out
+        return
+    assert_failed_for_people(
+        result, f'fatal: git-cinnabar-helper speaks protocol {protocol}, '
+        f'this git-cinnabar needs {PROTOCOL}')
+    assert result.err.splitlines()[-1] == (
+        'hint: run `git cinnabar download` for a prebuilt one, or build it '
+        'with `make` at the top of the git-cinnabar source tree'), \
+        result.describe()
+    assert not dest.exists()
+    assert f'helper is stale: it speaks protocol {protocol}, this ' \
+        f'git-cinnabar needs {PROTOCOL}' in out

@@ -496,3 +496,68 @@ def test_every_recovery_hint_leads_out(hg, tmp_path, damage):
     else:
         assert_failed_for_people(fetched, 'damaged')
     assert_hints_lead_out(repo, fetched, tmp_path, 'fetch')
+
+
+def checked_then_fetched(hg, tmp_path):
+    """A clone of one changeset (file `a`) that fsck passed, then a fetch
+    of a second one (changing `a`, adding `b`): (clone, served hg
+    repository, the checked metadata, the changesets' commits)."""
+    served = make_hg_repo(hg, tmp_path / 'served', {'a': 'a\n'})
+    repo = tmp_path / 'clone'
+    clone(hg_url(served), repo, '--no-checkout')
+    assert fsck(repo).returncode == 0
+    checked = rev_parse(repo, CHECKED)
+    hg_commit(hg, served, {'a': 'a again\n', 'b': 'b\n'}, 'second')
+    assert_no_traceback(git('fetch', 'origin', cwd=repo))
+    tip = rev_parse(repo, 'refs/remotes/origin/HEAD')
+    return repo, served, checked, [rev_parse(repo, tip + '^'), tip]
+
+
+def spoil_file(hg, repo, served, path, rev):
+    """The file revision of `path` in changeset `rev` mapped to another
+    blob, stored as new metadata: (its hg id, the blob)."""
+    manifest = hg('-R', served, 'manifest', '--debug', '-r', rev).out
+    [hg_id] = [line.split()[0] for line in manifest.splitlines()
+               if line.split()[-1] == path]
+    other = hash_blob(repo, b'not ' + path.encode() + b'\n')
+    parts = MetadataParts(repo)
+    parts.edit_note('hg2git', hg_id, other)
+    parts.store()
+    return hg_id, other
+
+
+@pytest.mark.parametrize('how', ['incremental', 'commit'])
+def test_partial_check_marks_the_damage(how, hg, corpus, tmp_path):
+    """Damage in what a partial check covers (the changesets added since
+    the checked metadata, or a commit given) is reported and marked as a
+    full check's is: refs/cinnabar/broken is the current metadata, writes
+    are refused, refs/cinnabar/checked stays."""
+    repo, served, checked, commits = checked_then_fetched(hg, tmp_path)
+    hg_id, other = spoil_file(hg, repo, served, 'b', '1')
+    result = fsck(repo, *([commits[1]] if how == 'commit' else []))
+    assert_reports(result, repo, hg_id, other)
+    assert rev_parse(repo, CHECKED) == checked
+    assert_writes_refused(repo, corpus)
+
+
+def test_damage_found_by_a_partial_check_is_not_passed_over(hg, corpus,
+                                                            tmp_path):
+    """Damage in the first changeset (its revision of `a`, which the
+    second changes), found by the check of its commit: the next plain
+    fsck checks everything (an incremental one would look at the second
+    changeset only, pass, and mark the damaged metadata checked) and
+    fails again; the mark and refs/cinnabar/checked stay,
+    writes stay refused; `rollback --fsck` goes back to the metadata
+    checked before the damage."""
+    repo, served, checked, commits = checked_then_fetched(hg, tmp_path)
+    hg_id, other = spoil_file(hg, repo, served, 'a', '0')
+    damaged = rev_parse(repo, METADATA_REF)
+    assert_reports(fsck(repo, commits[0]), repo, hg_id, other)
+    result = fsck(repo)
+    assert 'checked all the metadata' not in result.err
+    assert_reports(result, repo, hg_id, other)
+    assert rev_parse(repo, BROKEN) == damaged
+    assert rev_parse(repo, CHECKED) == checked
+    assert_writes_refused(repo, corpus)
+    git('cinnabar', 'rollback', '--fsck', cwd=repo)
+    assert rev_parse(repo, METADATA_REF) == checked

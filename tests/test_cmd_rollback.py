@@ -13,6 +13,7 @@ from lib.checks import assert_failed_for_people, assert_no_traceback
 from lib.corpus import NGINX
 from lib.git import METADATA_REF, NULL_ID, clone, git, git2hg, hg_url
 from lib.git import refs, rev_parse
+from lib.push import hg_commit, make_hg_repo
 
 CHECKED = 'refs/cinnabar/checked'
 
@@ -154,3 +155,41 @@ def test_rollback_without_metadata(tmp_path):
     result = rollback(repo, NULL_ID)
     assert (result.returncode, result.out, result.err) == (0, '', '')
     assert for_each_ref(repo) == before
+
+
+@pytest.mark.parametrize('saved', [True, False])
+def test_rollback_to_a_middle_metadata_restores_its_remote_refs(
+        saved, hg, tmp_path):
+    """A clone, then two fetches, each moving the branch's
+    remote-tracking ref (three values in its reflog, all known to the
+    newest metadata; the first two to the metadata of the first fetch):
+    rolling back to the metadata of the first fetch sets the ref to the
+    value it had with that metadata, the second, neither the first one
+    (also known) nor the third, whether the refs were saved at the fetch
+    or only the reflog is there to say; then, going back to the clone's
+    metadata, the clone's value."""
+    served = make_hg_repo(hg, tmp_path / 'served', {'f': 'one\n'})
+    repo = tmp_path / 'clone'
+    clone(hg_url(served), repo, '--no-checkout')
+    ref = 'refs/remotes/origin/branches/default/tip'
+    values, metadatas = [rev_parse(repo, ref)], [rev_parse(repo, METADATA_REF)]
+    for text in ('two\n', 'three\n'):
+        hg_commit(hg, served, {'f': text}, text.strip())
+        assert_no_traceback(git('fetch', 'origin', cwd=repo))
+        values.append(rev_parse(repo, ref))
+        metadatas.append(rev_parse(repo, METADATA_REF))
+    assert len(set(values)) == len(set(metadatas)) == 3
+    reflog = git('reflog', 'show', '--format=%H', ref, '--', cwd=repo).out
+    assert reflog.split()[:2] == [values[2], values[1]]
+    if not saved:
+        shutil.rmtree(repo / '.git' / 'cinnabar' / 'fetch-refs')
+    result = rollback(repo, metadatas[1])
+    assert result.returncode == 0, result.describe()
+    assert rev_parse(repo, METADATA_REF) == metadatas[1]
+    assert rev_parse(repo, ref) == values[1]
+    assert rev_parse(repo, 'refs/remotes/origin/HEAD') == values[1]
+    # Then to the clone's: the first value, which only the oldest entry's
+    # old value holds.
+    result = rollback(repo, metadatas[0])
+    assert result.returncode == 0, result.describe()
+    assert rev_parse(repo, ref) == values[0]

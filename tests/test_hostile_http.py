@@ -4,6 +4,7 @@ they were given for (redirects, clone bundles and cinnabarclone metadata
 hosted elsewhere), nor do the http.* settings given for one URL (extra
 headers, cookie file, TLS verification and authorities), a 401
 with a body asks the credential helpers, https never downgrades to http,
+a redirect to another scheme than http(s) is never followed,
 answers cut short or endless are errors that change nothing, an ssh
 server announcing an absurd length is refused, and no secret shows in
 messages or trace files (mode 0600)."""
@@ -12,8 +13,10 @@ import base64
 import json
 import os
 import shlex
+import socket
 import stat
 import sys
+import threading
 import time
 
 import pytest
@@ -138,6 +141,36 @@ def test_redirect_to_another_host_asks_afresh(upstream, hostile, tmp_path):
                for r in server.requests_to('a'))
     asked = [c for c in helper.calls() if c['action'] == 'get']
     assert [c['host'] for c in asked] == [f'127.0.0.1:{server.port("b")}']
+    assert_no_secret(tmp_path, result)
+
+
+@pytest.mark.parametrize('follow', ['initial', 'true'])
+def test_redirect_without_user_keeps_credentials_to_their_host(
+        follow, upstream, hostile, tmp_path):
+    """A URL without a user: origin a asks for credentials (the helper
+    gives Alice's for a's host), then redirects to origin b, which asks
+    too. Alice's never go to b (neither offered first nor sent after b's
+    401): the helper is asked afresh for b's host, and b gets Bob's;
+    whoever follows the redirect (git-cinnabar, or the helper with
+    http.followRedirects=true)."""
+    server = hostile(upstream_port=upstream.port)
+    server.auth = {'a': ALICE, 'b': BOB}
+    server.redirect['a'] = server.url('b')
+    host_a = f'127.0.0.1:{server.port("a")}'
+    host_b = f'127.0.0.1:{server.port("b")}'
+    helper = CredentialHelper(tmp_path, {host_a: ALICE, host_b: BOB})
+    result = clone(tmp_path, server.url('a') + '/', *helper.config(),
+                   '-c', f'http.followRedirects={follow}')
+    assert_no_traceback(result)
+    assert 'marked' in ' '.join(refs(tmp_path / 'work'))
+    to_a, to_b = server.requests_to('a'), server.requests_to('b')
+    assert any(r['authorization'] == basic(ALICE) for r in to_a)
+    assert all(r['authorization'] in (None, basic(ALICE)) for r in to_a)
+    assert any(r['authorization'] == basic(BOB) for r in to_b)
+    assert all(r['authorization'] in (None, basic(BOB)) for r in to_b), \
+        [r['authorization'] for r in to_b]
+    asked = [c['host'] for c in helper.calls() if c['action'] == 'get']
+    assert asked == [host_a, host_b]
     assert_no_secret(tmp_path, result)
 
 
@@ -421,6 +454,64 @@ def test_https_to_http_redirect_is_refused(upstream, hostile, tmp_path,
     assert 'it leaves https' in result.err
     assert server.requests_to('a')
     assert server.requests_to('b') == []
+    assert not (tmp_path / 'work').exists()
+
+
+class Listener:
+    """A TCP port of 127.0.0.1 that counts the connections made to it and
+    closes each at once: the host a redirect to another scheme names."""
+
+    def __init__(self):
+        self.socket = socket.create_server(('127.0.0.1', 0))
+        self.port = self.socket.getsockname()[1]
+        self.connections = 0
+        self.thread = threading.Thread(target=self._accept, daemon=True)
+        self.thread.start()
+
+    def _accept(self):
+        while True:
+            try:
+                conn, _ = self.socket.accept()
+            except OSError:
+                return
+            self.connections += 1
+            conn.close()
+
+    def stop(self):
+        self.socket.close()
+
+
+@pytest.fixture
+def listener(request):
+    listener = Listener()
+    request.addfinalizer(listener.stop)
+    return listener
+
+
+@pytest.mark.parametrize('follow', ['initial', 'true'])
+@pytest.mark.parametrize('target', ['ftp://127.0.0.1:{port}',
+                                    'ssh://127.0.0.1:{port}',
+                                    'FTP://127.0.0.1:{port}',
+                                    'file://{path}'])
+def test_redirect_to_another_scheme_is_refused(target, follow, upstream,
+                                               hostile, listener, tmp_path):
+    """A redirect from http to another scheme is never followed, whoever
+    follows it (git-cinnabar with http.followRedirects=initial, the
+    helper with true): one `fatal:` line naming it, nothing asked of the
+    host it names, no clone."""
+    server = hostile(upstream_port=upstream.port)
+    secret = tmp_path / 'secret'
+    secret.mkdir()
+    location = target.format(port=listener.port, path=secret)
+    server.redirect['a'] = location
+    result = clone(tmp_path, server.url('a') + '/',
+                   '-c', f'http.followRedirects={follow}', check=False)
+    assert_failed_for_people(
+        result, f'refusing a redirect to {location}/?cmd=capabilities: not '
+        'an http(s) URL')
+    assert listener.connections == 0
+    assert [r['command'] for r in server.requests_to('a')] == \
+        ['capabilities']
     assert not (tmp_path / 'work').exists()
 
 

@@ -161,6 +161,65 @@ def test_odd_changesets_pushed_back_unchanged(hg, odd_bundle, odd_clone,
     assert list(tip.values()) == [made[-1][1].node.hex()]
 
 
+# The date field of a changeset -> the date of its git commit.  A git
+# timestamp is at most 18 digits (below 10^18, so past 2^63 too: 0); a
+# zone beyond 99:59:59 either way, or that overflows a 64-bit number
+# (read as the largest one, not wrapped around), is 0.
+DATE_BOUNDS = [
+    (b'999999999999999999 0', '999999999999999999 +0000'),
+    (b'1000000000000000000 0', '0 +0000'),
+    (b'9223372036854775807 0', '0 +0000'),
+    (b'9223372036854775808 0', '0 +0000'),
+    (b'18446744073709551617 0', '0 +0000'),
+    (b'1000 359999', '1000 -9959'),
+    (b'1000 360000', '1000 +0000'),
+    (b'1000 -359999', '1000 +9959'),
+    (b'1000 -360000', '1000 +0000'),
+    (b'1000 9223372036854775807', '1000 +0000'),
+    (b'1000 9223372036854775808', '1000 +0000'),
+    (b'1000 -9223372036854775809', '1000 +0000'),
+    (b'1000 18446744073709555216', '1000 +0000'),
+]
+
+
+def test_dates_at_the_bounds(hg, tmp_path):
+    """Changeset dates and zones on both sides of what a git commit holds,
+    2^63 and 2^64 among them: the clone takes them all, each commit's
+    date as designed (git fsck --strict accepts them), the exact text
+    kept (`git cinnabar data -c`), and a push to an empty hg repository
+    gives back the very changesets (hg computes the same ids)."""
+    repo = hgcraft.Repo()
+    made, parent = [], []
+    for i, (date, _) in enumerate(DATE_BOUNDS):
+        cs = repo.commit({b'file': b'revision %d\n' % i}, parents=parent,
+                         date=date, desc=b'date ' + date)
+        made.append(cs)
+        parent = [cs]
+    bundle = hgcraft.write(tmp_path / 'dates.hg', repo.bundle_v1())
+    work = tmp_path / 'clone'
+    result = clone(hg_url(bundle), work, '--no-checkout', check=False)
+    assert_no_signal_death(result)
+    assert result.returncode == 0, result.describe()
+    assert_git_fsck_strict(work)
+    commits = hg2git(work, [cs.node.hex() for cs in made])
+    for (date, expected), cs in zip(DATE_BOUNDS, made):
+        commit = commits[cs.node.hex()]
+        header = git('cat-file', 'commit', commit, cwd=work).out
+        for role in ('author', 'committer'):
+            line = [x for x in header.splitlines()
+                    if x.startswith(role + ' ')][0]
+            assert line.endswith('> ' + expected), (date, line)
+        data = git('cinnabar', 'data', '-c', cs.node.hex(), cwd=work).stdout
+        assert data == cs.text, date
+    server = tmp_path / 'server'
+    hg('init', server)
+    result = git('push', hg_url(server),
+                 f'HEAD:{BRANCH_TIP.format("default")}', cwd=work,
+                 check=False)
+    assert result.returncode == 0, result.describe()
+    assert sorted(hg.nodes(server)) == sorted(cs.node.hex() for cs in made)
+
+
 @pytest.mark.parametrize('signo', [6, 11, 7])
 def test_crash_leaves_no_pack(signo, odd_bundle, tmp_path):
     """A helper crashing (SIGABRT, SIGSEGV, SIGBUS sent by the test hook

@@ -14,9 +14,11 @@ Nothing with `-q`, nothing when stderr is a pipe, unless `--progress`.
 import re
 import statistics
 
+import pytest
+
 from lib.checks import assert_no_traceback
 from lib.corpus import NGINX
-from lib.git import clone, git, hg_url, lasting_refs
+from lib.git import clone, git, hg_url, identity_env, lasting_refs
 from lib.proc import in_terminal, run_in_terminal
 from lib.push import hg_commit, make_hg_repo
 
@@ -260,3 +262,41 @@ def test_ctrl_c_during_fetch(hg, hg_repos, hg_serve, tmp_path):
     assert_quiet_interrupt(proc, lines)
     assert lasting_refs(repo) == before
     assert not list((repo / '.git' / 'objects' / 'pack').glob('tmp_*'))
+
+
+def meters_done(err):
+    """The names of the meters drawn to their end, in order."""
+    drawn = [line.strip() for line in re.split(r'[\r\n]', err)]
+    return [line.split(':')[0] for line in drawn if line.endswith(', done.')]
+
+
+@pytest.mark.parametrize('stream', [False, True], ids=['normal', 'stream'])
+def test_quiet_with_progress_follows_git(stream, hg, hg_serve, tmp_path):
+    """git's rule (transport.c), which git's own clone follows (checked
+    here on a file:// clone): an explicit --progress shows progress even
+    with -q, whichever comes first; -q alone shows none. The same for a
+    stream clone (its own meter, then the helper's) as for a normal one,
+    on a pipe."""
+    source = tmp_path / 'git-source'
+    git('init', '-q', source)
+    git('commit', '-q', '--allow-empty', '-m', 'x', cwd=source,
+        extra_env=identity_env('A', 'a@example.com'))
+    for i, options in enumerate((['-q', '--progress'], ['--progress', '-q'])):
+        native = git('clone', *options, f'file://{source}',
+                     str(tmp_path / f'native-{i}'))
+        assert 'objects' in native.err, native.describe()
+    repo = make_hg_repo(hg, tmp_path / 'hg', {'a': 'a\n', 'b': 'b\n'})
+    url = hg_url(hg_serve(repo).url)
+    config = ['-c', f'cinnabar.stream={"always" if stream else "never"}']
+    expected = (['Receiving stream'] if stream else []) + PHASES
+    for i, options in enumerate((['-q', '--progress'], ['--progress', '-q'],
+                                 ['-q'])):
+        result = git(*config, 'clone', *options, url, f'clone-{i}',
+                     cwd=tmp_path)
+        assert_no_traceback(result)
+        done = meters_done(result.err)
+        if '--progress' in options:
+            assert done == expected, (options, result.err)
+        else:
+            assert done == [], (options, result.err)
+        assert 'Receiving a stream clone' not in result.err

@@ -43,6 +43,9 @@ REFUSED = [
     ((b'sub', b'.hg', b'x'), '.hg', 'sub/.hg/x'),
     (('.h\u200cg'.encode(), b'x'), '.hg', '/x'),
     ((b'HG~1', b'x'), 'short name', 'HG~1/x'),
+    ((b'HG8B6C~2', b'x'), 'short name', 'HG8B6C~2/x'),
+    ((b'sub', b'hg8b6c~1', b'x'), 'short name', 'sub/hg8b6c~1/x'),
+    ((b'sub', b'Hg8b6C~12'), 'short name', 'sub/Hg8b6C~12'),
     ((b'sub', b'..', b'x'), "'..'", 'sub/../x'),
     ((b'', b'x'), 'absolute', "'/x'"),
     ((b'sub', b'', b'x'), 'empty component', 'sub//x'),
@@ -120,7 +123,8 @@ def test_paths_hg_refuses(pushable, hg):
     assert_hg_verify(hg, server)
 
     names = [b'.hgx', b'x.hg', b'.hgignore', b'hg~x', b'...', b'CON',
-             b'a:b', b'sub/.hga', b'sub/hg~1a']
+             b'a:b', b'sub/.hga', b'sub/hg~1a', b'hg8b6c~', b'hg8b6c~1x',
+             b'xhg8b6c~1', b'hg8b6d~1', b'sub/hg8b6c~1~2', b'hg8b6~1']
     files = {(b'file',): objects.blob(b'base\n')}
     files.update({tuple(n.split(b'/')): objects.blob(n) for n in names})
     commit = commit_with(work, objects, objects.tree_of_paths(files))

@@ -9,7 +9,8 @@ changeset (but in a repository that grafted changesets onto existing
 commits, see `cinnabar.grafted`).
 By default, checks only the changesets added since the last check that
 passed (the metadata commit it checked is kept in refs/cinnabar/checked;
-without one, checks everything).
+without one, or when refs/cinnabar/broken marks the current metadata,
+checks everything).
 
     --full      check every changeset, manifest and file revision, every
                 hg2git entry and git2hg note, and the changeset and
@@ -92,7 +93,11 @@ def plan(full, names, current):
     if names:
         return resolve(names), False, 'the given commits'
     checked = metadata.read_ref(metadata.CHECKED_REF)
-    if full or checked is None or checked not in metadata.chain(current):
+    # Metadata marked damaged is checked whole: the damage may be in what
+    # a check passed already (found by a check of given commits), and only
+    # a full pass may clear the mark, or mark it checked.
+    if full or checked is None or checked not in metadata.chain(current) \
+            or metadata.read_ref(metadata.BROKEN_REF) == current:
         return None, True, 'all the metadata'
     return (new_commits(current, checked), True,
             'the changesets added since %s' % checked)

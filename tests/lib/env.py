@@ -41,6 +41,7 @@ ROOT = Path(__file__).resolve().parents[2]
 TESTS = ROOT / 'tests'
 SSH_WRAPPER = TESTS / 'bin' / 'ssh-wrapper'
 HG_WRAPPER = TESTS / 'bin' / 'hg-wrapper'
+HELPER_FAULT = TESTS / 'bin' / 'helper-fault'
 
 GIT_USER = ('Cinnabar Tests', 'tests@cinnabar.invalid')
 HG_USER = 'Cinnabar Tests <tests@cinnabar.invalid>'
@@ -159,6 +160,14 @@ def helper_under_test():
     if not (path.is_file() and os.access(path, os.X_OK)):
         raise SetupError(f'CINNABAR_TEST_HELPER={given}: no such executable')
     return path
+
+
+def helper_fault_env(fault):
+    """The environment making the commands under test run the helper
+    behind bin/helper-fault with `fault` (see there)."""
+    return {'GIT_CINNABAR_HELPER': str(HELPER_FAULT),
+            'CINNABAR_TEST_REAL_HELPER': str(helper_under_test()),
+            'CINNABAR_TEST_HELPER_FAULT': fault}
 
 
 def git_under_test():
