@@ -44,6 +44,7 @@ REFUSED = [
     (('.h\u200cg'.encode(), b'x'), '.hg', '/x'),
     ((b'HG~1', b'x'), 'short name', 'HG~1/x'),
     ((b'sub', b'..', b'x'), "'..'", 'sub/../x'),
+    ((b'sub', b'.', b'x'), "'.' or '..'", 'sub/./x'),
     ((b'', b'x'), 'absolute', "'/x'"),
     ((b'sub', b'', b'x'), 'empty component', 'sub//x'),
 ]
