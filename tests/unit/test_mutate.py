@@ -41,7 +41,7 @@ mutant <<<
 [comment-only]
 file = lib.py
 what = a comment changed, which no test can see
-tests = tests/test_lib.py
+tests = tests/test_lib.py ; tests/test_lib.py -k answer
 original <<<
 # the answer
 >>>
