@@ -415,11 +415,12 @@ $(MUTMUT_VENV)/bin/mutmut:
 mutate-auto: $(MUTMUT_VENV)/bin/mutmut
 	rm -rf $(MUTMUT_TREE) && mkdir -p $(MUTMUT_TREE)
 	git ls-files -z | xargs -0 cp --parents -t $(MUTMUT_TREE)
-	printf '%s\n' '[mutmut]' 'source_paths = cinnabar/' \
-		'only_mutate = $(MUTMUT_MODULES)' \
-		'pytest_add_cli_args_test_selection = $(MUTMUT_TESTS)' \
-		'pytest_add_cli_args = -p no:cacheprovider -q' \
-		>$(MUTMUT_TREE)/setup.cfg
+	{ echo '[mutmut]'; echo 'source_paths = cinnabar/'; \
+	  echo 'only_mutate ='; printf '    %s\n' $(MUTMUT_MODULES); \
+	  echo 'pytest_add_cli_args_test_selection ='; \
+	  printf '    %s\n' $(MUTMUT_TESTS); \
+	  echo 'pytest_add_cli_args ='; printf '    %s\n' -p no:cacheprovider; \
+	} >$(MUTMUT_TREE)/setup.cfg
 	cd $(MUTMUT_TREE) && $(MUTATE_NICE) '$(CURDIR)/$(MUTMUT_VENV)/bin/mutmut' \
 		run --max-children 1 >mutmut.log 2>&1 || { tail -20 mutmut.log; exit 1; }
 	cd $(MUTMUT_TREE) && '$(CURDIR)/$(MUTMUT_VENV)/bin/mutmut' results --all true \
