@@ -386,12 +386,15 @@ fuzz-push: helper venv
 # Mutation testing (doc/testing.md, "Mutation testing"): tools/mutate applies
 # each mutant of MUTANTS alone to a scratch copy of the tree, rebuilds it and runs
 # the tests the mutant names; results in build/mutate/<list>.json.  MUTANT=<name>:
-# that one only.  Niced: a run takes a core for most of an hour.
+# that one only.  Niced: a run takes a core for most of an hour.  The helper is
+# built as the helper's list builds its copy (DEVELOPER=1), so that the copy starts
+# from the objects and the program of the tree's sources.
 MUTANTS = tests/mutants/helper.txt tests/mutants/cinnabar.txt
 MUTANT =
 MUTATE_NICE = nice -n 19
 .PHONY: mutate
-mutate: helper venv
+mutate:
+	$(MAKE) helper DEVELOPER=1
 	CINNABAR_TEST_HG='$(TEST_HG)' $(MUTATE_NICE) python3 tools/mutate \
 		--python '$(CURDIR)/$(VENV)/bin/python' \
 		$(if $(MUTANT),--only '$(MUTANT)') $(MUTANTS)

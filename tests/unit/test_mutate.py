@@ -49,6 +49,17 @@ mutant <<<
 # an answer
 >>>
 
+[setup-fails]
+file = lib.py
+what = tests whose fixture fails, which say nothing of the mutant
+tests = tests/test_setup.py
+original <<<
+# the answer
+>>>
+mutant <<<
+# one answer
+>>>
+
 [not-in-the-file]
 file = lib.py
 what = a snippet the file does not have
@@ -62,10 +73,24 @@ mutant <<<
 '''
 
 
+SETUP_FAILS = '''import pytest
+
+
+@pytest.fixture
+def broken():
+    raise RuntimeError('no corpus here')
+
+
+def test_with_it(broken):
+    pass
+'''
+
+
 def make_tree(path, slow=False):
     (path / 'tests').mkdir(parents=True)
     (path / 'lib.py').write_text(LIB)
     (path / 'tests' / 'test_lib.py').write_text(TEST)
+    (path / 'tests' / 'test_setup.py').write_text(SETUP_FAILS)
     if slow:
         (path / 'tests' / 'slow').write_text('')
     env = dict(os.environ, GIT_CONFIG_NOSYSTEM='1', HOME=str(path.parent))
@@ -100,7 +125,7 @@ def test_results_recorded_and_tree_unchanged(tmp_path):
     got = json.loads((tmp_path / 'out.json').read_text())
     assert {m['name']: m['status'] for m in got['mutants']} == {
         'wrong-answer': 'killed', 'comment-only': 'survived',
-        'not-in-the-file': 'error'}
+        'setup-fails': 'error', 'not-in-the-file': 'error'}
     assert got['score']['killed'] == 1 and got['score']['built'] == 2
     assert got['score']['survived'] == ['comment-only']
     assert 'score: 1/2 killed' in result.stdout
