@@ -39,6 +39,13 @@
 #                         as CI runs it.  See tests/fuzz/README.md
 #   make fuzz-push        push random histories and compare them with hg commit's
 #                         (SEEDS=1-20 COMMITS=300 STEPS=4 KEEP=1; TEST_HG=/usr/bin/hg)
+#   make mutate           hand-written mutants of the helper's and the Python side's
+#                         checks (tests/mutants/*.txt), each applied alone to a scratch
+#                         copy and run against the tests named for it (tools/mutate;
+#                         MUTANTS=<list> MUTANT=<name>; niced, not run by CI; see
+#                         doc/testing.md, "Mutation testing")
+#   make mutate-auto      mutmut's mutants of a few Python modules (MUTMUT_MODULES)
+#                         against their unit tests, mutmut in build/mutmut-venv
 #   make install          install under $(prefix) (default /usr/local); DESTDIR works
 #   make deb              the Debian package, build/deb/git-cinnabar_<version>_<arch>.deb
 #                         (debian/; `make deb-check` as root: installed, used and
@@ -375,6 +382,53 @@ fuzz-push: helper venv
 		'$(CURDIR)/$(VENV)/bin/python' -m lib.push_oracle --seeds $(SEEDS) \
 		--commits $(COMMITS) --steps $(STEPS) $(if $(KEEP),--keep) \
 		$(if $(PUSH_HELPER),--helper '$(abspath $(PUSH_HELPER))')
+
+# Mutation testing (doc/testing.md, "Mutation testing"): tools/mutate applies
+# each mutant of MUTANTS alone to a scratch copy of the tree, rebuilds it and runs
+# the tests the mutant names; results in build/mutate/<list>.json.  MUTANT=<name>:
+# that one only.  Niced: a run takes a core for most of an hour.  The helper is
+# built as the helper's list builds its copy (DEVELOPER=1), so that the copy starts
+# from the objects and the program of the tree's sources.
+MUTANTS = tests/mutants/helper.txt tests/mutants/cinnabar.txt
+MUTANT =
+MUTATE_NICE = nice -n 19
+.PHONY: mutate
+mutate:
+	$(MAKE) helper DEVELOPER=1
+	CINNABAR_TEST_HG='$(TEST_HG)' $(MUTATE_NICE) python3 tools/mutate \
+		--python '$(CURDIR)/$(VENV)/bin/python' \
+		$(if $(MUTANT),--only '$(MUTANT)') $(MUTANTS)
+
+# mutmut's own mutants of MUTMUT_MODULES, run against the unit tests of
+# MUTMUT_TESTS only: mutmut maps each test to the functions it calls in its own
+# process, which leaves out the end-to-end tests (our code runs in the git and
+# helper processes they start).  In a copy of the tree (build/mutmut/tree), with
+# mutmut in a venv of its own (build/mutmut-venv); `mutmut results` and `mutmut
+# show NAME` there afterwards.
+MUTMUT_VENV = $(BUILD)/mutmut-venv
+MUTMUT_VERSION = 3.8.1
+MUTMUT_TREE = $(BUILD)/mutmut/tree
+MUTMUT_MODULES = cinnabar/refname.py cinnabar/hg/url.py cinnabar/redact.py
+MUTMUT_TESTS = tests/unit/test_refname.py tests/unit/test_url.py \
+	tests/unit/test_redact.py
+.PHONY: mutate-auto
+$(MUTMUT_VENV)/bin/mutmut:
+	python3 -m venv $(MUTMUT_VENV)
+	$(MUTMUT_VENV)/bin/pip install -q mutmut==$(MUTMUT_VERSION) pytest pytest-timeout
+mutate-auto: $(MUTMUT_VENV)/bin/mutmut
+	rm -rf $(MUTMUT_TREE) && mkdir -p $(MUTMUT_TREE)
+	git ls-files -z | xargs -0 cp --parents -t $(MUTMUT_TREE)
+	{ echo '[mutmut]'; echo 'source_paths = cinnabar/'; \
+	  echo 'only_mutate ='; printf '    %s\n' $(MUTMUT_MODULES); \
+	  echo 'pytest_add_cli_args_test_selection ='; \
+	  printf '    %s\n' $(MUTMUT_TESTS); \
+	  echo 'pytest_add_cli_args ='; printf '    %s\n' -p no:cacheprovider; \
+	} >$(MUTMUT_TREE)/setup.cfg
+	cd $(MUTMUT_TREE) && $(MUTATE_NICE) '$(CURDIR)/$(MUTMUT_VENV)/bin/mutmut' \
+		run --max-children 1 >mutmut.log 2>&1 || { tail -20 mutmut.log; exit 1; }
+	cd $(MUTMUT_TREE) && '$(CURDIR)/$(MUTMUT_VENV)/bin/mutmut' results --all true \
+		>results.txt; grep -c ': killed' results.txt | sed 's/$$/ killed/'; \
+		grep -v ': killed' results.txt; echo "all: $(MUTMUT_TREE)/results.txt"
 
 venv: $(VENV_STAMP) $(EVOLVE_HG63)/.version $(EVOLVE_NOTNS)/.version
 

@@ -249,6 +249,10 @@ def test_broken_sources_fall_back_to_a_normal_clone(site, corpus,
         result, commands, _ = site.clone(dest)
         assert 'falling back to a normal clone' in result.err, (
             problem, result.describe())
+        if problem == 'not-cinnabar':
+            # Refused as what it is, before its ids are checked.
+            assert 'is not git-cinnabar metadata' in result.err, \
+                result.describe()
         assert 'getbundle' in commands, problem
         # The same commits as the plain clone.
         assert branch_refs(dest) == branch_refs(site.plain), problem

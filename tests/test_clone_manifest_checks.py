@@ -225,6 +225,20 @@ def test_first_wrong_file_id_is_the_one_reported(tmp_path):
     assert result.err.count('does not match') == 1, result.describe()
 
 
+def test_first_of_many_small_wrong_file_ids_is_the_one_reported(tmp_path):
+    """Small texts are all checked by the worker threads: when the first
+    failure is seen, those queued after it are finished too, and fail
+    as well; the error still names the first in the changegroup."""
+    files = {b'f%02d' % i: b'content %d\n' % i for i in range(40)}
+    history = History()
+    history.add(files, wrong='file')
+    first = node(files[b'f00'] + b'!').hex()
+    result = assert_refused(write(history, tmp_path), tmp_path,
+                            f'file revision {first} does not match its '
+                            'contents')
+    assert result.err.count('does not match') == 1, result.describe()
+
+
 def test_wrong_file_id_reported_before_a_later_malformed_file(tmp_path):
     """The import goes on while a file's id is checked: a malformed file
     revision after it must not hide the wrong id that came first."""

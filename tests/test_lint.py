@@ -9,7 +9,7 @@ from lib.proc import run
 
 CHECKED = ('cinnabar', 'hg', 'git-remote-hg', 'git-cinnabar', 'tests',
            'tests/bin/ssh-wrapper', 'bench', 'tools/sign-release',
-           'tools/make-dist', 'tools/manpages.py')
+           'tools/make-dist', 'tools/manpages.py', 'tools/mutate')
 
 
 def test_flake8_is_clean():

@@ -16,7 +16,7 @@ was, `hg verify` clean.
 
 import pytest
 
-from lib.git import clone, git
+from lib.git import clone, git, refs
 from lib.plumbing import MetadataParts, commit_tree, edit_tree, ls_tree
 from lib.plumbing import message, parents, tree_of
 from lib.push import BRANCH_TIP, Author, assert_hg_verify, assert_pushed
@@ -165,3 +165,33 @@ def test_stored_file_far_back_with_another_text(hg, far_base):
     assert_hg_verify(hg, server)
     assert hg('-R', server, 'cat', '-r', 'tip', f'{server}/a').out == \
         'one\ntwo\n'
+
+
+def test_stored_history_with_another_file_text(hg, server_and_clone,
+                                               tmp_path):
+    """Stored changesets pushed to another server are sent from the
+    stored texts: a file revision whose stored text is not what its id
+    says (hg2git maps a's first revision to another blob) is refused
+    before anything is sent, and the other server stays empty."""
+    server, work = server_and_clone
+    first = hg('-R', server, 'log', '-r', '0', '--debug', '-T',
+               '{manifest.node}').out.strip()
+    node = [line.split()[0] for line in hg(
+        '-R', server, 'debugdata', '-m', first).out.splitlines()
+        if line.startswith('a\0')]
+    parts = MetadataParts(work)
+    other = git('hash-object', '-w', '--stdin', cwd=work,
+                input=b'ONE\n').out.strip()
+    assert len(node) == 1
+    parts.edit_note('hg2git', node[0].split('\0')[1][:40], other)
+    parts.store()
+    target = tmp_path / 'other'
+    hg('init', target)
+    before = refs(work)
+    result = push(work, f'hg::{target}', f'HEAD:{TIP}')
+    assert refs(work) == before
+    assert result.returncode != 0, result.describe()
+    assert "file revision" in result.err, result.describe()
+    assert 'does not match its id' in result.err, result.describe()
+    assert 'fsck --full' in result.err, result.describe()
+    assert hg('-R', target, 'log', '-T', '{node}\n').out == ''

@@ -47,6 +47,7 @@ REFUSED = [
     ((b'sub', b'hg8b6c~1', b'x'), 'short name', 'sub/hg8b6c~1/x'),
     ((b'sub', b'Hg8b6C~12'), 'short name', 'sub/Hg8b6C~12'),
     ((b'sub', b'..', b'x'), "'..'", 'sub/../x'),
+    ((b'sub', b'.', b'x'), "'.' or '..'", 'sub/./x'),
     ((b'', b'x'), 'absolute', "'/x'"),
     ((b'sub', b'', b'x'), 'empty component', 'sub//x'),
 ]

@@ -10,7 +10,8 @@ refs/remotes.  The cases:
   server while the push is under way, just before the changesets are
   sent (`unbundle`), through a proxy;
 - a new head on a branch (a commit diverging from the server's head),
-  then accepted with `git push -f`;
+  then accepted with `git push -f`; the same to a ref git has not got,
+  refused by our check of the branch's heads rather than by git;
 - a new root (`git checkout --orphan`), to the branch ref and to a new
   bookmark;
 - a bookmark move that is not a fast-forward;
@@ -122,6 +123,21 @@ def test_new_head_refused_then_forced(transport, setup, hg, tmp_path):
     assert_fetch_imports_nothing(work, 'origin', moves={
         f'refs/remotes/origin/{other_head}': their_commit,
         f'refs/cinnabar/refs/heads/{other_head}': their_commit})
+
+
+def test_new_head_to_a_new_ref_refused(setup, hg):
+    """The same diverging commit pushed to a ref git has not got (so git
+    sees no non-fast-forward): refused by the check of the branch's
+    heads, saying so."""
+    server, src, work = setup('http')
+    commit_on_server(hg, server)
+    git('fetch', '-q', 'origin', cwd=work)
+    commit_file(work, 'mine', 'mine\n', 'Diverging from the server')
+    with nothing_changes(hg, server, work):
+        result = push(work, 'origin', 'HEAD:refs/heads/branches/default/mine')
+    assert_refused(result, 'branches/default/mine',
+                   'would create a new head on branch default',
+                   'git push -f')
 
 
 @pytest.mark.parametrize('transport', TRANSPORTS)

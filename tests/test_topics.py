@@ -455,6 +455,11 @@ def test_server_enforcing_topics(hg, hg_repo, hg_serve, tmp_path,
         assert_refused(push(repo, 'origin',
                             'HEAD:refs/heads/topics/default/a@b'),
                        'not a topic name')
+        # hg-evolve takes no number for a topic: hg would read it as a
+        # revision.
+        assert_refused(push(repo, 'origin',
+                            'HEAD:refs/heads/topics/default/12'),
+                       'reserved by Mercurial as a topic name')
     assert_pushed(push(repo, 'origin', 'HEAD:refs/heads/topics/default/b'))
     node = pushed_nodes(repo, [commit])[commit]
     assert topic_log(server, 'topic(b)') == [

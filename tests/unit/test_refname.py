@@ -36,6 +36,7 @@ CASES = {
     'refs/heads/a\\b': False,
     'refs/heads/a\x01': False,
     'refs/heads/a\x7f': False,
+    'refs/heads/-a': True,
 }
 
 
@@ -71,3 +72,10 @@ def test_long_names_are_shortened_in_messages():
     assert long.startswith('refs/heads/aaa') and long.endswith(
         '... (311 bytes)')
     assert len(long) < 100
+
+
+def test_a_name_git_would_take_for_an_option():
+    """git commands would read a ref name starting with "-" as an option
+    (git check-ref-format too, so it is not in CASES)."""
+    assert refname_problem('-refs/heads/a') == 'starts with "-"'
+    assert not is_valid_refname('--upload-pack=x/y')
