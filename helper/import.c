@@ -24,8 +24,6 @@
 #include "check.h"
 #include "id-verify.h"
 
-int show_progress;
-
 void test_die_at(const char *phase)
 {
 	const char *at = getenv("CINNABAR_TEST_DIE_AT");
@@ -445,7 +443,7 @@ static void import_changegroup(struct stream *cg, int version,
 {
 	struct changeset_spool changesets;
 	struct stream manifests;
-	kh_file_names_t *names = show_progress ? kh_init_file_names() : NULL;
+	kh_file_names_t *names = meter_shown() ? kh_init_file_names() : NULL;
 	size_t nr_manifests, nr_names = 0;
 	int fd;
 
