@@ -912,7 +912,7 @@ static void *transfer_thread(void *data)
 }
 
 struct transfer_stream {
-	struct stream fd;
+	struct stream fd;	/* first: stream_pass_idle */
 	struct transfer *t;
 };
 
@@ -1002,6 +1002,7 @@ static int try_import(struct request *r, FILE *out,
 	s.read = transfer_read;
 	s.release = transfer_release;
 	s.data = ts;
+	s.set_idle = stream_pass_idle;
 	if (!stream_read(&ts->fd, &first, 1)) {
 		join_transfer(&t);
 		stream_release(&s);

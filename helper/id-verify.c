@@ -68,7 +68,8 @@ static struct verify_job failure;
 static int failed;
 static size_t next_seq, wake_jobs;
 /* Queuing what comes before a failure found, to report the first. */
-static void (*before_reporting)(void);
+static void (*before_reporting)(void *data);
+static void *before_reporting_data;
 static int reporting;
 
 static void put_text(struct shared_text *text)
@@ -401,9 +402,10 @@ static const char *failure_message(void)
 	return msg;
 }
 
-void verify_id_before_reporting(void (*fn)(void))
+void verify_id_before_reporting(void (*fn)(void *data), void *data)
 {
 	before_reporting = fn;
+	before_reporting_data = data;
 }
 
 static NORETURN void die_failure(void)
@@ -411,7 +413,7 @@ static NORETURN void die_failure(void)
 	if (before_reporting && !reporting &&
 	    pthread_equal(pthread_self(), main_thread)) {
 		reporting = 1;
-		before_reporting();
+		before_reporting(before_reporting_data);
 	}
 	settle();
 	die("%s", failure_message());

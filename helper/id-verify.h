@@ -65,9 +65,10 @@ void verify_id_async(const char *what, const struct hg_oid *node,
  * `fn` queues, before a failure is reported, the verifications of the
  * revisions that come before in the changegroup but were left for later
  * (the manifests still in the spool), so that the first is reported
- * whatever the order they were checked in. NULL for none.
+ * whatever the order they were checked in; it is given `data`. NULL for
+ * none.
  */
-void verify_id_before_reporting(void (*fn)(void));
+void verify_id_before_reporting(void (*fn)(void *data), void *data);
 
 /*
  * The same for a flat text (a file revision's): copied, unless it is

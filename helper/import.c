@@ -189,6 +189,7 @@ static void shrink_reused(struct strbuf *buf)
 }
 
 static void import_manifests(struct stream *cg, int version, size_t total,
+			     struct manifest_precheck *precheck,
 			     struct import_stats *stats)
 {
 	struct rev_chunk chunk = REV_CHUNK_INIT;
@@ -197,8 +198,8 @@ static void import_manifests(struct stream *cg, int version, size_t total,
 	unsigned n = 0;
 
 	while (read_rev_chunk(cg, version, n ? &prev : NULL, &chunk)) {
-		manifest_precheck_advance(n + 1);
-		import_manifest(&chunk, n, manifest_prechecked(n));
+		manifest_precheck_advance(precheck, n + 1);
+		import_manifest(&chunk, n, manifest_prechecked(precheck, n));
 		hg_oidcpy(&prev, &chunk.node);
 		shrink_reused(&chunk.raw);
 		meter_update(meter, ++n);
@@ -215,6 +216,7 @@ static void import_manifests(struct stream *cg, int version, size_t total,
  * against `names`, the count of the names the changesets list.
  */
 static void import_files(struct stream *cg, int version, size_t names,
+			 struct manifest_precheck *precheck,
 			 struct import_stats *stats)
 {
 	struct rev_chunk chunk = REV_CHUNK_INIT;
@@ -231,7 +233,7 @@ static void import_files(struct stream *cg, int version, size_t names,
 		while (read_rev_chunk(cg, version, first ? NULL : &prev,
 				      &chunk)) {
 			import_file(&chunk);
-			manifest_precheck_advance(0);
+			manifest_precheck_advance(precheck, 0);
 			hg_oidcpy(&prev, &chunk.node);
 			first = 0;
 			meter_update(meter, nr_files + 1);
@@ -381,7 +383,8 @@ static void import_changesets(struct changeset_spool *spool,
  * checked meanwhile (manifest-precheck.h).
  */
 static int spool_manifests(struct stream *cg, int version,
-			   size_t changesets, size_t *count)
+			   size_t changesets, size_t *count,
+			   struct manifest_precheck *precheck)
 {
 	FILE *f = tmpfile();
 	struct rev_chunk rev = REV_CHUNK_INIT;
@@ -400,7 +403,7 @@ static int spool_manifests(struct stream *cg, int version,
 	/* Mercurial counts the manifests against the changesets. */
 	meter = meter_start(_("Receiving manifests"), changesets, &cg->offset);
 	meter_estimate(meter, changesets);
-	manifest_precheck_start(version, fd);
+	manifest_precheck_start(precheck, version, fd, cg);
 	while (read_cg_chunk(cg, chunk)) {
 		put_be32(hdr, chunk->len + 4);
 		if (write_in_full(fd, hdr, 4) < 0 ||
@@ -408,11 +411,11 @@ static int spool_manifests(struct stream *cg, int version,
 			die_errno("cannot write a temporary file");
 		/* Refused now if malformed, before the files are read. */
 		parse_rev_chunk(version, n++ ? &prev : NULL, &rev);
-		manifest_precheck_spooled();
+		manifest_precheck_spooled(precheck);
 		hg_oidcpy(&prev, &rev.node);
 		meter_update(meter, n);
 	}
-	manifest_precheck_spool_end();
+	manifest_precheck_spool_end(precheck);
 	meter_stop(&meter);
 	*count = n;
 	put_be32(hdr, 0);
@@ -443,6 +446,7 @@ static void import_changegroup(struct stream *cg, int version,
 {
 	struct changeset_spool changesets;
 	struct stream manifests;
+	struct manifest_precheck precheck;
 	kh_file_names_t *names = meter_shown() ? kh_init_file_names() : NULL;
 	size_t nr_manifests, nr_names = 0;
 	int fd;
@@ -453,21 +457,23 @@ static void import_changegroup(struct stream *cg, int version,
 		nr_names = kh_size(names);
 		kh_destroy_file_names(names);
 	}
-	fd = spool_manifests(cg, version, changesets.nr, &nr_manifests);
+	manifest_precheck_init(&precheck);
+	fd = spool_manifests(cg, version, changesets.nr, &nr_manifests,
+			     &precheck);
 	release_free_memory();
-	import_files(cg, version, nr_names, stats);
+	import_files(cg, version, nr_names, &precheck, stats);
 	file_reset_cache();
 	release_free_memory();
 	if (lseek(fd, 0, SEEK_SET) < 0)
 		die_errno("cannot read a temporary file");
 	stream_init_fd(&manifests, fd);
-	import_manifests(&manifests, version, nr_manifests, stats);
+	import_manifests(&manifests, version, nr_manifests, &precheck, stats);
 	stream_release(&manifests);
 	close(fd);
 	manifest_keep_last();
 	manifest_reset_cache();
 	verify_id_finish();
-	manifest_precheck_reset();
+	manifest_precheck_release(&precheck);
 	release_free_memory();
 	import_changesets(&changesets, stats);
 	changeset_spool_release(&changesets);
