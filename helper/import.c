@@ -190,6 +190,7 @@ static void shrink_reused(struct strbuf *buf)
 
 static void import_manifests(struct stream *cg, int version, size_t total,
 			     struct manifest_precheck *precheck,
+			     struct id_verify *verify,
 			     struct import_stats *stats)
 {
 	struct rev_chunk chunk = REV_CHUNK_INIT;
@@ -199,7 +200,8 @@ static void import_manifests(struct stream *cg, int version, size_t total,
 
 	while (read_rev_chunk(cg, version, n ? &prev : NULL, &chunk)) {
 		manifest_precheck_advance(precheck, n + 1);
-		import_manifest(&chunk, n, manifest_prechecked(precheck, n));
+		import_manifest(verify, &chunk, n,
+				manifest_prechecked(precheck, n));
 		hg_oidcpy(&prev, &chunk.node);
 		shrink_reused(&chunk.raw);
 		meter_update(meter, ++n);
@@ -217,6 +219,7 @@ static void import_manifests(struct stream *cg, int version, size_t total,
  */
 static void import_files(struct stream *cg, int version, size_t names,
 			 struct manifest_precheck *precheck,
+			 struct id_verify *verify,
 			 struct import_stats *stats)
 {
 	struct rev_chunk chunk = REV_CHUNK_INIT;
@@ -232,7 +235,7 @@ static void import_files(struct stream *cg, int version, size_t names,
 		file_reset_cache();
 		while (read_rev_chunk(cg, version, first ? NULL : &prev,
 				      &chunk)) {
-			import_file(&chunk);
+			import_file(verify, &chunk);
 			manifest_precheck_advance(precheck, 0);
 			hg_oidcpy(&prev, &chunk.node);
 			first = 0;
@@ -384,7 +387,8 @@ static void import_changesets(struct changeset_spool *spool,
  */
 static int spool_manifests(struct stream *cg, int version,
 			   size_t changesets, size_t *count,
-			   struct manifest_precheck *precheck)
+			   struct manifest_precheck *precheck,
+			   struct id_verify *verify)
 {
 	FILE *f = tmpfile();
 	struct rev_chunk rev = REV_CHUNK_INIT;
@@ -403,7 +407,7 @@ static int spool_manifests(struct stream *cg, int version,
 	/* Mercurial counts the manifests against the changesets. */
 	meter = meter_start(_("Receiving manifests"), changesets, &cg->offset);
 	meter_estimate(meter, changesets);
-	manifest_precheck_start(precheck, version, fd, cg);
+	manifest_precheck_start(precheck, version, fd, cg, verify);
 	while (read_cg_chunk(cg, chunk)) {
 		put_be32(hdr, chunk->len + 4);
 		if (write_in_full(fd, hdr, 4) < 0 ||
@@ -447,6 +451,7 @@ static void import_changegroup(struct stream *cg, int version,
 	struct changeset_spool changesets;
 	struct stream manifests;
 	struct manifest_precheck precheck;
+	struct id_verify verify;
 	kh_file_names_t *names = meter_shown() ? kh_init_file_names() : NULL;
 	size_t nr_manifests, nr_names = 0;
 	int fd;
@@ -457,23 +462,26 @@ static void import_changegroup(struct stream *cg, int version,
 		nr_names = kh_size(names);
 		kh_destroy_file_names(names);
 	}
+	id_verify_init(&verify);
 	manifest_precheck_init(&precheck);
 	fd = spool_manifests(cg, version, changesets.nr, &nr_manifests,
-			     &precheck);
+			     &precheck, &verify);
 	release_free_memory();
-	import_files(cg, version, nr_names, &precheck, stats);
+	import_files(cg, version, nr_names, &precheck, &verify, stats);
 	file_reset_cache();
 	release_free_memory();
 	if (lseek(fd, 0, SEEK_SET) < 0)
 		die_errno("cannot read a temporary file");
 	stream_init_fd(&manifests, fd);
-	import_manifests(&manifests, version, nr_manifests, &precheck, stats);
+	import_manifests(&manifests, version, nr_manifests, &precheck, &verify,
+			 stats);
 	stream_release(&manifests);
 	close(fd);
 	manifest_keep_last();
 	manifest_reset_cache();
-	verify_id_finish();
+	verify_id_finish(&verify);
 	manifest_precheck_release(&precheck);
+	id_verify_release(&verify);
 	release_free_memory();
 	import_changesets(&changesets, stats);
 	changeset_spool_release(&changesets);

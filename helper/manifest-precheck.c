@@ -20,8 +20,10 @@ void manifest_precheck_init(struct manifest_precheck *p)
 }
 
 void manifest_precheck_start(struct manifest_precheck *p, int version,
-			     int fd, struct stream *incoming)
+			     int fd, struct stream *incoming,
+			     struct id_verify *verify)
 {
+	p->verify = verify;
 	p->active = check_enabled(CHECK_MANIFESTS);
 	stream_init_pread(&p->spool, fd);
 	p->spool_version = version;
@@ -29,7 +31,7 @@ void manifest_precheck_start(struct manifest_precheck *p, int version,
 	if (p->active) {
 		p->incoming = incoming;
 		stream_set_idle(incoming, &p->idle);
-		verify_id_before_reporting(check_all_spooled, p);
+		verify_id_before_reporting(verify, check_all_spooled, p);
 	}
 }
 
@@ -107,7 +109,7 @@ static void check(struct manifest_precheck *p, const struct rev_chunk *chunk,
 		p->have_previous = 0;	/* left to the import */
 		return;
 	}
-	text = shared_text_take();
+	text = shared_text_take(p->verify);
 	if (block_text_apply(base, chunk->delta, chunk->delta_len,
 			     &text->text)) {
 		/* Malformed: the import says so, with the details. */
@@ -117,7 +119,7 @@ static void check(struct manifest_precheck *p, const struct rev_chunk *chunk,
 		return;
 	}
 	block_text_release(&stored);
-	verify_id_async("manifest", &chunk->node, &chunk->p1, &chunk->p2,
+	verify_id_async(p->verify, "manifest", &chunk->node, &chunk->p1, &chunk->p2,
 			text, index);
 	keep(p, &p->previous, &chunk->node, &text->text);
 	p->have_previous = 1;
@@ -157,7 +159,7 @@ void manifest_precheck_advance(struct manifest_precheck *p, size_t upto)
 	if (!p->active)
 		return;
 	while (p->next < p->spooled &&
-	       (p->next < upto || (!p->late && shared_text_available())))
+	       (p->next < upto || (!p->late && shared_text_available(p->verify))))
 		check_next(p);
 	if (p->backlog.raw.alloc > (1UL << 20))
 		strbuf_release(&p->backlog.raw);
@@ -219,7 +221,8 @@ void manifest_precheck_release(struct manifest_precheck *p)
 	FREE_AND_NULL(p->checked);
 	p->checked_alloc = 0;
 	p->active = 0;
-	verify_id_before_reporting(NULL, NULL);
+	if (p->verify)
+		verify_id_before_reporting(p->verify, NULL, NULL);
 	stream_release(&p->spool);
 	p->spool_ended = 0;
 	p->next = p->spooled = 0;

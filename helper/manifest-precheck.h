@@ -33,6 +33,8 @@
 #include "hg-id.h"
 #include "stream.h"
 
+struct id_verify;
+
 /* Snapshots kept: enough for the chains of a sparse revlog's levels. */
 #define MANIFEST_PRECHECK_SNAPSHOTS 4
 
@@ -51,7 +53,10 @@ struct manifest_precheck {
 	 */
 	struct stream spool;
 	int spool_version, spool_ended;
-	/* Tests: check nothing before the import asks (CINNABAR_TEST_PRECHECK_LATE). */
+	/*
+	 * Tests: check nothing before the import asks
+	 * (CINNABAR_TEST_PRECHECK_LATE).
+	 */
 	int late;
 	size_t next, spooled;
 	struct hg_oid next_prev;	/* the node of manifest next - 1 */
@@ -62,6 +67,7 @@ struct manifest_precheck {
 	unsigned long uses;
 	unsigned char *checked;		/* a bit per manifest of the group */
 	size_t checked_alloc;
+	struct id_verify *verify;
 	/* The changegroup's stream, checking while it waits: `idle`. */
 	struct stream *incoming;
 	struct stream_idle idle;
@@ -72,10 +78,11 @@ void manifest_precheck_init(struct manifest_precheck *p);
  * Start (or not, when manifest checks are off) for a new changegroup of
  * `version`, whose manifests are spooled to `fd` (read back with pread)
  * as they come from `incoming`, which checks more while it waits for
- * the server until the check stops.
+ * the server until the check stops; the ids are verified by `verify`.
  */
 void manifest_precheck_start(struct manifest_precheck *p, int version,
-			     int fd, struct stream *incoming);
+			     int fd, struct stream *incoming,
+			     struct id_verify *verify);
 /*
  * One more manifest was appended to the spool: check it (and those before
  * it not checked yet) now if that needs no waiting for a buffer, else
