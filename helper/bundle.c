@@ -282,6 +282,7 @@ static int next_bundle2_changegroup(struct bundle *b, struct stream **cg,
 		memset(&b->part, 0, sizeof(b->part));
 		b->part.read = part_read;
 		b->part.data = b;
+		b->part.set_idle = stream_pass_idle;
 		b->in_part = 1;
 		b->chunk_left = 0;
 		b->part_ended = 0;

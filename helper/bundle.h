@@ -33,7 +33,8 @@
 #define BUNDLE2_MAX_STREAM_PARAMS 65536
 
 struct bundle {
-	struct stream input;	/* owned: raw or decompressed bundle data */
+	/* Owned: raw or decompressed bundle data; first: stream_pass_idle. */
+	struct stream input;
 	int version;		/* 1 or 2 */
 	int done;
 	struct stream part;	/* payload of the current bundle2 part */

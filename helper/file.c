@@ -129,7 +129,7 @@ static size_t metadata_length(const struct strbuf *text)
 /* Reused between revisions, to spare large allocations. */
 static struct strbuf text = STRBUF_INIT, git_delta = STRBUF_INIT;
 
-void import_file(struct rev_chunk *chunk)
+void import_file(struct id_verify *verify, struct rev_chunk *chunk)
 {
 	struct object_id blob, meta, key;
 	size_t meta_len;
@@ -144,8 +144,8 @@ void import_file(struct rev_chunk *chunk)
 		die("malformed file revision %s in the changegroup (corrupt "
 		    "data)", hg_oid_to_hex(&chunk->node));
 	if (check_enabled(CHECK_FILES))
-		verify_id_async_buf("file revision", &chunk->node, &chunk->p1,
-				    &chunk->p2, text.buf, text.len);
+		verify_id_async_buf(verify, "file revision", &chunk->node,
+				    &chunk->p1, &chunk->p2, text.buf, text.len);
 
 	meta_len = metadata_length(&text);
 	hg_oid_to_git(&key, &chunk->node);

@@ -11,12 +11,13 @@
 #ifndef CINNABAR_FILE_H
 #define CINNABAR_FILE_H
 
+struct id_verify;
 struct rev_chunk;
 struct hg_oid;
 struct strbuf;
 
 /* Import one file revision of a changegroup (verifying its id). */
-void import_file(struct rev_chunk *chunk);
+void import_file(struct id_verify *verify, struct rev_chunk *chunk);
 /* The full text of a stored file revision; dies if it is unknown. */
 void file_text(const struct hg_oid *node, struct strbuf *out);
 /* Forget the revision kept in memory (between files). */

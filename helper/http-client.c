@@ -918,7 +918,7 @@ static void *transfer_thread(void *data)
 }
 
 struct transfer_stream {
-	struct stream fd;
+	struct stream fd;	/* first: stream_pass_idle */
 	struct transfer *t;
 };
 
@@ -1008,6 +1008,7 @@ static int try_import(struct request *r, FILE *out,
 	s.read = transfer_read;
 	s.release = transfer_release;
 	s.data = ts;
+	s.set_idle = stream_pass_idle;
 	if (!stream_read(&ts->fd, &first, 1)) {
 		join_transfer(&t);
 		stream_release(&s);

@@ -1,10 +1,8 @@
 /* Verifying Mercurial ids on worker threads: see id-verify.h. */
 #include "libgit.h"
-#include "thread-utils.h"
 #include "id-verify.h"
 #include "sha1/sha1-lanes.h"
 
-#define MAX_WORKERS 4
 /*
  * With the multi-lane SHA-1 (sha1/sha1-lanes.h), each worker hashes up to
  * 16 (AVX-512), 8 (AVX2) or 2 (SHA instructions) texts at once; with 16
@@ -37,46 +35,19 @@
 #define WAKE_BYTES (64 << 10)
 #define QUEUED_TEXTS 32
 
-struct verify_job {
-	const char *what;
-	struct hg_oid node, p1, p2;
-	struct shared_text *text;
-	size_t seq;		/* the order it was queued in */
-};
-
 /*
- * Everything below is shared with the workers, under `lock`: the buffers,
- * the queue of jobs (a ring as large as the set of buffers: a job holds
- * one), and the failure of the job queued first among those that failed
- * (workers finish jobs out of order: the one reported must be the first
- * bad revision of the import, whichever is seen first).
+ * The verifier of the import in progress, for the handlers that cannot be
+ * given it: at exit, and when the import dies of another error
+ * (verify_id_failed_before).
  */
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-/*
- * Workers wait for `more` (jobs, a taker waiting, the end), the taker of
- * a buffer for `freed`.
- */
-static pthread_cond_t more = PTHREAD_COND_INITIALIZER;
-static pthread_cond_t freed = PTHREAD_COND_INITIALIZER;
-static struct shared_text *texts;
-static size_t nr_texts;
-static struct verify_job *queue;
-static size_t queue_head, queue_len, running;
-static pthread_t workers[MAX_WORKERS], main_thread;
-static int nr_workers, stopping, dropping, taker_waiting;
-static struct verify_job failure;
-static int failed;
-static size_t next_seq, wake_jobs;
-/* Queuing what comes before a failure found, to report the first. */
-static void (*before_reporting)(void);
-static int reporting;
+static struct id_verify *current;
 
 static void put_text(struct shared_text *text)
 {
 	if (--text->refs < 0)
 		BUG("shared text released too often");
 	if (!text->refs)
-		pthread_cond_broadcast(&freed);
+		pthread_cond_broadcast(&text->owner->freed);
 }
 
 static void hash_block(const char *data, size_t len, void *hasher)
@@ -88,60 +59,65 @@ static void hash_block(const char *data, size_t len, void *hasher)
  * Keep the failure of `job` (its text hashed to `id`) when it was queued
  * before the one kept: under `lock`.
  */
-static void note_result(const struct verify_job *job, const struct hg_oid *id)
+static void note_result(struct id_verify *v, const struct verify_job *job,
+			const struct hg_oid *id)
 {
-	if (!hg_oideq(id, &job->node) && (!failed || job->seq < failure.seq)) {
-		failure = *job;
-		failed = 1;
+	if (!hg_oideq(id, &job->node) &&
+	    (!v->failed || job->seq < v->failure.seq)) {
+		v->failure = *job;
+		v->failed = 1;
 	}
 }
 
 /* A job is done (`id` is what its text hashes to): under `lock`. */
-static void job_done(struct verify_job *job, const struct hg_oid *id)
+static void job_done(struct id_verify *v, struct verify_job *job,
+		     const struct hg_oid *id)
 {
 	if (id)
-		note_result(job, id);
+		note_result(v, job, id);
 	put_text(job->text);
-	running--;
+	v->running--;
 }
 
-static void check_job(struct verify_job *job)
+static void check_job(struct id_verify *v, struct verify_job *job)
 {
 	struct hg_hasher hasher;
 	struct hg_oid id;
 	hg_hasher_init(&hasher, &job->p1, &job->p2);
 	block_text_each(&job->text->text, hash_block, &hasher);
 	hg_hasher_final(&hasher, &id);
-	pthread_mutex_lock(&lock);
-	job_done(job, &id);
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_lock(&v->lock);
+	job_done(v, job, &id);
+	pthread_mutex_unlock(&v->lock);
 }
 
 /* Take the next job from the queue: under `lock`, with queue_len > 0. */
-static void pop_job(struct verify_job *job)
+static void pop_job(struct id_verify *v, struct verify_job *job)
 {
-	*job = queue[queue_head];
-	queue_head = (queue_head + 1) % nr_texts;
-	queue_len--;
-	running++;
+	*job = v->queue[v->queue_head];
+	v->queue_head = (v->queue_head + 1) % v->nr_texts;
+	v->queue_len--;
+	v->running++;
 }
 
-static void *worker(void *unused)
+static void *worker(void *data)
 {
-	pthread_mutex_lock(&lock);
+	struct id_verify *v = data;
+
+	pthread_mutex_lock(&v->lock);
 	for (;;) {
 		struct verify_job job;
-		while (!queue_len && !stopping)
-			pthread_cond_wait(&more, &lock);
-		if (!queue_len)
+		while (!v->queue_len && !v->stopping)
+			pthread_cond_wait(&v->more, &v->lock);
+		if (!v->queue_len)
 			break;
-		pop_job(&job);
-		pthread_mutex_unlock(&lock);
-		check_job(&job);
-		pthread_mutex_lock(&lock);
+		pop_job(v, &job);
+		pthread_mutex_unlock(&v->lock);
+		check_job(v, &job);
+		pthread_mutex_lock(&v->lock);
 	}
-	pthread_mutex_unlock(&lock);
-	return unused;
+	pthread_mutex_unlock(&v->lock);
+	return NULL;
 }
 
 /*
@@ -167,14 +143,15 @@ static const char *lane_piece(const void *src, size_t i, size_t *len)
 	return block_text_block(text, i - 1, len);
 }
 
-static void start_lane(struct sha1_lanes *lanes, struct lane_job *slots)
+static void start_lane(struct id_verify *v, struct sha1_lanes *lanes,
+		       struct lane_job *slots)
 {
 	struct lane_job *lj = slots;
 	const struct hg_oid *p1, *p2;
 
 	while (lj->job.text)
 		lj++;
-	pop_job(&lj->job);
+	pop_job(v, &lj->job);
 	p1 = &lj->job.p1;
 	p2 = &lj->job.p2;
 	if (hg_oidcmp(p1, p2) > 0)
@@ -190,8 +167,9 @@ static void start_lane(struct sha1_lanes *lanes, struct lane_job *slots)
  * waits for a buffer, or the import ends). A lane that finishes is
  * refilled as soon as a job waits.
  */
-static void *worker_mb(void *unused)
+static void *worker_mb(void *data)
 {
+	struct id_verify *v = data;
 	struct sha1_lanes lanes;
 	struct lane_job slots[SHA1_MB_LANES];
 	unsigned char digest[HG_RAWSZ];
@@ -200,11 +178,11 @@ static void *worker_mb(void *unused)
 
 	sha1_lanes_init(&lanes);
 	memset(slots, 0, sizeof(slots));
-	pthread_mutex_lock(&lock);
-	while (!dropping) {
-		while (sha1_lanes_has_room(&lanes) && queue_len)
-			start_lane(&lanes, slots);
-		if (!lanes.busy && stopping)
+	pthread_mutex_lock(&v->lock);
+	while (!v->dropping) {
+		while (sha1_lanes_has_room(&lanes) && v->queue_len)
+			start_lane(v, &lanes, slots);
+		if (!lanes.busy && v->stopping)
 			break;
 		/*
 		 * Waiting for jobs to fill the lanes pays for small texts;
@@ -216,28 +194,28 @@ static void *worker_mb(void *unused)
 			big = slots[i].job.text &&
 			      slots[i].job.text->text.len >= WAKE_BYTES;
 		if (!lanes.busy || (sha1_lanes_has_room(&lanes) && !big &&
-				    !stopping && !taker_waiting)) {
-			pthread_cond_wait(&more, &lock);
+				    !v->stopping && !v->taker_waiting)) {
+			pthread_cond_wait(&v->more, &v->lock);
 			continue;
 		}
-		pthread_mutex_unlock(&lock);
+		pthread_mutex_unlock(&v->lock);
 		sha1_lanes_step(&lanes, lanes.nr < MB_MIN_LANES ? lanes.nr :
 				MB_MIN_LANES, ONE_LANE_RUN);
-		pthread_mutex_lock(&lock);
+		pthread_mutex_lock(&v->lock);
 		while ((lj = (struct lane_job *)sha1_lanes_take_done(&lanes,
 								    digest))) {
 			struct hg_oid id;
 			memcpy(id.hash, digest, HG_RAWSZ);
-			job_done(&lj->job, &id);
+			job_done(v, &lj->job, &id);
 			lj->job.text = NULL;
 		}
 	}
 	/* Dropped (at exit): give the texts back unchecked. */
 	for (i = 0; i < SHA1_MB_LANES; i++)
 		if (slots[i].job.text)
-			job_done(&slots[i].job, NULL);
-	pthread_mutex_unlock(&lock);
-	return unused;
+			job_done(v, &slots[i].job, NULL);
+	pthread_mutex_unlock(&v->lock);
+	return NULL;
 }
 
 /*
@@ -245,21 +223,21 @@ static void *worker_mb(void *unused)
  * `drop_queued`; the jobs not started are then left undone, else done
  * first.
  */
-static void stop_workers(int drop_queued)
+static void stop_workers(struct id_verify *v, int drop_queued)
 {
 	int i;
 
-	pthread_mutex_lock(&lock);
-	stopping = 1;
+	pthread_mutex_lock(&v->lock);
+	v->stopping = 1;
 	if (drop_queued) {
-		queue_len = 0;
-		dropping = 1;
+		v->queue_len = 0;
+		v->dropping = 1;
 	}
-	pthread_cond_broadcast(&more);
-	pthread_mutex_unlock(&lock);
-	for (i = 0; i < nr_workers; i++)
-		pthread_join(workers[i], NULL);
-	nr_workers = 0;
+	pthread_cond_broadcast(&v->more);
+	pthread_mutex_unlock(&v->lock);
+	for (i = 0; i < v->nr_workers; i++)
+		pthread_join(v->workers[i], NULL);
+	v->nr_workers = 0;
 }
 
 /*
@@ -271,75 +249,92 @@ static void stop_workers(int drop_queued)
  */
 static void stop_workers_at_exit(void)
 {
-	if (nr_workers && pthread_equal(pthread_self(), main_thread))
-		stop_workers(1);
+	struct id_verify *v = current;
+
+	if (v && v->nr_workers &&
+	    pthread_equal(pthread_self(), v->main_thread))
+		stop_workers(v, 1);
 }
 
-static void start(void)
+void id_verify_init(struct id_verify *v)
+{
+	if (current)
+		BUG("one import verifies ids at a time");
+	memset(v, 0, sizeof(*v));
+	pthread_mutex_init(&v->lock, NULL);
+	pthread_cond_init(&v->more, NULL);
+	pthread_cond_init(&v->freed, NULL);
+	v->main_thread = pthread_self();
+	current = v;
+}
+
+static void start(struct id_verify *v)
 {
 	int cpus = online_cpus(), i, lanes;
+	size_t t;
 	static int exit_handler_set;
 
 	if (!exit_handler_set) {
-		main_thread = pthread_self();
 		atexit(stop_workers_at_exit);
 		exit_handler_set = 1;
 	}
-
-	nr_workers = cpus < 2 ? 0 : cpus > MAX_WORKERS ? MAX_WORKERS : cpus;
-	lanes = nr_workers ? sha1_mb_lanes() : 0;
+	v->nr_workers = cpus < 2 ? 0 : cpus > ID_VERIFY_MAX_WORKERS ?
+			ID_VERIFY_MAX_WORKERS : cpus;
+	lanes = v->nr_workers ? sha1_mb_lanes() : 0;
 	/*
 	 * The importer's two (base and result), one per worker's lane, and
 	 * small texts queued (see WAKE_BYTES).
 	 */
-	wake_jobs = nr_workers * (lanes ? lanes : 1);
-	nr_texts = wake_jobs + 2 + QUEUED_TEXTS;
-	CALLOC_ARRAY(texts, nr_texts);
-	CALLOC_ARRAY(queue, nr_texts);
-	stopping = dropping = 0;
-	for (i = 0; i < nr_workers; i++)
-		if (pthread_create(&workers[i], NULL, lanes ? worker_mb : worker,
-				   NULL))
+	v->wake_jobs = v->nr_workers * (lanes ? lanes : 1);
+	v->nr_texts = v->wake_jobs + 2 + QUEUED_TEXTS;
+	CALLOC_ARRAY(v->texts, v->nr_texts);
+	CALLOC_ARRAY(v->queue, v->nr_texts);
+	for (t = 0; t < v->nr_texts; t++)
+		v->texts[t].owner = v;
+	v->stopping = v->dropping = 0;
+	for (i = 0; i < v->nr_workers; i++)
+		if (pthread_create(&v->workers[i], NULL,
+				   lanes ? worker_mb : worker, v))
 			die_errno("cannot start a thread to verify ids");
 }
 
 /* Whether one more text may be taken: under `lock`. */
-static int has_room(void)
+static int has_room(struct id_verify *v)
 {
 	size_t i, taken = 0, bytes = 0;
 
-	for (i = 0; i < nr_texts; i++) {
-		if (!texts[i].refs)
+	for (i = 0; i < v->nr_texts; i++) {
+		if (!v->texts[i].refs)
 			continue;
 		taken++;
-		bytes += texts[i].text.own;
+		bytes += v->texts[i].text.own;
 	}
-	return taken < nr_workers + 2 || bytes < MAX_TEXT_BYTES;
+	return taken < v->nr_workers + 2 || bytes < MAX_TEXT_BYTES;
 }
 
-struct shared_text *shared_text_take(void)
+struct shared_text *shared_text_take(struct id_verify *v)
 {
 	struct shared_text *found = NULL;
 	size_t i;
 	int room;
 
-	if (!texts)
-		start();
-	pthread_mutex_lock(&lock);
-	room = has_room();
+	if (!v->texts)
+		start(v);
+	pthread_mutex_lock(&v->lock);
+	room = has_room(v);
 	while (!found) {
-		for (i = 0; i < nr_texts && !found && room; i++)
-			if (!texts[i].refs)
-				found = &texts[i];
+		for (i = 0; i < v->nr_texts && !found && room; i++)
+			if (!v->texts[i].refs)
+				found = &v->texts[i];
 		if (!found) {
 			/* The workers must not wait for more jobs now. */
-			taker_waiting = 1;
-			pthread_cond_broadcast(&more);
-			pthread_cond_wait(&freed, &lock);
-			room = has_room();
+			v->taker_waiting = 1;
+			pthread_cond_broadcast(&v->more);
+			pthread_cond_wait(&v->freed, &v->lock);
+			room = has_room(v);
 		}
 	}
-	taker_waiting = 0;
+	v->taker_waiting = 0;
 	found->refs = 1;
 	/*
 	 * Drop the blocks of every text given back since: an unused text
@@ -347,149 +342,159 @@ struct shared_text *shared_text_take(void)
 	 * Only this thread makes or drops blocks, and no one reads a text
 	 * nobody has taken.
 	 */
-	for (i = 0; i < nr_texts; i++)
-		if (!texts[i].refs && texts[i].text.nr)
-			block_text_release(&texts[i].text);
-	pthread_mutex_unlock(&lock);
+	for (i = 0; i < v->nr_texts; i++)
+		if (!v->texts[i].refs && v->texts[i].text.nr)
+			block_text_release(&v->texts[i].text);
+	pthread_mutex_unlock(&v->lock);
 	block_text_release(&found->text);
 	return found;
 }
 
-int shared_text_available(void)
+int shared_text_available(struct id_verify *v)
 {
 	size_t i;
 	int found = 0;
 
-	if (!texts)
+	if (!v->texts)
 		return 1;
-	pthread_mutex_lock(&lock);
-	if (has_room())
-		for (i = 0; i < nr_texts && !found; i++)
-			found = !texts[i].refs;
+	pthread_mutex_lock(&v->lock);
+	if (has_room(v))
+		for (i = 0; i < v->nr_texts && !found; i++)
+			found = !v->texts[i].refs;
 	if (!found) {
 		/* As for a taker waiting: the workers must not wait for more. */
-		taker_waiting = 1;
-		pthread_cond_broadcast(&more);
+		v->taker_waiting = 1;
+		pthread_cond_broadcast(&v->more);
 	}
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&v->lock);
 	return found;
 }
 
 void shared_text_release(struct shared_text *text)
 {
-	pthread_mutex_lock(&lock);
+	struct id_verify *v = text->owner;
+
+	pthread_mutex_lock(&v->lock);
 	put_text(text);
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&v->lock);
 }
 
 /*
  * Let the workers finish every job queued (then stop them), so that a
  * failure found is the first: from the main thread only.
  */
-static void settle(void)
+static void settle(struct id_verify *v)
 {
-	if (nr_workers && pthread_equal(pthread_self(), main_thread))
-		stop_workers(0);
+	if (v->nr_workers && pthread_equal(pthread_self(), v->main_thread))
+		stop_workers(v, 0);
 }
 
-static const char *failure_message(void)
+static const char *failure_message(struct id_verify *v)
 {
 	static char msg[256];
 
 	xsnprintf(msg, sizeof(msg), "%s %s does not match its contents "
-		  "(corrupt data)", failure.what, hg_oid_to_hex(&failure.node));
+		  "(corrupt data)", v->failure.what,
+		  hg_oid_to_hex(&v->failure.node));
 	return msg;
 }
 
-void verify_id_before_reporting(void (*fn)(void))
+void verify_id_before_reporting(struct id_verify *v,
+				 void (*fn)(void *data), void *data)
 {
-	before_reporting = fn;
+	v->before_reporting = fn;
+	v->before_reporting_data = data;
 }
 
-static NORETURN void die_failure(void)
+static NORETURN void die_failure(struct id_verify *v)
 {
-	if (before_reporting && !reporting &&
-	    pthread_equal(pthread_self(), main_thread)) {
-		reporting = 1;
-		before_reporting();
+	if (v->before_reporting && !v->reporting &&
+	    pthread_equal(pthread_self(), v->main_thread)) {
+		v->reporting = 1;
+		v->before_reporting(v->before_reporting_data);
 	}
-	settle();
-	die("%s", failure_message());
+	settle(v);
+	die("%s", failure_message(v));
 }
 
 const char *verify_id_failed_before(void)
 {
-	if (!texts || !pthread_equal(pthread_self(), main_thread))
+	struct id_verify *v = current;
+
+	if (!v || !v->texts || !pthread_equal(pthread_self(), v->main_thread))
 		return NULL;
-	settle();
-	return failed ? failure_message() : NULL;
+	settle(v);
+	return v->failed ? failure_message(v) : NULL;
 }
 
-void verify_id_poll(void)
+void verify_id_poll(struct id_verify *v)
 {
 	int found;
 
-	pthread_mutex_lock(&lock);
-	found = failed;
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_lock(&v->lock);
+	found = v->failed;
+	pthread_mutex_unlock(&v->lock);
 	if (found)
-		die_failure();
+		die_failure(v);
 }
 
 /* The place of a job among failures: see VERIFY_IN_TURN. */
-static size_t job_seq(size_t order)
+static size_t job_seq(struct id_verify *v, size_t order)
 {
-	return order != VERIFY_IN_TURN ? order : SIZE_MAX / 2 + next_seq++;
+	return order != VERIFY_IN_TURN ? order : SIZE_MAX / 2 + v->next_seq++;
 }
 
-void verify_id_async(const char *what, const struct hg_oid *node,
+void verify_id_async(struct id_verify *v, const char *what,
+		     const struct hg_oid *node,
 		     const struct hg_oid *p1, const struct hg_oid *p2,
 		     struct shared_text *text, size_t order)
 {
 	struct verify_job job = { what };
 
-	job.seq = job_seq(order);
+	job.seq = job_seq(v, order);
 	hg_oidcpy(&job.node, node);
 	hg_oidcpy(&job.p1, p1);
 	hg_oidcpy(&job.p2, p2);
 	job.text = text;
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&v->lock);
 	text->refs++;
-	if (failed && !reporting) {
-		pthread_mutex_unlock(&lock);
-		die_failure();
+	if (v->failed && !v->reporting) {
+		pthread_mutex_unlock(&v->lock);
+		die_failure(v);
 	}
-	if (!nr_workers) {
-		running++;
-		pthread_mutex_unlock(&lock);
-		check_job(&job);
+	if (!v->nr_workers) {
+		v->running++;
+		pthread_mutex_unlock(&v->lock);
+		check_job(v, &job);
 		return;
 	}
-	queue[(queue_head + queue_len) % nr_texts] = job;
-	queue_len++;
-	if (queue_len >= wake_jobs || text->text.len >= WAKE_BYTES)
-		pthread_cond_broadcast(&more);
-	pthread_mutex_unlock(&lock);
+	v->queue[(v->queue_head + v->queue_len) % v->nr_texts] = job;
+	v->queue_len++;
+	if (v->queue_len >= v->wake_jobs || text->text.len >= WAKE_BYTES)
+		pthread_cond_broadcast(&v->more);
+	pthread_mutex_unlock(&v->lock);
 }
 
 /* Check a text too large to copy here and now, in its turn. */
-static void verify_in_place(const char *what, const struct hg_oid *node,
+static void verify_in_place(struct id_verify *v, const char *what,
+			    const struct hg_oid *node,
 			    const struct hg_oid *p1, const struct hg_oid *p2,
 			    const char *buf, size_t len)
 {
 	struct verify_job job = { what };
 	struct hg_oid id;
 
-	job.seq = job_seq(VERIFY_IN_TURN);
+	job.seq = job_seq(v, VERIFY_IN_TURN);
 	hg_oidcpy(&job.node, node);
 	hg_hash(p1, p2, buf, len, &id);
-	pthread_mutex_lock(&lock);
-	note_result(&job, &id);
-	pthread_mutex_unlock(&lock);
-	verify_id_poll();
+	pthread_mutex_lock(&v->lock);
+	note_result(v, &job, &id);
+	pthread_mutex_unlock(&v->lock);
+	verify_id_poll(v);
 }
 
-void verify_id_async_buf(const char *what, const struct hg_oid *node,
+void verify_id_async_buf(struct id_verify *v, const char *what,
+			 const struct hg_oid *node,
 			 const struct hg_oid *p1, const struct hg_oid *p2,
 			 const char *buf, size_t len)
 {
@@ -499,34 +504,51 @@ void verify_id_async_buf(const char *what, const struct hg_oid *node,
 	 * No waiting for a buffer (the early manifest check may hold them
 	 * all): the text is hashed here instead.
 	 */
-	if (len > MAX_COPIED_TEXT || !shared_text_available()) {
-		if (!texts)
-			start();
-		verify_in_place(what, node, p1, p2, buf, len);
+	if (len > MAX_COPIED_TEXT || !shared_text_available(v)) {
+		if (!v->texts)
+			start(v);
+		verify_in_place(v, what, node, p1, p2, buf, len);
 		return;
 	}
-	text = shared_text_take();
+	text = shared_text_take(v);
 	block_text_set(&text->text, buf, len);
-	verify_id_async(what, node, p1, p2, text, VERIFY_IN_TURN);
+	verify_id_async(v, what, node, p1, p2, text, VERIFY_IN_TURN);
 	shared_text_release(text);
 }
 
-void verify_id_finish(void)
+void verify_id_finish(struct id_verify *v)
 {
 	int i;
 
-	if (!texts)
+	if (!v->texts)
 		return;
-	stop_workers(0);
-	if (failed)
-		die_failure();
-	for (i = 0; i < nr_texts; i++) {
-		if (texts[i].refs)
+	stop_workers(v, 0);
+	if (v->failed)
+		die_failure(v);
+	for (i = 0; i < v->nr_texts; i++) {
+		if (v->texts[i].refs)
 			BUG("shared text still taken after the import");
-		block_text_release(&texts[i].text);
+		block_text_release(&v->texts[i].text);
 	}
-	FREE_AND_NULL(texts);
-	FREE_AND_NULL(queue);
-	queue_head = 0;
-	next_seq = 0;
+	FREE_AND_NULL(v->texts);
+	FREE_AND_NULL(v->queue);
+	v->queue_head = 0;
+	v->next_seq = 0;
+}
+
+void id_verify_release(struct id_verify *v)
+{
+	size_t i;
+
+	if (v->nr_workers)
+		stop_workers(v, 1);
+	for (i = 0; i < v->nr_texts && v->texts; i++)
+		block_text_release(&v->texts[i].text);
+	FREE_AND_NULL(v->texts);
+	FREE_AND_NULL(v->queue);
+	pthread_mutex_destroy(&v->lock);
+	pthread_cond_destroy(&v->more);
+	pthread_cond_destroy(&v->freed);
+	if (current == v)
+		current = NULL;
 }

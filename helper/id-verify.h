@@ -25,21 +25,76 @@
 #ifndef CINNABAR_ID_VERIFY_H
 #define CINNABAR_ID_VERIFY_H
 
+#include "thread-utils.h"
 #include "hg-id.h"
 #include "block-text.h"
+
+#define ID_VERIFY_MAX_WORKERS 4
+
+struct id_verify;
 
 struct shared_text {
 	struct block_text text;
 	int refs;
+	struct id_verify *owner;	/* whose set of buffers it is in */
 };
 
+struct verify_job {
+	const char *what;
+	struct hg_oid node, p1, p2;
+	struct shared_text *text;
+	size_t seq;		/* the order it was queued in */
+};
+
+/*
+ * The verification of an import's ids, owned by the import. The workers
+ * start with the first buffer taken.
+ */
+struct id_verify {
+	/*
+	 * Everything below is shared with the workers, under `lock`: the
+	 * buffers, the queue of jobs (a ring as large as the set of
+	 * buffers: a job holds one), and the failure of the job queued
+	 * first among those that failed (workers finish jobs out of order:
+	 * the one reported must be the first bad revision of the import,
+	 * whichever is seen first).
+	 */
+	pthread_mutex_t lock;
+	/*
+	 * Workers wait for `more` (jobs, a taker waiting, the end), the
+	 * taker of a buffer for `freed`.
+	 */
+	pthread_cond_t more, freed;
+	struct shared_text *texts;
+	size_t nr_texts;
+	struct verify_job *queue;
+	size_t queue_head, queue_len, running;
+	pthread_t workers[ID_VERIFY_MAX_WORKERS], main_thread;
+	int nr_workers, stopping, dropping, taker_waiting;
+	struct verify_job failure;
+	int failed;
+	size_t next_seq, wake_jobs;
+	/* Queuing what comes before a failure found, to report the first. */
+	void (*before_reporting)(void *data);
+	void *before_reporting_data;
+	int reporting;
+};
+
+/*
+ * One import verifies at a time (the exit and die handlers reach it:
+ * verify_id_failed_before), from the thread that calls this.
+ */
+void id_verify_init(struct id_verify *v);
+/* Stop the workers (dropping what they have not started) and free all. */
+void id_verify_release(struct id_verify *v);
+
 /* A free buffer (waiting for one if need be), taken by the caller. */
-struct shared_text *shared_text_take(void);
+struct shared_text *shared_text_take(struct id_verify *v);
 /*
  * Whether shared_text_take() would return without waiting. When it would
  * wait, the workers hash what they have instead of waiting for more jobs.
  */
-int shared_text_available(void);
+int shared_text_available(struct id_verify *v);
 /* Give back a buffer taken by shared_text_take(). */
 void shared_text_release(struct shared_text *text);
 
@@ -57,7 +112,8 @@ void shared_text_release(struct shared_text *text);
  * `order` says where it comes (above). Dies if an earlier verification
  * failed.
  */
-void verify_id_async(const char *what, const struct hg_oid *node,
+void verify_id_async(struct id_verify *v, const char *what,
+		     const struct hg_oid *node,
 		     const struct hg_oid *p1, const struct hg_oid *p2,
 		     struct shared_text *text, size_t order);
 
@@ -65,28 +121,32 @@ void verify_id_async(const char *what, const struct hg_oid *node,
  * `fn` queues, before a failure is reported, the verifications of the
  * revisions that come before in the changegroup but were left for later
  * (the manifests still in the spool), so that the first is reported
- * whatever the order they were checked in. NULL for none.
+ * whatever the order they were checked in; it is given `data`. NULL for
+ * none.
  */
-void verify_id_before_reporting(void (*fn)(void));
+void verify_id_before_reporting(struct id_verify *v,
+				 void (*fn)(void *data), void *data);
 
 /*
  * The same for a flat text (a file revision's): copied, unless it is
  * large, then hashed here and now (after the verifications queued before
  * it in the order of failures).
  */
-void verify_id_async_buf(const char *what, const struct hg_oid *node,
+void verify_id_async_buf(struct id_verify *v, const char *what,
+			 const struct hg_oid *node,
 			 const struct hg_oid *p1, const struct hg_oid *p2,
 			 const char *buf, size_t len);
 
 /* Die if a verification already done failed (without waiting). */
-void verify_id_poll(void);
+void verify_id_poll(struct id_verify *v);
 
 /* Wait for every pending verification; die if one failed. */
-void verify_id_finish(void);
+void verify_id_finish(struct id_verify *v);
 
 /*
  * For the main thread about to die of another error: wait for every
- * pending verification, and return the message of the first that failed
+ * pending verification of the import in progress (if any, and if it
+ * started its workers), and return the message of the first that failed
  * (in the order they were asked for), which comes first in the import
  * and is the one to report; NULL when none failed.
  */

@@ -24,8 +24,6 @@
 #include "check.h"
 #include "id-verify.h"
 
-int show_progress;
-
 void test_die_at(const char *phase)
 {
 	const char *at = getenv("CINNABAR_TEST_DIE_AT");
@@ -191,6 +189,8 @@ static void shrink_reused(struct strbuf *buf)
 }
 
 static void import_manifests(struct stream *cg, int version, size_t total,
+			     struct manifest_precheck *precheck,
+			     struct id_verify *verify,
 			     struct import_stats *stats)
 {
 	struct rev_chunk chunk = REV_CHUNK_INIT;
@@ -199,8 +199,9 @@ static void import_manifests(struct stream *cg, int version, size_t total,
 	unsigned n = 0;
 
 	while (read_rev_chunk(cg, version, n ? &prev : NULL, &chunk)) {
-		manifest_precheck_advance(n + 1);
-		import_manifest(&chunk, n, manifest_prechecked(n));
+		manifest_precheck_advance(precheck, n + 1);
+		import_manifest(verify, &chunk, n,
+				manifest_prechecked(precheck, n));
 		hg_oidcpy(&prev, &chunk.node);
 		shrink_reused(&chunk.raw);
 		meter_update(meter, ++n);
@@ -217,6 +218,8 @@ static void import_manifests(struct stream *cg, int version, size_t total,
  * against `names`, the count of the names the changesets list.
  */
 static void import_files(struct stream *cg, int version, size_t names,
+			 struct manifest_precheck *precheck,
+			 struct id_verify *verify,
 			 struct import_stats *stats)
 {
 	struct rev_chunk chunk = REV_CHUNK_INIT;
@@ -232,8 +235,8 @@ static void import_files(struct stream *cg, int version, size_t names,
 		file_reset_cache();
 		while (read_rev_chunk(cg, version, first ? NULL : &prev,
 				      &chunk)) {
-			import_file(&chunk);
-			manifest_precheck_advance(0);
+			import_file(verify, &chunk);
+			manifest_precheck_advance(precheck, 0);
 			hg_oidcpy(&prev, &chunk.node);
 			first = 0;
 			meter_update(meter, nr_files + 1);
@@ -383,7 +386,9 @@ static void import_changesets(struct changeset_spool *spool,
  * checked meanwhile (manifest-precheck.h).
  */
 static int spool_manifests(struct stream *cg, int version,
-			   size_t changesets, size_t *count)
+			   size_t changesets, size_t *count,
+			   struct manifest_precheck *precheck,
+			   struct id_verify *verify)
 {
 	FILE *f = tmpfile();
 	struct rev_chunk rev = REV_CHUNK_INIT;
@@ -402,7 +407,7 @@ static int spool_manifests(struct stream *cg, int version,
 	/* Mercurial counts the manifests against the changesets. */
 	meter = meter_start(_("Receiving manifests"), changesets, &cg->offset);
 	meter_estimate(meter, changesets);
-	manifest_precheck_start(version, fd);
+	manifest_precheck_start(precheck, version, fd, cg, verify);
 	while (read_cg_chunk(cg, chunk)) {
 		put_be32(hdr, chunk->len + 4);
 		if (write_in_full(fd, hdr, 4) < 0 ||
@@ -410,11 +415,11 @@ static int spool_manifests(struct stream *cg, int version,
 			die_errno("cannot write a temporary file");
 		/* Refused now if malformed, before the files are read. */
 		parse_rev_chunk(version, n++ ? &prev : NULL, &rev);
-		manifest_precheck_spooled();
+		manifest_precheck_spooled(precheck);
 		hg_oidcpy(&prev, &rev.node);
 		meter_update(meter, n);
 	}
-	manifest_precheck_spool_end();
+	manifest_precheck_spool_end(precheck);
 	meter_stop(&meter);
 	*count = n;
 	put_be32(hdr, 0);
@@ -445,7 +450,9 @@ static void import_changegroup(struct stream *cg, int version,
 {
 	struct changeset_spool changesets;
 	struct stream manifests;
-	kh_file_names_t *names = show_progress ? kh_init_file_names() : NULL;
+	struct manifest_precheck precheck;
+	struct id_verify verify;
+	kh_file_names_t *names = meter_shown() ? kh_init_file_names() : NULL;
 	size_t nr_manifests, nr_names = 0;
 	int fd;
 
@@ -455,21 +462,26 @@ static void import_changegroup(struct stream *cg, int version,
 		nr_names = kh_size(names);
 		kh_destroy_file_names(names);
 	}
-	fd = spool_manifests(cg, version, changesets.nr, &nr_manifests);
+	id_verify_init(&verify);
+	manifest_precheck_init(&precheck);
+	fd = spool_manifests(cg, version, changesets.nr, &nr_manifests,
+			     &precheck, &verify);
 	release_free_memory();
-	import_files(cg, version, nr_names, stats);
+	import_files(cg, version, nr_names, &precheck, &verify, stats);
 	file_reset_cache();
 	release_free_memory();
 	if (lseek(fd, 0, SEEK_SET) < 0)
 		die_errno("cannot read a temporary file");
 	stream_init_fd(&manifests, fd);
-	import_manifests(&manifests, version, nr_manifests, stats);
+	import_manifests(&manifests, version, nr_manifests, &precheck, &verify,
+			 stats);
 	stream_release(&manifests);
 	close(fd);
 	manifest_keep_last();
 	manifest_reset_cache();
-	verify_id_finish();
-	manifest_precheck_reset();
+	verify_id_finish(&verify);
+	manifest_precheck_release(&precheck);
+	id_verify_release(&verify);
 	release_free_memory();
 	import_changesets(&changesets, stats);
 	changeset_spool_release(&changesets);

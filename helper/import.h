@@ -53,7 +53,4 @@ void list_bundle_heads(struct bundle *b, each_head_fn fn, void *data);
  */
 void test_die_at(const char *phase);
 
-/* Whether to show progress (set from the environment by main). */
-extern int show_progress;
-
 #endif

@@ -259,7 +259,7 @@ static void cmd_progress(const char **argv)
 {
 	if (!argv[0] || (strcmp(argv[0], "on") && strcmp(argv[0], "off")))
 		die("progress needs 'on' or 'off'");
-	show_progress = !strcmp(argv[0], "on");
+	meter_show(!strcmp(argv[0], "on"));
 	answer("ok\n");
 }
 
@@ -666,8 +666,8 @@ int cmd_main(int argc UNUSED, const char **argv UNUSED)
 	 */
 	ignore_case = 0;
 	store_limit_memory();
-	show_progress = progress ? git_env_bool("GIT_CINNABAR_PROGRESS", 0)
-				 : isatty(2);
+	meter_show(progress ? git_env_bool("GIT_CINNABAR_PROGRESS", 0)
+			    : isatty(2));
 	if (in_repository)
 		metadata_load();
 	while (strbuf_getline_lf(&line, stdin) != EOF) {

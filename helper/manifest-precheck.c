@@ -9,69 +9,52 @@
 #include "metadata.h"
 #include "stream.h"
 
-/* Snapshots kept: enough for the chains of a sparse revlog's levels. */
-#define KEPT_SNAPSHOTS 4
+static int precheck_while_idle(struct stream_idle *idle);
+static void check_all_spooled(void *data);
 
-struct kept_text {
-	struct hg_oid node;
-	struct block_text text;
-	unsigned long used;	/* for evicting the least recently used */
-};
-
-static int active;
-/*
- * The spool (manifests framed as in the changegroup), read back from
- * manifest `next` on; `spooled` are written.
- */
-static struct stream spool;
-static int spool_version, spool_ended;
-/* Tests: check nothing before the import asks (CINNABAR_TEST_PRECHECK_LATE). */
-static int late;
-static size_t next, spooled;
-static struct hg_oid next_prev;		/* the node of manifest next - 1 */
-static struct rev_chunk backlog = REV_CHUNK_INIT;
-static struct kept_text previous;	/* the last revision rebuilt */
-static int have_previous;
-static struct kept_text snapshots[KEPT_SNAPSHOTS];
-static unsigned long uses;
-static unsigned char *checked;		/* a bit per manifest of the group */
-static size_t checked_alloc;
-
-static int precheck_while_idle(void);
-static void check_all_spooled(void);
-
-void manifest_precheck_start(int version, int fd)
+void manifest_precheck_init(struct manifest_precheck *p)
 {
-	manifest_precheck_reset();
-	active = check_enabled(CHECK_MANIFESTS);
-	stream_init_pread(&spool, fd);
-	spool_version = version;
-	late = git_env_bool("CINNABAR_TEST_PRECHECK_LATE", 0);
-	if (active) {
-		stream_set_idle_work(precheck_while_idle);
-		verify_id_before_reporting(check_all_spooled);
+	memset(p, 0, sizeof(*p));
+	strbuf_init(&p->backlog.raw, 0);
+	p->idle.work = precheck_while_idle;
+}
+
+void manifest_precheck_start(struct manifest_precheck *p, int version,
+			     int fd, struct stream *incoming,
+			     struct id_verify *verify)
+{
+	p->verify = verify;
+	p->active = check_enabled(CHECK_MANIFESTS);
+	stream_init_pread(&p->spool, fd);
+	p->spool_version = version;
+	p->late = git_env_bool("CINNABAR_TEST_PRECHECK_LATE", 0);
+	if (p->active) {
+		p->incoming = incoming;
+		stream_set_idle(incoming, &p->idle);
+		verify_id_before_reporting(verify, check_all_spooled, p);
 	}
 }
 
 /* A copy of `text` sharing its blocks. */
-static void keep(struct kept_text *kept, const struct hg_oid *node,
-		 const struct block_text *text)
+static void keep(struct manifest_precheck *p, struct kept_text *kept,
+		 const struct hg_oid *node, const struct block_text *text)
 {
 	block_text_share(text, &kept->text);
 	hg_oidcpy(&kept->node, node);
-	kept->used = ++uses;
+	kept->used = ++p->uses;
 }
 
-static void keep_snapshot(const struct hg_oid *node,
+static void keep_snapshot(struct manifest_precheck *p,
+			  const struct hg_oid *node,
 			  const struct block_text *text)
 {
-	struct kept_text *slot = &snapshots[0];
+	struct kept_text *slot = &p->snapshots[0];
 	int i;
 
-	for (i = 1; i < KEPT_SNAPSHOTS; i++)
-		if (snapshots[i].used < slot->used)
-			slot = &snapshots[i];
-	keep(slot, node, text);
+	for (i = 1; i < MANIFEST_PRECHECK_SNAPSHOTS; i++)
+		if (p->snapshots[i].used < slot->used)
+			slot = &p->snapshots[i];
+	keep(p, slot, node, text);
 }
 
 /*
@@ -79,7 +62,8 @@ static void keep_snapshot(const struct hg_oid *node,
  * (then *from_repo is set; for the first manifest, `first`, it is offered
  * to the import, whose first base it is).
  */
-static const struct block_text *find_base(const struct hg_oid *node,
+static const struct block_text *find_base(struct manifest_precheck *p,
+					  const struct hg_oid *node,
 					  struct block_text *stored,
 					  int first, int *from_repo)
 {
@@ -89,14 +73,15 @@ static const struct block_text *find_base(const struct hg_oid *node,
 
 	if (hg_oid_is_null(node))
 		return &empty;
-	if (have_previous && hg_oideq(node, &previous.node))
-		return &previous.text;
+	if (p->have_previous && hg_oideq(node, &p->previous.node))
+		return &p->previous.text;
 	if ((offered = manifest_offered_text(node)))
 		return offered;
-	for (i = 0; i < KEPT_SNAPSHOTS; i++) {
-		if (snapshots[i].used && hg_oideq(node, &snapshots[i].node)) {
-			snapshots[i].used = ++uses;
-			return &snapshots[i].text;
+	for (i = 0; i < MANIFEST_PRECHECK_SNAPSHOTS; i++) {
+		struct kept_text *kept = &p->snapshots[i];
+		if (kept->used && hg_oideq(node, &kept->node)) {
+			kept->used = ++p->uses;
+			return &kept->text;
 		}
 	}
 	if (hg2git(node)) {
@@ -109,36 +94,37 @@ static const struct block_text *find_base(const struct hg_oid *node,
 	return NULL;
 }
 
-static void check(const struct rev_chunk *chunk, size_t index)
+static void check(struct manifest_precheck *p, const struct rev_chunk *chunk,
+		  size_t index)
 {
 	struct block_text stored = BLOCK_TEXT_INIT;
 	const struct block_text *base;
 	struct shared_text *text;
-	int follows = have_previous &&
-		      hg_oideq(&chunk->delta_base, &previous.node);
+	int follows = p->have_previous &&
+		      hg_oideq(&chunk->delta_base, &p->previous.node);
 	int from_repo = 0;
 
-	base = find_base(&chunk->delta_base, &stored, !index, &from_repo);
+	base = find_base(p, &chunk->delta_base, &stored, !index, &from_repo);
 	if (!base) {
-		have_previous = 0;	/* left to the import */
+		p->have_previous = 0;	/* left to the import */
 		return;
 	}
-	text = shared_text_take();
+	text = shared_text_take(p->verify);
 	if (block_text_apply(base, chunk->delta, chunk->delta_len,
 			     &text->text)) {
 		/* Malformed: the import says so, with the details. */
 		shared_text_release(text);
 		block_text_release(&stored);
-		have_previous = 0;
+		p->have_previous = 0;
 		return;
 	}
 	block_text_release(&stored);
-	verify_id_async("manifest", &chunk->node, &chunk->p1, &chunk->p2,
+	verify_id_async(p->verify, "manifest", &chunk->node, &chunk->p1, &chunk->p2,
 			text, index);
-	keep(&previous, &chunk->node, &text->text);
-	have_previous = 1;
+	keep(p, &p->previous, &chunk->node, &text->text);
+	p->have_previous = 1;
 	if (!follows)
-		keep_snapshot(&chunk->node, &text->text);
+		keep_snapshot(p, &chunk->node, &text->text);
 	/*
 	 * A snapshot against a stored revision after the first manifest:
 	 * the import would make that revision's text from its trees again
@@ -147,92 +133,98 @@ static void check(const struct rev_chunk *chunk, size_t index)
 	if (from_repo && index)
 		manifest_offer_made(&chunk->node, &text->text);
 	shared_text_release(text);
-	if (index / 8 >= checked_alloc) {
-		size_t old = checked_alloc;
-		ALLOC_GROW(checked, index / 8 + 1, checked_alloc);
-		memset(checked + old, 0, checked_alloc - old);
+	if (index / 8 >= p->checked_alloc) {
+		size_t old = p->checked_alloc;
+		ALLOC_GROW(p->checked, index / 8 + 1, p->checked_alloc);
+		memset(p->checked + old, 0, p->checked_alloc - old);
 	}
-	checked[index / 8] |= 1 << (index % 8);
+	p->checked[index / 8] |= 1 << (index % 8);
 }
 
 /* Read manifest `next` back from the spool, and check it. */
-static void check_next(void)
+static void check_next(struct manifest_precheck *p)
 {
-	if (!read_cg_chunk(&spool, &backlog.raw))
+	if (!read_cg_chunk(&p->spool, &p->backlog.raw))
 		BUG("manifest spool out of step");
-	parse_rev_chunk(spool_version, next ? &next_prev : NULL, &backlog);
-	check(&backlog, next++);
-	hg_oidcpy(&next_prev, &backlog.node);
-	if (next == spooled && spool_ended)
-		manifest_precheck_stop();
+	parse_rev_chunk(p->spool_version, p->next ? &p->next_prev : NULL,
+			&p->backlog);
+	check(p, &p->backlog, p->next++);
+	hg_oidcpy(&p->next_prev, &p->backlog.node);
+	if (p->next == p->spooled && p->spool_ended)
+		manifest_precheck_stop(p);
 }
 
-void manifest_precheck_advance(size_t upto)
+void manifest_precheck_advance(struct manifest_precheck *p, size_t upto)
 {
-	if (!active)
+	if (!p->active)
 		return;
-	while (next < spooled &&
-	       (next < upto || (!late && shared_text_available())))
-		check_next();
-	if (backlog.raw.alloc > (1UL << 20))
-		strbuf_release(&backlog.raw);
+	while (p->next < p->spooled &&
+	       (p->next < upto || (!p->late && shared_text_available(p->verify))))
+		check_next(p);
+	if (p->backlog.raw.alloc > (1UL << 20))
+		strbuf_release(&p->backlog.raw);
 }
 
-static void check_all_spooled(void)
+static void check_all_spooled(void *data)
 {
-	manifest_precheck_advance(SIZE_MAX);
+	manifest_precheck_advance(data, SIZE_MAX);
 }
 
 /* While the changegroup is slow to come: check more, if there is more. */
-static int precheck_while_idle(void)
+static int precheck_while_idle(struct stream_idle *idle)
 {
-	manifest_precheck_advance(0);
-	return !late && next < spooled;
+	struct manifest_precheck *p =
+		container_of(idle, struct manifest_precheck, idle);
+
+	manifest_precheck_advance(p, 0);
+	return !p->late && p->next < p->spooled;
 }
 
-void manifest_precheck_spooled(void)
+void manifest_precheck_spooled(struct manifest_precheck *p)
 {
-	spooled++;
-	manifest_precheck_advance(0);
+	p->spooled++;
+	manifest_precheck_advance(p, 0);
 }
 
-void manifest_precheck_spool_end(void)
+void manifest_precheck_spool_end(struct manifest_precheck *p)
 {
-	spool_ended = 1;
-	if (next == spooled)
-		manifest_precheck_stop();
+	p->spool_ended = 1;
+	if (p->next == p->spooled)
+		manifest_precheck_stop(p);
 }
 
-void manifest_precheck_stop(void)
+void manifest_precheck_stop(struct manifest_precheck *p)
 {
 	int i;
 
-	stream_set_idle_work(NULL);
-	block_text_release(&previous.text);
-	have_previous = 0;
-	for (i = 0; i < KEPT_SNAPSHOTS; i++) {
-		block_text_release(&snapshots[i].text);
-		snapshots[i].used = 0;
+	if (p->incoming)
+		stream_set_idle(p->incoming, NULL);
+	p->incoming = NULL;
+	block_text_release(&p->previous.text);
+	p->have_previous = 0;
+	for (i = 0; i < MANIFEST_PRECHECK_SNAPSHOTS; i++) {
+		block_text_release(&p->snapshots[i].text);
+		p->snapshots[i].used = 0;
 	}
-	uses = 0;
+	p->uses = 0;
 }
 
-int manifest_prechecked(size_t index)
+int manifest_prechecked(const struct manifest_precheck *p, size_t index)
 {
-	return index / 8 < checked_alloc &&
-	       (checked[index / 8] & (1 << (index % 8)));
+	return index / 8 < p->checked_alloc &&
+	       (p->checked[index / 8] & (1 << (index % 8)));
 }
 
-void manifest_precheck_reset(void)
+void manifest_precheck_release(struct manifest_precheck *p)
 {
-	manifest_precheck_stop();
-	FREE_AND_NULL(checked);
-	checked_alloc = 0;
-	active = 0;
-	stream_set_idle_work(NULL);
-	verify_id_before_reporting(NULL);
-	stream_release(&spool);
-	spool_ended = 0;
-	next = spooled = 0;
-	rev_chunk_release(&backlog);
+	manifest_precheck_stop(p);
+	FREE_AND_NULL(p->checked);
+	p->checked_alloc = 0;
+	p->active = 0;
+	if (p->verify)
+		verify_id_before_reporting(p->verify, NULL, NULL);
+	stream_release(&p->spool);
+	p->spool_ended = 0;
+	p->next = p->spooled = 0;
+	rev_chunk_release(&p->backlog);
 }

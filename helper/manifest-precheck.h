@@ -12,7 +12,7 @@
  * The reading of the changegroup never waits for the hashing: each
  * manifest is read back from the spool and checked as soon as it is
  * spooled when a buffer is free, else later, as buffers free up (while the files are imported,
- * and while the server is slow to send them: stream_set_idle_work), and
+ * and while the server is slow to send them: stream_set_idle), and
  * at the latest just before the import stores it. The manifests left in
  * the spool are checked before a failure is reported, so that the first
  * in the changegroup is (id-verify.h).
@@ -28,31 +28,79 @@
 #ifndef CINNABAR_MANIFEST_PRECHECK_H
 #define CINNABAR_MANIFEST_PRECHECK_H
 
+#include "block-text.h"
 #include "changegroup.h"
+#include "hg-id.h"
+#include "stream.h"
 
+struct id_verify;
+
+/* Snapshots kept: enough for the chains of a sparse revlog's levels. */
+#define MANIFEST_PRECHECK_SNAPSHOTS 4
+
+struct kept_text {
+	struct hg_oid node;
+	struct block_text text;
+	unsigned long used;	/* for evicting the least recently used */
+};
+
+/* The check of one changegroup's manifests, owned by its import. */
+struct manifest_precheck {
+	int active;
+	/*
+	 * The spool (manifests framed as in the changegroup), read back from
+	 * manifest `next` on; `spooled` are written.
+	 */
+	struct stream spool;
+	int spool_version, spool_ended;
+	/*
+	 * Tests: check nothing before the import asks
+	 * (CINNABAR_TEST_PRECHECK_LATE).
+	 */
+	int late;
+	size_t next, spooled;
+	struct hg_oid next_prev;	/* the node of manifest next - 1 */
+	struct rev_chunk backlog;
+	struct kept_text previous;	/* the last revision rebuilt */
+	int have_previous;
+	struct kept_text snapshots[MANIFEST_PRECHECK_SNAPSHOTS];
+	unsigned long uses;
+	unsigned char *checked;		/* a bit per manifest of the group */
+	size_t checked_alloc;
+	struct id_verify *verify;
+	/* The changegroup's stream, checking while it waits: `idle`. */
+	struct stream *incoming;
+	struct stream_idle idle;
+};
+
+void manifest_precheck_init(struct manifest_precheck *p);
 /*
  * Start (or not, when manifest checks are off) for a new changegroup of
- * `version`, whose manifests are spooled to `fd` (read back with pread).
+ * `version`, whose manifests are spooled to `fd` (read back with pread)
+ * as they come from `incoming`, which checks more while it waits for
+ * the server until the check stops; the ids are verified by `verify`.
  */
-void manifest_precheck_start(int version, int fd);
+void manifest_precheck_start(struct manifest_precheck *p, int version,
+			     int fd, struct stream *incoming,
+			     struct id_verify *verify);
 /*
  * One more manifest was appended to the spool: check it (and those before
  * it not checked yet) now if that needs no waiting for a buffer, else
  * leave it for later.
  */
-void manifest_precheck_spooled(void);
+void manifest_precheck_spooled(struct manifest_precheck *p);
 /* Every manifest of the changegroup was spooled. */
-void manifest_precheck_spool_end(void);
+void manifest_precheck_spool_end(struct manifest_precheck *p);
 /*
  * Check the spooled manifests not checked yet: those before index `upto`
  * whatever it takes, then as many as need no waiting.
  */
-void manifest_precheck_advance(size_t upto);
+void manifest_precheck_advance(struct manifest_precheck *p, size_t upto);
 /* Drop the texts kept; what was checked is remembered. */
-void manifest_precheck_stop(void);
+void manifest_precheck_stop(struct manifest_precheck *p);
 /* Whether the `index`th manifest's id was (or is being) checked. */
-int manifest_prechecked(size_t index);
+int manifest_prechecked(const struct manifest_precheck *p, size_t index);
 /* Forget everything. */
-void manifest_precheck_reset(void);
+void manifest_precheck_release(struct manifest_precheck *p);
 
 #endif

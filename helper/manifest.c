@@ -308,7 +308,8 @@ static void load_text(const struct hg_oid *node, const struct object_id *tree,
 }
 
 /* Load a stored manifest: its text, and its tree into the store. */
-static void load_manifest(const struct hg_oid *node)
+static void load_manifest(struct id_verify *verify,
+			  const struct hg_oid *node)
 {
 	const struct object_id *commit = hg2git(node);
 	struct object_id tree;
@@ -319,7 +320,7 @@ static void load_manifest(const struct hg_oid *node)
 		    "repository missing history it should have)", hg_oid_to_hex(node));
 	commit_tree_oid(commit, &tree);
 	set_last(&hg_null_oid, NULL);
-	text = shared_text_take();
+	text = shared_text_take(verify);
 	load_text(node, &tree, &text->text);
 	edit_tree_load(EDIT_MANIFEST, &tree);
 	git_tree_for_manifest(node, &tree);
@@ -756,7 +757,7 @@ static int add_parent(struct strbuf *buf, const struct hg_oid *parent,
 }
 
 /* Make the revision `node` the base of the next delta. */
-static void load_base(const struct hg_oid *node)
+static void load_base(struct id_verify *verify, const struct hg_oid *node)
 {
 	if (last_loaded && hg_oideq(node, &last_node))
 		return;
@@ -765,7 +766,7 @@ static void load_base(const struct hg_oid *node)
 		edit_tree_load(EDIT_MANIFEST, NULL);
 		edit_tree_load(EDIT_GIT, NULL);
 	} else {
-		load_manifest(node);
+		load_manifest(verify, node);
 	}
 	last_loaded = 1;
 }
@@ -911,7 +912,8 @@ static void rebase_delta(struct rev_chunk *chunk, struct strbuf *rebased)
 	hg_oidcpy(&chunk->delta_base, &last_node);
 }
 
-void import_manifest(struct rev_chunk *chunk, size_t index, int id_checked)
+void import_manifest(struct id_verify *verify, struct rev_chunk *chunk,
+		     size_t index, int id_checked)
 {
 	static const struct block_text empty = BLOCK_TEXT_INIT;
 	const struct block_text *base;
@@ -927,19 +929,19 @@ void import_manifest(struct rev_chunk *chunk, size_t index, int id_checked)
 		   !hg_oideq(&chunk->delta_base, &last_node);
 	if (snapshot)
 		rebase_delta(chunk, &rebased);
-	load_base(&chunk->delta_base);
+	load_base(verify, &chunk->delta_base);
 	base = last ? &last->text : &empty;
 	rebuild = validate_delta(chunk, base);
-	text = shared_text_take();
+	text = shared_text_take(verify);
 	if (block_text_apply(base, chunk->delta, chunk->delta_len,
 			     &text->text))
 		malformed(&chunk->node);
 	check_sorted(chunk, &text->text);
 	if (id_checked)
-		verify_id_poll();
+		verify_id_poll(verify);
 	else if (check_enabled(CHECK_MANIFESTS))
-		verify_id_async("manifest", &chunk->node, &chunk->p1,
-				&chunk->p2, text, index);
+		verify_id_async(verify, "manifest", &chunk->node,
+				&chunk->p1, &chunk->p2, text, index);
 	if (!last && single_hunk(chunk, &whole)) {
 		store_whole(chunk, &whole, rebuild, &tree, &git_tree);
 	} else {

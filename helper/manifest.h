@@ -14,6 +14,7 @@
 #include "hg-id.h"
 #include "block-text.h"
 
+struct id_verify;
 struct rev_chunk;
 struct raw_commit;
 
@@ -22,7 +23,8 @@ struct raw_commit;
  * id, unless `id_checked`: manifest-precheck.h), with the git tree of its
  * files: the files must have been imported first.
  */
-void import_manifest(struct rev_chunk *chunk, size_t index, int id_checked);
+void import_manifest(struct id_verify *verify, struct rev_chunk *chunk,
+		     size_t index, int id_checked);
 /*
  * Keep on disk the text of the last manifest imported, the first delta
  * base of the next fetch or the parent of the next push

@@ -2,8 +2,9 @@
 #include "git-compat-util.h"
 #include "strbuf.h"
 #include "trace.h"
-#include "import.h"
 #include "meter.h"
+
+static int shown;
 
 struct meter {
 	const char *title;
@@ -83,12 +84,25 @@ static void draw(struct meter *m, uint64_t now, const char *end)
 		m->bytes_drawn = *m->bytes;
 }
 
+int meter_show(int on)
+{
+	int before = shown;
+
+	shown = on;
+	return before;
+}
+
+int meter_shown(void)
+{
+	return shown;
+}
+
 struct meter *meter_start(const char *title, uint64_t total,
 			  const uint64_t *bytes)
 {
 	struct meter *m;
 
-	if (!show_progress)
+	if (!shown)
 		return NULL;
 	CALLOC_ARRAY(m, 1);
 	m->title = title;

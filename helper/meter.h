@@ -23,9 +23,10 @@
  * last line shows the count as the total: 100% of what came (also when
  * nothing came: `100% (0/0)`).
  *
- * Meters are shown only when `show_progress` is set (import.h: `option
- * progress` from git, else whether stderr is a terminal); otherwise
- * meter_start returns NULL, which the other functions take and ignore.
+ * Meters are shown only while meter_show(1) is in force (main sets it
+ * from git's `option progress`, else from whether stderr is a terminal);
+ * otherwise meter_start returns NULL, which the other functions take and
+ * ignore.
  */
 #ifndef CINNABAR_METER_H
 #define CINNABAR_METER_H
@@ -33,6 +34,14 @@
 #define METER_INTERVAL_MS 100
 
 struct meter;
+
+/*
+ * Whether meters are shown from now on (off until set); the setting
+ * before, for a caller that turns them off for a while.
+ */
+int meter_show(int on);
+/* Whether meters are shown: for work done only to feed a meter. */
+int meter_shown(void);
 
 /*
  * Start a meter for `title` (kept, not copied); `total` 0 when unknown;

@@ -185,15 +185,15 @@ static void import_back(const char *path, struct push_state *st)
 	struct stream raw;
 	struct bundle b;
 	struct import_stats stats;
-	int shown = show_progress;
+	int shown;
 	size_t i;
 
 	stream_init_file(&raw, path);
 	bundle_open(&b, &raw, st->version);
 	/* Our own revisions, just written: no "Receiving" meters. */
-	show_progress = 0;
+	shown = meter_show(0);
 	import_bundle(&b, &stats);
-	show_progress = shown;
+	meter_show(shown);
 	bundle_release(&b);
 	for (i = 0; i < st->nr; i++) {
 		const struct object_id *git = hg2git(&st->cs[i].node);

@@ -41,44 +41,48 @@ void stream_release(struct stream *s)
 	s->data = NULL;
 }
 
-/* Work done while a read would wait: see stream.h. */
-static int (*idle_work)(void);
-
-void stream_set_idle_work(int (*fn)(void))
+void stream_set_idle(struct stream *s, struct stream_idle *idle)
 {
-	idle_work = fn;
+	if (s->set_idle)
+		s->set_idle(s, idle);
+}
+
+void stream_pass_idle(struct stream *s, struct stream_idle *idle)
+{
+	stream_set_idle((struct stream *)s->data, idle);
 }
 
 /* Looked at again this often while idle work remains but cannot be done. */
 #define IDLE_POLL_MS 1
-
-/* Until `fd` has bytes (or the end, or an error), do the idle work. */
-static void wait_doing_idle_work(int fd)
-{
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-	int timeout = 0;
-
-	while (idle_work && !poll(&p, 1, timeout)) {
-		if (!idle_work())
-			return;
-		timeout = IDLE_POLL_MS;
-	}
-}
 
 /* File descriptors. */
 
 struct fd_stream {
 	int fd;
 	int close;
+	struct stream_idle *idle;	/* work while waiting: stream.h */
 };
+
+/* Until `f` has bytes (or the end, or an error), do the idle work. */
+static void wait_doing_idle_work(struct fd_stream *f)
+{
+	struct pollfd p = { .fd = f->fd, .events = POLLIN };
+	int timeout = 0;
+
+	while (!poll(&p, 1, timeout)) {
+		if (!f->idle->work(f->idle))
+			return;
+		timeout = IDLE_POLL_MS;
+	}
+}
 
 static size_t fd_read(struct stream *s, void *buf, size_t len)
 {
 	struct fd_stream *f = s->data;
 	ssize_t n;
 
-	if (idle_work)
-		wait_doing_idle_work(f->fd);
+	if (f->idle)
+		wait_doing_idle_work(f);
 	n = xread(f->fd, buf, len);
 	if (n < 0)
 		die_errno("read error");
@@ -93,6 +97,12 @@ static void fd_release(struct stream *s)
 	free(f);
 }
 
+static void fd_set_idle(struct stream *s, struct stream_idle *idle)
+{
+	struct fd_stream *f = s->data;
+	f->idle = idle;
+}
+
 static void init_fd(struct stream *s, int fd, int close_it)
 {
 	struct fd_stream *f = xcalloc(1, sizeof(*f));
@@ -102,6 +112,7 @@ static void init_fd(struct stream *s, int fd, int close_it)
 	s->read = fd_read;
 	s->release = fd_release;
 	s->data = f;
+	s->set_idle = fd_set_idle;
 }
 
 void stream_init_fd(struct stream *s, int fd)
@@ -126,6 +137,7 @@ void stream_init_pread(struct stream *s, int fd)
 {
 	init_fd(s, fd, 0);
 	s->read = pread_read;
+	s->set_idle = NULL;
 }
 
 void stream_init_file(struct stream *s, const char *path)
@@ -205,6 +217,9 @@ void stream_init_blocks(struct stream *s, FILE *in)
  * checksum (zlib's adler32, bzip2's CRCs, zstd's optional checksum), is
  * read and verified when the decompressed data is read to its end, and
  * nothing may follow it: every source ends where its bundle ends.
+ *
+ * Their state, and that of the prefixed stream below, starts with that
+ * inner stream, which is what waits for the bytes: stream_pass_idle.
  */
 
 static void check_no_trailing_data(struct stream *inner, size_t left,
@@ -272,6 +287,7 @@ void stream_init_zlib(struct stream *s, struct stream *inner)
 	memset(s, 0, sizeof(*s));
 	s->read = zlib_read;
 	s->release = zlib_release;
+	s->set_idle = stream_pass_idle;
 	s->data = zs;
 }
 
@@ -328,6 +344,7 @@ void stream_init_zstd(struct stream *s, struct stream *inner)
 	memset(s, 0, sizeof(*s));
 	s->read = zstd_read;
 	s->release = zstd_release;
+	s->set_idle = stream_pass_idle;
 	s->data = zs;
 }
 
@@ -390,6 +407,7 @@ void stream_init_bz2(struct stream *s, struct stream *inner, int truncated)
 	memset(s, 0, sizeof(*s));
 	s->read = bz2_read;
 	s->release = bz2_release;
+	s->set_idle = stream_pass_idle;
 	s->data = bs;
 }
 
@@ -431,6 +449,7 @@ void stream_init_prefixed(struct stream *s, struct stream *inner,
 	memset(s, 0, sizeof(*s));
 	s->read = prefixed_read;
 	s->release = prefixed_release;
+	s->set_idle = stream_pass_idle;
 	s->data = p;
 }
 

@@ -10,6 +10,8 @@
 #ifndef CINNABAR_STREAM_H
 #define CINNABAR_STREAM_H
 
+struct stream_idle;
+
 struct stream {
 	/* Read at most len bytes; return 0 at end of data. Dies on error. */
 	size_t (*read)(struct stream *s, void *buf, size_t len);
@@ -17,6 +19,11 @@ struct stream {
 	void *data;
 	/* Bytes handed out so far, for error messages and progress. */
 	uint64_t offset;
+	/*
+	 * Hand `idle` (stream_set_idle) to the streams this one reads from;
+	 * a file descriptor stream keeps it. NULL: no waiting to fill.
+	 */
+	void (*set_idle)(struct stream *s, struct stream_idle *idle);
 };
 
 size_t stream_read(struct stream *s, void *buf, size_t len);
@@ -27,12 +34,28 @@ int stream_try_read_exact(struct stream *s, void *buf, size_t len);
 void stream_release(struct stream *s);
 
 /*
- * Work to do while a file descriptor stream waits for its bytes (the
- * server is slow to send them): `fn` is called, until the bytes come or
- * it returns 0, about every millisecond while it returns 1 (work remains
- * that cannot be done yet). NULL for none.
+ * Work to do while a stream waits for its bytes (the server is slow to
+ * send them), owned by whoever has the work (embedded in its state:
+ * container_of): `work` is called, until the bytes come or it returns
+ * 0, about every millisecond while it returns 1 (work remains that
+ * cannot be done yet).
  */
-void stream_set_idle_work(int (*fn)(void));
+struct stream_idle {
+	int (*work)(struct stream_idle *idle);
+};
+
+/*
+ * Do `idle`'s work while `s` waits for the file descriptor it reads from,
+ * through the decompressors and other streams between them (NULL for no
+ * more work). Until it is set to NULL again, `idle` must outlive the
+ * stream.
+ */
+void stream_set_idle(struct stream *s, struct stream_idle *idle);
+/*
+ * The `set_idle` of a stream whose `data` starts with the stream it reads
+ * from (a decompressor's state, a bundle's).
+ */
+void stream_pass_idle(struct stream *s, struct stream_idle *idle);
 
 /* A plain file descriptor (not closed on release). */
 void stream_init_fd(struct stream *s, int fd);

@@ -10,7 +10,7 @@ offer `capabilities`, `capable()`, `state()`, `known()`, `getbundle()` and
 import os
 
 from cinnabar.errors import Abort
-from cinnabar.hg.url import parse_url
+from cinnabar.hg.url import git_repository_error, parse_url
 
 # Each transport is imported when a URL needs it: a fetch over HTTP loads
 # neither ssh's nor the local one (nor what reads bundle files). The wire
@@ -29,12 +29,10 @@ def _connect_file(url, helper):
     if not os.path.isdir(url.path):
         raise Abort('no Mercurial repository at %s' % url.path)
     if _is_git_repository(url.path):
-        raise Abort('%s is a git repository, not a Mercurial one'
-                    % url.display, hint=DROP_HG_HINT)
+        raise git_repository_error(url.display)
     return Peer(localtransport.connect(url))
 
 
-DROP_HG_HINT = 'drop `hg::` from the URL: git reads git repositories itself'
 # How a bundle file starts: bundle1, bundle2, a packed1 stream bundle.
 BUNDLE_MAGIC = (b'HG10', b'HG20', b'HGS1')
 

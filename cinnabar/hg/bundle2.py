@@ -26,7 +26,7 @@ A part:
              follows, then the interrupted payload goes on.
 
 This module only frames parts; `cinnabar.hg.unbundle` says which parts a
-push sends and what a reply means.
+push sends, `cinnabar.hg.bundle2parts` what the parts of an answer mean.
 """
 
 import struct
@@ -59,6 +59,15 @@ is `mandatory`, and its payload (bytes)."""
 
 class BundleError(Abort):
     """A bundle2 stream that does not follow the format."""
+
+
+class PartParams(dict):
+    """A part's parameters {str: str}, mandatory and advisory together;
+    `mandatory` names the mandatory ones (a frozenset)."""
+
+    def __init__(self, items=(), mandatory=()):
+        super().__init__(items)
+        self.mandatory = frozenset(mandatory)
 
 
 # Writing.
@@ -151,7 +160,8 @@ def parse_stream_params(data):
 
 
 def parse_part_header(data):
-    """(type, params, mandatory) from a part header (without its size)."""
+    """(type, params, mandatory) from a part header (without its size);
+    `params` is a PartParams."""
     try:
         size = data[0]
         name = data[1:1 + size].decode('ascii')
@@ -162,17 +172,18 @@ def parse_part_header(data):
         sizes = [(data[offset + 2 * i], data[offset + 2 * i + 1])
                  for i in range(count)]
         offset += 2 * count
-        params = {}
+        items = []
         for key_size, value_size in sizes:
             key = data[offset:offset + key_size]
             value = data[offset + key_size:offset + key_size + value_size]
             if len(value) != value_size:
                 raise IndexError
             offset += key_size + value_size
-            params[key.decode('utf-8', 'replace')] = value.decode(
-                'utf-8', 'replace')
+            items.append((key.decode('utf-8', 'replace'),
+                          value.decode('utf-8', 'replace')))
     except (IndexError, UnicodeDecodeError):
         raise BundleError('malformed bundle2 part header in the reply')
+    params = PartParams(items, (key for key, _ in items[:mandatory_count]))
     return name.lower(), params, name != name.lower()
 
 

@@ -48,8 +48,8 @@ import sys
 
 from cinnabar import tmpfiles
 from cinnabar.errors import Abort
-from cinnabar.hg import DROP_HG_HINT, percent, wireformat
-from cinnabar.hg.url import join_url, split_url
+from cinnabar.hg import percent, wireformat
+from cinnabar.hg.url import git_repository_error, join_url, split_url
 from cinnabar.hg.wire import Peer, Transport
 from cinnabar.redact import redact_url
 from cinnabar.trace import Tracer
@@ -539,8 +539,7 @@ class HttpTransport(Transport):
         if _not_mercurial(response):
             response.body.drain()  # before asking again; its type tells
             if self._serves_git():
-                raise Abort('%s is a git repository, not a Mercurial one'
-                            % self.description, hint=DROP_HG_HINT)
+                raise git_repository_error(self.description)
         content_type = self._check(response)
         data = head + response.body.read()
         if len(data) > MAX_CAPABILITIES:

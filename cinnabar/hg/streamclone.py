@@ -49,7 +49,7 @@ import shutil
 
 from cinnabar import tmpfiles
 from cinnabar.errors import Abort
-from cinnabar.hg import bundle2, wireformat
+from cinnabar.hg import bundle2, bundle2parts, wireformat
 from cinnabar.hg.percent import unquote
 
 # The store requirements the helper's revlog reader reads (persistent
@@ -431,6 +431,30 @@ def _receive_file(payload, spool, room=None):
     return size
 
 
+class _StreamReader(bundle2parts.PartReader):
+    """A getbundle answer holding a stream: the spool its files go to,
+    and the types of the stream parts read."""
+
+    parts = frozenset(STREAM_PARTS + ('error:abort',))
+
+    def __init__(self, spool):
+        self.spool = spool
+        self.streams = []
+
+
+@bundle2parts.parthandler('stream2', ('requirements', 'filecount',
+                                      'bytecount'))
+def _stream2_part(op, params, payload):
+    receive_v2(params, payload, op.spool)
+    op.streams.append('stream2')
+
+
+@bundle2parts.parthandler('stream3-exp', ('requirements',))
+def _stream3_part(op, params, payload):
+    receive_v3(params, payload, op.spool)
+    op.streams.append('stream3-exp')
+
+
 def receive_v2(params, payload, spool):
     """Spool the files of a `stream2` part."""
     _check_requirements(params)
@@ -459,23 +483,13 @@ def receive_v3(params, payload, spool):
 def receive_bundle(read, spool):
     """Read a getbundle answer holding a stream2 (or stream3-exp) part
     from `read(size)` into `spool`; returns the part's type."""
-    streams = 0
-    for part_type, params, mandatory, payload in bundle2.stream_parts(read):
-        if part_type in STREAM_PARTS:
-            (receive_v2 if part_type == 'stream2' else receive_v3)(
-                params, payload, spool)
-            streams += 1
-            kind = part_type
-        elif part_type == 'error:abort':
-            raise Abort('the server failed: %s' % params.get('message', ''),
-                        hint=params.get('hint'))
-        elif mandatory:
-            raise StreamError('the server answered with a %r part we do not '
-                              'read' % part_type)
-    if streams != 1:
+    op = _StreamReader(spool)
+    for part in bundle2.stream_parts(read):
+        bundle2parts.process(op, *part)
+    if len(op.streams) != 1:
         raise StreamError('the server answered with %d streams instead of one'
-                          % streams)
-    return kind
+                          % len(op.streams))
+    return op.streams[0]
 
 
 # Stream v1: the `stream_out` wire command and `packed1` bundles.

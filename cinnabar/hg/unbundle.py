@@ -26,15 +26,16 @@ Answer
     that they were added), `output` (what the server's hooks printed),
     `error:abort` (`message`, `hint`), `error:pushraced` (`message`: the
     heads changed), `error:unsupportedcontent`, `error:pushkey`,
-    `reply:pushkey`. To a bundle1: an integer (0 for a failure, which
-    comes with a message) and the server's output.
+    `reply:pushkey`, `reply:obsmarkers` (`cinnabar.hg.bundle2parts` has
+    the table of their handlers). To a bundle1: an integer (0 for a
+    failure, which comes with a message) and the server's output.
 """
 
 import hashlib
 from binascii import unhexlify
 
 from cinnabar.errors import Abort
-from cinnabar.hg import bundle2, wireformat
+from cinnabar.hg import bundle2, bundle2parts, wireformat
 from cinnabar.ids import NULL_HG
 from cinnabar.record import record
 
@@ -140,28 +141,89 @@ def _return_code(text):
     return -value if negative else value
 
 
+class _Refused(bundle2parts.BundleError):
+    """An error part of a push's reply: the server refused the push."""
+
+    def __init__(self, message, raced=False):
+        super().__init__(message)
+        self.raced = raced
+
+
+class _PushReply(bundle2parts.PartReader):
+    """A push's reply, read part by part: the server's output and the
+    `return` of each `reply:changegroup`."""
+
+    parts = frozenset((
+        'output', 'reply:changegroup', 'reply:pushkey', 'reply:obsmarkers',
+        'error:abort', 'error:pushraced', 'error:unsupportedcontent',
+        'error:pushkey'))
+
+    def __init__(self):
+        self.output = []
+        self.returns = []
+
+
+@bundle2parts.parthandler('output')
+def _output(op, params, data):
+    op.output.append(data)
+
+
+@bundle2parts.parthandler('reply:changegroup', ('return', 'in-reply-to'))
+def _changegroup_reply(op, params, data):
+    op.returns.append(params.get('return', ''))
+
+
+@bundle2parts.parthandler('reply:pushkey', ('return', 'in-reply-to'))
+def _pushkey_reply(op, params, data):
+    """Bookmarks are pushed with the pushkey command, not in the bundle."""
+
+
+@bundle2parts.parthandler('reply:obsmarkers', ('new', 'in-reply-to'))
+def _obsmarkers_reply(op, params, data):
+    """The count of markers the server took: nothing to say of it."""
+
+
+@bundle2parts.parthandler('error:pushraced', ('message',))
+def _raced(op, params, data):
+    raise _Refused(params.get('message'), raced=True)
+
+
+@bundle2parts.parthandler('error:unsupportedcontent', ('parttype', 'params'))
+def _unsupported(op, params, data):
+    raise _Refused('the server does not support the bundle part %r'
+                   % params.get('parttype', '?'))
+
+
+@bundle2parts.parthandler('error:pushkey', (
+    'namespace', 'key', 'new', 'old', 'ret', 'in-reply-to'))
+def _pushkey_error(op, params, data):
+    raise _Refused('the server reported error:pushkey')
+
+
 def bundle2_result(parts):
-    """The UnbundleResult of the parts of a bundle2 reply."""
-    output = b''.join(p.data for p in parts if p.type == 'output')
+    """The UnbundleResult of the parts of a bundle2 reply: the first
+    refusal among them, if any (every part's output is kept)."""
+    reply = _PushReply()
+    refusal = None
     for part in parts:
-        if part.type == 'error:pushraced':
-            return UnbundleResult(False, part.params.get('message'), None,
-                                  output, True)
-        if part.type == 'error:abort':
-            return UnbundleResult(False, part.params.get('message', ''),
-                                  part.params.get('hint'), output, False)
-        if part.type == 'error:unsupportedcontent':
-            return UnbundleResult(
-                False, 'the server does not support the bundle part %r'
-                % part.params.get('parttype', '?'), None, output, False)
-        if part.type.startswith('error:'):
-            return UnbundleResult(False, 'the server reported %s' % part.type,
-                                  None, output, False)
-    replies = [p for p in parts if p.type == 'reply:changegroup']
-    if not replies:
+        try:
+            bundle2parts.process(reply, part.type, part.params,
+                                 part.mandatory, part.data)
+        except bundle2parts.ServerAbort as error:
+            refusal = refusal or (error.server_message, error.server_hint,
+                                  False)
+        except _Refused as error:
+            refusal = refusal or (error.message, None, error.raced)
+        except bundle2parts.UnknownPart as error:
+            refusal = refusal or (error.message, None, False)
+    output = b''.join(reply.output)
+    if refusal is not None:
+        message, hint, raced = refusal
+        return UnbundleResult(False, message, hint, output, raced)
+    if not reply.returns:
         return UnbundleResult(False, 'the server did not say whether it '
                               'took the changesets', None, output, False)
-    if _return_code(replies[0].params.get('return', '').encode()) == 0:
+    if _return_code(reply.returns[0].encode()) == 0:
         return UnbundleResult(False, None, None, output, False)
     return UnbundleResult(True, None, None, output, False)
 

@@ -53,6 +53,14 @@ _LETTERS = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ'
 _SCHEME_CHARS = _LETTERS + '0123456789+.-'
 
 
+def git_repository_error(display):
+    """The Abort for a URL (shown as `display`) that names a git repository
+    where a Mercurial one was expected: `hg::` was one prefix too many."""
+    return Abort('%s is a git repository, not a Mercurial one' % display,
+                 hint='drop `hg::` from the URL: git reads git repositories '
+                      'itself')
+
+
 def url_scheme(text):
     """The scheme `text` starts with, in lower case, or None: RFC 3986's
     `ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) ":"`."""
