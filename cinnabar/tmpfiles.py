@@ -17,6 +17,9 @@ and of the helper's checkpoint packs (helper/store.c):
   (`.git/cinnabar/<map>-<pid>-<random>`, helper/notes-map.c, and
   `.git/cinnabar/manifests/text-<pid>-<random>`, helper/manifest-cache.c:
   `remove_stale_caches`) are named so.
+- git's lock files of the metadata refs, which a helper killed while it
+  updates them leaves: `remove_stale_ref_locks`, once they are older
+  than any live transaction holds them.
 
 `git fetch` runs `git fast-import` for our `import` command, which creates
 `objects/pack/tmp_pack_<random>` as it starts and writes into it only when
@@ -124,6 +127,34 @@ def remove_stale_caches(common_dir):
         parent = os.path.join(common_dir, 'cinnabar', sub)
         for prefix in prefixes:
             remove_stale(parent, prefix)
+
+
+# git's lock files of the refs the helper updates (helper/metadata.c),
+# beside them: a helper killed in the middle of that update leaves them,
+# and every later update fails on them. git holds such a lock for the
+# milliseconds of one transaction, so one this old while the session
+# holds the repository lock (cinnabar.repolock: no other git-cinnabar
+# process updates these refs) is stale.
+METADATA_REF_LOCKS = ('refs/cinnabar/metadata.lock',
+                      'refs/notes/cinnabar.lock')
+REF_LOCK_SECONDS = 2.0
+
+
+def remove_stale_ref_locks(common_dir):
+    """Remove the lock files of the metadata refs that a killed helper
+    left under `common_dir`, once REF_LOCK_SECONDS old (waiting for those
+    younger, which a git command may still hold)."""
+    for name in METADATA_REF_LOCKS:
+        path = os.path.join(common_dir, name)
+        while True:
+            try:
+                age = time.time() - os.lstat(path).st_mtime
+            except OSError:
+                break
+            if age >= REF_LOCK_SECONDS:
+                remove_files([path])
+                break
+            time.sleep(min(0.1, REF_LOCK_SECONDS - age))
 
 
 def _remove_tree_or_file(path):
