@@ -86,19 +86,37 @@ def own_prefix(prefix):
     return '%s%d-' % (prefix, os.getpid())
 
 
+def system_temp_dir():
+    """The system's temporary directory, chosen as Python's tempfile does
+    (TMPDIR, TEMP, TMP, then /tmp, /var/tmp, /usr/tmp) but without its
+    probe: tempfile writes a file of a random name there and removes it,
+    and a process killed in between leaves it, under a name nobody could
+    tell from another's. Once chosen, tempfile uses it too, unprobed."""
+    import tempfile
+    if tempfile.tempdir is None:
+        candidates = [os.environ.get(name) for name in ('TMPDIR', 'TEMP',
+                                                        'TMP')]
+        for candidate in candidates + ['/tmp', '/var/tmp', '/usr/tmp']:
+            if candidate and os.path.isdir(candidate) and \
+                    os.access(candidate, os.W_OK | os.X_OK):
+                tempfile.tempdir = os.path.abspath(candidate)
+                break
+    return tempfile.gettempdir()
+
+
 def private_dir(parent, prefix):
     """A new directory under `parent` (None: the system's temporary
     directory), named after this process (see remove_stale)."""
     import tempfile
-    return tempfile.mkdtemp(prefix=own_prefix(prefix), dir=parent)
+    return tempfile.mkdtemp(prefix=own_prefix(prefix),
+                            dir=parent or system_temp_dir())
 
 
 def remove_stale(parent, prefix):
     """Remove the files and directories `<prefix>...` of `parent` (None:
     the system's temporary directory) whose process is gone."""
     if parent is None:
-        import tempfile
-        parent = tempfile.gettempdir()
+        parent = system_temp_dir()
     try:
         names = os.listdir(parent)
     except OSError:

@@ -234,14 +234,16 @@ def test_recording_fails(case, target):
 
 
 @pytest.mark.parametrize('side, call, target, last', (
+    ('remote', 'write', r'{tmpdir}/', False),
     ('remote', 'write', r'/bundle>$', False),
     ('helper', 'write', r'/objects/pack/tmp_pack_\w+>$', True),
     ('helper', 'rename', r'/refs/cinnabar/metadata\.lock"$', False),
-), ids=('bundle', 'objects', 'metadata-ref'))
+), ids=('tmpdir', 'bundle', 'objects', 'metadata-ref'))
 def test_killed_at_a_write(case, side, call, target, last):
-    """The Python side killed writing the bundle; the helper writing the
-    objects of what the server took, or the metadata ref (git's lock of
-    it left behind)."""
+    """The Python side killed at its first write under TMPDIR, or
+    writing the bundle; the helper writing the objects of what the server
+    took, or the metadata ref (git's lock of it left behind)."""
+    target = target.replace('{tmpdir}', re.escape(str(case.tmpdir)))
     result = case.push_faulted(side, call, target, 'signal=KILL', last)
     assert result.returncode != 0, result.describe()
     case.assert_recovers(fetch=True)
