@@ -12,6 +12,7 @@ status 128 too. Ctrl-C (and SIGTERM, SIGHUP) ends it quietly, by the
 signal, once the cleanups have run, as git's own commands end.
 """
 
+import errno
 import os
 import sys
 import time
@@ -41,6 +42,22 @@ class UsageError(Abort):
     """A command line that makes no sense; the hint is the usage."""
 
     status = USAGE_STATUS
+
+
+# What a write that fails for want of room or of a working disk raises:
+# the machine's state, not a bug.
+WRITE_ERRNOS = frozenset(getattr(errno, name) for name in (
+    'ENOSPC', 'EDQUOT', 'EIO', 'EFBIG', 'EROFS') if hasattr(errno, name))
+
+
+def describe_os_error(error, path=None):
+    """One line for an OSError of a write: to which file (its own, else
+    `path`), and why."""
+    why = error.strerror or str(error)
+    path = error.filename or path
+    if path is None:
+        return why
+    return "cannot write '%s': %s" % (path, why)
 
 
 class Terminated(KeyboardInterrupt):
@@ -183,6 +200,12 @@ def _run(main, argv):
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 141, None
+    except OSError as error:
+        if error.errno not in WRITE_ERRNOS:
+            report_bug(error)
+        else:
+            _say('fatal: %s' % describe_os_error(error))
+        return FATAL_STATUS, None
     except Exception as error:
         report_bug(error)
         return FATAL_STATUS, None

@@ -68,11 +68,11 @@ of their branch (hg-evolve): the branch head checks leave them out.
 import collections
 import os
 import re
+import shutil
 import sys
-import tempfile
 
-from cinnabar import config, discovery, git, refs, tags, topics
-from cinnabar.errors import Abort
+from cinnabar import config, discovery, git, refs, tags, tmpfiles, topics
+from cinnabar.errors import Abort, describe_os_error
 from cinnabar.helper import HelperError
 from cinnabar.hg import obsmarkers, unbundle
 from cinnabar.ids import HgId
@@ -83,6 +83,8 @@ PushSpec.__doc__ = """One `push` request from git: `src` is empty for a
 deletion; `force` is set by a leading `+`."""
 
 RACED = "the server's heads changed since we fetched; fetch first"
+# Where a push writes its changegroup and bundle, under TMPDIR.
+SPOOL_PREFIX = 'cinnabar-push-'
 
 
 def parse_push(argument):
@@ -465,21 +467,32 @@ class Pusher:
 
     def _send(self, pushes):
         push_format = self.peer.push_format()
+        # The changegroup and bundle go to a directory named after this
+        # process: what a killed push leaves there, the next removes.
+        tmpfiles.remove_stale(None, SPOOL_PREFIX)
         while pushes:
-            with tempfile.TemporaryDirectory(prefix='cinnabar-push-') as tmp:
-                try:
-                    bundle = self._make_bundle(pushes, push_format, tmp)
-                    self._check_branches(pushes)
-                except Abort as error:
-                    self._refuse_all(pushes, error)
+            tmp = tmpfiles.private_dir(None, SPOOL_PREFIX)
+            try:
+                if self._send_from(pushes, push_format, tmp):
                     return
-                refused = [p for p in pushes if p.error is not None]
-                if refused:
-                    self._drop_pending()
-                    pushes = [p for p in pushes if p.error is None]
-                    continue
-                self._deliver(pushes, push_format, bundle)
-                return
+            finally:
+                shutil.rmtree(tmp, ignore_errors=True)
+            pushes = [p for p in pushes if p.error is None]
+
+    def _send_from(self, pushes, push_format, tmp):
+        """Make the bundle of `pushes` in `tmp`, check and deliver it;
+        False when a check refused some, to try again without them."""
+        try:
+            bundle = self._make_bundle(pushes, push_format, tmp)
+            self._check_branches(pushes)
+        except Abort as error:
+            self._refuse_all(pushes, error)
+            return True
+        if any(p.error is not None for p in pushes):
+            self._drop_pending()
+            return False
+        self._deliver(pushes, push_format, bundle)
+        return True
 
     def _make_bundle(self, pushes, push_format, tmp):
         commits = self._commits_of(pushes)
@@ -492,9 +505,15 @@ class Pusher:
         self._check_converted(pushes)
         markers = self._obsmarkers(pushes, push_format, commits, mapping)
         bundle = os.path.join(tmp, 'bundle')
-        with open(changegroup, 'rb') as source, open(bundle, 'wb') as out:
-            unbundle.write_bundle(out, push_format, source,
-                                  self.state.heads, len(commits), markers)
+        try:
+            with open(changegroup, 'rb') as source, \
+                    open(bundle, 'wb') as out:
+                unbundle.write_bundle(out, push_format, source,
+                                      self.state.heads, len(commits),
+                                      markers)
+        except OSError as error:
+            # A full disk, an I/O error.
+            raise Abort(describe_os_error(error, bundle))
         git_of = {hg: commit for commit, hg in mapping.items()}
         self._branch_of = {}
         self._pushed_heads = collections.defaultdict(list)
@@ -736,7 +755,7 @@ class Pusher:
         self._show_remote_output(result.output, result.ok)
         if result.ok:
             if self._keep_metadata():
-                self.helper.finish()
+                self._record(pushes)
             else:
                 self._drop_pending()
             return
@@ -751,6 +770,19 @@ class Pusher:
                 message += ' (%s)' % result.hint
         for push in pushes:
             push.refuse(message + self._topic_hint(push))
+
+    def _record(self, pushes):
+        """Keep the metadata of what the server took. When that fails (a
+        full disk), nothing of it is kept, and git must not take the refs
+        as pushed: the next fetch brings the changesets back, as the
+        very commits pushed (the conversion is the same both ways)."""
+        try:
+            self.helper.finish()
+        except HelperError as error:
+            for push in pushes:
+                push.refuse('the server took the changesets, but recording '
+                            'them here failed (%s); git fetch records them'
+                            % error.message)
 
     def _topic_hint(self, push):
         """For a refused push to a branch of a server with topics (where

@@ -98,7 +98,9 @@ def _remote_helper(argv, url, resources):
         # these are, starts only once we answer git).
         resources.enter_context(tmpfiles.importer_packs(git_dir))
         if git_dir is not None:
-            tmpfiles.remove_stale_caches(git.common_dir(git_dir))
+            common_dir = git.common_dir(git_dir)
+            tmpfiles.remove_stale_caches(common_dir)
+            tmpfiles.remove_stale_ref_locks(common_dir)
         from cinnabar.remote import RemoteHelper
         helper_class = RemoteHelper
     return helper_class(_remote_name(argv[0]), url, sys.stdin.buffer,

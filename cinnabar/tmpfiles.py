@@ -17,6 +17,9 @@ and of the helper's checkpoint packs (helper/store.c):
   (`.git/cinnabar/<map>-<pid>-<random>`, helper/notes-map.c, and
   `.git/cinnabar/manifests/text-<pid>-<random>`, helper/manifest-cache.c:
   `remove_stale_caches`) are named so.
+- git's lock files of the metadata refs, which a helper killed while it
+  updates them leaves: `remove_stale_ref_locks`, once they are older
+  than any live transaction holds them.
 
 `git fetch` runs `git fast-import` for our `import` command, which creates
 `objects/pack/tmp_pack_<random>` as it starts and writes into it only when
@@ -83,19 +86,37 @@ def own_prefix(prefix):
     return '%s%d-' % (prefix, os.getpid())
 
 
+def system_temp_dir():
+    """The system's temporary directory, chosen as Python's tempfile does
+    (TMPDIR, TEMP, TMP, then /tmp, /var/tmp, /usr/tmp) but without its
+    probe: tempfile writes a file of a random name there and removes it,
+    and a process killed in between leaves it, under a name nobody could
+    tell from another's. Once chosen, tempfile uses it too, unprobed."""
+    import tempfile
+    if tempfile.tempdir is None:
+        candidates = [os.environ.get(name) for name in ('TMPDIR', 'TEMP',
+                                                        'TMP')]
+        for candidate in candidates + ['/tmp', '/var/tmp', '/usr/tmp']:
+            if candidate and os.path.isdir(candidate) and \
+                    os.access(candidate, os.W_OK | os.X_OK):
+                tempfile.tempdir = os.path.abspath(candidate)
+                break
+    return tempfile.gettempdir()
+
+
 def private_dir(parent, prefix):
     """A new directory under `parent` (None: the system's temporary
     directory), named after this process (see remove_stale)."""
     import tempfile
-    return tempfile.mkdtemp(prefix=own_prefix(prefix), dir=parent)
+    return tempfile.mkdtemp(prefix=own_prefix(prefix),
+                            dir=parent or system_temp_dir())
 
 
 def remove_stale(parent, prefix):
     """Remove the files and directories `<prefix>...` of `parent` (None:
     the system's temporary directory) whose process is gone."""
     if parent is None:
-        import tempfile
-        parent = tempfile.gettempdir()
+        parent = system_temp_dir()
     try:
         names = os.listdir(parent)
     except OSError:
@@ -124,6 +145,34 @@ def remove_stale_caches(common_dir):
         parent = os.path.join(common_dir, 'cinnabar', sub)
         for prefix in prefixes:
             remove_stale(parent, prefix)
+
+
+# git's lock files of the refs the helper updates (helper/metadata.c),
+# beside them: a helper killed in the middle of that update leaves them,
+# and every later update fails on them. git holds such a lock for the
+# milliseconds of one transaction, so one this old while the session
+# holds the repository lock (cinnabar.repolock: no other git-cinnabar
+# process updates these refs) is stale.
+METADATA_REF_LOCKS = ('refs/cinnabar/metadata.lock',
+                      'refs/notes/cinnabar.lock')
+REF_LOCK_SECONDS = 2.0
+
+
+def remove_stale_ref_locks(common_dir):
+    """Remove the lock files of the metadata refs that a killed helper
+    left under `common_dir`, once REF_LOCK_SECONDS old (waiting for those
+    younger, which a git command may still hold)."""
+    for name in METADATA_REF_LOCKS:
+        path = os.path.join(common_dir, name)
+        while True:
+            try:
+                age = time.time() - os.lstat(path).st_mtime
+            except OSError:
+                break
+            if age >= REF_LOCK_SECONDS:
+                remove_files([path])
+                break
+            time.sleep(min(0.1, REF_LOCK_SECONDS - age))
 
 
 def _remove_tree_or_file(path):

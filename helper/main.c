@@ -332,6 +332,7 @@ static void cmd_graft_stats(const char **argv UNUSED)
 static void cmd_finish(const char **argv UNUSED)
 {
 	struct object_id result;
+	struct ref_transaction *update = NULL;
 	struct meter *meter;
 	int changed;
 
@@ -342,11 +343,19 @@ static void cmd_finish(const char **argv UNUSED)
 	/* The metadata's parts, then the packs made final. */
 	meter = meter_start(_("Writing metadata"), METADATA_PARTS + 1, NULL);
 	changed = metadata_store(&result, meter);
+	/*
+	 * The refs locked and their new values written before the objects
+	 * are made final: a ref that cannot be written fails the finish
+	 * while they can still be dropped (store_finish turns a small pack
+	 * into loose objects, which could not).
+	 */
+	if (changed)
+		update = metadata_prepare_ref(&result);
 	store_finish();
 	meter_update(meter, METADATA_PARTS + 1);
 	meter_stop(&meter);
 	if (changed)
-		metadata_update_ref(&result);
+		metadata_commit_ref(update, &result);
 	store_unkeep();
 	answer("ok %s\n", oid_to_hex(&result));
 }

@@ -400,7 +400,7 @@ static void git2hg_part(const struct object_id *commit, struct object_id *out)
 	oid_array_clear(&parents);
 }
 
-void metadata_update_ref(const struct object_id *commit)
+struct ref_transaction *metadata_prepare_ref(const struct object_id *commit)
 {
 	struct strbuf err = STRBUF_INIT;
 	struct ref_transaction *t = ref_store_transaction_begin(
@@ -412,12 +412,25 @@ void metadata_update_ref(const struct object_id *commit)
 	else
 		oidcpy(&old, &metadata.commit);
 	git2hg_part(commit, &notes);
+	/* The objects are in the pack being written, not yet in git's. */
 	if (!t || ref_transaction_update(t, METADATA_REF, commit, &old, NULL,
-					 NULL, 0, "cinnabar: update metadata",
-					 &err) ||
-	    ref_transaction_update(t, NOTES_REF, &notes, NULL, NULL, NULL, 0,
+					 NULL, REF_SKIP_OID_VERIFICATION,
+					 "cinnabar: update metadata", &err) ||
+	    ref_transaction_update(t, NOTES_REF, &notes, NULL, NULL, NULL,
+				   REF_SKIP_OID_VERIFICATION,
 				   "cinnabar: update metadata", &err) ||
-	    ref_transaction_commit(t, &err))
+	    ref_transaction_prepare(t, &err))
+		die("cannot update %s: %s", METADATA_REF, err.buf);
+	strbuf_release(&err);
+	return t;
+}
+
+void metadata_commit_ref(struct ref_transaction *t,
+			 const struct object_id *commit)
+{
+	struct strbuf err = STRBUF_INIT;
+
+	if (ref_transaction_commit(t, &err))
 		die("cannot update %s: %s", METADATA_REF, err.buf);
 	ref_transaction_free(t);
 	strbuf_release(&err);

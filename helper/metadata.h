@@ -85,7 +85,15 @@ struct meter;
  */
 #define METADATA_PARTS 5
 int metadata_store(struct object_id *result, struct meter *meter);
-/* Point refs/cinnabar/metadata at `commit` (atomic; dies on failure). */
-void metadata_update_ref(const struct object_id *commit);
+/*
+ * Point refs/cinnabar/metadata (and refs/notes/cinnabar) at `commit`, in
+ * two steps, each dying on failure: lock both refs and write their new
+ * values (before `commit` is in git's object store), then make them the
+ * refs' values, atomically.
+ */
+struct ref_transaction;
+struct ref_transaction *metadata_prepare_ref(const struct object_id *commit);
+void metadata_commit_ref(struct ref_transaction *t,
+			 const struct object_id *commit);
 
 #endif

@@ -228,6 +228,38 @@ void store_init(void)
 }
 
 /*
+ * The pack being written is git's `pack/tmp_pack_XXXXXX` (fast-import's
+ * start_packfile); beside it, `<its name>.owner` says "cinnabar pack
+ * <pid>", so that the pack a killed helper was writing (SIGKILL, out of
+ * memory) is told from those of other git processes, and removed by the
+ * next session (remove_stale_checkpoints). Gone when the pack is finished
+ * or dropped.
+ */
+static char *pack_owner;
+static const char pack_owner_msg[] = "cinnabar pack";
+
+static void write_keep(const char *path, const char *msg);
+
+static void own_pack(void)
+{
+	struct strbuf msg = STRBUF_INIT;
+
+	pack_owner = xstrfmt("%s.owner", pack_data->pack_name);
+	strbuf_addf(&msg, "%s %"PRIuMAX"\n", pack_owner_msg,
+		    (uintmax_t)getpid());
+	write_keep(pack_owner, msg.buf);
+	strbuf_release(&msg);
+}
+
+static void disown_pack(void)
+{
+	if (!pack_owner)
+		return;
+	unlink(pack_owner);
+	FREE_AND_NULL(pack_owner);
+}
+
+/*
  * Remove the packs of the session: the one being written and the finished
  * ones. Called from signal handlers: only async-signal-safe calls.
  */
@@ -241,6 +273,8 @@ static void unlink_session_files(void)
 		return;
 	if (pack_data)
 		unlink(pack_data->pack_name);
+	if (pack_owner)
+		unlink(pack_owner);
 	for (sp = session_packs; sp; sp = sp->next)
 		for (i = 0; i < 3; i++)
 			unlink(sp->files[i]);
@@ -288,19 +322,30 @@ static void remove_stale_checkpoints(void)
 		long pid;
 		int i;
 
-		if (!ends_with(de->d_name, ".keep"))
+		int owner = ends_with(de->d_name, ".owner");
+
+		if (!owner && !ends_with(de->d_name, ".keep"))
 			continue;
 		strbuf_setlen(&dir, len);
 		strbuf_addstr(&dir, de->d_name);
 		strbuf_reset(&buf);
 		if (strbuf_read_file(&buf, dir.buf, 64) < 0 ||
-		    !skip_prefix(buf.buf, checkpoint_keep, &p) ||
+		    !skip_prefix(buf.buf, owner ? pack_owner_msg :
+				 checkpoint_keep, &p) ||
 		    *p++ != ' ')
 			continue;
 		pid = strtol(p, &end, 10);
 		if (end == p || pid <= 0 || pid == getpid() ||
 		    !kill(pid, 0) || errno != ESRCH)
 			continue;
+		if (owner) {
+			/* The tmp_pack it names, then itself. */
+			strbuf_setlen(&dir, dir.len - strlen(".owner"));
+			unlink_or_warn(dir.buf);
+			strbuf_addstr(&dir, ".owner");
+			unlink_or_warn(dir.buf);
+			continue;
+		}
 		strbuf_setlen(&dir, dir.len - strlen("keep"));
 		for (i = 0; i < 3; i++) {
 			struct strbuf path = STRBUF_INIT;
@@ -454,6 +499,7 @@ static void store_checkpoint(void)
 	unpack_limit = 0;
 	flush_pending();
 	end_packfile();
+	disown_pack();
 	unpack_limit = saved_limit;
 	if (pack_id == before)
 		return;		/* no object written */
@@ -499,6 +545,7 @@ static void ensure_pack(void)
 		if (!cleaned++)
 			remove_stale_checkpoints();
 		start_packfile();
+		own_pack();
 	}
 	if (!handlers) {
 		store_pid = getpid();
@@ -1339,6 +1386,7 @@ void store_finish(void)
 	if (pack_data && pack_size > LOOSEN_MAX_PACK_BYTES)
 		unpack_limit = 0;
 	end_packfile();
+	disown_pack();
 	unpack_limit = saved_limit;
 	if (pack_id != before)
 		list_add(&all_packs[before]->mru,
@@ -1366,6 +1414,7 @@ void store_abort(void)
 		unlink(pack_data->pack_name);
 		FREE_AND_NULL(pack_data);
 	}
+	disown_pack();
 	end_session(1);
 	/* Forget the objects of the dropped packs, and trees built on them. */
 	forget_objects();
