@@ -112,6 +112,87 @@ def _prunes(args):
     return prune
 
 
+# What `git <command>` runs an import for us.
+IMPORTING_COMMANDS = (b'fetch', b'clone')
+# git's options that take the next word as their value.
+_GIT_VALUE_OPTIONS = (b'-c', b'-C', b'--git-dir', b'--work-tree',
+                      b'--namespace', b'--config-env', b'--exec-path')
+STOP_SECONDS = 10
+
+
+def _git_command(args):
+    """The command word of a git command line (`fetch` in `git -c a=b
+    fetch x`), or None."""
+    name = os.path.basename(args[0]) if args else b''
+    if name.startswith(b'git-'):
+        return name[len(b'git-'):]
+    if name != b'git':
+        return None
+    words = iter(args[1:])
+    for word in words:
+        if word in _GIT_VALUE_OPTIONS:
+            next(words, None)
+        elif not word.startswith(b'-'):
+            return word
+    return None
+
+
+def _importing_git():
+    """The pid of the `git fetch` or `git clone` we import for (Linux's
+    /proc: git runs `git remote-hg`, which runs us), or None."""
+    pid = os.getppid()
+    for _ in range(FETCH_ANCESTORS):
+        fields = _proc_fields(pid)
+        if fields is None:
+            return None
+        parent, args = fields
+        if _git_command(args) in IMPORTING_COMMANDS:
+            return pid
+        pid = parent
+    return None
+
+
+def stop_git(remote):
+    """After a failed import, once our error is said and our cleanups ran:
+    keep git from going on as if it had succeeded, without a word of its
+    own.
+
+    git (transport-helper.c, fetch_with_import) waits for its fast-import
+    to read our stream to its end, and then reads the fetch refs of what
+    it asked for: it then goes on with what it finds there, whatever our
+    exit status (it ignores it), and dies saying it "could not read ref
+    refs/cinnabar/..." when one is missing. A fast-import whose stream
+    ends before `done` (`feature done`) or that fails another way dies
+    with a message and a crash report in .git, and git then says "error
+    while running fast-import". git reads nothing more from us after an
+    import, so it cannot be told by our silence either (as it is before
+    the import, cinnabar.remote_main). So the fetch refs stay as they
+    were (the repository as before the fetch, as after a SIGKILL), and we
+    end that git as Ctrl-C would, by SIGINT, which its handlers take as
+    an interruption (its own cleanups, a clone's directory removed, exit
+    status 130), in silence, and which shells and git's run_command (git
+    pull) do not report either. Where we find no such git among our
+    ancestors (another frontend, no /proc), the fetch refs git asked for
+    are deleted instead: git then fails reading them."""
+    if not getattr(remote, 'import_failed', False):
+        return
+    pid = _importing_git()
+    if pid is None:
+        git.delete_refs(refs.FETCH_REFS, remote._wanted_private or None)
+        return
+    import signal
+    import time
+    from cinnabar import tmpfiles
+    try:
+        os.kill(pid, signal.SIGINT)
+    except OSError:
+        return
+    # Gone before our stream ends: fast-import ends when we exit.
+    deadline = time.monotonic() + STOP_SECONDS
+    while time.monotonic() < deadline and not tmpfiles.process_gone(pid):
+        time.sleep(0.01)
+
+
 class RemoteHelper:
     """One session of the remote-helper protocol with git."""
 
@@ -138,6 +219,9 @@ class RemoteHelper:
         self._stream_bundle_pending = False
         # Whether git listed refs to fetch, and asked for no import.
         self._fetch_listed = self._imported = False
+        # Whether an import began and did not end well (see stop_git).
+        self.import_failed = False
+        self._wanted_private = []
         # What git asked for: passed on to the helper when it starts.
         self.verbosity = 1
         self.progress = None
@@ -365,21 +449,28 @@ class RemoteHelper:
                 raise Abort('unexpected %r in a batch of imports' % line)
             names.append(name)
         self._imported = True
+        self.import_failed = True
         wanted = self._resolve(names)
         listed = None
-        try:
-            # Damaged or foreign metadata is not written to (fsck,
-            # upgrade). The snapshot (for rollback) has the refs as they
-            # are, scratch refs included (the same refs: it lists them).
-            if self._git_dir is not None:
-                listed = snapshots.save(self._git_dir,
-                                        metadata.check_usable())
-        finally:
-            # Even when that failed: git reads these refs once our stream
-            # ends, and must find none after a failure (see _write_resets).
-            git.delete_refs(refs.FETCH_REFS, listed)
+        # Damaged or foreign metadata is not written to (fsck, upgrade).
+        # The snapshot (for rollback) has the refs as they are, fetch refs
+        # included. Those stay as they are until the import succeeded:
+        # killed before, the fetch leaves them as it found them.
+        if self._git_dir is not None:
+            listed = snapshots.save(self._git_dir, metadata.check_usable())
         self._fetch(list(wanted.values()))
+        # The fetch refs git did not ask for go (a branch gone on the
+        # server); git reads the others once our stream ends.
+        private = {PRIVATE_PREFIX + name for name in wanted}
+        self._wanted_private = sorted(private)
+        if listed is None:
+            listed = git.run(['for-each-ref', '--format=%(refname)']
+                             + list(refs.FETCH_REFS)).stdout.decode(
+                                 'utf-8', 'surrogateescape').splitlines()
+        git.delete_refs(refs.FETCH_REFS,
+                        [name for name in listed if name not in private])
         self._write_resets(wanted)
+        self.import_failed = False
         self._recommend_prune()
 
     def _recommend_prune(self):
@@ -574,13 +665,8 @@ class RemoteHelper:
                 raise Abort('the server did not send changeset %s' % hg_id)
             lines += ['reset %s%s' % (PRIVATE_PREFIX, name),
                       'from %s' % git_id, '']
-        # Nothing is written before the fetch succeeded: on a failure,
-        # fast-import sees an empty stream and ends without error, and git
-        # finds no ref to update: it fails too, saying after our error
-        # that it "could not read ref refs/cinnabar/...". That line cannot
-        # be avoided: an import helper has no other way to tell git that
-        # the import failed (git's transport-helper.c, fetch_with_import).
-        # Declaring `feature done` first would be worse: fast-import
-        # would die of the missing `done` with two more lines and leave
-        # a crash report in .git.
-        self._write('feature done', *lines, 'done')
+        # Nothing is written before the fetch succeeded (a failure ends
+        # the session: see stop_git). `feature force`: a fetch ref moves
+        # where the server's branch went, a descendant or not of where it
+        # was (fast-import refuses a non-fast-forward otherwise).
+        self._write('feature done', 'feature force', *lines, 'done')
