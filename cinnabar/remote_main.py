@@ -19,8 +19,7 @@ load none of those.
 import sys
 
 from cinnabar import git, repolock, tmpfiles
-from cinnabar.errors import (Abort, FATAL_STATUS, report_abort, report_bug,
-                             run_guarded)
+from cinnabar.errors import Abort, report_failure, run_guarded
 from cinnabar import helper
 from cinnabar.hg.url import strip_prefix, url_scheme
 from cinnabar.resources import Resources
@@ -81,12 +80,7 @@ def session(argv):
             except Exception as error:
                 failed = error
     # The session's resources (the helper, the lock) are released.
-    if isinstance(failed, Abort):
-        report_abort(failed)
-        status = failed.status
-    else:
-        report_bug(failed)
-        status = FATAL_STATUS
+    status = report_failure(failed)
     if remote is None:
         _end_without_answering(sys.stdin.buffer, sys.stdout.buffer)
     else:
