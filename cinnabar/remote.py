@@ -117,7 +117,8 @@ IMPORTING_COMMANDS = (b'fetch', b'clone')
 # git's options that take the next word as their value.
 _GIT_VALUE_OPTIONS = (b'-c', b'-C', b'--git-dir', b'--work-tree',
                       b'--namespace', b'--config-env', b'--exec-path')
-STOP_SECONDS = 10
+# Time a git interrupted takes to end (its cleanups: a clone's removal).
+STOP_SECONDS = 3
 
 
 def _git_command(args):
@@ -172,25 +173,35 @@ def stop_git(remote):
     an interruption (its own cleanups, a clone's directory removed, exit
     status 130), in silence, and which shells and git's run_command (git
     pull) do not report either. Where we find no such git among our
-    ancestors (another frontend, no /proc), the fetch refs git asked for
-    are deleted instead: git then fails reading them."""
+    ancestors (another frontend, no /proc), or when it outlives the
+    signal (its handlers end it by the signal again, with the disposition
+    it inherited: a git started in the background by a shell script
+    ignores SIGINT), the fetch refs git asked for are deleted instead: git
+    then fails reading them."""
     if not getattr(remote, 'import_failed', False):
         return
     pid = _importing_git()
-    if pid is None:
+    if pid is None or not _interrupt(pid):
         git.delete_refs(refs.FETCH_REFS, remote._wanted_private or None)
-        return
+
+
+def _interrupt(pid):
+    """SIGINT to `pid`; whether it is gone within STOP_SECONDS (it waits
+    for its fast-import, which waits for our stream to end: it cannot
+    have read the fetch refs yet)."""
     import signal
     import time
     from cinnabar import tmpfiles
     try:
         os.kill(pid, signal.SIGINT)
     except OSError:
-        return
-    # Gone before our stream ends: fast-import ends when we exit.
+        return False
     deadline = time.monotonic() + STOP_SECONDS
-    while time.monotonic() < deadline and not tmpfiles.process_gone(pid):
+    while time.monotonic() < deadline:
+        if tmpfiles.process_gone(pid):
+            return True
         time.sleep(0.01)
+    return False
 
 
 class RemoteHelper:
@@ -458,7 +469,7 @@ class RemoteHelper:
         # killed before, the fetch leaves them as it found them.
         if self._git_dir is not None:
             listed = snapshots.save(self._git_dir, metadata.check_usable())
-        self._fetch(list(wanted.values()))
+        resets = self._fetch(wanted)
         # The fetch refs git did not ask for go (a branch gone on the
         # server); git reads the others once our stream ends.
         private = {PRIVATE_PREFIX + name for name in wanted}
@@ -469,7 +480,7 @@ class RemoteHelper:
                                  'utf-8', 'surrogateescape').splitlines()
         git.delete_refs(refs.FETCH_REFS,
                         [name for name in listed if name not in private])
-        self._write_resets(wanted)
+        self._write(*resets)
         self.import_failed = False
         self._recommend_prune()
 
@@ -506,8 +517,12 @@ class RemoteHelper:
             wanted[name] = known[target]
         return wanted
 
-    def _fetch(self, hg_ids):
+    def _fetch(self, wanted):
+        """Fetch what `wanted` ({ref name: HgId}) needs; the lines of the
+        stream for git, made before the metadata is committed (`finish`):
+        what fails after it leaves the metadata updated, the refs not."""
         from cinnabar import discovery, graft, tags
+        hg_ids = list(wanted.values())
         tags_before = tags.before_import(self.helper())
         seed, grafting = self._seed_and_graft()
         helper = self.helper()
@@ -516,6 +531,7 @@ class RemoteHelper:
             self.peer().getbundle(helper, plan.heads, plan.common)
         if grafting:
             graft.check(helper, self._say)
+        resets = self._resets(wanted)
         if plan is not None or seed is not None or (
                 self._stream_bundle_pending):
             helper.finish()
@@ -523,6 +539,7 @@ class RemoteHelper:
                 self._say('\n' + tags.UPDATE_HINT)
         if seed is not None:
             seed.discard()
+        return resets
 
     def _seed_and_graft(self):
         """(seed, grafting): seed an empty metadata (cinnabarclone, else
@@ -657,7 +674,8 @@ class RemoteHelper:
                           ' '.join(error.split())))
                       for dst, error in results], '')
 
-    def _write_resets(self, wanted):
+    def _resets(self, wanted):
+        """The fast-import stream setting the fetch refs of `wanted`."""
         git_ids = self.helper().hg2git_many(list(wanted.values()))
         lines = []
         for (name, hg_id), git_id in zip(wanted.items(), git_ids):
@@ -669,4 +687,4 @@ class RemoteHelper:
         # the session: see stop_git). `feature force`: a fetch ref moves
         # where the server's branch went, a descendant or not of where it
         # was (fast-import refuses a non-fast-forward otherwise).
-        self._write('feature done', 'feature force', *lines, 'done')
+        return ['feature done', 'feature force', *lines, 'done']
