@@ -18,13 +18,15 @@ git talks to us on standard input and output, one command a line
 `import <ref>`
     A batch of such lines ends with an empty line. We fetch what is
     missing, make it visible (helper `finish`), then write a fast-import
-    stream for git: `feature done`, `reset refs/cinnabar/<ref>` and
-    `from <git id>` for each ref, `done`. Nothing is written when the
-    fetch fails. Into empty metadata, the metadata cinnabarclone points
-    to is installed first (cinnabar.cinnabarclone; a step of its own: it
-    stays if the rest of the fetch fails), or else the clone bundle the
-    server advertises, if any, is imported first (`cinnabar.clonebundles`),
-    in the same transaction.
+    stream for git: `feature done`, `feature force`, `reset
+    refs/cinnabar/<ref>` and `from <git id>` for each ref, `done`.
+    Nothing is written when the fetch fails, and the fetch refs stay as
+    they were: git is stopped before it reads them (see `stop_git`).
+    Into empty metadata, the metadata cinnabarclone points to is
+    installed first (cinnabar.cinnabarclone; a step of its own: it stays
+    if the rest of the fetch fails), or else the clone bundle the server
+    advertises, if any, is imported first (`cinnabar.clonebundles`), in
+    the same transaction.
 
 `push [+]<src>:<dst>`
     A batch of such lines (options may come among them, unanswered)

@@ -479,6 +479,8 @@ def test_stalled_answer_gives_up_at_low_speed_limit(upstream, hostile,
 
 LOW_SPEED_MESSAGE = ('the server sent less than 1000 bytes/s for 2 s '
                      '(http.lowSpeedLimit/http.lowSpeedTime)')
+
+
 @pytest.fixture
 def behind(hg, hg_serve, hostile, tmp_path):
     """A clone (tmp_path/work), through a hostile server, of an hg

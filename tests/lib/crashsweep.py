@@ -24,7 +24,9 @@ by the checks (`check_point`):
 - after EIO or ENOSPC: a non-zero exit says so in exactly one `fatal:` or
   `error:` line, without a traceback, and every ref is as it was before
   (or, the fault absorbed, the run succeeded and left what an unfaulted
-  run leaves).
+  run leaves); a fault past the commit point (the metadata moved where
+  the unfaulted run puts it, nothing else) is reported as `committed`,
+  apart, as git's own leftovers are (`BENIGN`).
 
 A scenario (`Scenario`) makes the starting state once (`setup`), a fresh
 copy of it for each run (`prepare`, a `Case`), and tells what a case's
@@ -42,7 +44,7 @@ from pathlib import Path
 from . import hgcraft
 from .git import git, hg_url, refs
 from .hg import HgServer
-from .proc import run
+from .proc import Result, run
 
 # The write-like system calls: what changes files (and writes to pipes:
 # strace cannot tell them apart). open(O_CREAT) is left out: strace
@@ -52,11 +54,14 @@ WRITE_SYSCALLS = ('write', 'pwrite64', 'writev', 'rename', 'renameat',
                   'ftruncate', 'creat')
 FAULTS = ('KILL', 'EIO', 'ENOSPC')
 RUN_TIMEOUT = 120
+# A faulted run still going after this long hangs (an unfaulted one takes
+# a few seconds).
+HANG_SECONDS = 60
 # A lock the follow-up waits for means a lock left blocking: it gives up
 # after this many seconds (cinnabar.repolock) and says so.
 LOCK_TIMEOUT = '5'
 _STRACE_LINE = re.compile(r'^(\d+)\s+([a-z0-9_]+)\(')
-_SAID = re.compile(r'^(fatal|error): ', re.M)
+_SAID_LINE = re.compile(r'^(?:fatal|error): .*$', re.M)
 # What git itself leaves when one of its processes dies: its temporary
 # packs and indexes, the ref and index locks it holds while writing, the
 # objects of an unfinished quarantine, fast-import's crash reports.
@@ -130,7 +135,7 @@ def _compared(rel):
     if parts[:2] == ['cinnabar', 'fetch-refs']:
         return False
     if parts[0] == 'refs' or rel in ('packed-refs', 'FETCH_HEAD',
-                                      'ORIG_HEAD'):
+                                     'ORIG_HEAD'):
         return False
     return True
 
@@ -206,6 +211,11 @@ class Scenario:
 
     def setup(self, directory, env):
         raise NotImplementedError
+
+    def git_line(self, line):
+        """Whether an error line is one git adds to every failure of the
+        command (not counted in the one line a failure must say)."""
+        return False
 
     def prepare(self, directory):
         raise NotImplementedError
@@ -338,6 +348,9 @@ class PushScenario(Scenario):
         case.resources.append(server.stop)
         return case
 
+    def git_line(self, line):
+        return line.startswith('error: failed to push some refs to ')
+
     def outcome(self, case):
         log = self.hg('-R', case.server_repo, 'log', '-T', '{node}\n').out
         heads = self.hg('-R', case.server_repo, 'heads', '-T',
@@ -413,8 +426,15 @@ class Sweep:
     def _check(self, case, fault, point):
         problems = []
         before = case.state()
-        result = case.run(strace_argv(case.argv, self.syscalls, os.devnull,
-                                      fault, point))
+        try:
+            result = case.run(strace_argv(case.argv, self.syscalls,
+                                          os.devnull, fault, point),
+                              timeout=HANG_SECONDS)
+        except AssertionError as timed_out:
+            # lib.proc killed the whole group: the rest is checked all
+            # the same.
+            problems.append(('hang', str(timed_out)[-800:]))
+            result = Result(case.argv, None, b'', b'')
         err = result.err
         if 'Traceback' in err:
             problems.append(('traceback', err[-800:]))
@@ -422,13 +442,16 @@ class Sweep:
         changed = _ref_changes(before, self.after, now)
         if changed:
             problems.append(('refs', changed))
-        if fault != 'KILL':
+        if fault != 'KILL' and result.returncode is not None:
             if result.returncode != 0:
-                said = _SAID.findall(err)
+                said = [line for line in _SAID_LINE.findall(err)
+                        if not self.scenario.git_line(line)]
                 if len(said) != 1:
                     problems.append(('message', err.strip()[-800:]))
                 if now != before:
-                    problems.append(('not as before', _diff(before, now)))
+                    problems.append((_not_as_before(before, self.after,
+                                                    now),
+                                     _diff(before, now)))
             elif now != self.after:
                 problems.append(('succeeded, not as unfaulted',
                                  _diff(self.after, now)))
@@ -479,6 +502,22 @@ def _ref_changes(before, after, now):
     return changed
 
 
+# What the helper's `finish` commits, before the refs git then updates.
+METADATA_REFS = ('refs/cinnabar/metadata', 'refs/notes/cinnabar')
+
+
+def _not_as_before(before, after, now):
+    """The kind of a failed run's change: `committed` when only the
+    metadata moved, to where the unfaulted run puts it (the fault hit
+    past the commit point: the next run only updates the refs)."""
+    changed = {k for k in set(before) | set(now)
+               if before.get(k) != now.get(k)}
+    if changed <= set(METADATA_REFS) and all(
+            now.get(k) == after.get(k) for k in changed):
+        return 'committed'
+    return 'not as before'
+
+
 def _diff(expected, got):
     if isinstance(expected, dict) and isinstance(got, dict):
         return {k: (expected.get(k), got.get(k))
@@ -487,8 +526,9 @@ def _diff(expected, got):
     return (expected, got)
 
 
-# Problems git's own leftovers are not: they are reported, apart.
-BENIGN = ('git leftover',)
+# Not inconsistencies, reported apart: git's own leftovers, and a failure
+# past the commit point (the metadata updated, the refs not yet).
+BENIGN = ('git leftover', 'committed')
 
 
 def inconsistent(point):
@@ -547,6 +587,7 @@ def main(argv=None):
                         help='every point, not only the inconsistent ones')
     parser.add_argument('--keep', help='work in this directory, kept')
     args = parser.parse_args(argv)
+    test_env.interruptible()
     if not strace_works():
         sys.exit('crashsweep: strace is missing or cannot trace here')
     work = Path(args.keep or tempfile.mkdtemp(prefix='crashsweep-'))
@@ -571,10 +612,9 @@ def main(argv=None):
                                      report)
             for fault, (bad, total, kinds) in summary(points).items():
                 failed |= bad > 0
-                print('%s %s: %d inconsistent / %d (%s)' % (
-                    name, fault, bad, total, ', '.join(
-                        '%s %d' % kv for kv in sorted(kinds.items()))),
-                    flush=True)
+                kinds = ', '.join('%s %d' % kv for kv in sorted(kinds.items()))
+                print('%s %s: %d inconsistent / %d (%s)'
+                      % (name, fault, bad, total, kinds), flush=True)
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
