@@ -10,11 +10,12 @@ import time
 
 import pytest
 
-from lib import hgcraft
+from lib import crashsweep, hgcraft
 from lib.checks import (assert_expected_ids, assert_failed_for_people,
                         assert_no_traceback, error_lines)
 from lib.corpus import NGINX
 from lib.git import Metadata, clone, fetch, git, hg_url, init, refs
+from lib.proc import run
 from lib.push import hg_commit, make_hg_repo
 
 PHASES = ('changesets', 'manifests', 'files', 'finish')
@@ -174,6 +175,29 @@ def test_killed_fetch_packs_removed_by_next_fetch(hg_repos, hg_serve, corpus,
     assert_same_as_unbroken_fetch(repo, url, corpus, tmp_path)
     names = {p.name for p in pack_dir(repo).iterdir()}
     assert not [n for n in names if n.rsplit('.', 1)[0] in stems]
+
+
+@pytest.mark.skipif(not crashsweep.strace_works(),
+                    reason='strace is missing or cannot trace here')
+def test_killed_before_metadata_update_packs_unkept_by_next_fetch(
+        hg_repos, hg_serve, corpus, tmp_path):
+    """Killed (strace's fault injection) as it locks refs/cinnabar/metadata
+    to move it, the packs made final: their .keep files name the dead
+    helper, and the next fetch removes them (kept, they would stay for
+    ever, and git's gc would never remove what no ref reaches)."""
+    url = hg_url(hg_serve(hg_repos.get(MEDIUM)).url)
+    repo = init(tmp_path / 'killed')
+    lock = repo / '.git' / 'refs' / 'cinnabar' / 'metadata.lock'
+    result = run(['strace', '-f', '-qq', '-o', os.devnull, '-P', lock,
+                  '-e', 'trace=openat', '-e', 'inject=openat:signal=KILL',
+                  'git', 'fetch', url, REFSPEC], cwd=repo, check=False,
+                 timeout=TIMEOUT)
+    assert result.returncode != 0, result.describe()
+    assert refs(repo) == {}
+    assert list(pack_dir(repo).glob('*.keep')), 'no pack kept: test is moot'
+    assert_no_traceback(fetch(repo, url, REFSPEC, timeout=TIMEOUT))
+    assert not list(pack_dir(repo).glob('*.keep'))
+    assert_expected_ids(repo, corpus.expected(MEDIUM))
 
 
 def crafted_bundle(path, damaged):
