@@ -66,20 +66,21 @@ def session(argv):
                     hint='git-remote-hg is run by git for hg:: URLs')
     url = strip_prefix(argv[-1])
     remote = None
-    with Resources() as resources:
-        try:
-            remote = _remote_helper(argv, url, resources)
-        except Abort as error:
-            failed = error
-        else:
+    try:
+        with Resources() as resources:
             try:
+                remote = _remote_helper(argv, url, resources)
+            except Abort as error:
+                failed = error
+            else:
                 remote.run()
                 return 0
-            except BrokenPipeError:
-                raise   # nobody to tell (cinnabar.errors)
-            except Exception as error:
-                failed = error
-    # The session's resources (the helper, the lock) are released.
+    except BrokenPipeError:
+        raise   # nobody to tell (cinnabar.errors)
+    except Exception as error:
+        # Raised through the session's resources, which clean up after
+        # a failure (cinnabar.tmpfiles): the helper, the lock are gone.
+        failed = error
     status = report_failure(failed)
     if remote is None:
         _end_without_answering(sys.stdin.buffer, sys.stdout.buffer)
