@@ -62,6 +62,7 @@ HANG_SECONDS = 60
 LOCK_TIMEOUT = '5'
 _STRACE_LINE = re.compile(r'^(\d+)\s+([a-z0-9_]+)\(')
 _SAID_LINE = re.compile(r'^(?:fatal|error): .*$', re.M)
+_REJECTED = re.compile(r'^ ! \[remote rejected\] .*$', re.M)
 # What git itself leaves when one of its processes dies: its temporary
 # packs and indexes, the ref and index locks it holds while writing, the
 # objects of an unfinished quarantine, fast-import's crash reports.
@@ -212,10 +213,10 @@ class Scenario:
     def setup(self, directory, env):
         raise NotImplementedError
 
-    def git_line(self, line):
-        """Whether an error line is one git adds to every failure of the
-        command (not counted in the one line a failure must say)."""
-        return False
+    def error_lines(self, err):
+        """The lines of stderr that say why the command failed (a failure
+        must say it in exactly one)."""
+        return _SAID_LINE.findall(err)
 
     def prepare(self, directory):
         raise NotImplementedError
@@ -348,8 +349,12 @@ class PushScenario(Scenario):
         case.resources.append(server.stop)
         return case
 
-    def git_line(self, line):
-        return line.startswith('error: failed to push some refs to ')
+    def error_lines(self, err):
+        """git says a helper's refusal of a ref in its own summary (`!
+        [remote rejected] <ref> (<why>)`), and ends every failed push
+        with `error: failed to push some refs`, which says no why."""
+        return [line for line in _SAID_LINE.findall(err) + _REJECTED.findall(
+            err) if not line.startswith('error: failed to push some refs ')]
 
     def outcome(self, case):
         log = self.hg('-R', case.server_repo, 'log', '-T', '{node}\n').out
@@ -444,8 +449,7 @@ class Sweep:
             problems.append(('refs', changed))
         if fault != 'KILL' and result.returncode is not None:
             if result.returncode != 0:
-                said = [line for line in _SAID_LINE.findall(err)
-                        if not self.scenario.git_line(line)]
+                said = self.scenario.error_lines(err)
                 if len(said) != 1:
                     problems.append(('message', err.strip()[-800:]))
                 if now != before:
