@@ -1,9 +1,9 @@
 """Checks around hostile input: whatever the input, the helper fails with
 a message, never a signal, and leaves no temporary pack behind."""
 
-import signal
 from pathlib import Path
 
+from .checks import stopped_after_import
 from .git import git
 
 SIGNAL_WORDS = ('Aborted', 'Segmentation', 'killed by signal', 'BUG:',
@@ -25,9 +25,8 @@ def assert_no_signal_death(result):
     clone` whose import failed is ended by SIGINT, after our one fatal
     line, by git-remote-hg itself (cinnabar.remote, stop_git): that one
     signal is an exit of its own."""
-    stopped = result.returncode == -signal.SIGINT and \
-        result.err.startswith('fatal: ') and result.err.count('\n') == 1
-    assert result.returncode >= 0 or stopped, result.describe()
+    assert result.returncode >= 0 or stopped_after_import(result), \
+        result.describe()
     for word in SIGNAL_WORDS:
         assert word not in result.err, result.describe()
 
