@@ -144,7 +144,7 @@ LAUNCHERS = git-remote-hg git-cinnabar
 .PHONY: all bytecode deps helper check-deps git-source venv test test-hg63 lint demo manpages \
 	user-git test-user-git print-user-git-versions \
 	hg-matrix hg-matrix-test hg-matrix-ci hg-matrix-test-ci heptapod-venv \
-	install uninstall clean distclean asan fuzz fuzz-short fuzz-push
+	install uninstall clean distclean asan fuzz fuzz-short fuzz-push crash-sweep
 .DELETE_ON_ERROR:
 
 all: helper bytecode
@@ -429,6 +429,22 @@ mutate-auto: $(MUTMUT_VENV)/bin/mutmut
 	cd $(MUTMUT_TREE) && '$(CURDIR)/$(MUTMUT_VENV)/bin/mutmut' results --all true \
 		>results.txt; grep -c ': killed' results.txt | sed 's/$$/ killed/'; \
 		grep -v ': killed' results.txt; echo "all: $(MUTMUT_TREE)/results.txt"
+
+# crash-sweep: each scenario of tests/lib/crashsweep.py (a fetch, a push) killed,
+# or its writes failed with EIO and ENOSPC, at every one of its write-like system
+# calls in turn (strace fault injection), each point checked (fsck, refs, a second
+# run, leftovers, one error line); not part of `make test` (hours for all points).
+# SWEEP_COUNT=<n> runs n points per fault spread over the run, SWEEP_SCENARIO=fetch
+# or push one scenario, SWEEP_FAULTS=KILL,EIO some faults; fails when a point is
+# inconsistent.
+SWEEP_COUNT =
+SWEEP_SCENARIO =
+SWEEP_FAULTS = KILL,EIO,ENOSPC
+crash-sweep: helper venv
+	cd tests && PATH='$(CURDIR)':"$$PATH" CINNABAR_TEST_HG='$(TEST_HG)' \
+		'$(CURDIR)/$(VENV)/bin/python' -m lib.crashsweep --faults $(SWEEP_FAULTS) \
+		$(if $(SWEEP_COUNT),--count $(SWEEP_COUNT)) \
+		$(if $(SWEEP_SCENARIO),--scenario $(SWEEP_SCENARIO))
 
 venv: $(VENV_STAMP) $(EVOLVE_HG63)/.version $(EVOLVE_NOTNS)/.version
 

@@ -5,7 +5,10 @@ An expected failure raises `Abort(message, hint)`: it is printed as one
 command exits with status 128, as git's `die()` does (or the Abort's
 `status`). A command line that makes no sense raises `UsageError(message,
 usage)`: the same lines, the usage as the hint, and status 129, as git's
-`usage_with_options()`. Anything else is a bug: `run_guarded` prints one
+`usage_with_options()`. A system error the machine, not the program, is
+to blame for (a disk full or failing, a read-only file system:
+`DEVICE_ERRNOS`) is said in one `fatal:` line too (`device_abort`).
+Anything else is a bug: `run_guarded` prints one
 line naming it and says how to see the traceback
 (GIT_CINNABAR_TRACEBACK=1), or prints the traceback when asked to;
 status 128 too. Ctrl-C (and SIGTERM, SIGHUP) ends it quietly, by the
@@ -36,6 +39,31 @@ class Abort(Exception):
         self.hint = hint
         if status is not None:
             self.status = status
+
+
+# The errors of a write the device refused: said as they are, not as bugs.
+DEVICE_ERRNOS = frozenset((errno.EIO, errno.ENOSPC, errno.EDQUOT,
+                           errno.EROFS, errno.EFBIG))
+
+
+def device_abort(error):
+    """The Abort saying an OSError of DEVICE_ERRNOS, or None."""
+    if not isinstance(error, OSError) or error.errno not in DEVICE_ERRNOS:
+        return None
+    where = ' (%s)' % error.filename if error.filename else ''
+    return Abort('cannot write%s: %s' % (where, os.strerror(error.errno)))
+
+
+def report_failure(error):
+    """Say `error` (an Abort, a device error or a bug); its exit
+    status."""
+    if not isinstance(error, Abort):
+        error = device_abort(error) or error
+    if isinstance(error, Abort):
+        report_abort(error)
+        return error.status
+    report_bug(error)
+    return FATAL_STATUS
 
 
 class UsageError(Abort):
@@ -76,7 +104,10 @@ class SettingError(Abort):
 
 def _say(line):
     from cinnabar.redact import say
-    say(line)
+    try:
+        say(line)
+    except OSError:
+        pass    # stderr itself fails: there is nobody to tell
 
 
 def report_abort(error):
@@ -207,5 +238,4 @@ def _run(main, argv):
             _say('fatal: %s' % describe_os_error(error))
         return FATAL_STATUS, None
     except Exception as error:
-        report_bug(error)
-        return FATAL_STATUS, None
+        return report_failure(error), None

@@ -55,7 +55,8 @@ from cinnabar.record import record
 from cinnabar.refname import refname_problem, shown
 
 # The refs the remote helper writes what it imports under, for git to read
-# once its stream ends: cleared before each import, saved with the metadata
+# once its stream ends: replaced by each import that succeeds (the others
+# deleted then), as they were after one that fails, saved with the metadata
 # for rollback (cinnabar.snapshots), cleared by reclone.
 FETCH_REFS = ('refs/cinnabar/refs/', 'refs/cinnabar/hg/',
               'refs/cinnabar/HEAD')

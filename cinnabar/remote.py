@@ -18,13 +18,15 @@ git talks to us on standard input and output, one command a line
 `import <ref>`
     A batch of such lines ends with an empty line. We fetch what is
     missing, make it visible (helper `finish`), then write a fast-import
-    stream for git: `feature done`, `reset refs/cinnabar/<ref>` and
-    `from <git id>` for each ref, `done`. Nothing is written when the
-    fetch fails. Into empty metadata, the metadata cinnabarclone points
-    to is installed first (cinnabar.cinnabarclone; a step of its own: it
-    stays if the rest of the fetch fails), or else the clone bundle the
-    server advertises, if any, is imported first (`cinnabar.clonebundles`),
-    in the same transaction.
+    stream for git: `feature done`, `feature force`, `reset
+    refs/cinnabar/<ref>` and `from <git id>` for each ref, `done`.
+    Nothing is written when the fetch fails, and the fetch refs stay as
+    they were: git is stopped before it reads them (see `stop_git`).
+    Into empty metadata, the metadata cinnabarclone points to is
+    installed first (cinnabar.cinnabarclone; a step of its own: it stays
+    if the rest of the fetch fails), or else the clone bundle the server
+    advertises, if any, is imported first (`cinnabar.clonebundles`), in
+    the same transaction.
 
 `push [+]<src>:<dst>`
     A batch of such lines (options may come among them, unanswered)
@@ -112,6 +114,98 @@ def _prunes(args):
     return prune
 
 
+# What `git <command>` runs an import for us.
+IMPORTING_COMMANDS = (b'fetch', b'clone')
+# git's options that take the next word as their value.
+_GIT_VALUE_OPTIONS = (b'-c', b'-C', b'--git-dir', b'--work-tree',
+                      b'--namespace', b'--config-env', b'--exec-path')
+# Time a git interrupted takes to end (its cleanups: a clone's removal).
+STOP_SECONDS = 3
+
+
+def _git_command(args):
+    """The command word of a git command line (`fetch` in `git -c a=b
+    fetch x`), or None."""
+    name = os.path.basename(args[0]) if args else b''
+    if name.startswith(b'git-'):
+        return name[len(b'git-'):]
+    if name != b'git':
+        return None
+    words = iter(args[1:])
+    for word in words:
+        if word in _GIT_VALUE_OPTIONS:
+            next(words, None)
+        elif not word.startswith(b'-'):
+            return word
+    return None
+
+
+def _importing_git():
+    """The pid of the `git fetch` or `git clone` we import for (Linux's
+    /proc: git runs `git remote-hg`, which runs us), or None."""
+    pid = os.getppid()
+    for _ in range(FETCH_ANCESTORS):
+        fields = _proc_fields(pid)
+        if fields is None:
+            return None
+        parent, args = fields
+        if _git_command(args) in IMPORTING_COMMANDS:
+            return pid
+        pid = parent
+    return None
+
+
+def stop_git(remote):
+    """After a failed import, once our error is said and our cleanups ran:
+    keep git from going on as if it had succeeded, without a word of its
+    own.
+
+    git (transport-helper.c, fetch_with_import) waits for its fast-import
+    to read our stream to its end, and then reads the fetch refs of what
+    it asked for: it then goes on with what it finds there, whatever our
+    exit status (it ignores it), and dies saying it "could not read ref
+    refs/cinnabar/..." when one is missing. A fast-import whose stream
+    ends before `done` (`feature done`) or that fails another way dies
+    with a message and a crash report in .git, and git then says "error
+    while running fast-import". git reads nothing more from us after an
+    import, so it cannot be told by our silence either (as it is before
+    the import, cinnabar.remote_main). So the fetch refs stay as they
+    were (the repository as before the fetch, as after a SIGKILL), and we
+    end that git as Ctrl-C would, by SIGINT, which its handlers take as
+    an interruption (its own cleanups, a clone's directory removed, exit
+    status 130), in silence, and which shells and git's run_command (git
+    pull) do not report either. Where we find no such git among our
+    ancestors (another frontend, no /proc), or when it outlives the
+    signal (its handlers end it by the signal again, with the disposition
+    it inherited: a git started in the background by a shell script
+    ignores SIGINT), the fetch refs git asked for are deleted instead: git
+    then fails reading them."""
+    if not getattr(remote, 'import_failed', False):
+        return
+    pid = _importing_git()
+    if pid is None or not _interrupt(pid):
+        git.delete_refs(refs.FETCH_REFS, remote._wanted_private or None)
+
+
+def _interrupt(pid):
+    """SIGINT to `pid`; whether it is gone within STOP_SECONDS (it waits
+    for its fast-import, which waits for our stream to end: it cannot
+    have read the fetch refs yet)."""
+    import signal
+    import time
+    from cinnabar import tmpfiles
+    try:
+        os.kill(pid, signal.SIGINT)
+    except OSError:
+        return False
+    deadline = time.monotonic() + STOP_SECONDS
+    while time.monotonic() < deadline:
+        if tmpfiles.process_gone(pid):
+            return True
+        time.sleep(0.01)
+    return False
+
+
 class RemoteHelper:
     """One session of the remote-helper protocol with git."""
 
@@ -138,6 +232,9 @@ class RemoteHelper:
         self._stream_bundle_pending = False
         # Whether git listed refs to fetch, and asked for no import.
         self._fetch_listed = self._imported = False
+        # Whether an import began and did not end well (see stop_git).
+        self.import_failed = False
+        self._wanted_private = []
         # What git asked for: passed on to the helper when it starts.
         self.verbosity = 1
         self.progress = None
@@ -366,21 +463,28 @@ class RemoteHelper:
                 raise Abort('unexpected %r in a batch of imports' % line)
             names.append(name)
         self._imported = True
+        self.import_failed = True
         wanted = self._resolve(names)
         listed = None
-        try:
-            # Damaged or foreign metadata is not written to (fsck,
-            # upgrade). The snapshot (for rollback) has the refs as they
-            # are, scratch refs included (the same refs: it lists them).
-            if self._git_dir is not None:
-                listed = snapshots.save(self._git_dir,
-                                        metadata.check_usable())
-        finally:
-            # Even when that failed: git reads these refs once our stream
-            # ends, and must find none after a failure (see _write_resets).
-            git.delete_refs(refs.FETCH_REFS, listed)
-        self._fetch(list(wanted.values()))
-        self._write_resets(wanted)
+        # Damaged or foreign metadata is not written to (fsck, upgrade).
+        # The snapshot (for rollback) has the refs as they are, fetch refs
+        # included. Those stay as they are until the import succeeded:
+        # killed before, the fetch leaves them as it found them.
+        if self._git_dir is not None:
+            listed = snapshots.save(self._git_dir, metadata.check_usable())
+        resets = self._fetch(wanted)
+        # The fetch refs git did not ask for go (a branch gone on the
+        # server); git reads the others once our stream ends.
+        private = {PRIVATE_PREFIX + name for name in wanted}
+        self._wanted_private = sorted(private)
+        if listed is None:
+            listed = git.run(['for-each-ref', '--format=%(refname)']
+                             + list(refs.FETCH_REFS)).stdout.decode(
+                                 'utf-8', 'surrogateescape').splitlines()
+        git.delete_refs(refs.FETCH_REFS,
+                        [name for name in listed if name not in private])
+        self._write(*resets)
+        self.import_failed = False
         self._recommend_prune()
 
     def _recommend_prune(self):
@@ -416,8 +520,12 @@ class RemoteHelper:
             wanted[name] = known[target]
         return wanted
 
-    def _fetch(self, hg_ids):
+    def _fetch(self, wanted):
+        """Fetch what `wanted` ({ref name: HgId}) needs; the lines of the
+        stream for git, made before the metadata is committed (`finish`):
+        what fails after it leaves the metadata updated, the refs not."""
         from cinnabar import discovery, graft, tags
+        hg_ids = list(wanted.values())
         tags_before = tags.before_import(self.helper())
         seed, grafting = self._seed_and_graft()
         helper = self.helper()
@@ -426,6 +534,7 @@ class RemoteHelper:
             self.peer().getbundle(helper, plan.heads, plan.common)
         if grafting:
             graft.check(helper, self._say)
+        resets = self._resets(wanted)
         if plan is not None or seed is not None or (
                 self._stream_bundle_pending):
             helper.finish()
@@ -433,6 +542,7 @@ class RemoteHelper:
                 self._say('\n' + tags.UPDATE_HINT)
         if seed is not None:
             seed.discard()
+        return resets
 
     def _seed_and_graft(self):
         """(seed, grafting): seed an empty metadata (cinnabarclone, else
@@ -567,7 +677,8 @@ class RemoteHelper:
                           ' '.join(error.split())))
                       for dst, error in results], '')
 
-    def _write_resets(self, wanted):
+    def _resets(self, wanted):
+        """The fast-import stream setting the fetch refs of `wanted`."""
         git_ids = self.helper().hg2git_many(list(wanted.values()))
         lines = []
         for (name, hg_id), git_id in zip(wanted.items(), git_ids):
@@ -575,13 +686,8 @@ class RemoteHelper:
                 raise Abort('the server did not send changeset %s' % hg_id)
             lines += ['reset %s%s' % (PRIVATE_PREFIX, name),
                       'from %s' % git_id, '']
-        # Nothing is written before the fetch succeeded: on a failure,
-        # fast-import sees an empty stream and ends without error, and git
-        # finds no ref to update: it fails too, saying after our error
-        # that it "could not read ref refs/cinnabar/...". That line cannot
-        # be avoided: an import helper has no other way to tell git that
-        # the import failed (git's transport-helper.c, fetch_with_import).
-        # Declaring `feature done` first would be worse: fast-import
-        # would die of the missing `done` with two more lines and leave
-        # a crash report in .git.
-        self._write('feature done', *lines, 'done')
+        # Nothing is written before the fetch succeeded (a failure ends
+        # the session: see stop_git). `feature force`: a fetch ref moves
+        # where the server's branch went, a descendant or not of where it
+        # was (fast-import refuses a non-fast-forward otherwise).
+        return ['feature done', 'feature force', *lines, 'done']

@@ -19,7 +19,7 @@ load none of those.
 import sys
 
 from cinnabar import git, repolock, tmpfiles
-from cinnabar.errors import Abort, report_abort, run_guarded
+from cinnabar.errors import Abort, report_failure, run_guarded
 from cinnabar import helper
 from cinnabar.hg.url import strip_prefix, url_scheme
 from cinnabar.resources import Resources
@@ -65,17 +65,29 @@ def session(argv):
         raise Abort('usage: git-remote-hg <remote> [<url>]',
                     hint='git-remote-hg is run by git for hg:: URLs')
     url = strip_prefix(argv[-1])
-    with Resources() as resources:
-        try:
-            remote = _remote_helper(argv, url, resources)
-        except Abort as error:
-            failed = error
-        else:
-            remote.run()
-            return 0
-    report_abort(failed)
-    _end_without_answering(sys.stdin.buffer, sys.stdout.buffer)
-    return failed.status
+    remote = None
+    try:
+        with Resources() as resources:
+            try:
+                remote = _remote_helper(argv, url, resources)
+            except Abort as error:
+                failed = error
+            else:
+                remote.run()
+                return 0
+    except BrokenPipeError:
+        raise   # nobody to tell (cinnabar.errors)
+    except Exception as error:
+        # Raised through the session's resources, which clean up after
+        # a failure (cinnabar.tmpfiles): the helper, the lock are gone.
+        failed = error
+    status = report_failure(failed)
+    if remote is None:
+        _end_without_answering(sys.stdin.buffer, sys.stdout.buffer)
+    else:
+        from cinnabar.remote import stop_git
+        stop_git(remote)
+    return status
 
 
 def _remote_helper(argv, url, resources):

@@ -21,6 +21,13 @@ process is updating the repository and to retry.
 Child processes (a `git fetch` run by `git cinnabar fetch`, and the
 git-remote-hg it runs) are told through GIT_CINNABAR_LOCKED that their
 ancestor holds the lock, and do not wait for it.
+
+git's own lock files of the metadata refs (`refs/cinnabar/metadata.lock`,
+`refs/notes/cinnabar.lock`: the helper's ref transaction makes them while
+it moves the metadata) are made only by a git-cinnabar process holding
+this lock; one found once we hold it is what a killed process left, and
+would make every later update fail ("Unable to create ...: File
+exists"): it is removed (`METADATA_REF_LOCKS`).
 """
 
 import fcntl
@@ -111,6 +118,25 @@ def _locked_file(path):
     return handle
 
 
+# The ref lock files only a holder of our lock makes (see the docstring);
+# with refs in reftable there are none such.
+METADATA_REF_LOCKS = ('refs/cinnabar/metadata.lock',
+                      'refs/notes/cinnabar.lock')
+
+
+def _remove_dead_ref_locks(common_dir):
+    for name in METADATA_REF_LOCKS:
+        try:
+            os.unlink(os.path.join(common_dir, name))
+        except FileNotFoundError:
+            pass
+        except OSError as error:
+            raise Abort('cannot remove %s, left by a git-cinnabar process '
+                        'that died: %s' % (name, error.strerror),
+                        hint='remove it: rm %s' % os.path.join(
+                            common_dir, name))
+
+
 class _Lock:
     """What `held` returns: a class, not a contextlib generator, as
     importing contextlib (with collections and functools, which it
@@ -127,6 +153,7 @@ class _Lock:
         path = _lock_path(self._git_dir)
         self._handle = _locked_file(path)
         os.environ[HELD_ENV] = path
+        _remove_dead_ref_locks(git.common_dir(self._git_dir))
         return self
 
     def __exit__(self, exc_type, exc_value, traceback):

@@ -47,7 +47,7 @@ TMP_PACK = 'tmp_pack_'
 STALE_SECONDS = 3600
 
 
-def _process_gone(pid):
+def process_gone(pid):
     """Whether process `pid` ended (a zombie nobody reaped yet too)."""
     try:
         os.kill(pid, 0)
@@ -126,7 +126,7 @@ def remove_stale(parent, prefix):
             continue
         path = os.path.join(parent, name)
         pid = _owner(name, prefix)
-        stale = (_process_gone(pid) if pid is not None
+        stale = (process_gone(pid) if pid is not None
                  else _older_than(path, STALE_SECONDS))
         if stale and pid != os.getpid():
             _remove_tree_or_file(path)

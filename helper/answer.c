@@ -3,10 +3,16 @@
 #include "strbuf.h"
 #include "answer.h"
 
+void answer_flush(FILE *out)
+{
+	if (fflush(out) || ferror(out))
+		die_errno("cannot write an answer");
+}
+
 void answer_vprintf(FILE *out, const char *fmt, va_list ap)
 {
 	vfprintf(out, fmt, ap);
-	fflush(out);
+	answer_flush(out);
 }
 
 void answer_message(FILE *out, const char *word, const char *msg,

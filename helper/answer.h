@@ -8,6 +8,12 @@
 #ifndef CINNABAR_ANSWER_H
 #define CINNABAR_ANSWER_H
 
+/*
+ * Flush the answers written to `out`; die when they cannot be written (the
+ * other end would wait for them for ever).
+ */
+void answer_flush(FILE *out);
+
 /* An answer formatted as by printf, flushed. */
 __attribute__((format (printf, 2, 0)))
 void answer_vprintf(FILE *out, const char *fmt, va_list ap);

@@ -43,6 +43,7 @@
 #include "string-list.h"
 #include "stream.h"
 #include "http-client.h"
+#include "answer.h"
 #include "urlmatch.h"
 #include "words.h"
 
@@ -897,7 +898,7 @@ static void http_fetch(struct request *r, FILE *out)
 		fwrite(r->small.buf + pos, 1, n, out);
 	}
 	fprintf(out, "0\n");
-	fflush(out);
+	answer_flush(out);
 }
 
 /* Streaming import. */
@@ -1020,13 +1021,13 @@ static int try_import(struct request *r, FILE *out,
 		if (!r->results.http_code)
 			connection_failed(r);
 		fprintf(out, "status %ld\n", r->results.http_code);
-		fflush(out);
+		answer_flush(out);
 		die("HTTP error %ld from %s", r->results.http_code,
 		    shown_url(r->url));
 	}
 	fprintf(out, "status %ld\n", r->results.http_code ?
 		r->results.http_code : 200);
-	fflush(out);
+	answer_flush(out);
 	stream_init_prefixed(&body, &s, &first, 1);
 	decode_media_type(&body, r);
 	import(&body, r->cg_version);

@@ -71,6 +71,12 @@ static NORETURN void die_with_error_answer(const char *err, va_list params)
 	if (first)
 		xsnprintf(msg, sizeof(msg), "%s", first);
 	store_abort();
+	/*
+	 * Past store_finish (the metadata ref not updated, or the answer not
+	 * written), the packs are final and kept: without their .keep files,
+	 * what no ref reaches is garbage git's gc removes.
+	 */
+	store_unkeep();
 	for (i = 0; i < sizeof(msg) && msg[i]; i++)
 		if (msg[i] == '\n')
 			msg[i] = ' ';
@@ -295,7 +301,7 @@ static void cmd_changegroup(const char **argv)
 	for (i = 0; i < count; i++)
 		fprintf(out, "%s %s\n", oid_to_hex(&commits[i]),
 			hg_oid_to_hex(&nodes[i]));
-	fflush(out);
+	answer_flush(out);
 	free(nodes);
 	free(commits);
 }
@@ -520,7 +526,7 @@ static void cmd_config(const char **argv UNUSED)
 	git_config(list_config_entry, &list);
 	fputs("ok\n", out);
 	write_blocks(&list);
-	fflush(out);
+	answer_flush(out);
 	strbuf_release(&list);
 }
 
@@ -543,7 +549,7 @@ static void cmd_data(const char **argv)
 	case HG_DATA_FOUND:
 		fprintf(out, "ok %s\n", hg_oid_to_hex(&d.found));
 		write_blocks(&d.text);
-		fflush(out);
+		answer_flush(out);
 		break;
 	}
 	strbuf_release(&d.text);
@@ -578,7 +584,7 @@ static void cmd_test_tool(const char **argv)
 	test_tool(argv, stdin, &result);
 	fputs("ok\n", out);
 	write_blocks(&result);
-	fflush(out);
+	answer_flush(out);
 	strbuf_release(&result);
 }
 

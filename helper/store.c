@@ -113,6 +113,15 @@ static int sweeping;
 #define CHECKPOINT_OBJECTS 131072
 static unsigned long checkpoint_objects;
 static const char checkpoint_keep[] = "cinnabar checkpoint";
+/*
+ * Past store_finish, until the metadata ref is updated and store_unkeep
+ * runs, the session's packs are final: their .keep files say "cinnabar
+ * finished <pid>". A helper killed meanwhile leaves packs that a ref may
+ * reach or not: the next session removes only their .keep files (git's gc
+ * then removes what no ref reaches), where a plain "fast-import" one
+ * would stay for ever.
+ */
+static const char finished_keep[] = "cinnabar finished";
 
 /*
  * A finished pack of the session, its files (signal handlers read it),
@@ -303,8 +312,10 @@ static void write_keep(const char *path, const char *msg)
 }
 
 /*
- * Remove the packs that a killed helper left: their .keep file says
- * "cinnabar checkpoint <pid>" and no process <pid> runs any more.
+ * Remove what a killed helper left in the pack directory, once no process
+ * <pid> runs any more: the packs whose .keep file says "cinnabar checkpoint
+ * <pid>", the .keep files saying "cinnabar finished <pid>" (their packs
+ * stay), and the tmp_pack a "<tmp_pack>.owner" file names as its own.
  */
 static void remove_stale_checkpoints(void)
 {
@@ -320,8 +331,7 @@ static void remove_stale_checkpoints(void)
 		const char *p, *ext[] = { "pack", "idx", "keep" };
 		char *end;
 		long pid;
-		int i;
-
+		int i, finished;
 		int owner = ends_with(de->d_name, ".owner");
 
 		if (!owner && !ends_with(de->d_name, ".keep"))
@@ -329,9 +339,11 @@ static void remove_stale_checkpoints(void)
 		strbuf_setlen(&dir, len);
 		strbuf_addstr(&dir, de->d_name);
 		strbuf_reset(&buf);
-		if (strbuf_read_file(&buf, dir.buf, 64) < 0 ||
-		    !skip_prefix(buf.buf, owner ? pack_owner_msg :
-				 checkpoint_keep, &p) ||
+		if (strbuf_read_file(&buf, dir.buf, 64) < 0)
+			continue;
+		finished = !owner && skip_prefix(buf.buf, finished_keep, &p);
+		if ((!finished && !skip_prefix(buf.buf, owner ? pack_owner_msg :
+					       checkpoint_keep, &p)) ||
 		    *p++ != ' ')
 			continue;
 		pid = strtol(p, &end, 10);
@@ -343,6 +355,10 @@ static void remove_stale_checkpoints(void)
 			strbuf_setlen(&dir, dir.len - strlen(".owner"));
 			unlink_or_warn(dir.buf);
 			strbuf_addstr(&dir, ".owner");
+			unlink_or_warn(dir.buf);
+			continue;
+		}
+		if (finished) {
 			unlink_or_warn(dir.buf);
 			continue;
 		}
@@ -1375,6 +1391,24 @@ static void trace_stats(void)
  */
 #define LOOSEN_MAX_PACK_BYTES (8UL << 20)
 
+/* Name this process in the .keep files of the session's packs. */
+static void mark_finished_keeps(void)
+{
+	struct strbuf name = STRBUF_INIT, msg = STRBUF_INIT;
+	int k;
+
+	strbuf_addf(&msg, "%s %"PRIuMAX"\n", finished_keep,
+		    (uintmax_t)getpid());
+	for (k = 0; k < pack_id; k++) {
+		odb_pack_name(&name, all_packs[k]->hash, "keep");
+		/* Those of earlier sessions are unkept already. */
+		if (!access(name.buf, F_OK))
+			write_keep(name.buf, msg.buf);
+	}
+	strbuf_release(&name);
+	strbuf_release(&msg);
+}
+
 void store_finish(void)
 {
 	int before = pack_id, saved_limit = unpack_limit;
@@ -1392,6 +1426,7 @@ void store_finish(void)
 		list_add(&all_packs[before]->mru,
 			 &the_repository->objects->packed_git_mru);
 	end_session(0);
+	mark_finished_keeps();
 	forget_objects();
 	trace_stats();
 }

@@ -67,6 +67,7 @@ def pytest_configure(config):
         'markers', 'usergit: run again with each git release of '
         '`make test-user-git` as the git on PATH')
     config.stash[NOTES] = dict(DEFAULT_NOTES)
+    test_env.interruptible()
 
 
 def pytest_addoption(parser):

@@ -10,10 +10,13 @@ import time
 
 import pytest
 
-from lib import hgcraft
-from lib.checks import assert_expected_ids, assert_no_traceback
+from lib import crashsweep, hgcraft
+from lib.checks import (assert_expected_ids, assert_failed_for_people,
+                        assert_no_traceback, error_lines)
 from lib.corpus import NGINX
-from lib.git import Metadata, fetch, git, hg_url, init, refs
+from lib.git import Metadata, clone, fetch, git, hg_url, init, refs
+from lib.proc import run
+from lib.push import hg_commit, make_hg_repo
 
 PHASES = ('changesets', 'manifests', 'files', 'finish')
 REFSPEC = 'refs/heads/*:refs/remotes/hg/*'
@@ -54,6 +57,59 @@ def test_interrupted_nginx_fetch_changes_nothing(hg_repos, hg_serve, corpus,
                                                  tmp_path):
     url = hg_url(hg_serve(hg_repos.get(NGINX)).url)
     assert_interrupted_then_resumed(NGINX, 'files', url, corpus, tmp_path)
+
+
+def assert_one_line_nothing_changed(result, repo, before, expected):
+    """A failed fetch: our one error line and none of git's after it, a
+    non-zero exit, every ref as it was (the fetch refs git reads an import
+    from, refs/cinnabar/refs/..., included)."""
+    assert_failed_for_people(result, expected)
+    assert len(error_lines(result)) == 1, result.describe()
+    assert refs(repo) == before
+
+
+def test_interrupted_fetch_into_clone_keeps_refs(hg, hg_serve, tmp_path):
+    """A fetch into a clone, its helper killed, leaves the clone's refs
+    as they were and says so in one line; the next fetch gets it all."""
+    hg_repo = make_hg_repo(hg, tmp_path / 'hg', {'f': 'one\n'})
+    url = hg_url(hg_serve(hg_repo).url)
+    repo = tmp_path / 'work'
+    clone(url, repo, '--no-checkout')
+    hg_commit(hg, hg_repo, {'f': 'two\n'}, 'second')
+    before = refs(repo)
+    assert [n for n in before if n.startswith('refs/cinnabar/refs/')]
+    result = git('fetch', 'origin', cwd=repo, check=False,
+                 extra_env={'CINNABAR_TEST_DIE_AT': 'files'})
+    assert_one_line_nothing_changed(result, repo, before, 'killed')
+    git('fetch', 'origin', cwd=repo)
+    log = git('log', '--format=%s', 'origin/branches/default/tip', cwd=repo)
+    assert log.out.split() == ['second', 'initial', 'import']
+
+
+@pytest.mark.parametrize('command', ['clone', 'fetch'])
+def test_server_dying_mid_transfer_says_one_line(command, hg, hg_serve,
+                                                 hostile, tmp_path):
+    """The server's connection cut in the middle of the bundle, in a
+    clone or a fetch: one fatal line (git adds none about the fetch refs
+    it reads the import from), nothing changed, no clone left."""
+    hg_repo = make_hg_repo(hg, tmp_path / 'hg', {'f': 'one\n'})
+    server = hostile(upstream_port=hg_serve(hg_repo).port)
+    url = hg_url(server.url('a') + '/')
+    repo = tmp_path / 'work'
+    expected = 'failed during the transfer'
+    if command == 'clone':
+        server.cut['getbundle'] = 'with-length'
+        result = clone(url, repo, check=False)
+        assert_failed_for_people(result, expected)
+        assert len(error_lines(result)) == 1, result.describe()
+        assert not repo.exists()
+        return
+    clone(url, repo, '--no-checkout')
+    hg_commit(hg, hg_repo, {'f': 'two\n'}, 'second')
+    before = refs(repo)
+    server.cut['getbundle'] = 'with-length'
+    result = git('fetch', 'origin', cwd=repo, check=False)
+    assert_one_line_nothing_changed(result, repo, before, expected)
 
 
 # Checkpoints (helper/store.c): with CINNABAR_TEST_CHECKPOINT=<n> the helper
@@ -119,6 +175,29 @@ def test_killed_fetch_packs_removed_by_next_fetch(hg_repos, hg_serve, corpus,
     assert_same_as_unbroken_fetch(repo, url, corpus, tmp_path)
     names = {p.name for p in pack_dir(repo).iterdir()}
     assert not [n for n in names if n.rsplit('.', 1)[0] in stems]
+
+
+@pytest.mark.skipif(not crashsweep.strace_works(),
+                    reason='strace is missing or cannot trace here')
+def test_killed_before_metadata_update_packs_unkept_by_next_fetch(
+        hg_repos, hg_serve, corpus, tmp_path):
+    """Killed (strace's fault injection) as it locks refs/cinnabar/metadata
+    to move it, the packs made final: their .keep files name the dead
+    helper, and the next fetch removes them (kept, they would stay for
+    ever, and git's gc would never remove what no ref reaches)."""
+    url = hg_url(hg_serve(hg_repos.get(MEDIUM)).url)
+    repo = init(tmp_path / 'killed')
+    lock = repo / '.git' / 'refs' / 'cinnabar' / 'metadata.lock'
+    result = run(['strace', '-f', '-qq', '-o', os.devnull, '-P', lock,
+                  '-e', 'trace=openat', '-e', 'inject=openat:signal=KILL',
+                  'git', 'fetch', url, REFSPEC], cwd=repo, check=False,
+                 timeout=TIMEOUT)
+    assert result.returncode != 0, result.describe()
+    assert refs(repo) == {}
+    assert list(pack_dir(repo).glob('*.keep')), 'no pack kept: test is moot'
+    assert_no_traceback(fetch(repo, url, REFSPEC, timeout=TIMEOUT))
+    assert not list(pack_dir(repo).glob('*.keep'))
+    assert_expected_ids(repo, corpus.expected(MEDIUM))
 
 
 def crafted_bundle(path, damaged):

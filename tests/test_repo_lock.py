@@ -239,3 +239,24 @@ def test_fetch_in_a_linked_worktree_shares_the_lock(hg, slow_server, request,
     first.release()
     first.assert_succeeds()
     assert_consistent(hg, repo, work)
+
+
+@pytest.mark.parametrize('name', ['refs/cinnabar/metadata.lock',
+                                  'refs/notes/cinnabar.lock'])
+def test_ref_lock_of_a_dead_process_is_taken_over(name, hg, hg_serve,
+                                                  tmp_path):
+    """The lock file git makes while the helper moves the metadata refs,
+    left by a helper killed then (what SIGKILL at that write leaves): only
+    a process holding our lock makes it, so the next fetch, holding it,
+    removes it and updates the metadata, instead of failing on git's
+    "Unable to create ...: File exists" until someone removes it."""
+    repo = make_hg_repo(hg, tmp_path / 'hg', {'f': 'one\n'})
+    url = 'hg::' + hg_serve(repo).url
+    work = tmp_path / 'work'
+    clone(url, work, '--no-checkout')
+    node = hg_commit(hg, repo, {'f': 'two\n'}, 'second')
+    (work / '.git' / name).write_text('')
+    result = git('fetch', 'origin', cwd=work, check=False)
+    assert result.returncode == 0, result.describe()
+    assert not (work / '.git' / name).exists()
+    assert hg2git(work, [node]) == {node: rev_parse(work, DEFAULT_TIP)}

@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from lib.checks import assert_failed_for_people
+from lib.checks import assert_died_as_git_dies, assert_failed_for_people
 from lib.env import TESTS
 from lib.git import fetch, hg_url, init, refs
 from lib.hostile import assert_no_leftovers, assert_no_signal_death
@@ -122,7 +122,7 @@ def fetch_damaged(server, damage, message, tmp_path, monkeypatch):
                    check=False)
     assert_no_signal_death(result)
     assert 'Receiving a stream clone' in result.err, result.describe()
-    assert result.returncode == 128, result.describe()
+    assert_died_as_git_dies(result)
     line = assert_failed_for_people(result, message)
     assert refs(dest) == {}
     assert_no_leftovers(dest)

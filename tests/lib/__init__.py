@@ -52,6 +52,9 @@ is mocked.  The modules are:
   in one process;
 - `chg`: the command servers, for one session, through which the `hg`
   fixture runs its commands with Mercurial's chg (CINNABAR_TEST_CHG);
+- `crashsweep`: a command killed or failed (strace fault injection) at
+  each of its write-like system calls in turn, and the checks of what that
+  leaves (`make crash-sweep`, `test_crash_sweep.py`);
 - `hgdump`: an hg extension printing changesets, manifests and filelogs as
   JSON, as Mercurial reads them;
 - `push_oracle`: a random history pushed in steps and compared with its

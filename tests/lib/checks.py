@@ -1,6 +1,7 @@
 """Assertions shared by the end-to-end tests."""
 
 import hashlib
+import signal
 
 from . import git
 from .git import NULL_ID
@@ -74,6 +75,22 @@ def error_lines(result):
     """The `fatal: ...` and `error: ...` lines of stderr, in order."""
     return [line for line in result.err.splitlines()
             if line.startswith(('fatal: ', 'error: ')) and line[7:].strip()]
+
+
+def stopped_after_import(result):
+    """Whether `result`, a `git fetch` or `git clone`, is one git-remote-hg
+    ended by SIGINT after its import failed and its one fatal line
+    (cinnabar.remote, stop_git): the status of such a failure."""
+    lines = error_lines(result)
+    return result.returncode == -signal.SIGINT and len(lines) == 1 and \
+        lines[0].startswith('fatal: ')
+
+
+def assert_died_as_git_dies(result):
+    """Failed with git's die() status (128), or as a failed import ends
+    (stopped_after_import)."""
+    assert result.returncode == 128 or stopped_after_import(result), \
+        result.describe()
 
 
 def assert_failed_for_people(result, expected=None):

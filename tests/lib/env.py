@@ -252,3 +252,14 @@ def isolated_env(home, hg=None):
         env['CINNABAR_TEST_HG'] = hg
         env['HG'] = hg  # what git-cinnabar runs for local repositories
     return env
+
+
+def interruptible():
+    """Give SIGINT back its default action when this process inherited it
+    ignored (a job a shell script started in the background, as CI's
+    parts run): the programs under test inherit it, and run as from a
+    terminal, where git ends by SIGINT when git-remote-hg stops it after
+    a failed import (cinnabar.remote, stop_git)."""
+    import signal
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)

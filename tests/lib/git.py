@@ -81,8 +81,8 @@ def refs(repo, *patterns):
             (line.split(' ', 1) for line in out.splitlines())}
 
 
-# Where git-remote-hg leaves what git reads of an import: emptied at the
-# start of every import (cinnabar.remote), so not kept by a failed one.
+# Where git-remote-hg leaves what git reads of an import (cinnabar.remote):
+# replaced by each import that succeeds, as they were after one that fails.
 SCRATCH_REFS = ('refs/cinnabar/refs/', 'refs/cinnabar/hg/',
                 'refs/cinnabar/HEAD')
 

@@ -120,6 +120,7 @@ def test_import_fetches_then_writes_a_fast_import_stream(fakes):
     stream = out.split('\n\n', 1)[1]
     assert stream == (
         'feature done\n'
+        'feature force\n'
         'reset refs/cinnabar/refs/heads/branches/stable/tip\n'
         'from %s\n\n'
         'reset refs/cinnabar/refs/heads/bookmarks/feature\n'
@@ -136,8 +137,9 @@ def test_import_fetches_then_writes_a_fast_import_stream(fakes):
 def test_import_of_known_refs_fetches_nothing(fakes):
     peer, helper, _ = fakes
     out = session('import refs/heads/branches/default/tip\n\n\n')
-    assert out == ('feature done\nreset refs/cinnabar/refs/heads/branches/'
-                   'default/tip\nfrom %s\n\ndone\n' % ('b' * 40))
+    assert out == ('feature done\nfeature force\nreset refs/cinnabar/refs/'
+                   'heads/branches/default/tip\nfrom %s\n\ndone\n'
+                   % ('b' * 40))
     assert peer.getbundles == []
     assert helper.log == ['close']
 
