@@ -112,7 +112,6 @@ def _remote_helper(argv, url, resources):
         if git_dir is not None:
             common_dir = git.common_dir(git_dir)
             tmpfiles.remove_stale_caches(common_dir)
-            tmpfiles.remove_stale_ref_locks(common_dir)
         from cinnabar.remote import RemoteHelper
         helper_class = RemoteHelper
     return helper_class(_remote_name(argv[0]), url, sys.stdin.buffer,

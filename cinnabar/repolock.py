@@ -27,7 +27,7 @@ git's own lock files of the metadata refs (`refs/cinnabar/metadata.lock`,
 it moves the metadata) are made only by a git-cinnabar process holding
 this lock; one found once we hold it is what a killed process left, and
 would make every later update fail ("Unable to create ...: File
-exists"): it is removed (`METADATA_REF_LOCKS`).
+exists"): it is removed (cinnabar.tmpfiles.remove_stale_ref_locks).
 """
 
 import fcntl
@@ -35,7 +35,7 @@ import os
 import sys
 import time
 
-from cinnabar import config, git
+from cinnabar import config, git, tmpfiles
 from cinnabar.errors import Abort
 
 LOCK_NAME = 'cinnabar.lock'
@@ -118,25 +118,6 @@ def _locked_file(path):
     return handle
 
 
-# The ref lock files only a holder of our lock makes (see the docstring);
-# with refs in reftable there are none such.
-METADATA_REF_LOCKS = ('refs/cinnabar/metadata.lock',
-                      'refs/notes/cinnabar.lock')
-
-
-def _remove_dead_ref_locks(common_dir):
-    for name in METADATA_REF_LOCKS:
-        try:
-            os.unlink(os.path.join(common_dir, name))
-        except FileNotFoundError:
-            pass
-        except OSError as error:
-            raise Abort('cannot remove %s, left by a git-cinnabar process '
-                        'that died: %s' % (name, error.strerror),
-                        hint='remove it: rm %s' % os.path.join(
-                            common_dir, name))
-
-
 class _Lock:
     """What `held` returns: a class, not a contextlib generator, as
     importing contextlib (with collections and functools, which it
@@ -153,7 +134,7 @@ class _Lock:
         path = _lock_path(self._git_dir)
         self._handle = _locked_file(path)
         os.environ[HELD_ENV] = path
-        _remove_dead_ref_locks(git.common_dir(self._git_dir))
+        tmpfiles.remove_stale_ref_locks(git.common_dir(self._git_dir))
         return self
 
     def __exit__(self, exc_type, exc_value, traceback):

@@ -150,9 +150,9 @@ def remove_stale_caches(common_dir):
 # git's lock files of the refs the helper updates (helper/metadata.c),
 # beside them: a helper killed in the middle of that update leaves them,
 # and every later update fails on them. git holds such a lock for the
-# milliseconds of one transaction, so one this old while the session
-# holds the repository lock (cinnabar.repolock: no other git-cinnabar
-# process updates these refs) is stale.
+# milliseconds of one transaction, so one this old once we hold the
+# repository lock (cinnabar.repolock, which removes them as it takes it:
+# no other git-cinnabar process updates these refs) is stale.
 METADATA_REF_LOCKS = ('refs/cinnabar/metadata.lock',
                       'refs/notes/cinnabar.lock')
 REF_LOCK_SECONDS = 2.0
