@@ -280,12 +280,13 @@ def graft_targets(line, remote):
     """[GitId] of the commits the metadata of `line` may have grafted
     changesets onto: when grafting is asked for (`cinnabar.graft`, or a
     `graft=` line, whose commits grafts_usable found here), the commits
-    a fetch would graft onto (cinnabar.graft's candidates), which are
-    all in the repository already (never what the source brought)."""
-    enabled, url = graft.graft_value(remote)
-    if not line.graft and not enabled:
+    of the repository's refs, as cinnabar.graft=true's candidates (with
+    a mirror URL, its refs may not be fetched yet: the line's commits
+    are in the branches, tags or remote-tracking branches), never what
+    the source brought."""
+    if not line.graft and not graft.graft_setting(remote):
         return []
-    return graft.candidates(url is None)
+    return graft.candidates(True)
 
 
 def own_copy(commit_id):
