@@ -19,7 +19,17 @@ that fails (the source is unreachable, not a git repository or bundle,
 has no such ref, holds no git-cinnabar metadata of our format, or
 metadata that does not match its ids), a warning is shown,
 nothing of it is kept, and the clone goes on as if there were no
-cinnabarclone: clone bundles, then the server.
+cinnabarclone: clone bundles, then the server; with
+`cinnabar.check=cinnabarclone`, as in git-cinnabar, the fetch fails
+instead (one `fatal:` line, nothing kept).
+
+The metadata of a grafted repository (changesets recorded onto the
+commits of a git mirror, cinnabar.graft) is taken where grafting was
+asked for (`cinnabar.graft` set, or a `graft=` line): its commits that
+are not what an import makes of their changesets must then be commits
+this repository already has, that a fetch could graft onto (graft_targets),
+and be as a fetch grafts them (tree, parents, date, changeset id);
+anything else is refused, as any commit that is not our conversion.
 
 Settings, as git-cinnabar 0.7 reads them (looked up by cinnabar.config,
 so also `GIT_CINNABAR_CLONE` and `remote.<remote>.cinnabar-clone`):
@@ -240,18 +250,24 @@ def verify_ids(commit_id, url, git_dir, env, say, grafts=()):
     checks what it receives: every changeset, manifest and file id that
     cinnabar.check asks for, the tree of each changeset's commit, and
     that the commit is the one an import makes of the changeset, but for
-    the commits `grafts` (`git cinnabar fsck --full`'s walk,
-    helper/fsck.h). Raise an Abort naming the first changeset it gets
+    those of the commits `grafts` it maps, which must be as a fetch
+    grafts them: tree, parents, date and changeset id (`git cinnabar fsck
+    --full`'s walk, helper/fsck.h). Returns whether it maps any of
+    `grafts`; raises an Abort naming the first changeset it gets
     wrong."""
     say('Checking the cinnabar metadata from %s' % url)
     with Helper.start(git_dir, env) as checker:
         try:
             checker.use_metadata(commit_id)
+            grafts = list(grafts)
+            grafts = [c for c, node in zip(grafts,
+                                           checker.git2hg_many(grafts))
+                      if not node.is_null]
             problems, _, _ = checker.fsck(received=True, grafts=grafts)
         except HelperError as error:
             problems = [error.message]
         if not problems:
-            return
+            return bool(grafts)
         node = first_bad_changeset(checker, commit_id, problems, env)
     what = 'changeset %s' % node if node else 'its Mercurial ids'
     raise Abort('the metadata from %s does not match %s (%d problem%s, '
@@ -260,14 +276,17 @@ def verify_ids(commit_id, url, git_dir, env, say, grafts=()):
                                     problems[0]))
 
 
-def graft_history(line):
-    """[GitId] of the commits a `graft=` line's metadata may have grafted
-    changesets onto: the history of its commits, which grafts_usable
-    found in the repository (never what the source brought)."""
-    if not line.graft:
+def graft_targets(line, remote):
+    """[GitId] of the commits the metadata of `line` may have grafted
+    changesets onto: when grafting is asked for (`cinnabar.graft`, or a
+    `graft=` line, whose commits grafts_usable found here), the commits
+    of the repository's refs, as cinnabar.graft=true's candidates (with
+    a mirror URL, its refs may not be fetched yet: the line's commits
+    are in the branches, tags or remote-tracking branches), never what
+    the source brought."""
+    if not line.graft and not graft.graft_setting(remote):
         return []
-    out = metadata.git_out('rev-list', *line.graft, '--')
-    return [GitId(c) for c in out.decode('ascii').split()]
+    return graft.candidates(True)
 
 
 def own_copy(commit_id):
@@ -291,23 +310,25 @@ def install(commit_id):
                      input=''.join(lines).encode('ascii'))
 
 
-def fetch_metadata(line, hg_url, helper, git_dir, from_server, say):
+def fetch_metadata(line, hg_url, helper, git_dir, from_server, say,
+                   remote=None):
     """Bring the metadata of `line` and install it; returns the Source
     (to discard once the clone is done). `from_server`: the line is the
     server's (see gitsource.Source)."""
     say('Fetching cinnabar metadata from %s' % line.url)
     source = Source(line.url, helper, git_dir, say, from_server)
     try:
+        targets = graft_targets(line, remote)
         with Quarantine(git_dir) as incoming:
             source.open()
             ref, commit_id = pick_ref(source.refs, line, hg_url)
             source.fetch(ref, incoming.writer_env())
             check_metadata(commit_id, incoming.reader_env())
-            verify_ids(commit_id, line.url, git_dir, incoming.reader_env(),
-                       say, graft_history(line))
+            grafted = verify_ids(commit_id, line.url, git_dir,
+                                 incoming.reader_env(), say, targets)
             incoming.accept()
         install(own_copy(commit_id))
-        if line.graft:
+        if grafted:
             graft.mark_grafted()
     except Abort:
         source.discard()
@@ -330,4 +351,4 @@ def seed_clone(peer, helper, git_dir, remote, hg_url, say):
         raise Abort('cinnabarclone gives no git repository or bundle URL '
                     'this clone can use')
     return fetch_metadata(line, hg_url, helper, git_dir, limit_schemes,
-                          say)
+                          say, remote)

@@ -41,8 +41,9 @@ SETTINGS = (
             'applied left to right to the default (all): `nodeid` '
             '(changesets), `manifests`, `files`, `all` or `true` turn checks '
             'on; `no-nodeid`, `no-manifests`, `no-files`, `none` or `false` '
-            'turn them off. git-cinnabar\'s other values are accepted '
-            'without effect.',
+            'turn them off. `cinnabarclone` makes a failed cinnabarclone an '
+            'error rather than a fallback to a normal clone; '
+            'git-cinnabar\'s other values are accepted without effect.',
             helper=True),
     Setting('clone', 'a cinnabarclone manifest line, or empty', True, True,
             'Use this line instead of the server\'s cinnabarclone manifest '
@@ -134,6 +135,22 @@ def lookup(name, remote=None):
         if value is not None:
             return value
     return git.config('cinnabar.%s' % name)
+
+
+def check(name):
+    """Whether the check `name` among git-cinnabar's others (not the id
+    checks, which the helper reads: helper/check.h) is on in
+    `cinnabar.check`: the words, left to right, turn it on (`name`) or
+    off (`no-name`; `all`, `true`, `none` and `false` are the id checks,
+    without it, as in git-cinnabar)."""
+    on = False
+    for word in (lookup('check') or '').split(','):
+        word = word.strip()
+        if word == name:
+            on = True
+        elif word in ('no-' + name, 'all', 'true', 'none', 'false'):
+            on = False
+    return on
 
 
 def experiment(name):

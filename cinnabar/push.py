@@ -6,7 +6,10 @@ For a batch of `push [+]<src>:<dst>` requests:
    a branch (its tip, or one of its heads), a topic (hg-evolve's:
    `topics/<branch>/<topic>`) or a bookmark. Deleting a
    bookmark (`:bookmarks/<name>`) is a `pushkey` from its server value to
-   nothing; deleting any other ref is refused.
+   nothing; deleting any other ref is refused. A ref that is none of
+   those (`refs/heads/HEAD` when pushing `refs/remotes/origin/*`) sends
+   its commits as the others do, and succeeds when the push sent
+   changesets, as with git-cinnabar (which then says nothing changed).
 2. What to send: the commits reachable from the `<src>`s that the server
    lacks, parents first: one `git rev-list` of all of them, stopping at
    the commits of the server heads we know and of our own heads the
@@ -85,6 +88,9 @@ deletion; `force` is set by a leading `+`."""
 RACED = "the server's heads changed since we fetched; fetch first"
 # Where a push writes its changegroup and bundle, under TMPDIR.
 SPOOL_PREFIX = 'cinnabar-push-'
+# The Target kind of a ref outside the layout (see
+# Pusher._check_outside_layout).
+OUTSIDE_LAYOUT = 'outside layout'
 
 
 def parse_push(argument):
@@ -217,6 +223,8 @@ class Pusher:
         # From _set_branches: {commit: branch or (branch, topic)}.
         self._set = {}
         self._warned_without_markers = False
+        # Whether changesets were sent (or, with --dry-run, would be).
+        self._sent = False
 
     # The whole batch.
 
@@ -239,6 +247,8 @@ class Pusher:
         for push in pushes:
             if push.error is None and push.target.kind == 'bookmark':
                 self._set_bookmark(push)
+            elif push.error is None and push.target.kind == OUTSIDE_LAYOUT:
+                self._check_outside_layout(push)
         return [(p.dst, p.error) for p in pushes]
 
     # 1. What each request means.
@@ -252,9 +262,12 @@ class Pusher:
                 elif not push.spec.src:
                     self._resolve_deletion(push)
                 elif push.target is None:
-                    push.refuse('%s is not a Mercurial branch or bookmark '
-                                'in this layout; push to %s'
-                                % (push.dst, refs.push_examples(self.styles)))
+                    # Sends its commits as any push does, as git-cinnabar
+                    # does (see _check_outside_layout).
+                    push.target = refs.Target(OUTSIDE_LAYOUT, None, None)
+                    push.commit = resolver.resolve(push.spec.src)
+                    if push.commit is None:
+                        push.refuse('%s is not a commit' % push.spec.src)
                 elif push.target.kind == 'topic' and \
                         topic_name_problem(push.target.topic):
                     push.refuse('%s: %s' % (push.dst, topic_name_problem(
@@ -371,7 +384,7 @@ class Pusher:
             self._check_bookmark_move(push)
         elif push.target.kind == 'topic':
             self._check_topic_move(push)
-        elif not push.sending:
+        elif push.target.kind == 'branch' and not push.sending:
             self._check_branch_unchanged(push)
 
     def _same_repository(self):
@@ -462,6 +475,18 @@ class Pusher:
                         % (push.spec.src, push.target.name,
                            ' (%s)' % ', '.join(listed) if listed else '',
                            push.dst))
+
+    def _check_outside_layout(self, push):
+        """A ref that is no branch, bookmark or topic of the layout (e.g.
+        `refs/heads/HEAD` from pushing `refs/remotes/origin/*`): its
+        commits went with the others, and nothing on the server names
+        it. As git-cinnabar: it succeeds when the push sent changesets,
+        else nothing changed."""
+        if not self._sent:
+            push.refuse('nothing changed on remote: %s is not a Mercurial '
+                        'branch or bookmark in this layout, and the push '
+                        'sent no changeset; push to %s'
+                        % (push.dst, refs.push_examples(self.styles)))
 
     # 4. and 5. Making the bundle, checks needing branches, sending.
 
@@ -742,6 +767,7 @@ class Pusher:
 
     def _deliver(self, pushes, push_format, bundle):
         if self.dry_run:
+            self._sent = True
             if self.data == 'force':
                 self.helper.finish()
             else:
@@ -754,6 +780,7 @@ class Pusher:
             return
         self._show_remote_output(result.output, result.ok)
         if result.ok:
+            self._sent = True
             if self._keep_metadata():
                 self._record(pushes)
             else:

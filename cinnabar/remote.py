@@ -614,6 +614,11 @@ class RemoteHelper:
         except clonebundles.SettingError:
             raise
         except Abort as error:
+            if config.check('cinnabarclone'):
+                # `cinnabar.check=cinnabarclone`, as git-cinnabar: no
+                # other way of cloning.
+                raise Abort('cinnabarclone failed: %s' % error.message,
+                            hint=error.hint)
             say('warning: cinnabarclone failed: %s\n'
                 'warning: falling back to a normal clone' % error.message)
             self._drop_dead_helper()

@@ -13,7 +13,8 @@ static const struct {
 	{ "files", CHECK_FILES },
 };
 
-/* git-cinnabar's other values: accepted, without effect here. */
+/* git-cinnabar's other values: accepted, without effect here
+ * (cinnabarclone is read by cinnabar/config.py). */
 static const char *const inert[] = {
 	"helper", "traceback", "bundle", "memory", "cpu", "time",
 	"no-bundle2", "cinnabarclone", "clonebundles", "unbundler",

@@ -14,6 +14,7 @@
 #include "fsck-manifest.h"
 #include "check.h"
 #include "fsck-changes.h"
+#include "graft.h"
 #include "answer.h"
 #include "fsck.h"
 
@@ -479,6 +480,13 @@ static void check_changeset_tree(struct fsck_run *run,
 		check_changeset_files(run, node, commit, c, cs);
 }
 
+/* Whether `commit` is among the commits the run may find grafted. */
+static int is_listed_graft(struct fsck_run *run,
+			   const struct object_id *commit)
+{
+	return run->grafts && oid_array_lookup(run->grafts, commit) >= 0;
+}
+
 /*
  * The commit must be the one an import makes of the changeset (import.h),
  * so that a note holds only what that conversion puts there, not another
@@ -496,9 +504,18 @@ static void check_changeset_commit(struct fsck_run *run,
 	struct object_id oid;
 	char filler;
 
-	if (run->checks & FSCK_GRAFTED ||
-	    (run->grafts && oid_array_lookup(run->grafts, commit) >= 0))
+	if (run->checks & FSCK_GRAFTED)
 		return;
+	if (is_listed_graft(run, commit)) {
+		/* As a fetch grafts (graft.h): the tree and the parents are
+		 * checked apart, the changeset id always. */
+		if (!graft_same_date(c, cs))
+			problem(run, "commit %s for changeset %s is not a "
+				"graft of it: its author date is not the "
+				"changeset's", oid_to_hex(commit),
+				hg_oid_to_hex(node));
+		return;
+	}
 	changeset_commit(&expected, cs, &c->tree, c->parents.oid,
 			 c->parents.nr);
 	filler = c->len > expected.len && !c->buf[expected.len] ? '\0' : '\n';
@@ -564,7 +581,7 @@ static void check_changeset(struct fsck_run *run, const struct hg_oid *node,
 			oid_to_hex(commit));
 		goto out;
 	}
-	if (run->checks & CHECK_NODEID &&
+	if ((run->checks & CHECK_NODEID || is_listed_graft(run, commit)) &&
 	    !hg_hash_is(&p[0], &p[1], text.buf, text.len, node, &check)) {
 		problem(run,
 			"changeset %s: its commit %s and git2hg note %s give "

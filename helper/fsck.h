@@ -48,8 +48,10 @@ struct fsck_counts {
  * CHECK_NODEID, changeset ids are not, without CHECK_FILES, file ids are
  * not; manifest ids always are (the git tree each changeset's commit
  * must have comes out of the same walk). `grafts` (or NULL): commits that
- * may stand for a changeset without being what an import makes of it
- * (as FSCK_GRAFTED allows for all).
+ * may stand for a changeset without being what an import makes of it, as
+ * a fetch grafts (graft.h): with the changeset's date as author date, and
+ * their changeset's id computed again whatever `checks` says (FSCK_GRAFTED
+ * allows any commit, unchecked).
  */
 void fsck_metadata(const struct oid_array *commits, unsigned checks,
 		   struct oid_array *grafts, FILE *out,

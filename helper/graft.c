@@ -114,6 +114,11 @@ static int same_author_field(const struct raw_commit *c,
 	return same;
 }
 
+int graft_same_date(const struct raw_commit *c, const struct hg_changeset *cs)
+{
+	return same_author_field(c, cs, 0);
+}
+
 static struct slice first_line(const char *buf, size_t len)
 {
 	const char *eol = memchr(buf, '\n', len);

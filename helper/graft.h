@@ -44,6 +44,14 @@ int graft_find(const struct hg_oid *node, const struct hg_oid *p1,
 	       int nr_parents, struct strbuf *commit,
 	       struct object_id *commit_oid);
 
+struct raw_commit;
+
+/*
+ * Whether the author date of commit `c` is the date of changeset `cs`
+ * (seconds since the epoch), as a candidate must have it.
+ */
+int graft_same_date(const struct raw_commit *c, const struct hg_changeset *cs);
+
 struct graft_stats {
 	unsigned candidates, grafted, not_grafted;
 };

@@ -16,8 +16,9 @@ from lib.checks import assert_expected_ids, assert_no_traceback
 from lib.env import ROOT, helper_fault_env
 from lib.bundleserver import BundleServer
 from lib.git import METADATA_REF, clone, git, hg_url, refs, rev_parse
-from lib.plumbing import MetadataParts, cat, commit_tree, edit_tree
-from lib.plumbing import hash_blob, ls_tree, message, parents, tree_of
+from lib.plumbing import MetadataParts, cat, edit_tree, forge_author
+from lib.plumbing import hash_blob, ls_tree, move_changeset, parents
+from lib.plumbing import tree_of
 from lib.proxy import HgProxy
 from lib.push import hg_commit, make_hg_repo
 
@@ -409,22 +410,9 @@ class Trojan:
             assert parts.notes('hg2git')[file_node][1] == blob
             parts.edit_note('hg2git', file_node, trojan)
         note = parts.notes('git2hg')[old][1]
-        self.move_tip(parts, old, new, note)
+        move_changeset(parts, self.node, old, new, note)
         parts.store()
         return self.serve(src, kind), trojan
-
-    def move_tip(self, parts, old, new, note):
-        """The tip's hg2git entry, git2hg note and changeset head moved
-        from commit `old` to commit `new` (with the note blob `note`)."""
-        src = parts.repo
-        parts.edit_note('hg2git', self.node, new)
-        parts.edit_note('git2hg', old, None)
-        parts.add_note('git2hg', new, note)
-        heads = parts.parts['changesets']
-        parts.parts['changesets'] = commit_tree(
-            src, tree_of(src, heads),
-            [new if p == old else p for p in parents(src, heads)],
-            message(src, heads))
 
     def copy_plain(self, tmp_path):
         """A copy of the plain clone, to forge metadata in."""
@@ -447,41 +435,11 @@ class Trojan:
         return self.bundles.url(f'{name}.bundle')
 
     def forge_author(self, src):
-        """In the clone `src`: the tip's commit replaced by one with the
-        same tree, parents and date, but another author and message,
-        whose git2hg note gets an `author` field (the real user) and a
-        `patch` (the real description in place of the message) that
-        rebuild the real changeset text from it, so every hg id still
-        checks out. Returns (the real commit, the forged one)."""
-        parts = MetadataParts(src)
-        old = git('cinnabar', 'hg2git', self.node, cwd=src).out.strip()
-        raw = git('cat-file', 'commit', old, cwd=src).stdout
-        header, _, _ = raw.partition(b'\n\n')
-        date = b' '.join(header.split(b'\nauthor ')[1].split(b'\n')[0]
-                         .split(b' ')[-2:])
-        ident = b'Trusted Dev <trusted@example.org> ' + date
-        forged_raw = b'\n'.join(
-            line for line in header.split(b'\n')
-            if not line.startswith((b'author ', b'committer '))) + \
-            b'\nauthor %s\ncommitter %s\n\nReviewed security fix' % (
-                ident, ident)
-        forged = git('hash-object', '-t', 'commit', '-w', '--stdin',
-                     cwd=src, input=forged_raw).out.strip()
+        """The tip's commit forged in the clone `src` (see
+        lib.plumbing.forge_author); returns (the real commit, the forged
+        one)."""
         text = git('cinnabar', 'data', '-c', self.node, cwd=src).stdout
-        head, _, description = text.partition(b'\n\n')
-        user = head.split(b'\n')[1]
-        start = len(head) + 2
-        end = start + len(b'Reviewed security fix')
-        patch = b'%d,%d,%s' % (start, end, b''.join(
-            b'%%%02X' % c for c in description))
-        note = cat(src, parts.notes('git2hg')[old][1])
-        fields = [line for line in note.split(b'\n')
-                  if not line.startswith((b'author ', b'patch '))]
-        fields += [b'author ' + user, b'patch ' + patch]
-        self.move_tip(parts, old, forged,
-                      hash_blob(src, b'\n'.join(fields)))
-        parts.store()
-        return old, forged
+        return forge_author(src, self.node, text)
 
 
 @pytest.mark.parametrize('kind,check', [('file', 'all'), ('tree', 'all'),

@@ -5,12 +5,17 @@ against a real `hg serve`.
   with git-cinnabar: `branches/default/new-head` pushes a new head
   (refused without -f, as any new head, server unchanged; with -f, hg
   has two heads); `git ls-remote` then shows HEAD at the tip's commit.
+- A ref outside the layout (`refs/heads/HEAD`, from pushing
+  `refs/remotes/origin/*` with origin/HEAD) sends its commits as any other
+  and succeeds when the push sent changesets, else "nothing changed on
+  remote", as git-cinnabar 0.7.5 does (checked by hand against it, on the
+  same corpus repository: the same changesets, exit codes and report).
 """
 
 from lib.git import clone, git, git2hg, hg_url, ls_remote
 from lib.push import Author, assert_hg_verify, assert_pushed
 from lib.push import assert_refused, git_commit, hg_commit, make_hg_repo
-from lib.push import nothing_changes, push
+from lib.push import nothing_changes, push, rejection_lines
 
 AUTHOR = Author('Head Pusher', 'heads@example.com')
 NEW_HEAD = 'refs/heads/branches/default/new-head'
@@ -101,3 +106,55 @@ def test_names_with_percent_and_spaces(hg, hg_serve, tmp_path):
     assert hg('-R', server, 'log', '-r', node, '-T', '{branch}').out == \
         'my 100% branch'
     assert_hg_verify(hg, server)
+
+
+MIRROR = 'refs/remotes/origin/*:refs/heads/*'
+
+
+def hg_nodes(hg, repo, revs='all()'):
+    return set(hg('-R', repo, 'log', '-r', revs, '-T', '{node}\n').out.split())
+
+
+def empty_server(hg, hg_serve, path):
+    hg('init', path)
+    return hg_url(hg_serve(path).url)
+
+
+def test_push_a_whole_mirror_with_its_head(hg, hg_repos, hg_serve, tmp_path):
+    """`git push <empty hg> 'refs/remotes/origin/*:refs/heads/*'` from a
+    clone: every changeset goes, origin/HEAD -> HEAD is a new branch for
+    git and no bookmark for hg, exit 0. The same push again sends nothing:
+    HEAD alone is rejected (nothing changed on remote). HEAD alone to
+    another empty server sends the tip's history."""
+    source = hg_repos.get('rebase.hg')
+    work = tmp_path / 'work'
+    clone(hg_url(source), work, '-q', '--no-checkout')
+    git('config', 'cinnabar.data', 'never', cwd=work)
+    server = tmp_path / 'dst'
+    url = empty_server(hg, hg_serve, server)
+
+    result = push(work, url, MIRROR)
+    assert_pushed(result)
+    assert ' * [new branch]      origin/HEAD -> HEAD' in result.err, \
+        result.describe()
+    assert not rejection_lines(result)
+    assert hg_nodes(hg, server) == hg_nodes(hg, source)
+    assert hg('-R', server, 'bookmarks', '-T', '{bookmark}\n').out == ''
+    assert_hg_verify(hg, server)
+
+    with nothing_changes(hg, server, work):
+        again = push(work, url, MIRROR)
+        assert_refused(again, 'nothing changed on remote')
+        rejected = rejection_lines(again)
+        assert len(rejected) == 1 and ' origin/HEAD -> HEAD (nothing ' \
+            'changed on remote' in rejected[0], again.describe()
+
+    other = tmp_path / 'other'
+    url = empty_server(hg, hg_serve, other)
+    result = push(work, url,
+                  'refs/remotes/origin/HEAD:refs/heads/HEAD')
+    assert_pushed(result)
+    assert ' * [new branch]      origin/HEAD -> HEAD' in result.err
+    assert hg_nodes(hg, other) == hg_nodes(hg, source, '::tip')
+    assert len(hg_nodes(hg, other)) < len(hg_nodes(hg, source))
+    assert_hg_verify(hg, other)

@@ -137,3 +137,55 @@ class MetadataParts:
                           text)
         git('update-ref', METADATA_REF, new, cwd=self.repo)
         return new
+
+
+def move_changeset(parts, node, old, new, note):
+    """In MetadataParts `parts`: changeset `node`'s hg2git entry, git2hg
+    note and place among the changeset heads moved from commit `old` to
+    commit `new` (with the note blob `note`)."""
+    repo = parts.repo
+    parts.edit_note('hg2git', node, new)
+    parts.edit_note('git2hg', old, None)
+    parts.add_note('git2hg', new, note)
+    heads = parts.parts['changesets']
+    parts.parts['changesets'] = commit_tree(
+        repo, tree_of(repo, heads),
+        [new if p == old else p for p in parents(repo, heads)],
+        message(repo, heads))
+
+
+def forge_author(repo, node, text):
+    """In the clone `repo`: the commit of changeset `node` (whose raw
+    text is `text`) replaced by one with the same tree, parents and date,
+    but another author and message, whose git2hg note gets an `author`
+    field (the real user) and a `patch` (the real description in place of
+    the message) that rebuild the real changeset text from it, so every
+    hg id still checks out. Returns (the real commit, the forged one)."""
+    parts = MetadataParts(repo)
+    old = parts.notes('hg2git')[node][1]
+    raw = git('cat-file', 'commit', old, cwd=repo).stdout
+    header, _, _ = raw.partition(b'\n\n')
+    date = b' '.join(header.split(b'\nauthor ')[1].split(b'\n')[0]
+                     .split(b' ')[-2:])
+    ident = b'Trusted Dev <trusted@example.org> ' + date
+    forged_raw = b'\n'.join(
+        line for line in header.split(b'\n')
+        if not line.startswith((b'author ', b'committer '))) + \
+        b'\nauthor %s\ncommitter %s\n\nReviewed security fix' % (
+            ident, ident)
+    forged = git('hash-object', '-t', 'commit', '-w', '--stdin',
+                 cwd=repo, input=forged_raw).out.strip()
+    head, _, description = text.partition(b'\n\n')
+    user = head.split(b'\n')[1]
+    start = len(head) + 2
+    end = start + len(b'Reviewed security fix')
+    patch = b'%d,%d,%s' % (start, end, b''.join(
+        b'%%%02X' % c for c in description))
+    note = cat(repo, parts.notes('git2hg')[old][1])
+    fields = [line for line in note.split(b'\n')
+              if not line.startswith((b'author ', b'patch '))]
+    fields += [b'author ' + user, b'patch ' + patch]
+    move_changeset(parts, node, old, forged,
+                   hash_blob(repo, b'\n'.join(fields)))
+    parts.store()
+    return old, forged
