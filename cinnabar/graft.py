@@ -93,20 +93,22 @@ def prepare(helper, remote):
 
 def check(helper, say):
     """After the imports: refuse, as git-cinnabar does, when there were
-    candidates but no changeset found one (nothing is then kept); else
-    say what was grafted."""
+    candidates but no changeset found one and nothing was ever replaced
+    (nothing is then kept); else say what was grafted."""
     stats = helper.graft_stats()
-    if stats.not_grafted and not stats.grafted:
+    found = stats.grafted + stats.replaced
+    if stats.not_grafted and not found and not stats.replace_map:
         raise Abort('nothing to graft: cinnabar.graft is set, but none of '
                     'the %d changesets fetched matches one of the %d '
-                    'candidate commits (same tree, parents and date)'
+                    'candidate commits (same tree and date)'
                     % (stats.not_grafted, stats.candidates),
                     hint='fetch the git mirror first (or set cinnabar.graft '
                          'to its URL), or unset cinnabar.graft')
-    if stats.grafted:
+    if found:
         mark_grafted()
-        say('graft: %d changesets recorded onto existing commits, %d new '
-            'commits' % (stats.grafted, stats.not_grafted))
+        say('graft: %d changesets recorded onto existing commits, %d '
+            'replacing one, %d new commits'
+            % (stats.grafted, stats.replaced, stats.not_grafted))
 
 
 def mark_grafted():

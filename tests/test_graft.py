@@ -44,9 +44,12 @@ def make_hg_repo(hg, path):
 
 
 def rewrite(src, dest, rev=TIP, committer='Mirror Bot',
-            ref='refs/heads/main'):
+            ref='refs/heads/main', base=None, trees=None):
     """Write the history of `rev` in `src` again into the repository
-    `dest` as `ref`; returns {old commit: new commit}."""
+    `dest` as `ref`; returns {old commit: new commit}. With `base`, the
+    root commit gets it as parent (a history hg lacks the start of);
+    `trees` is {old commit: tree} of the commits to write with another
+    tree."""
     commits = git('rev-list', '--topo-order', '--reverse', '--parents',
                   rev, cwd=src).out.split('\n')
     mapping = {}
@@ -61,9 +64,11 @@ def rewrite(src, dest, rev=TIP, committer='Mirror Bot',
                    GIT_COMMITTER_NAME=committer,
                    GIT_COMMITTER_EMAIL='bot@mirror.example.org',
                    GIT_COMMITTER_DATE='1700000000 +0000')
-        args = ['commit-tree', fields[0]]
+        args = ['commit-tree', (trees or {}).get(commit, fields[0])]
         for parent in parents:
             args += ['-p', mapping[parent]]
+        if not parents and base:
+            args += ['-p', base]
         mapping[commit] = git(*args, cwd=dest, env=env,
                               input=message.encode()).out.strip()
     git('update-ref', ref, mapping[commit], cwd=dest)
