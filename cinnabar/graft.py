@@ -10,9 +10,12 @@
   fetched into `refs/cinnabar/graft/`, whose commits are the candidates;
 - `false`, or unset: no grafting.
 
-A fetch that grafted sets `cinnabar.grafted` in the repository's config:
-`git cinnabar fsck` otherwise requires each changeset's commit to be the
-one an import makes of it.
+Fetches, `git cinnabar unbundle` and `git cinnabar reclone` graft. The
+rules, and the "replace" commits a graft may make, are the helper's
+(helper/graft.h, helper/replace-map.h). A fetch that grafted sets
+`cinnabar.grafted` in the repository's config: `git cinnabar fsck`
+otherwise requires each changeset's commit to be the one an import makes
+of it (but with a replace map, which says the same).
 """
 
 from cinnabar import config, git, metadata

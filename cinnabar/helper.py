@@ -24,7 +24,7 @@ from cinnabar.ids import GitId, HgId
 from cinnabar.record import record
 from cinnabar.trace import Tracer
 
-PROTOCOL = 9
+PROTOCOL = 10
 HELPER_NAME = 'git-cinnabar-helper'
 REBUILD_HINT = ('run `git cinnabar download` for a prebuilt one, or build '
                 'it with `make` at the top of the git-cinnabar source tree')

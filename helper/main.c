@@ -36,7 +36,7 @@
 #include "words.h"
 #include <malloc.h>
 
-#define PROTOCOL_VERSION 9
+#define PROTOCOL_VERSION 10
 #ifndef CINNABAR_HELPER_VERSION
 #define CINNABAR_HELPER_VERSION "0.1.0"
 #endif
