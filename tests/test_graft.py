@@ -508,3 +508,38 @@ def test_reclone_prefers_the_mirror(project, hg):
     assert refs(repo)['refs/remotes/origin/branches/default/tip'] == \
         refs(repo)['refs/remotes/new/main'] == commits[nodes[0]]
     assert_fsck_clean(repo)
+
+
+def test_damaged_replace_map(project):
+    """A metadata tree entry that is not a gitlink: one fatal line, as
+    git-cinnabar refuses it, refs unchanged; an entry replacing a commit
+    with itself is ignored with a warning (as git-cinnabar does)."""
+    repo = project.mirror_clone('damaged')
+    git('-c', 'cinnabar.graft=true', 'fetch', '-q', 'hg', cwd=repo)
+    metadata = refs(repo)[METADATA_REF]
+    raw = git('cat-file', 'commit', metadata, cwd=repo).stdout
+    entries = git('ls-tree', METADATA_REF, cwd=repo).out
+    blob = git('hash-object', '-w', '--stdin', cwd=repo,
+               input=b'x').out.strip()
+    replaced = entries.split('\t')[1].strip()
+
+    def with_tree(listing):
+        tree = git('mktree', cwd=repo, input=listing.encode()).out.strip()
+        commit = git('hash-object', '-t', 'commit', '-w', '--stdin',
+                     cwd=repo, input=b'tree %s\n' % tree.encode()
+                     + raw.split(b'\n', 1)[1]).out.strip()
+        git('update-ref', METADATA_REF, commit, cwd=repo)
+        return commit
+
+    with_tree(entries + f'100644 blob {blob}\t{"1" * 40}\n')
+    before = refs(repo)
+    result = git('fetch', 'hg', cwd=repo, check=False)
+    assert_failed_for_people(result, 'not a replaced commit')
+    assert refs(repo) == before
+
+    # The mirror's own commit for itself: ignored.
+    main = refs(repo)['refs/heads/main']
+    with_tree(entries + f'160000 commit {main}\t{main}\n')
+    result = git('cinnabar', 'git2hg', replaced, cwd=repo)
+    assert 'replacing %s with itself' % main in result.err
+    assert result.out.strip() == project.expected[replaced]
