@@ -331,19 +331,24 @@ enum graft_result graft_find(const struct hg_oid *node, const struct hg_oid *p1,
 		keep_only(&m, &cs, needs_patch, &ids);
 	if (m.nr > 1)
 		die_ambiguous(node, &m);
-	if (m.nr == 1 && round_trips(&m.items[0], &ids)) {
+	if (m.nr == 1) {
+		struct match *match = &m.items[0];
+		/* Replaced, the candidate's note is not needed. */
+		if (!replace_map_size() &&
+		    (needs_patch(match, &cs, &ids) ||
+		     !same_parents(&match->commit, parents, nr_parents)))
+			found = GRAFT_REPLACE;
+		else if (round_trips(match, &ids))
+			found = GRAFT_ONTO;
+	}
+	if (found != GRAFT_NONE) {
 		struct match *match = &m.items[0];
 		match->candidate->used = 1;
 		oidcpy(commit_oid, &match->candidate->commit);
-		if (!replace_map_size() &&
-		    (needs_patch(match, &cs, &ids) ||
-		     !same_parents(&match->commit, parents, nr_parents))) {
-			found = GRAFT_REPLACE;
-		} else {
+		if (found == GRAFT_ONTO) {
 			strbuf_reset(commit);
 			strbuf_add(commit, match->commit.buf,
 				   match->commit.len);
-			found = GRAFT_ONTO;
 		}
 	}
 	for (i = 0; i < m.nr; i++)

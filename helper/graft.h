@@ -19,9 +19,10 @@
  * (commits the conversion would not make itself: a repository already
  * converted and a git mirror of it give two sets of candidates, and the
  * mirror's are wanted); none left is no graft, several an error.
- * A candidate is used once. What the commit does not hold exactly
- * (message, user, committer) goes into its git2hg note, whose rebuilt
- * changeset must give the changeset's id, or the candidate is not used.
+ * A candidate is used once. What a commit recorded onto does not hold
+ * exactly (message, user, committer) goes into its git2hg note, whose
+ * rebuilt changeset must give the changeset's id, or the candidate is
+ * not used.
  *
  * While nothing is replaced, the candidate chosen replaces instead of
  * being recorded onto when it needs a `patch`, when its number of parents
