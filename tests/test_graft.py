@@ -481,6 +481,24 @@ def test_graft_as_git_cinnabar(project, hg, kind):
     assert_no_traceback(result)
     assert refs(repo) == before
 
+    # A commit on top of the replaced commit is pushed with the
+    # replacement's changeset as parent.
+    (replaced, replacement), = replaces.items()
+    tree = git('rev-parse', f'{replaced}^{{tree}}', cwd=repo).out.strip()
+    child = git('commit-tree', tree, '-p', replaced, '-m', 'on top',
+                cwd=repo, env=dict(os.environ, **identity_env(
+                    'Dev', 'dev@example.org'))).out.strip()
+    result = git('push', '-f', 'hg',
+                 f'{child}:refs/heads/branches/default/tip', cwd=repo)
+    assert_no_traceback(result)
+    hg('-R', project.hg_repo, 'verify', '-q')
+    pushed = hg('-R', project.hg_repo, 'log', '-r', 'tip', '-T',
+                '{node} {p1node} {desc}').out.split(' ', 2)
+    assert pushed[1:] == [git2hg(repo, [replacement])[replacement],
+                          'on top']
+    assert git2hg(repo, [child]) == {child: pushed[0]}
+    assert_fsck_clean(repo)
+
     # Rolled back to nothing: the replace refs go with the metadata.
     git('cinnabar', 'rollback', '0' * 40, cwd=repo)
     assert not refs(repo, 'refs/cinnabar/replace/')
