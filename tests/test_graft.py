@@ -423,7 +423,7 @@ def vectors(case):
     commits, replaces = {}, {}
     for key, value in GRAFT_VECTORS.items():
         name, _, rest = key.partition(':')
-        if name != case:
+        if name != case or rest == 'metadata':
             continue
         if rest.startswith('replace:'):
             replaces[rest[len('replace:'):]] = value
@@ -452,10 +452,11 @@ def hg_nodes(hg, repo):
 def test_graft_as_git_cinnabar(project, hg, kind):
     """Each mirror of MIRRORS (one rewritten as is, one with a root hg
     lacks, one whose root has another tree, one whose `third` has another
-    tree, where only some changesets have a candidate): the commits and
-    the replace map git-cinnabar 0.7.5 makes, a clean fsck, the mirror's
-    commits known through the replace map, and a second fetch that
-    changes nothing."""
+    tree, where only some changesets have a candidate): the commits, the
+    replace map and the metadata commit git-cinnabar 0.7.5 makes, a clean
+    fsck, the mirror's commits known through the replace map, a second
+    fetch that changes nothing, a push onto the replaced commit, and a
+    rollback that takes the replace refs away."""
     mirror = project.tmp / f'{kind}.git'
     mapping = make_mirror(project.reference, mirror, kind)
     repo = project.tmp / kind
@@ -475,6 +476,8 @@ def test_graft_as_git_cinnabar(project, hg, kind):
             git2hg(repo, [replacement])[replacement] != '0' * 40
     tip = refs(repo)['refs/remotes/hg/branches/default/tip']
     assert tip == commits[nodes[0]]
+    # The same metadata commit: the same notes (their `patch` fields too).
+    assert refs(repo)[METADATA_REF] == GRAFT_VECTORS[f'{kind}:metadata']
     assert_fsck_clean(repo)
     before = refs(repo)
     result = git('-c', 'cinnabar.graft=true', 'fetch', 'hg', cwd=repo)

@@ -29,7 +29,8 @@ git config of its own), and what it made is written:
   changeset each commit became (which copies it records);
 - graft.tsv: `<case>:<hg changeset>\t<git commit>` (hg2git) and
   `<case>:replace:<replaced>\t<replacement>` (the metadata commit's
-  tree) after a fetch with `cinnabar.graft=true` from
+  tree), and `<case>:metadata\t<metadata commit>` but for the reclone,
+  after a fetch with `cinnabar.graft=true` from
   test_graft.make_hg_repo's repository into a clone of each mirror of
   test_graft.MIRRORS (`<case>` is its kind), and, `<case>` `reclone`,
   after `git -c cinnabar.graft=true cinnabar reclone` of a clone of the
@@ -168,6 +169,8 @@ def graft(ref, hg, work):
         ref.git('remote', 'add', 'hg', f'hg::{source}', cwd=repo)
         ref.git('-c', 'cinnabar.graft=true', 'fetch', '-q', 'hg', cwd=repo)
         lines += graft_state(ref, kind, repo, nodes)
+        lines.append(f'{kind}:metadata\t' + ref.git(
+            'rev-parse', 'refs/cinnabar/metadata', cwd=repo))
     repo = ref.clone(source, work / 'graft-reclone')
     ref.git('fetch', '-q', str(work / 'graft-rewritten.git'),
             '+refs/heads/*:refs/remotes/new/*', cwd=repo)
