@@ -10,9 +10,12 @@
   fetched into `refs/cinnabar/graft/`, whose commits are the candidates;
 - `false`, or unset: no grafting.
 
-A fetch that grafted sets `cinnabar.grafted` in the repository's config:
-`git cinnabar fsck` otherwise requires each changeset's commit to be the
-one an import makes of it.
+Fetches, `git cinnabar unbundle` and `git cinnabar reclone` graft. The
+rules, and the "replace" commits a graft may make, are the helper's
+(helper/graft.h, helper/replace-map.h). A fetch that grafted sets
+`cinnabar.grafted` in the repository's config: `git cinnabar fsck`
+otherwise requires each changeset's commit to be the one an import makes
+of it (but with a replace map, which says the same).
 """
 
 from cinnabar import config, git, metadata
@@ -93,20 +96,22 @@ def prepare(helper, remote):
 
 def check(helper, say):
     """After the imports: refuse, as git-cinnabar does, when there were
-    candidates but no changeset found one (nothing is then kept); else
-    say what was grafted."""
+    candidates but no changeset found one and nothing was ever replaced
+    (nothing is then kept); else say what was grafted."""
     stats = helper.graft_stats()
-    if stats.not_grafted and not stats.grafted:
+    found = stats.grafted + stats.replaced
+    if stats.not_grafted and not found and not stats.replace_map:
         raise Abort('nothing to graft: cinnabar.graft is set, but none of '
                     'the %d changesets fetched matches one of the %d '
-                    'candidate commits (same tree, parents and date)'
+                    'candidate commits (same tree and date)'
                     % (stats.not_grafted, stats.candidates),
                     hint='fetch the git mirror first (or set cinnabar.graft '
                          'to its URL), or unset cinnabar.graft')
-    if stats.grafted:
+    if found:
         mark_grafted()
-        say('graft: %d changesets recorded onto existing commits, %d new '
-            'commits' % (stats.grafted, stats.not_grafted))
+        say('graft: %d changesets recorded onto existing commits, %d '
+            'replacing one, %d new commits'
+            % (stats.grafted, stats.replaced, stats.not_grafted))
 
 
 def mark_grafted():

@@ -24,7 +24,7 @@ from cinnabar.ids import GitId, HgId
 from cinnabar.record import record
 from cinnabar.trace import Tracer
 
-PROTOCOL = 9
+PROTOCOL = 10
 HELPER_NAME = 'git-cinnabar-helper'
 REBUILD_HINT = ('run `git cinnabar download` for a prebuilt one, or build '
                 'it with `make` at the top of the git-cinnabar source tree')
@@ -173,7 +173,11 @@ class BlockReader:
 
 
 GraftStats = record('GraftStats',
-                    'candidates grafted not_grafted')
+                    'candidates grafted not_grafted replaced replace_map')
+GraftStats.__doc__ = """Of the grafts since the helper started: the
+candidates, the changesets recorded onto one, those that got a commit of
+their own without one, and those whose commit of their own replaces one;
+then the number of entries of the replace map (helper/replace-map.h)."""
 HttpResponse = record('HttpResponse', 'status headers body')
 
 
@@ -588,7 +592,7 @@ class Helper:
         """GraftStats since the helper started."""
         self._command('graft-stats')
         answer = self._answer().split()
-        if len(answer) != 4 or answer[0] != 'ok':
+        if len(answer) != 6 or answer[0] != 'ok':
             raise HelperError('unexpected answer to graft-stats: %r'
                               % ' '.join(answer))
         return GraftStats(*(int(a) for a in answer[1:]))

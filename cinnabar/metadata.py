@@ -223,16 +223,48 @@ def legacy_refs():
     return [name for name, _ in refs_under(*LEGACY_REFS)]
 
 
+REPLACE_REFS = 'refs/cinnabar/replace/'
+
+
+def replace_entries(tree):
+    """{replaced commit: replacement} of a metadata commit's tree (the
+    replace map, helper/replace-map.h): its gitlinks named by a commit
+    id, but those replacing a commit with itself."""
+    out = git_out('ls-tree', '-z', tree, check=False) or b''
+    entries = {}
+    for entry in out.split(b'\0'):
+        info, _, name = entry.partition(b'\t')
+        fields = info.split()
+        if len(fields) != 3 or fields[0] != b'160000':
+            continue
+        try:
+            replaced = GitId(name.decode('ascii'))
+        except (UnicodeDecodeError, ValueError):
+            continue
+        replacement = GitId(fields[2].decode('ascii'))
+        if replaced != replacement:
+            entries[replaced] = replacement
+    return entries
+
+
 def notes_for(metadata_commit):
-    """{NOTES_REF: the git2hg part of `metadata_commit`}, or a deletion of
-    NOTES_REF when `metadata_commit` is None (no metadata)."""
+    """The ref changes that follow a move of the metadata ref to
+    `metadata_commit` (None: no metadata): {NOTES_REF: its git2hg part}
+    (or a deletion), and refs/cinnabar/replace/<replaced> pointing at the
+    replacements of its replace map, the others deleted (as git-cinnabar
+    keeps them)."""
+    changes = {name: None for name, _ in refs_under(REPLACE_REFS)}
     if metadata_commit is None:
-        return {NOTES_REF: None}
+        changes[NOTES_REF] = None
+        return changes
     commit = read_commit(metadata_commit)
     git2hg = PARTS.index('git2hg')
     if commit is None or len(commit.parents) <= git2hg:
         return {}
-    return {NOTES_REF: commit.parents[git2hg]}
+    changes[NOTES_REF] = commit.parents[git2hg]
+    for replaced, replacement in replace_entries(commit.tree).items():
+        changes[REPLACE_REFS + replaced] = replacement
+    return changes
 
 
 def check_usable(writing=True):

@@ -7,7 +7,11 @@ keeping the user's refs (`git cinnabar reclone`).
    it when the ref goes.
 2. `refs/cinnabar/metadata` is removed and a second helper imports all
    the heads of every remote whose URL is `hg::...` into new metadata,
-   pending (nothing visible yet).
+   pending (nothing visible yet). With `cinnabar.graft`, the commits of
+   the refs (cinnabar.graft) are the graft candidates: the commits of a
+   git mirror fetched into the repository then take the place of those
+   of the old metadata (graft.h prefers the commits the conversion would
+   not make).
 3. For the commits reachable from the refs (all refs but refs/cinnabar/)
    and not from the new changeset heads, parents first:
    - a commit the old metadata maps to a changeset and back (git2hg then
@@ -28,7 +32,7 @@ moved. Commits of the old history that no remote has any more are kept.
 
 import sys
 
-from cinnabar import discovery, git, hg, metadata
+from cinnabar import discovery, git, graft, hg, metadata
 from cinnabar.errors import Abort
 from cinnabar.helper import Helper, HelperError
 from cinnabar.hg.url import strip_prefix
@@ -233,7 +237,10 @@ def reclone(git_dir, rebase=False):
                           'delete %s %s' % (METADATA_REF, old)])
         try:
             with Helper.start(git_dir) as new_helper:
+                grafting = graft.prepare(new_helper, None)
                 import_remotes(new_helper, remotes)
+                if grafting:
+                    graft.check(new_helper, _say)
                 mapping, rewritten, kept = plan_rewrites(
                     old_helper, new_helper, tips)
                 new = new_helper.finish()
@@ -249,6 +256,10 @@ def reclone(git_dir, rebase=False):
     # The damage fsck found, if any, went with the old metadata.
     git.delete_refs(FETCH_REFS + (BROKEN_REF,))
     return Result(old, new, moved, rewritten, kept)
+
+
+def _say(message):
+    sys.stderr.write(message + '\n')
 
 
 def _restore(old, notes):

@@ -3,6 +3,7 @@
 #include "authorship.h"
 #include "changeset.h"
 #include "raw-commit.h"
+#include "xdiff-interface.h"
 
 static const char *memstr(const char *buf, size_t len, const char *needle)
 {
@@ -467,20 +468,107 @@ static void percent_encode(struct strbuf *out, const char *buf, size_t len)
 	}
 }
 
-/* A patch turning `from` into `to`: one edit between common ends. */
+/*
+ * Start offsets of the lines of `buf` (with their terminators), as
+ * 1-based line numbers index them: offs[1] is 0, offs[n + 1] the end of
+ * line n; offs[0] is 0 too (a hunk inserting before the first line).
+ */
+static size_t *line_offsets(const char *buf, size_t len, size_t *nr)
+{
+	size_t *offs, alloc = 16, n = 2, i;
+
+	ALLOC_ARRAY(offs, alloc);
+	offs[0] = offs[1] = 0;
+	for (i = 0; i < len; i++)
+		if (buf[i] == '\n' || i + 1 == len) {
+			ALLOC_GROW(offs, n + 1, alloc);
+			offs[n++] = i + 1;
+		}
+	*nr = n;
+	return offs;
+}
+
+struct patch_hunks {
+	struct strbuf *out;
+	const char *from, *to;
+	size_t *from_offs, *to_offs, from_nr, to_nr;
+	int hunks, failed;
+};
+
+/*
+ * One hunk of the line diff, narrowed to the bytes that differ (its
+ * common start and end left out), as "start,end,data", NUL-separated.
+ */
+static void add_hunk(void *data, long old_begin, long old_nr,
+		     long new_begin, long new_nr,
+		     const char *func UNUSED, long funclen UNUSED)
+{
+	struct patch_hunks *h = data;
+	size_t start, end, dstart, dend, prefix = 0, suffix = 0;
+
+	if (!old_nr)
+		old_begin++;
+	if (!new_nr)
+		new_begin++;
+	if (old_begin < 0 || new_begin < 0 ||
+	    (size_t)(old_begin + old_nr) >= h->from_nr ||
+	    (size_t)(new_begin + new_nr) >= h->to_nr) {
+		h->failed = 1;
+		return;
+	}
+	start = h->from_offs[old_begin];
+	end = h->from_offs[old_begin + old_nr];
+	dstart = h->to_offs[new_begin];
+	dend = h->to_offs[new_begin + new_nr];
+	while (start + prefix < end && dstart + prefix < dend &&
+	       h->from[start + prefix] == h->to[dstart + prefix])
+		prefix++;
+	while (start + prefix + suffix < end &&
+	       dstart + prefix + suffix < dend &&
+	       h->from[end - 1 - suffix] == h->to[dend - 1 - suffix])
+		suffix++;
+	if (h->hunks++)
+		strbuf_addch(h->out, '\0');
+	strbuf_addf(h->out, "%"PRIuMAX",%"PRIuMAX",",
+		    (uintmax_t)(start + prefix), (uintmax_t)(end - suffix));
+	percent_encode(h->out, h->to + dstart + prefix,
+		       dend - suffix - dstart - prefix);
+}
+
+/*
+ * A patch turning `from` into `to`, as git-cinnabar 0.7 makes it: the
+ * hunks of git's line diff (xdiff, no context), each narrowed to the
+ * bytes that differ. Falls back to one edit between the common ends if
+ * the diff fails.
+ */
 static void make_patch(struct strbuf *out, const char *from, size_t from_len,
 		       const char *to, size_t to_len)
 {
-	size_t prefix = 0, suffix = 0;
-	while (prefix < from_len && prefix < to_len &&
-	       from[prefix] == to[prefix])
-		prefix++;
-	while (suffix < from_len - prefix && suffix < to_len - prefix &&
-	       from[from_len - 1 - suffix] == to[to_len - 1 - suffix])
-		suffix++;
-	strbuf_addf(out, "%"PRIuMAX",%"PRIuMAX",", (uintmax_t)prefix,
-		    (uintmax_t)(from_len - suffix));
-	percent_encode(out, to + prefix, to_len - prefix - suffix);
+	struct patch_hunks h = { out, from, to };
+	mmfile_t a = { (char *)from, (long)from_len };
+	mmfile_t b = { (char *)to, (long)to_len };
+	xpparam_t xpp = { 0 };
+	xdemitconf_t xecfg = { 0 };
+	size_t start = out->len;
+
+	h.from_offs = line_offsets(from, from_len, &h.from_nr);
+	h.to_offs = line_offsets(to, to_len, &h.to_nr);
+	if (xdi_diff_outf(&a, &b, add_hunk, NULL, &h, &xpp, &xecfg) < 0 ||
+	    h.failed) {
+		size_t prefix = 0, suffix = 0;
+		strbuf_setlen(out, start);
+		while (prefix < from_len && prefix < to_len &&
+		       from[prefix] == to[prefix])
+			prefix++;
+		while (suffix < from_len - prefix && suffix < to_len - prefix &&
+		       from[from_len - 1 - suffix] == to[to_len - 1 - suffix])
+			suffix++;
+		strbuf_addf(out, "%"PRIuMAX",%"PRIuMAX",", (uintmax_t)prefix,
+			    (uintmax_t)(from_len - suffix));
+		percent_encode(out, to + prefix, to_len - prefix - suffix);
+	}
+	free(h.from_offs);
+	free(h.to_offs);
 }
 
 static void note_add_field(struct strbuf *out, const char *key,

@@ -23,7 +23,9 @@
  *     files <file>\0<file>...    (the changeset's file list)
  *     patch <start>,<end>,<data>\0...  (byte edits turning the changeset
  *                                 rebuilt from the above into the real one;
- *                                 data is percent-encoded)
+ *                                 data is percent-encoded; as git-cinnabar
+ *                                 0.7 makes them: the hunks of git's line
+ *                                 diff, each without its common ends)
  * Two changesets that would give the same commit get newlines appended to
  * the later one's message until the commit is unique (the note's patch
  * removes them); with cinnabar.compat=0.6, NUL bytes instead (git-cinnabar

@@ -17,6 +17,7 @@
 #include "graft.h"
 #include "answer.h"
 #include "fsck.h"
+#include "replace-map.h"
 
 /*
  * The manifests checked, by hg id (as git ids, for khash): whether each
@@ -131,10 +132,11 @@ static int noted_changeset_text(const struct object_id *commit,
 	return ret;
 }
 
+/* The changeset of `commit` (through the replace map, as git2hg). */
 static int noted_changeset(const struct object_id *commit, struct hg_oid *node,
 			   const struct object_id **note)
 {
-	return noted_changeset_text(commit, node, note, NULL);
+	return noted_changeset_text(replace_lookup(commit), node, note, NULL);
 }
 
 static struct manifest_state *seen_manifest(struct fsck_run *run,
@@ -937,25 +939,43 @@ static void check_commits(struct fsck_run *run,
 			       NULL);
 	for (i = 0; i < commits->nr; i++) {
 		const struct object_id *note, *back;
+		const struct object_id *commit = replace_lookup(&commits->oid[i]);
 		struct hg_oid node;
-		if (noted_changeset(&commits->oid[i], &node, &note))
+		if (noted_changeset(commit, &node, &note))
 			problem(run, "commit %s has no valid git2hg note",
 				oid_to_hex(&commits->oid[i]));
-		else if (!(back = hg2git(&node)) ||
-			 !oideq(back, &commits->oid[i]))
+		else if (!(back = hg2git(&node)) || !oideq(back, commit))
 			problem(run,
 				"the git2hg note of commit %s names changeset "
 				"%s, which hg2git maps to %s",
-				oid_to_hex(&commits->oid[i]),
-				hg_oid_to_hex(&node),
+				oid_to_hex(commit), hg_oid_to_hex(&node),
 				back ? oid_to_hex(back) : "nothing");
 		else
-			check_changeset(run, &node, &commits->oid[i]);
+			check_changeset(run, &node, commit);
 		meter_update(progress, i + 1);
 	}
 	meter_stop(&progress);
 	file_checks_start(&run->queued, run->out, NULL, NULL);
 	run->counts->problems += file_checks_finish(&run->queued, run->out);
+}
+
+/* A replacement must be the commit of the changeset its note names. */
+static void check_replace(const struct object_id *replaced,
+			  const struct object_id *replacement, void *data)
+{
+	struct fsck_run *run = data;
+	const struct object_id *note, *back;
+	struct hg_oid node;
+
+	if (noted_changeset_text(replacement, &node, &note, NULL))
+		problem(run, "replace: commit %s is replaced by %s, which is "
+			"not a changeset's commit", oid_to_hex(replaced),
+			oid_to_hex(replacement));
+	else if (!(back = hg2git(&node)) || !oideq(back, replacement))
+		problem(run, "replace: commit %s is replaced by %s, whose "
+			"git2hg note names changeset %s, which hg2git maps to "
+			"%s", oid_to_hex(replaced), oid_to_hex(replacement),
+			hg_oid_to_hex(&node), back ? oid_to_hex(back) : "nothing");
 }
 
 void fsck_metadata(const struct oid_array *commits, unsigned flags,
@@ -969,6 +989,10 @@ void fsck_metadata(const struct oid_array *commits, unsigned flags,
 	run.manifest_state = kh_init_manifest_state();
 	run.files_checked = kh_init_oid_set();
 	run.grafts = grafts;
+	/* Grafted through a replace: the commits need not be ours. */
+	if (replace_map_size())
+		run.checks |= FSCK_GRAFTED;
+	for_each_replace(check_replace, &run);
 	if (commits)
 		check_commits(&run, commits);
 	else

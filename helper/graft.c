@@ -5,6 +5,7 @@
 #include "metadata.h"
 #include "notes-map.h"
 #include "raw-commit.h"
+#include "replace-map.h"
 
 struct candidate {
 	struct object_id commit, tree;
@@ -94,6 +95,44 @@ static int same_parents(const struct raw_commit *c,
 	return 1;
 }
 
+static int by_hg_oid(const void *a, const void *b)
+{
+	return hg_oidcmp(a, b);
+}
+
+/*
+ * Whether the parents of `c`, through the replace map, are the changesets
+ * p1 and p2 (null ones left out), in any order; parents the metadata does
+ * not know are left out.
+ */
+static int same_hg_parents(const struct raw_commit *c,
+			   const struct hg_oid *p1, const struct hg_oid *p2)
+{
+	struct hg_oid mine[2], theirs[2];
+	size_t nr_mine = 0, nr_theirs = 0, i;
+
+	for (i = 0; i < c->parents.nr; i++) {
+		struct hg_oid node;
+		if (git2hg(&c->parents.oid[i], &node))
+			continue;
+		if (nr_mine == 2)
+			return 0;
+		hg_oidcpy(&mine[nr_mine++], &node);
+	}
+	if (!hg_oid_is_null(p1))
+		hg_oidcpy(&theirs[nr_theirs++], p1);
+	if (!hg_oid_is_null(p2))
+		hg_oidcpy(&theirs[nr_theirs++], p2);
+	if (nr_mine != nr_theirs)
+		return 0;
+	QSORT(mine, nr_mine, by_hg_oid);
+	QSORT(theirs, nr_theirs, by_hg_oid);
+	for (i = 0; i < nr_mine; i++)
+		if (!hg_oideq(&mine[i], &theirs[i]))
+			return 0;
+	return 1;
+}
+
 static int slice_is(struct slice a, const char *buf, size_t len)
 {
 	return a.len == len && !memcmp(a.buf, buf, len);
@@ -119,30 +158,35 @@ int graft_same_date(const struct raw_commit *c, const struct hg_changeset *cs)
 	return same_author_field(c, cs, 0);
 }
 
+/* The first line of a message, without its "\n" or "\r\n"; none: NULL. */
 static struct slice first_line(const char *buf, size_t len)
 {
 	const char *eol = memchr(buf, '\n', len);
-	struct slice s = { buf, eol ? (size_t)(eol - buf) : len };
+	struct slice s = { len ? buf : NULL, eol ? (size_t)(eol - buf) : len };
+	if (eol && s.len && buf[s.len - 1] == '\r')
+		s.len--;
 	return s;
 }
 
 static void collect(struct matches *m, const struct hg_changeset *cs,
-		    const struct object_id *tree,
-		    const struct object_id *parents, int nr)
+		    const struct object_id *tree, const struct hg_oid *p1,
+		    const struct hg_oid *p2)
 {
 	size_t i;
 	for (i = first_with_tree(tree);
 	     i < grafts.nr && oideq(&grafts.items[i].tree, tree); i++) {
 		struct candidate *cand = &grafts.items[i];
 		struct match *match;
-		if (cand->used || notes_map_get(&metadata.git2hg, &cand->commit))
+		if (cand->used || notes_map_get(&metadata.git2hg, &cand->commit) ||
+		    is_replaced(&cand->commit))
 			continue;
 		ALLOC_GROW(m->items, m->nr + 1, m->alloc);
 		match = &m->items[m->nr];
 		if (raw_commit_read(&match->commit, &cand->commit))
 			continue;
-		if (!same_parents(&match->commit, parents, nr) ||
-		    !same_author_field(&match->commit, cs, 0)) {
+		if (!same_author_field(&match->commit, cs, 0) ||
+		    (replace_map_size() &&
+		     !same_hg_parents(&match->commit, p1, p2))) {
 			raw_commit_release(&match->commit);
 			continue;
 		}
@@ -151,17 +195,13 @@ static void collect(struct matches *m, const struct hg_changeset *cs,
 	}
 }
 
-/* Keep the matches `keep` says yes to, unless that leaves none. */
-static void narrow(struct matches *m, const struct hg_changeset *cs,
-		   int (*keep)(struct match *, const struct hg_changeset *,
-			       void *), void *data)
+/* Keep only the matches `keep` says yes to (maybe none). */
+static void keep_only(struct matches *m, const struct hg_changeset *cs,
+		      int (*keep)(struct match *, const struct hg_changeset *,
+				  void *), void *data)
 {
 	size_t i, kept = 0;
-	for (i = 0; i < m->nr; i++)
-		kept += !!keep(&m->items[i], cs, data);
-	if (!kept || kept == m->nr)
-		return;
-	for (i = kept = 0; i < m->nr; i++) {
+	for (i = 0; i < m->nr; i++) {
 		if (keep(&m->items[i], cs, data))
 			m->items[kept++] = m->items[i];
 		else
@@ -176,13 +216,49 @@ static int same_subject(struct match *match, const struct hg_changeset *cs,
 	struct slice mine = first_line(match->commit.body,
 				       match->commit.body_len);
 	struct slice theirs = first_line(cs->body.buf, cs->body.len);
+	if (!mine.buf || !theirs.buf)
+		return !mine.buf && !theirs.buf;
 	return slice_is(mine, theirs.buf, theirs.len);
 }
 
-static int same_user(struct match *match, const struct hg_changeset *cs,
-		     void *data UNUSED)
+/*
+ * The one match with the changeset's subject (and, among several with
+ * it, its user as author), or NULL.
+ */
+static struct match *by_subject_and_user(struct matches *m,
+					 const struct hg_changeset *cs)
 {
-	return same_author_field(&match->commit, cs, 1);
+	struct match *found = NULL;
+	size_t i, same = 0;
+
+	for (i = 0; i < m->nr; i++)
+		if (same_subject(&m->items[i], cs, NULL)) {
+			same++;
+			found = &m->items[i];
+		}
+	if (same <= 1)
+		return found;
+	found = NULL;
+	same = 0;
+	for (i = 0; i < m->nr; i++)
+		if (same_subject(&m->items[i], cs, NULL) &&
+		    same_author_field(&m->items[i].commit, cs, 1)) {
+			same++;
+			found = &m->items[i];
+		}
+	return same == 1 ? found : NULL;
+}
+
+/* Keep only `match` of the matches. */
+static void keep_one(struct matches *m, struct match *match)
+{
+	size_t i;
+	struct match kept = *match;
+	for (i = 0; i < m->nr; i++)
+		if (&m->items[i] != match)
+			raw_commit_release(&m->items[i].commit);
+	m->items[0] = kept;
+	m->nr = 1;
 }
 
 struct changeset_ids {
@@ -198,13 +274,13 @@ static void note_for(struct strbuf *note, struct match *match,
 		       ids->raw_len, match->commit.buf, match->commit.len);
 }
 
-static int needs_no_patch(struct match *match, const struct hg_changeset *cs UNUSED,
-			  void *data)
+static int needs_patch(struct match *match, const struct hg_changeset *cs UNUSED,
+		       void *data)
 {
 	struct strbuf note = STRBUF_INIT;
 	int ret;
 	note_for(&note, match, data);
-	ret = !strstr(note.buf, "\npatch ");
+	ret = !!strstr(note.buf, "\npatch ");
 	strbuf_release(&note);
 	return ret;
 }
@@ -238,39 +314,55 @@ static NORETURN void die_ambiguous(const struct hg_oid *node,
 	    hg_oid_to_hex(node), list.buf);
 }
 
-int graft_find(const struct hg_oid *node, const struct hg_oid *p1,
-	       const struct hg_oid *p2, const char *raw, size_t raw_len,
-	       const struct object_id *tree, const struct object_id *parents,
-	       int nr_parents, struct strbuf *commit,
-	       struct object_id *commit_oid)
+enum graft_result graft_find(const struct hg_oid *node, const struct hg_oid *p1,
+			     const struct hg_oid *p2, const char *raw,
+			     size_t raw_len, const struct object_id *tree,
+			     const struct object_id *parents, int nr_parents,
+			     struct strbuf *commit, struct object_id *commit_oid)
 {
 	struct changeset_ids ids = { node, p1, p2, raw, raw_len };
 	struct matches m = { 0 };
 	struct hg_changeset cs;
+	struct match *one;
 	size_t i;
-	int found = 0;
+	enum graft_result found = GRAFT_NONE;
 
 	if (!graft_active() || parse_changeset(&cs, raw, raw_len))
-		return 0;
-	collect(&m, &cs, tree, parents, nr_parents);
-	narrow(&m, &cs, same_subject, NULL);
-	narrow(&m, &cs, same_user, NULL);
-	narrow(&m, &cs, needs_no_patch, &ids);
+		return GRAFT_NONE;
+	collect(&m, &cs, tree, p1, p2);
+	if (m.nr > 1 && (one = by_subject_and_user(&m, &cs)))
+		keep_one(&m, one);
+	if (m.nr > 1)
+		keep_only(&m, &cs, needs_patch, &ids);
 	if (m.nr > 1)
 		die_ambiguous(node, &m);
-	if (m.nr == 1 && round_trips(&m.items[0], &ids)) {
+	if (m.nr == 1) {
+		struct match *match = &m.items[0];
+		/* Replaced, the candidate's note is not needed. */
+		if (!replace_map_size() &&
+		    (needs_patch(match, &cs, &ids) ||
+		     !same_parents(&match->commit, parents, nr_parents)))
+			found = GRAFT_REPLACE;
+		else if (round_trips(match, &ids))
+			found = GRAFT_ONTO;
+	}
+	if (found != GRAFT_NONE) {
 		struct match *match = &m.items[0];
 		match->candidate->used = 1;
 		oidcpy(commit_oid, &match->candidate->commit);
-		strbuf_reset(commit);
-		strbuf_add(commit, match->commit.buf, match->commit.len);
-		found = 1;
+		if (found == GRAFT_ONTO) {
+			strbuf_reset(commit);
+			strbuf_add(commit, match->commit.buf,
+				   match->commit.len);
+		}
 	}
 	for (i = 0; i < m.nr; i++)
 		raw_commit_release(&m.items[i].commit);
 	free(m.items);
-	if (found)
+	if (found == GRAFT_ONTO)
 		grafts.stats.grafted++;
+	else if (found == GRAFT_REPLACE)
+		grafts.stats.replaced++;
 	else
 		grafts.stats.not_grafted++;
 	return found;

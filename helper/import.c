@@ -19,6 +19,7 @@
 #include "store.h"
 #include "import.h"
 #include "raw-commit.h"
+#include "replace-map.h"
 #include "changeset-spool.h"
 #include "manifest-precheck.h"
 #include "check.h"
@@ -312,7 +313,7 @@ static void store_commit(struct strbuf *commit, const struct hg_oid *node,
 static void import_changeset(struct spooled_changeset *c)
 {
 	struct hg_changeset cs;
-	struct object_id parents[2], tree, commit_oid, note_oid;
+	struct object_id parents[2], tree, commit_oid, note_oid, replaced;
 	struct hg_oid hg_parents[2];
 	struct strbuf commit = STRBUF_INIT, note = STRBUF_INIT;
 	const char *branch;
@@ -333,7 +334,8 @@ static void import_changeset(struct spooled_changeset *c)
 			    "in the repository nor in the data received",
 			    hg_oid_to_hex(&c->node), hg_oid_to_hex(p));
 		hg_oidcpy(&hg_parents[nr], p);
-		oidcpy(&parents[nr++], git);
+		/* A replacement's children are the replaced commit's. */
+		oidcpy(&parents[nr++], replace_original(git));
 	}
 	if (hg_oid_is_null(&cs.manifest)) {
 		store_object_buf(OBJ_TREE, "", 0, &tree);
@@ -345,9 +347,19 @@ static void import_changeset(struct spooled_changeset *c)
 		git_tree_for_manifest(&cs.manifest, &tree);
 	}
 	changeset_commit(&commit, &cs, &tree, parents, nr);
-	if (!graft_find(&c->node, &c->p1, &c->p2, c->text.buf, c->text.len,
-			&tree, parents, nr, &commit, &commit_oid))
+	switch (graft_find(&c->node, &c->p1, &c->p2, c->text.buf, c->text.len,
+			   &tree, parents, nr, &commit, &replaced)) {
+	case GRAFT_ONTO:
+		oidcpy(&commit_oid, &replaced);
+		break;
+	case GRAFT_REPLACE:
 		store_commit(&commit, &c->node, &commit_oid);
+		set_replace(&replaced, &commit_oid);
+		break;
+	case GRAFT_NONE:
+		store_commit(&commit, &c->node, &commit_oid);
+		break;
+	}
 	changeset_note(&note, &c->node, &c->p1, &c->p2, c->text.buf,
 		       c->text.len, commit.buf, commit.len);
 	store_object_buf(OBJ_BLOB, note.buf, note.len, &note_oid);

@@ -22,6 +22,7 @@
 #include "check.h"
 #include "git-tree.h"
 #include "graft.h"
+#include "replace-map.h"
 #include "manifest.h"
 #include "push.h"
 #include "data.h"
@@ -35,7 +36,7 @@
 #include "words.h"
 #include <malloc.h>
 
-#define PROTOCOL_VERSION 9
+#define PROTOCOL_VERSION 10
 #ifndef CINNABAR_HELPER_VERSION
 #define CINNABAR_HELPER_VERSION "0.1.0"
 #endif
@@ -332,7 +333,8 @@ static void cmd_graft_stats(const char **argv UNUSED)
 	struct graft_stats s;
 
 	graft_get_stats(&s);
-	answer("ok %u %u %u\n", s.candidates, s.grafted, s.not_grafted);
+	answer("ok %u %u %u %u %lu\n", s.candidates, s.grafted, s.not_grafted,
+	       s.replaced, (unsigned long)replace_map_size());
 }
 
 static void cmd_finish(const char **argv UNUSED)

@@ -7,6 +7,7 @@
 #include "metadata.h"
 #include "raw-commit.h"
 #include "changeset.h"
+#include "replace-map.h"
 
 struct metadata metadata;
 
@@ -117,16 +118,28 @@ static NORETURN void bad_metadata(const char *what)
 	    "`git cinnabar rollback` or `git cinnabar reclone`", what);
 }
 
-/* Read a metadata commit's parents and body; the buffer is returned. */
-static char *read_commit(const struct object_id *oid, struct oid_array *parents,
-			 const char **body)
+/*
+ * Read a metadata commit's parents, body and (when `tree` is not NULL)
+ * tree; the buffer is returned.
+ */
+static char *read_commit_tree(const struct object_id *oid,
+			      struct oid_array *parents, const char **body,
+			      struct object_id *tree)
 {
 	struct raw_commit c;
 	if (raw_commit_read(&c, oid))
 		bad_metadata(oid_to_hex(oid));
+	if (tree)
+		oidcpy(tree, &c.tree);
 	*parents = c.parents;
 	*body = c.body;
 	return c.buf;
+}
+
+static char *read_commit(const struct object_id *oid, struct oid_array *parents,
+			 const char **body)
+{
+	return read_commit_tree(oid, parents, body, NULL);
 }
 
 static void load_changeset_heads(void)
@@ -205,6 +218,7 @@ void metadata_load(void)
 void metadata_load_commit(const struct object_id *commit)
 {
 	struct oid_array parents = OID_ARRAY_INIT;
+	struct object_id tree;
 	const char *body;
 	char *buf;
 
@@ -225,9 +239,10 @@ void metadata_load_commit(const struct object_id *commit)
 		notes_map_init(&metadata.files_meta, "files-meta", NULL,
 			       0100644);
 		metadata.manifest_heads.sorted = 1;
+		replace_map_load(NULL);
 		return;
 	}
-	buf = read_commit(&metadata.commit, &parents, &body);
+	buf = read_commit_tree(&metadata.commit, &parents, &body, &tree);
 	check_flags(body);
 	if (parents.nr < 5)
 		bad_metadata("metadata commit");
@@ -241,6 +256,7 @@ void metadata_load_commit(const struct object_id *commit)
 		       &parents.oid[4], 0100644);
 	free(buf);
 	oid_array_clear(&parents);
+	replace_map_load(&tree);
 
 	buf = read_commit(&metadata.manifests, &metadata.manifest_heads, &body);
 	free(buf);
@@ -343,7 +359,7 @@ static void store_manifests(struct object_id *result)
 
 int metadata_store(struct object_id *result, struct meter *meter)
 {
-	struct object_id parts[METADATA_PARTS];
+	struct object_id parts[METADATA_PARTS], tree;
 	struct strbuf buf = STRBUF_INIT;
 	int i;
 
@@ -357,6 +373,7 @@ int metadata_store(struct object_id *result, struct meter *meter)
 	meter_update(meter, 4);
 	notes_map_store(&metadata.files_meta, &parts[4]);
 	meter_update(meter, 5);
+	replace_map_store(&tree);
 
 	if (!is_null_oid(&metadata.commit)) {
 		struct oid_array parents = OID_ARRAY_INIT;
@@ -364,7 +381,7 @@ int metadata_store(struct object_id *result, struct meter *meter)
 		char *old = read_commit(&metadata.commit, &parents, &body);
 		int same = parents.nr >= 5 &&
 			   starts_with(old, "tree ") &&
-			   !strncmp(old + 5, oid_to_hex(empty_tree()),
+			   !strncmp(old + 5, oid_to_hex(&tree),
 				    GIT_SHA1_HEXSZ);
 		for (i = 0; same && i < 5; i++)
 			same = oideq(&parents.oid[i], &parts[i]);
@@ -375,7 +392,7 @@ int metadata_store(struct object_id *result, struct meter *meter)
 			return 0;
 		}
 	}
-	strbuf_addf(&buf, "tree %s\n", oid_to_hex(empty_tree()));
+	strbuf_addf(&buf, "tree %s\n", oid_to_hex(&tree));
 	for (i = 0; i < 5; i++)
 		strbuf_addf(&buf, "parent %s\n", oid_to_hex(&parts[i]));
 	if (!is_null_oid(&metadata.commit))
@@ -386,12 +403,16 @@ int metadata_store(struct object_id *result, struct meter *meter)
 	return 1;
 }
 
-/* The git2hg notes commit (the fourth part) of a metadata commit. */
-static void git2hg_part(const struct object_id *commit, struct object_id *out)
+/*
+ * The git2hg notes commit (the fourth part) and the tree of a metadata
+ * commit.
+ */
+static void git2hg_part(const struct object_id *commit, struct object_id *out,
+			struct object_id *tree)
 {
 	struct oid_array parents = OID_ARRAY_INIT;
 	const char *body;
-	char *buf = read_commit(commit, &parents, &body);
+	char *buf = read_commit_tree(commit, &parents, &body, tree);
 
 	if (parents.nr < 5)
 		die("metadata commit %s is damaged", oid_to_hex(commit));
@@ -405,13 +426,13 @@ struct ref_transaction *metadata_prepare_ref(const struct object_id *commit)
 	struct strbuf err = STRBUF_INIT;
 	struct ref_transaction *t = ref_store_transaction_begin(
 		get_main_ref_store(the_repository), &err);
-	struct object_id old, notes;
+	struct object_id old, notes, tree;
 
 	if (is_null_oid(&metadata.commit))
 		oidclr(&old, the_hash_algo);
 	else
 		oidcpy(&old, &metadata.commit);
-	git2hg_part(commit, &notes);
+	git2hg_part(commit, &notes, &tree);
 	/* The objects are in the pack being written, not yet in git's. */
 	if (!t || ref_transaction_update(t, METADATA_REF, commit, &old, NULL,
 					 NULL, REF_SKIP_OID_VERIFICATION,
@@ -419,6 +440,7 @@ struct ref_transaction *metadata_prepare_ref(const struct object_id *commit)
 	    ref_transaction_update(t, NOTES_REF, &notes, NULL, NULL, NULL,
 				   REF_SKIP_OID_VERIFICATION,
 				   "cinnabar: update metadata", &err) ||
+	    replace_map_ref_updates(t, &tree, &err) ||
 	    ref_transaction_prepare(t, &err))
 		die("cannot update %s: %s", METADATA_REF, err.buf);
 	strbuf_release(&err);
@@ -439,7 +461,8 @@ void metadata_commit_ref(struct ref_transaction *t,
 
 int git2hg(const struct object_id *commit, struct hg_oid *node)
 {
-	const struct object_id *note = notes_map_get(&metadata.git2hg, commit);
+	const struct object_id *note = notes_map_get(&metadata.git2hg,
+						     replace_lookup(commit));
 	unsigned long len;
 	char *buf;
 	int ret;
@@ -456,7 +479,8 @@ int git2hg(const struct object_id *commit, struct hg_oid *node)
 
 int git2hg_manifest(const struct object_id *commit, struct hg_oid *manifest)
 {
-	const struct object_id *note = notes_map_get(&metadata.git2hg, commit);
+	const struct object_id *note = notes_map_get(&metadata.git2hg,
+						     replace_lookup(commit));
 	unsigned long len;
 	enum object_type type;
 	char *buf = note ? store_read_object(note, &type, &len) : NULL;

@@ -2,8 +2,8 @@
  * git-cinnabar's metadata: refs/cinnabar/metadata.
  *
  * The metadata commit has the message "files-meta unified-manifests-v2"
- * (its format flags), a tree of replaced commits (normally empty) and, in
- * this order, the parents:
+ * (its format flags), a tree of replaced commits (replace-map.h; empty
+ * unless a graft replaced a commit) and, in this order, the parents:
  *   1. changesets: a commit whose parents are the git commits of the
  *      changeset branch heads and whose message lists them, one
  *      "<hg id> <branch>" per line, in the order they were added;
@@ -54,7 +54,10 @@ void metadata_load_commit(const struct object_id *commit);
 const struct object_id *hg2git(const struct hg_oid *oid);
 void set_hg2git(const struct hg_oid *oid, const struct object_id *git);
 
-/* The hg changeset of a git commit: 0, or -1 when it has none. */
+/*
+ * The hg changeset of a git commit (of its replacement when it is
+ * replaced, replace-map.h): 0, or -1 when it has none.
+ */
 int git2hg(const struct object_id *commit, struct hg_oid *node);
 /*
  * The manifest the git2hg note of `commit` names (the null id when none):

@@ -1,7 +1,7 @@
 """Make the vectors of tests/vectors/ with git-cinnabar 0.7.5.
 
 usage: build/venv/bin/python tests/vectors/make_vectors.py <git-cinnabar>
-           [<hg>]
+           [<hg>] [--only=<file>]
 
 <git-cinnabar> is git-cinnabar 0.7.5's executable (e.g. from `cargo
 install --locked --root /work/tools/gc075 git-cinnabar`:
@@ -26,7 +26,17 @@ git config of its own), and what it made is written:
   pushed by git-cinnabar 0.7.5 to an empty hg repository (a local path)
   in the history's steps (lib.push_oracle.step_refspecs), with the
   `similarity=<n>` experiment unless `<similarity>` is `none`: the
-  changeset each commit became (which copies it records).
+  changeset each commit became (which copies it records);
+- graft.tsv: `<case>:<hg changeset>\t<git commit>` (hg2git) and
+  `<case>:replace:<replaced>\t<replacement>` (the metadata commit's
+  tree), and `<case>:metadata\t<metadata commit>` but for the reclone,
+  after a fetch with `cinnabar.graft=true` from
+  test_graft.make_hg_repo's repository into a clone of each mirror of
+  test_graft.MIRRORS (`<case>` is its kind), and, `<case>` `reclone`,
+  after `git -c cinnabar.graft=true cinnabar reclone` of a clone of the
+  repository with the `rewritten` mirror fetched into refs/remotes/new/.
+
+`--only=<file>` makes that one file only.
 
 The tests never run git-cinnabar 0.7.5: they read these files.
 """
@@ -47,6 +57,7 @@ from lib.randhist import write_git  # noqa: E402
 from lib.vectors import (PUSH_COPIES, push_copies_history,  # noqa: E402
                          push_copies_run)
 import test_dropin_metadata  # noqa: E402
+import test_graft  # noqa: E402
 import test_hostile_repos  # noqa: E402
 
 
@@ -134,14 +145,57 @@ def push_copies(ref, hg, work):
     return lines
 
 
+def graft_state(ref, case, repo, nodes):
+    lines = [f'{case}:{node}\t'
+             + ref.git('cinnabar', 'hg2git', node, cwd=repo)
+             for node in nodes]
+    tree = ref.git('ls-tree', 'refs/cinnabar/metadata', cwd=repo)
+    for entry in tree.splitlines():
+        info, name = entry.split('\t')
+        lines.append(f'{case}:replace:{name}\t{info.split()[2]}')
+    return lines
+
+
+def graft(ref, hg, work):
+    source = test_graft.make_hg_repo(hg, work / 'graft-hg')
+    nodes = hg('-R', source, 'log', '-T', '{node}\n').out.split()
+    reference = ref.clone(source, work / 'graft-reference')
+    lines = []
+    for kind in test_graft.MIRRORS:
+        mirror = work / f'graft-{kind}.git'
+        test_graft.make_mirror(reference, mirror, kind)
+        repo = work / f'graft-{kind}'
+        ref.git('clone', '-q', str(mirror), str(repo))
+        ref.git('remote', 'add', 'hg', f'hg::{source}', cwd=repo)
+        ref.git('-c', 'cinnabar.graft=true', 'fetch', '-q', 'hg', cwd=repo)
+        lines += graft_state(ref, kind, repo, nodes)
+        lines.append(f'{kind}:metadata\t' + ref.git(
+            'rev-parse', 'refs/cinnabar/metadata', cwd=repo))
+    repo = ref.clone(source, work / 'graft-reclone')
+    ref.git('fetch', '-q', str(work / 'graft-rewritten.git'),
+            '+refs/heads/*:refs/remotes/new/*', cwd=repo)
+    ref.git('-c', 'cinnabar.graft=true', 'cinnabar', 'reclone', cwd=repo)
+    return lines + graft_state(ref, 'reclone', repo, nodes)
+
+
 def write(name, lines, ref):
     header = (f'# made by tests/vectors/make_vectors.py with '
               f'{ref.git("cinnabar", "--version")}\n')
     (HERE / name).write_text(header + ''.join(line + '\n' for line in lines))
 
 
+MAKERS = {
+    'odd-changesets.tsv': lambda ref, hg, work: odd_changesets(ref, work),
+    'colliding.tsv': colliding,
+    'push-copies.tsv': push_copies,
+    'graft.tsv': graft,
+}
+
+
 def main(args):
-    if not 1 <= len(args) <= 2:
+    only = [a[len('--only='):] for a in args if a.startswith('--only=')]
+    args = [a for a in args if not a.startswith('--only=')]
+    if not 1 <= len(args) <= 2 or not set(only) <= set(MAKERS):
         sys.exit(__doc__)
     os.environ.update(HGRCPATH='', HGPLAIN='1')
     default_hg = TESTS.parent / 'build' / 'venv' / 'bin' / 'hg'
@@ -149,9 +203,9 @@ def main(args):
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         ref = Reference(Path(args[0]).resolve(), work)
-        write('odd-changesets.tsv', odd_changesets(ref, work), ref)
-        write('colliding.tsv', colliding(ref, hg, work), ref)
-        write('push-copies.tsv', push_copies(ref, hg, work), ref)
+        for name, make in MAKERS.items():
+            if not only or name in only:
+                write(name, make(ref, hg, work), ref)
 
 
 if __name__ == '__main__':
