@@ -14,18 +14,17 @@
  * What of fast-import is used here, by job (everything else goes through
  * git's public headers: csum-file.h's hashwrite and crc32, pack.h's
  * encode_in_pack_object_header, packfile.h's pack lists and lookups,
- * object-file.h's reads, delta.h's diff_delta):
+ * object-file.h's reads, delta.h's diff_delta, zlib.h's git_deflate;
+ * objects are hashed, checked for duplicates, deltified, deflated and
+ * appended to the pack here, pack.depth read here):
  *  - the pack being written: pack_data, pack_file, pack_id, pack_size,
- *    all_packs, start_packfile, end_packfile, cycle_packfile,
- *    unkeep_all_packs, gfi_unpack_entry, max_packsize, PACK_SIZE_THRESHOLD,
- *    MAX_PACK_ID, unpack_limit, pack_idx_opts, git_pack_config;
+ *    object_count (end_packfile writes it in the header), all_packs,
+ *    start_packfile, end_packfile, cycle_packfile, unkeep_all_packs,
+ *    gfi_unpack_entry, max_packsize, PACK_SIZE_THRESHOLD, MAX_PACK_ID,
+ *    unpack_limit, pack_idx_opts, git_pack_config;
  *  - the object table: struct object_entry, struct object_entry_pool,
  *    blocks, alloc_count, alloc_objects, object_entry_alloc, object_table,
  *    object_entry_hashcmp, insert_object, find_object;
- *  - storing an object: store_object (objects over MAX_ONE_CALL), struct
- *    last_object, max_depth, and the counters object_count,
- *    object_count_by_type, duplicate_count_by_type, delta_count_by_type,
- *    delta_count_attempts_by_type;
  *  - editing trees: struct tree_entry, struct tree_content, NO_DELTA,
  *    load_tree, tree_content_set, tree_content_remove,
  *    release_tree_content_recursive, release_tree_entry, tecmp0, tecmp1,
@@ -169,6 +168,21 @@ void store_limit_memory(void)
 		packed_git_limit = 8 * 1024 * 1024;
 }
 
+/* The largest object deflated in one zlib call: see "Writing objects". */
+#define MAX_ONE_CALL (1UL << 30)
+static unsigned long one_call_max = MAX_ONE_CALL;
+
+/*
+ * The longest chain of deltas written: pack.depth, 50 unless configured,
+ * at most what git pack-objects allows (4095).
+ */
+#define DELTA_DEPTH 50
+#define DELTA_DEPTH_MAX 4095
+static unsigned long delta_depth_max = DELTA_DEPTH;
+
+/* What trace_stats() says: objects written, and those found stored. */
+static unsigned long objects_written, duplicates;
+
 /*
  * The level to deflate `len` bytes at. Unless the user chose one, objects
  * (or deltas) of fewer than STORE_BELOW bytes are stored: deflate makes
@@ -206,6 +220,10 @@ void store_init(void)
 			store_small = 1;
 		}
 	}
+	if (!git_config_get_ulong("pack.depth", &delta_depth_max) &&
+	    delta_depth_max > DELTA_DEPTH_MAX)
+		delta_depth_max = DELTA_DEPTH_MAX;
+	one_call_max = git_env_ulong("CINNABAR_TEST_ONE_CALL_MAX", MAX_ONE_CALL);
 	alloc_objects(object_entry_alloc);
 	checkpoint_objects = git_env_ulong("CINNABAR_TEST_CHECKPOINT",
 					   CHECKPOINT_OBJECTS);
@@ -517,10 +535,13 @@ static void ensure_pack(void)
  * of ~100 bytes, commits) costs many times the compression itself. Here
  * the streams of one thread serve the whole session, reset between
  * objects, which gives the same bytes (deflate-queue.h):
- * store_object_reusing_zlib() does what fast-import's store_object() does,
- * with those; objects too big for one zlib call (MAX_ONE_CALL) go through
- * fast-import's own. The output buffer is kept between objects unless it
- * grew past KEEP_OUTPUT.
+ * store_object_reusing_zlib() writes an object as fast-import's
+ * store_object() would, with those. An object too big for one zlib call
+ * (one_call_max, MAX_ONE_CALL unless CINNABAR_TEST_ONE_CALL_MAX says
+ * otherwise) goes through git's zlib wrapper (zlib.h's git_deflate, which
+ * feeds zlib in steps) and is stored whole, neither a delta nor a base
+ * waiting on the second thread. The output buffer is kept between objects
+ * unless it grew past KEEP_OUTPUT.
  *
  * Objects are deflated on a second thread when there is a CPU for it
  * (deflate-queue.h) and no pack size limit: an object pushed there is
@@ -534,7 +555,6 @@ static void ensure_pack(void)
  * objects pending, pack_data->pack_size is kept at 0, so that it flushes
  * the pack (hashflush, see the top of this file) before reading it.
  */
-#define MAX_ONE_CALL (1UL << 30)
 #define KEEP_OUTPUT (1UL << 20)
 static struct object_deflater pack_deflater;
 static unsigned long deflated_on_thread;
@@ -548,9 +568,28 @@ static int is_pending(const struct object_entry *e)
 /* `len` bytes at `in`, deflated into pack_z_out. */
 static void deflate_object(const void *in, size_t len)
 {
-	if (object_deflate(&pack_deflater, level_for(len), in, len,
-			   &pack_z_out))
+	git_zstream s;
+	int ret;
+
+	if (len < one_call_max) {
+		if (object_deflate(&pack_deflater, level_for(len), in, len,
+				   &pack_z_out))
+			die("cannot compress an object (zlib error)");
+		return;
+	}
+	git_deflate_init(&s, level_for(len));
+	strbuf_reset(&pack_z_out);
+	strbuf_grow(&pack_z_out, git_deflate_bound(&s, len));
+	s.next_in = (unsigned char *)in;
+	s.avail_in = len;
+	s.next_out = (unsigned char *)pack_z_out.buf;
+	s.avail_out = pack_z_out.alloc - 1;
+	while ((ret = git_deflate(&s, Z_FINISH)) == Z_OK)
+		;
+	if (ret != Z_STREAM_END)
 		die("cannot compress an object (zlib error)");
+	strbuf_setlen(&pack_z_out, s.total_out);
+	git_deflate_end(&s);
 }
 
 /*
@@ -567,8 +606,8 @@ static void write_pack_entry(struct object_entry *e, enum object_type type,
 
 	e->pack_id = pack_id;
 	e->idx.offset = pack_size;
-	object_count++;
-	object_count_by_type[e->type]++;
+	object_count++;		/* end_packfile() writes it in the header */
+	objects_written++;
 	crc32_begin(pack_file);
 	hdrlen = encode_in_pack_object_header(hdr, sizeof(hdr),
 					      base_offset ? OBJ_OFS_DELTA
@@ -578,7 +617,6 @@ static void write_pack_entry(struct object_entry *e, enum object_type type,
 	if (base_offset) {
 		off_t ofs = e->idx.offset - base_offset;
 		unsigned pos = sizeof(hdr) - 1;
-		delta_count_by_type[e->type]++;
 		hdr[pos] = ofs & 127;
 		while (ofs >>= 7)
 			hdr[--pos] = 128 | (--ofs & 127);
@@ -711,13 +749,13 @@ static struct object_entry *new_object_entry(enum object_type type,
 
 	e = insert_object(oid);
 	if (e->idx.offset) {
-		duplicate_count_by_type[type]++;
+		duplicates++;
 		return NULL;
 	} else if (in_some_pack(oid)) {
 		e->type = type;
 		e->pack_id = MAX_PACK_ID;
 		e->idx.offset = 1; /* in another pack */
-		duplicate_count_by_type[type]++;
+		duplicates++;
 		return NULL;
 	}
 	e->type = type;
@@ -789,14 +827,23 @@ static void *delta_against(const struct strbuf *base, const struct strbuf *dat,
 }
 
 /*
- * What fast-import's store_object does (without marks): store `dat`, as a
- * delta against `last` (the data of `last_entry`, an object of this pack)
- * when there is one worth it, and make it the next `last` (its data and
- * depth: last->offset is left alone, as the object may be pending).
+ * The version an object may be stored as a delta against: its data (not
+ * ours: the caller's) and its depth as a delta in the pack being written.
+ */
+struct delta_base {
+	struct strbuf data;
+	unsigned depth;
+};
+#define DELTA_BASE_INIT { STRBUF_INIT, 0 }
+
+/*
+ * Store `dat`, as a delta against `last` (the data of `last_entry`, an
+ * object of this pack) when there is one worth it; `last->depth` becomes
+ * the depth of the object stored.
  */
 static void store_object_reusing_zlib(enum object_type type,
 				      struct strbuf *dat,
-				      struct last_object *last,
+				      struct delta_base *last,
 				      struct object_entry *last_entry,
 				      struct object_id *oidout)
 {
@@ -804,22 +851,16 @@ static void store_object_reusing_zlib(enum object_type type,
 	struct object_entry *e, *base = NULL;
 	unsigned long deltalen = 0;
 	void *delta = NULL;
+	int whole = dat->len >= one_call_max;
 
-	if (dat->len >= MAX_ONE_CALL) {
-		flush_pending();
-		if (last && last_entry)
-			last->offset = last_entry->idx.offset;
-		store_object(type, dat, last, oidout, 0);
-		return;
-	}
 	e = new_object_entry(type, dat->buf, dat->len, &oid);
 	if (oidout)
 		oidcpy(oidout, &oid);
 	if (!e)
 		return;
-	if (last && last_entry && last->data.len && last->data.buf &&
-	    last->depth < max_depth && dat->len > the_hash_algo->rawsz) {
-		delta_count_attempts_by_type[type]++;
+	if (!whole && last && last_entry && last->data.len && last->data.buf &&
+	    last->depth < delta_depth_max &&
+	    dat->len > the_hash_algo->rawsz) {
 		delta = delta_against(&last->data, dat, &deltalen,
 				      dat->len - the_hash_algo->rawsz);
 		if (delta)
@@ -828,7 +869,8 @@ static void store_object_reusing_zlib(enum object_type type,
 	if (delta && !push_pending(e, delta, deltalen, 1, base)) {
 		e->depth = last->depth + 1;
 		delta = NULL;	/* the queue's now */
-	} else if (!delta && !push_pending(e, dat->buf, dat->len, 0, NULL)) {
+	} else if (!delta && !whole &&
+		   !push_pending(e, dat->buf, dat->len, 0, NULL)) {
 		e->depth = 0;
 	} else {
 		write_now(e, delta ? delta : dat->buf,
@@ -836,13 +878,8 @@ static void store_object_reusing_zlib(enum object_type type,
 			  last ? last->depth + 1 : 0, dat);
 	}
 	free(delta);
-	if (last) {
-		if (last->no_swap)
-			last->data = *dat;
-		else
-			strbuf_swap(&last->data, dat);
+	if (last)
 		last->depth = e->depth;
-	}
 }
 
 void store_object_buf(enum object_type type, const char *buf, size_t len,
@@ -851,7 +888,7 @@ void store_object_buf(enum object_type type, const char *buf, size_t len,
 	struct strbuf data;
 
 	ensure_pack();
-	/* store_object only reads the buffer when not given a last_object. */
+	/* Only read: the strbuf is never grown nor released. */
 	data.buf = (char *)buf;
 	data.len = len;
 	data.alloc = len + 1;
@@ -871,7 +908,7 @@ void store_blob_with_base(const char *buf, size_t len,
 			  const struct object_id *base, const char *base_data,
 			  size_t base_len, struct object_id *result)
 {
-	struct last_object last = { STRBUF_INIT, 0, 0, 1 };
+	struct delta_base last = DELTA_BASE_INIT;
 	struct object_entry *e;
 	struct strbuf data;
 
@@ -1159,7 +1196,7 @@ static void unload_tree(struct tree_entry *e)
  */
 static void write_tree(struct tree_entry *root)
 {
-	struct last_object base = { STRBUF_INIT, 0, 0, /* no_swap */ 1 };
+	struct delta_base base = DELTA_BASE_INIT;
 	struct object_entry *stored = NULL;
 	struct tree_content *t;
 	unsigned i, kept;
@@ -1302,20 +1339,13 @@ static void end_session(int drop)
 
 static void trace_stats(void)
 {
-	unsigned long dups = 0, objects = 0;
-	int i;
-
 	if (!getenv("GIT_CINNABAR_TRACE"))
 		return;
-	for (i = 0; i < ARRAY_SIZE(duplicate_count_by_type); i++) {
-		dups += duplicate_count_by_type[i];
-		objects += object_count_by_type[i];
-	}
 	fprintf(stderr, "cinnabar-helper: store: %lu objects written "
 		"(%lu deflated on a second thread), %lu duplicates not "
 		"written, %lu checkpoints, %lu lookups in their packs past "
 		"the filters (%lu found), %lu filters in a file\n",
-		objects, deflated_on_thread, dups, checkpoints, idx_lookups,
+		objects_written, deflated_on_thread, duplicates, checkpoints, idx_lookups,
 		idx_found, filters_moved);
 }
 
@@ -1392,8 +1422,8 @@ int store_blob_from_delta(const char *buf, size_t len,
 
 	ensure_pack();
 	b = in_current_pack(base);
-	if (!b || b->type != OBJ_BLOB || b->depth >= max_depth ||
-	    delta_len >= len || len >= MAX_ONE_CALL)
+	if (!b || b->type != OBJ_BLOB || b->depth >= delta_depth_max ||
+	    delta_len >= len || len >= one_call_max)
 		return -1;
 	e = new_object_entry(OBJ_BLOB, buf, len, result);
 	if (!e)
