@@ -314,7 +314,7 @@ static int has_room(void)
 		taken++;
 		bytes += texts[i].text.own;
 	}
-	return taken < nr_workers + 2 || bytes < MAX_TEXT_BYTES;
+	return taken < (size_t)nr_workers + 2 || bytes < MAX_TEXT_BYTES;
 }
 
 struct shared_text *shared_text_take(void)
@@ -513,7 +513,7 @@ void verify_id_async_buf(const char *what, const struct hg_oid *node,
 
 void verify_id_finish(void)
 {
-	int i;
+	size_t i;
 
 	if (!texts)
 		return;

@@ -144,6 +144,10 @@ static pid_t store_pid;
 
 void store_limit_memory(void)
 {
+	size_t *cache_limit = &CINNABAR_PACK_SETTING(delta_base_cache_limit);
+	size_t *window_size = &CINNABAR_PACK_SETTING(packed_git_window_size);
+	size_t *windows_limit = &CINNABAR_PACK_SETTING(packed_git_limit);
+
 	/*
 	 * Objects read back are mostly the last revision of a file or
 	 * manifest, which needs no cache; git's 96MiB default cache of
@@ -153,8 +157,8 @@ void store_limit_memory(void)
 	 * with history. 2MiB holds what those reads need (doc/performance.md,
 	 * "Memory bounded by the tip, not the history").
 	 */
-	if (delta_base_cache_limit > 2 * 1024 * 1024)
-		delta_base_cache_limit = 2 * 1024 * 1024;
+	if (*cache_limit > 2 * 1024 * 1024)
+		*cache_limit = 2 * 1024 * 1024;
 	/*
 	 * Packs are read through mmap windows, 1 GiB each by default and up
 	 * to 8 GiB or more in all: every page of a finished pack touched by
@@ -162,10 +166,10 @@ void store_limit_memory(void)
 	 * size until the end. Unless configured, windows of 1 MiB, 8 MiB in
 	 * all: pages still in the page cache map again at no I/O cost.
 	 */
-	if (packed_git_window_size == DEFAULT_PACKED_GIT_WINDOW_SIZE)
-		packed_git_window_size = 1024 * 1024;
-	if (packed_git_limit == DEFAULT_PACKED_GIT_LIMIT)
-		packed_git_limit = 8 * 1024 * 1024;
+	if (*window_size == DEFAULT_PACKED_GIT_WINDOW_SIZE)
+		*window_size = 1024 * 1024;
+	if (*windows_limit == DEFAULT_PACKED_GIT_LIMIT)
+		*windows_limit = 8 * 1024 * 1024;
 }
 
 /* The largest object deflated in one zlib call: see "Writing objects". */
@@ -192,12 +196,12 @@ static unsigned long objects_written, duplicates;
  * (doc/performance.md, "Writing objects").
  */
 #define STORE_BELOW 128
-static int store_small;
+static int store_small, compression_level;
 
 static int level_for(size_t len)
 {
 	return store_small && len < STORE_BELOW ? Z_NO_COMPRESSION
-						 : pack_compression_level;
+						 : compression_level;
 }
 
 void store_init(void)
@@ -208,19 +212,23 @@ void store_init(void)
 	git_pack_config();
 	/* git_pack_config() reads core.ignorecase again: see main.c. */
 	ignore_case = 0;
+	compression_level = cinnabar_pack_compression_level();
 	/*
 	 * Unless the user chose a compression level, favour speed: the pack
 	 * is about 5% larger, and `git gc` recompresses it anyway.
 	 */
 	{
 		const char *v;
-		if (git_config_get_value("pack.compression", &v) &&
-		    git_config_get_value("core.compression", &v)) {
-			pack_compression_level = Z_BEST_SPEED;
+		if (repo_config_get_value(the_repository,
+					  "pack.compression", &v) &&
+		    repo_config_get_value(the_repository,
+					  "core.compression", &v)) {
+			compression_level = Z_BEST_SPEED;
 			store_small = 1;
 		}
 	}
-	if (!git_config_get_ulong("pack.depth", &delta_depth_max) &&
+	if (!repo_config_get_ulong(the_repository, "pack.depth",
+				   &delta_depth_max) &&
 	    delta_depth_max > DELTA_DEPTH_MAX)
 		delta_depth_max = DELTA_DEPTH_MAX;
 	one_call_max = git_env_ulong("CINNABAR_TEST_ONE_CALL_MAX", MAX_ONE_CALL);
@@ -388,7 +396,7 @@ static off_t find_in_session_pack(struct session_pack *sp,
 	if (sp->idx.fd >= 0)
 		offset = idx_lookup_find(&sp->idx, oid->hash);
 	else
-		offset = find_pack_entry_one(oid->hash, sp->pack);
+		offset = cinnabar_find_in_pack(oid, sp->pack);
 	idx_lookups++;
 	idx_found += !!offset;
 	return offset;
@@ -406,16 +414,18 @@ static int is_session_pack(struct packed_git *p)
 
 /*
  * Whether `oid` is in a pack of the repository (finished ones included).
- * The repository's list has the session's packs first, newest first, as
- * they were added (install_packed_git puts a pack at the head) and as
- * session_packs lists them: they are told apart in one walk of both
- * lists, without looking for each pack in session_packs (with 34
+ * Up to git 2.47, the repository's list has the session's packs first,
+ * newest first, as they were added (install_packed_git puts a pack at the
+ * head) and as session_packs lists them: they are told apart in one walk
+ * of both lists, without looking for each pack in session_packs (with 34
  * finished packs, 600 comparisons a new object), unless the list was
  * ordered again (a pack added by another process, found by a read).
+ * Later releases append a pack to the end of the list of its store:
+ * each pack is looked for in session_packs.
  */
 static int in_some_pack(const struct object_id *oid)
 {
-	struct session_pack *sp, *next_sp;
+	struct session_pack *sp;
 	struct packed_git *p;
 	int row_read = 0;
 
@@ -425,16 +435,22 @@ static int in_some_pack(const struct object_id *oid)
 	for (sp = session_packs; sp; sp = sp->next)
 		if (find_in_session_pack(sp, oid, &row_read))
 			return 1;
-	next_sp = session_packs;
+#if CINNABAR_GIT_NEW_API
+	repo_for_each_pack(the_repository, p)
+		if (!is_session_pack(p) && cinnabar_find_in_pack(oid, p))
+			return 1;
+#else
+	sp = session_packs;
 	for (p = get_all_packs(the_repository); p; p = p->next) {
-		if (next_sp && p == next_sp->pack) {
-			next_sp = next_sp->next;
+		if (sp && p == sp->pack) {
+			sp = sp->next;
 			continue;
 		}
-		if ((!next_sp || !is_session_pack(p)) &&
-		    find_pack_entry_one(oid->hash, p))
+		if ((!sp || !is_session_pack(p)) &&
+		    cinnabar_find_in_pack(oid, p))
 			return 1;
 	}
+#endif
 	return 0;
 }
 
@@ -459,6 +475,20 @@ static void filter_to_file(void)
 	}
 }
 
+/*
+ * Make a pack end_packfile() registered a place to look objects up in:
+ * up to git 2.47, install_packed_git() leaves it out of find_pack_entry()'s
+ * list (the most recently used first); later releases have one list.
+ */
+static void add_to_pack_lookups(struct packed_git *p)
+{
+#if CINNABAR_GIT_NEW_API
+	(void)p;
+#else
+	list_add(&p->mru, &the_repository->objects->packed_git_mru);
+#endif
+}
+
 /* Finish the pack being written, keep it as part of the session. */
 static void store_checkpoint(void)
 {
@@ -479,7 +509,8 @@ static void store_checkpoint(void)
 	CALLOC_ARRAY(sp, 1);
 	sp->pack = p;
 	for (i = 0; i < 3; i++)
-		sp->files[i] = xstrdup(odb_pack_name(&name, p->hash, ext[i]));
+		sp->files[i] = xstrdup(cinnabar_pack_name(&name, p->hash,
+							    ext[i]));
 	strbuf_release(&name);
 	filter_objects(sp, before);
 	sp->slot = -1;
@@ -492,8 +523,7 @@ static void store_checkpoint(void)
 		    (uintmax_t)getpid());
 	write_keep(sp->files[2], name.buf);
 	strbuf_release(&name);
-	/* install_packed_git() leaves it out of find_pack_entry()'s list. */
-	list_add(&p->mru, &the_repository->objects->packed_git_mru);
+	add_to_pack_lookups(p);
 	forget_objects();
 	checkpoints++;
 }
@@ -739,7 +769,7 @@ static struct object_entry *new_object_entry(enum object_type type,
 	unsigned char hdr[96];
 	unsigned long hdrlen;
 	struct object_entry *e;
-	git_hash_ctx c;
+	cinnabar_hash_ctx c;
 
 	hdrlen = format_object_header((char *)hdr, sizeof(hdr), type, len);
 	the_hash_algo->init_fn(&c);
@@ -946,7 +976,7 @@ void *store_read_object(const struct object_id *oid, enum object_type *type,
 		void *buf;
 		if (!offset)
 			continue;
-		buf = unpack_entry(the_repository, sp->pack, offset, type, size);
+		buf = cinnabar_unpack_entry(sp->pack, offset, type, size);
 		/*
 		 * Opening the pack mapped its .idx (git checks it against
 		 * the pack) and left a few of its pages in memory, each
@@ -958,7 +988,7 @@ void *store_read_object(const struct object_id *oid, enum object_type *type,
 			return buf;
 		break;		/* damaged: git's read says what */
 	}
-	return repo_read_object_file(the_repository, oid, type, size);
+	return cinnabar_read_object(oid, type, size);
 }
 
 void *store_read_object_typed(const struct object_id *oid,
@@ -1294,6 +1324,14 @@ void edit_tree_store(enum edit_tree which, struct object_id *result)
 /* Remove a pack of the session from the repository's object store. */
 static void drop_pack(struct packed_git *p)
 {
+#if CINNABAR_GIT_NEW_API
+	struct odb_source *source = the_repository->objects->sources;
+	struct packfile_store *store =
+		odb_source_files_downcast(source)->packed;
+
+	packfile_list_remove(&store->packs, p);
+	strmap_remove(&store->packs_by_path, p->pack_name, 0);
+#else
 	struct packed_git **pp;
 
 	for (pp = &the_repository->objects->packed_git; *pp; pp = &(*pp)->next)
@@ -1305,6 +1343,7 @@ static void drop_pack(struct packed_git *p)
 		list_del_init(&p->mru);
 	hashmap_remove(&the_repository->objects->pack_map, &p->packmap_ent,
 		       p->pack_name);
+#endif
 	close_pack(p);
 	/* all_packs[] still points to it: unkeep_all_packs() reads its name. */
 }
@@ -1371,8 +1410,7 @@ void store_finish(void)
 	end_packfile();
 	unpack_limit = saved_limit;
 	if (pack_id != before)
-		list_add(&all_packs[before]->mru,
-			 &the_repository->objects->packed_git_mru);
+		add_to_pack_lookups(all_packs[before]);
 	end_session(0);
 	forget_objects();
 	trace_stats();
