@@ -28,10 +28,11 @@
  *  - editing trees: struct tree_entry, struct tree_content, NO_DELTA,
  *    load_tree, tree_content_set, tree_content_remove,
  *    release_tree_content_recursive, release_tree_entry, tecmp0, tecmp1,
- *    tree_entry_allocd, avail_tree_table(_sz), old_tree, new_tree, and
- *    the names: struct atom_str, atom_table(_sz), atom_cnt, hc_str;
- *  - what fast-import's main sets up: branch_table(_sz), marks (struct
- *    mark_set), fi_mem_pool.
+ *    tree_entry_allocd, avail_tree_table(_sz), and the names: struct
+ *    atom_str, atom_table(_sz), atom_cnt, hc_str;
+ *  - what fast-import's main sets up: branch_table(_sz), which
+ *    end_packfile() walks when it turns a small pack into loose objects
+ *    (invalidate_pack_id).
  */
 #define CINNABAR_GIT_2_47_3 1
 #define CINNABAR_PASTE(a, b) a##b
@@ -244,7 +245,6 @@ void store_init(void)
 	CALLOC_ARRAY(atom_table, atom_table_sz);
 	CALLOC_ARRAY(branch_table, branch_table_sz);
 	CALLOC_ARRAY(avail_tree_table, avail_tree_table_sz);
-	marks = mem_pool_calloc(&fi_mem_pool, 1, sizeof(struct mark_set));
 	hashmap_init(&object_table, object_entry_hashcmp, NULL, 0);
 	edit_roots[0].versions[0].mode = S_IFDIR;
 	edit_roots[0].versions[1].mode = S_IFDIR;
@@ -1154,6 +1154,9 @@ static void sort_entries(struct tree_content *t, int v)
 		QSORT(t->entries, t->entry_count, cmp);
 }
 
+/* The previous version of the tree being written, and the one written. */
+static struct strbuf tree_base = STRBUF_INIT, tree_written = STRBUF_INIT;
+
 /* "<octal mode> <name>\0<raw id>" for each present entry, sorted. */
 static void format_tree(struct tree_content *t, int v, struct strbuf *out)
 {
@@ -1250,14 +1253,14 @@ static void write_tree(struct tree_entry *root)
 		stored = find_object(&root->versions[0].oid);
 	if (S_ISDIR(root->versions[0].mode) && stored &&
 	    stored->pack_id == pack_id) {
-		format_tree(t, 0, &old_tree);
-		base.data = old_tree;
+		format_tree(t, 0, &tree_base);
+		base.data = tree_base;
 		base.depth = t->delta_depth;
 	} else {
 		stored = NULL;
 	}
-	format_tree(t, 1, &new_tree);
-	store_object_reusing_zlib(OBJ_TREE, &new_tree, &base, stored,
+	format_tree(t, 1, &tree_written);
+	store_object_reusing_zlib(OBJ_TREE, &tree_written, &base, stored,
 				  &root->versions[1].oid);
 	t->delta_depth = base.depth;
 
