@@ -2,8 +2,9 @@
  * The object store, on top of git's fast-import: see store.h.
  *
  * This file includes the pinned git tree's builtin/fast-import.c as it is,
- * to reach its pack writer (store_object, store_tree and the tree_content_*
- * functions) and its object table. Nothing of it is changed; if the pinned
+ * to reach the pack it writes (started, ended, indexed and read back by
+ * its functions), its object table and its tree editing (the
+ * tree_content_* functions). Nothing of it is changed; if the pinned
  * version changes, the check below fails the build (helper.mk passes the
  * version of the tree compiled against as CINNABAR_GIT_VERSION_ID, its
  * dots as underscores): the fast-import internals used here must be read
@@ -27,7 +28,7 @@
  *    object_entry_hashcmp, insert_object, find_object;
  *  - editing trees: struct tree_entry, struct tree_content, NO_DELTA,
  *    load_tree, tree_content_set, tree_content_remove,
- *    release_tree_content_recursive, release_tree_entry, tecmp0, tecmp1,
+ *    release_tree_content_recursive, release_tree_entry,
  *    tree_entry_allocd, avail_tree_table(_sz), and the names: struct
  *    atom_str, atom_table(_sz), atom_cnt, hc_str;
  *  - what fast-import's main sets up: branch_table(_sz), which
@@ -98,7 +99,7 @@ static int sweeping;
  * holds `checkpoint_objects` entries, the pack being written is finished
  * (indexed, kept with a .keep file, registered in the repository's object
  * store) and the table is emptied: later reads of its objects, and the
- * duplicate check of new objects (store_object's find_sha1_pack), go
+ * duplicate check of new objects (new_object_entry's in_some_pack), go
  * through the pack index instead. Only deltas do not cross the boundary
  * (the first version of each file or tree after a checkpoint is stored
  * whole). 131072 entries are ~12 MB at most (doc/performance.md,
@@ -1141,9 +1142,34 @@ void edit_tree_remove(enum edit_tree which, const char *path)
  * manifest is most of the cost of rewriting a large directory for a
  * one-line change (doc/performance.md, "Writing objects").
  */
+/*
+ * git's order of tree entries (tree.h's base_name_compare: a directory's
+ * name sorts as if it ended with '/'), by the mode of version `v`.
+ */
+static int entry_order(const struct tree_entry *a, const struct tree_entry *b,
+		       int v)
+{
+	return base_name_compare(a->name->str_dat, a->name->str_len,
+				 a->versions[v].mode, b->name->str_dat,
+				 b->name->str_len, b->versions[v].mode);
+}
+
+static int order_by_base(const void *a, const void *b)
+{
+	return entry_order(*(struct tree_entry *const *)a,
+			   *(struct tree_entry *const *)b, 0);
+}
+
+static int order_by_written(const void *a, const void *b)
+{
+	return entry_order(*(struct tree_entry *const *)a,
+			   *(struct tree_entry *const *)b, 1);
+}
+
 static void sort_entries(struct tree_content *t, int v)
 {
-	int (*cmp)(const void *, const void *) = v ? tecmp1 : tecmp0;
+	int (*cmp)(const void *, const void *) =
+		v ? order_by_written : order_by_base;
 	unsigned i;
 
 	/* Mostly sorted already: the last write sorted them in place. */
@@ -1452,8 +1478,8 @@ void store_abort(void)
  * Store a blob from a delta computed elsewhere (git's delta format, see
  * git's Documentation/gitformat-pack.txt) against `base`, which must be an
  * object of the pack being written: this spares computing a delta that
- * the Mercurial data already gives. Mirrors what store_object does when it
- * deltifies. Return -1, storing nothing, when the base does not qualify.
+ * the Mercurial data already gives. Mirrors what
+ * store_object_reusing_zlib() does when it deltifies. Return -1, storing nothing, when the base does not qualify.
  */
 int store_blob_from_delta(const char *buf, size_t len,
 			  const struct object_id *base, const char *delta,
