@@ -17,12 +17,12 @@
  * encode_in_pack_object_header, packfile.h's pack lists and lookups,
  * object-file.h's reads, delta.h's diff_delta, zlib.h's git_deflate;
  * objects are hashed, checked for duplicates, deltified, deflated and
- * appended to the pack here, pack.depth read here):
+ * appended to the pack here, pack.depth and pack.packSizeLimit read here):
  *  - the pack being written: pack_data, pack_file, pack_id, pack_size,
  *    object_count (end_packfile writes it in the header), all_packs,
  *    start_packfile, end_packfile, cycle_packfile, unkeep_all_packs,
- *    gfi_unpack_entry, max_packsize, PACK_SIZE_THRESHOLD, MAX_PACK_ID,
- *    unpack_limit, pack_idx_opts, git_pack_config;
+ *    gfi_unpack_entry, MAX_PACK_ID, unpack_limit, pack_idx_opts,
+ *    git_pack_config;
  *  - the object table: struct object_entry, struct object_entry_pool,
  *    blocks, alloc_count, alloc_objects, object_entry_alloc, object_table,
  *    object_entry_hashcmp, insert_object, find_object;
@@ -186,6 +186,13 @@ static unsigned long one_call_max = MAX_ONE_CALL;
 #define DELTA_DEPTH_MAX 4095
 static unsigned long delta_depth_max = DELTA_DEPTH;
 
+/*
+ * pack.packSizeLimit (0: none): a pack that would grow past it is ended
+ * and a new one started, keeping PACK_END_ROOM for its trailer.
+ */
+static off_t pack_size_limit;
+#define PACK_END_ROOM (the_hash_algo->rawsz * 3)
+
 /* What trace_stats() says: objects written, and those found stored. */
 static unsigned long objects_written, duplicates;
 
@@ -233,6 +240,12 @@ void store_init(void)
 				   &delta_depth_max) &&
 	    delta_depth_max > DELTA_DEPTH_MAX)
 		delta_depth_max = DELTA_DEPTH_MAX;
+	{
+		unsigned long limit;
+		if (!repo_config_get_ulong(the_repository,
+					   "pack.packsizelimit", &limit))
+			pack_size_limit = limit;
+	}
 	one_call_max = git_env_ulong("CINNABAR_TEST_ONE_CALL_MAX", MAX_ONE_CALL);
 	alloc_objects(object_entry_alloc);
 	checkpoint_objects = git_env_ulong("CINNABAR_TEST_CHECKPOINT",
@@ -668,7 +681,7 @@ static void append_deflated(struct deflate_job *job)
 		die("cannot compress an object (zlib error)");
 	if (!is_pending(e) || (base && is_pending(base)))
 		BUG("pending objects out of order");
-	if (pack_size + PACK_SIZE_THRESHOLD + job->out.len < pack_size)
+	if (pack_size + PACK_END_ROOM + job->out.len < pack_size)
 		die("the pack being written is too large");
 	write_pack_entry(e, e->type, job->len, base ? base->idx.offset : 0,
 			 &job->out);
@@ -741,7 +754,7 @@ static int push_pending(struct object_entry *e, char *in, size_t len,
 {
 	int level = level_for(len);
 
-	if (max_packsize)
+	if (pack_size_limit)
 		return -1;	/* whether a pack is full needs the size */
 	append_pending(0);
 	if (deflate_queue_push(in, len, owned, level, e, base)) {
@@ -804,9 +817,9 @@ static void write_now(struct object_entry *e, const char *in, size_t len,
 {
 	flush_pending();
 	deflate_object(in, len);
-	if ((max_packsize &&
-	     pack_size + PACK_SIZE_THRESHOLD + pack_z_out.len > max_packsize) ||
-	    pack_size + PACK_SIZE_THRESHOLD + pack_z_out.len < pack_size) {
+	if ((pack_size_limit &&
+	     pack_size + PACK_END_ROOM + pack_z_out.len > pack_size_limit) ||
+	    pack_size + PACK_END_ROOM + pack_z_out.len < pack_size) {
 		/* The pack is full: a new one, where no delta can go. */
 		e->pack_id = pack_id + 1;
 		cycle_packfile();
