@@ -266,11 +266,14 @@ reftable-git: check-deps $(GIT_TREE)/.cinnabar-extracted
 # helper against it in $(TRY_GIT_DIR)/ (its tree, objects and program apart from
 # the pinned build's; store.c's version check lifted: what it uses of
 # fast-import is to be read again), then runs TRY_GIT_TESTS with that helper.
+# For a release of USER_GIT_VERSIONS, TRY_GIT_VERSION alone is enough: the
+# checksum, Debian version and suite are its USER_GIT_<version> pins.
 TRY_GIT_DIR = $(BUILD)/try-git
 TRY_GIT_VERSION =
-TRY_GIT_SHA256 =
-TRY_GIT_DEBIAN_SUITE = $(GIT_DEBIAN_SUITE)
-TRY_GIT_DEBIAN_VERSIONS =
+TRY_GIT_PINS = $(USER_GIT_$(TRY_GIT_VERSION))
+TRY_GIT_SHA256 = $(word 1,$(TRY_GIT_PINS))
+TRY_GIT_DEBIAN_SUITE = $(or $(word 3,$(TRY_GIT_PINS)),$(GIT_DEBIAN_SUITE))
+TRY_GIT_DEBIAN_VERSIONS = $(word 2,$(TRY_GIT_PINS))
 TRY_GIT_TREE = $(TRY_GIT_DIR)/git-$(TRY_GIT_VERSION)
 TRY_GIT_TESTS = tests/test_clone_corpus.py
 .PHONY: try-git

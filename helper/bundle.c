@@ -1,5 +1,5 @@
 /* Mercurial bundles: see bundle.h. */
-#include "git-compat-util.h"
+#include "libgit.h"
 #include "strbuf.h"
 #include "url.h"
 #include "string-list.h"
@@ -29,7 +29,7 @@ static void read_stream_params(struct bundle *b)
 	struct string_list list = STRING_LIST_INIT_DUP;
 	const char *compression = "UN";
 	char *compression_dup = NULL;
-	int i;
+	size_t i;
 
 	stream_read_exact(&b->input, hdr, 4);
 	len = get_be32(hdr);
@@ -38,7 +38,7 @@ static void read_stream_params(struct bundle *b)
 	strbuf_grow(&params, len);
 	stream_read_exact(&b->input, params.buf, len);
 	strbuf_setlen(&params, len);
-	string_list_split(&list, params.buf, ' ', -1);
+	cinnabar_string_list_split(&list, params.buf, ' ');
 	for (i = 0; i < list.nr; i++) {
 		char *item = list.items[i].string, *eq, *name, *value = NULL;
 		if (!*item)

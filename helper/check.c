@@ -47,7 +47,7 @@ static unsigned check_parse(const char *value)
 
 	if (!value)
 		return flags;
-	string_list_split(&words, value, ',', -1);
+	cinnabar_string_list_split(&words, value, ',');
 	for (i = 0; i < words.nr; i++) {
 		const char *word = words.items[i].string;
 		size_t j;
@@ -78,7 +78,8 @@ int check_enabled(unsigned flags)
 
 	if (!loaded) {
 		const char *value = NULL;
-		if (git_config_get_string_tmp("cinnabar.check", &value))
+		if (repo_config_get_string_tmp(the_repository,
+					       "cinnabar.check", &value))
 			value = NULL;
 		enabled = check_parse(value);
 		loaded = 1;

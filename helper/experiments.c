@@ -12,7 +12,8 @@ static const char *experiments_value(void)
 		read = 1;
 		value = getenv("GIT_CINNABAR_EXPERIMENTS");
 		if (!value &&
-		    git_config_get_string_tmp("cinnabar.experiments", &value))
+		    repo_config_get_string_tmp(the_repository,
+					       "cinnabar.experiments", &value))
 			value = NULL;
 	}
 	return value;
@@ -51,7 +52,8 @@ int push_similarity(void)
 	int percent;
 	long n;
 
-	if (!git_config_get_int("cinnabar.similarity", &percent)) {
+	if (!repo_config_get_int(the_repository, "cinnabar.similarity",
+				 &percent)) {
 		if (percent >= 0 && percent <= 100)
 			return percent;
 		warning("invalid value for cinnabar.similarity: '%d'", percent);

@@ -33,20 +33,37 @@ checksum_ok() {
 
 add_deb_src() {
 	say "adding Debian $suite source entries in $apt_list"
-	cat >"$apt_list" <<-EOF
-	# Added by git-cinnabar's Makefile to fetch the pinned git source.
-	Types: deb-src
-	URIs: http://deb.debian.org/debian
-	Suites: $suite $suite-updates
-	Components: main
-	Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+	# Only a stable suite has -updates and -security: unstable (sid) and
+	# experimental have neither, and apt-get update fails on a suite that
+	# does not exist.
+	case $suite in
+	sid|unstable|experimental|rc-buggy)
+		cat >"$apt_list" <<-EOF
+		# Added by git-cinnabar's Makefile to fetch the pinned git source.
+		Types: deb-src
+		URIs: http://deb.debian.org/debian
+		Suites: $suite
+		Components: main
+		Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+		EOF
+		;;
+	*)
+		cat >"$apt_list" <<-EOF
+		# Added by git-cinnabar's Makefile to fetch the pinned git source.
+		Types: deb-src
+		URIs: http://deb.debian.org/debian
+		Suites: $suite $suite-updates
+		Components: main
+		Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 
-	Types: deb-src
-	URIs: http://deb.debian.org/debian-security
-	Suites: $suite-security
-	Components: main
-	Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-	EOF
+		Types: deb-src
+		URIs: http://deb.debian.org/debian-security
+		Suites: $suite-security
+		Components: main
+		Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+		EOF
+		;;
+	esac
 }
 
 # Whether apt knows a git source package of the pinned upstream version.
@@ -64,7 +81,7 @@ prepare_apt() {
 		say "apt has no source of git $version and updating it needs root"
 		return 1
 	fi
-	[ -f "$apt_list" ] || add_deb_src
+	add_deb_src
 	say "apt-get update"
 	apt-get update -qq >&2 || return 1
 	apt_has_source

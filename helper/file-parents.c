@@ -50,7 +50,7 @@ static size_t trees_bytes;
 
 void file_parents_forget(void)
 {
-	oidmap_free(&trees, 1);
+	cinnabar_oidmap_clear(&trees);
 	trees_bytes = 0;
 }
 

@@ -13,7 +13,7 @@ static off_t block_at(uint32_t row, unsigned slots, unsigned slot)
 static int new_file(void)
 {
 	struct strbuf path = STRBUF_INIT;
-	int fd = odb_mkstemp(&path, "pack/tmp_filters_XXXXXX");
+	int fd = cinnabar_mkstemp(&path, "pack/tmp_filters_XXXXXX");
 
 	/* Open, it lasts as long as the descriptor; no child needs it. */
 	if (unlink(path.buf))

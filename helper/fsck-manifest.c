@@ -1,7 +1,6 @@
 /* Checking stored manifests from their manifest trees: see fsck-manifest.h. */
 #include "libgit.h"
 #include "hashmap.h"
-#include "object-store.h"
 #include "tree-iter.h"
 #include "store.h"
 #include "git-tree.h"

@@ -1,6 +1,5 @@
 /* Checking the metadata against the git objects: see fsck.h. */
 #include "libgit.h"
-#include "object-store.h"
 #include "meter.h"
 #include "khash.h"
 #include "changeset.h"
@@ -93,12 +92,12 @@ static int type_of(struct fsck_run *run, const struct object_id *oid)
 	if (run->types && (pos = kh_get_oid_pos(run->types, *oid)) !=
 	    kh_end(run->types))
 		return kh_value(run->types, pos);
-	return oid_object_info(the_repository, oid, NULL);
+	return cinnabar_object_info(oid, NULL);
 }
 
 static int hg2git_type(struct fsck_run *run, const struct object_id *oid)
 {
-	int type = oid_object_info(the_repository, oid, NULL), ret;
+	int type = cinnabar_object_info(oid, NULL), ret;
 	khiter_t pos = kh_put_oid_pos(run->types, *oid, &ret);
 	kh_value(run->types, pos) = type;
 	return type;

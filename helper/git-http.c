@@ -11,10 +11,11 @@
  */
 #define CINNABAR_GIT_2_39_5 1
 #define CINNABAR_GIT_2_47_3 2
+#define CINNABAR_GIT_2_55_0 3
 #define CINNABAR_PASTE(a, b) a##b
 #define CINNABAR_PINNED(v) CINNABAR_PASTE(CINNABAR_GIT_, v)
 #if !defined(CINNABAR_GIT_VERSION_ID) || !CINNABAR_PINNED(CINNABAR_GIT_VERSION_ID)
-#error "git-http.c is written against git 2.39.5's and 2.47.3's http.c; check it against this git version"
+#error "git-http.c is written against git 2.39.5's, 2.47.3's and 2.55.0's http.c; check it against this git version"
 #endif
 #include "http.c"
 #include "git-http.h"
@@ -34,7 +35,7 @@ void http_forget_settings(void)
 	FORGET(ssl_version);
 	FORGET(ssl_cert);
 	FORGET(ssl_key);
-#if CINNABAR_PINNED(CINNABAR_GIT_VERSION_ID) == CINNABAR_GIT_2_47_3
+#if CINNABAR_PINNED(CINNABAR_GIT_VERSION_ID) >= CINNABAR_GIT_2_47_3
 	FORGET(ssl_cert_type);
 	FORGET(ssl_key_type);
 #endif
@@ -69,4 +70,13 @@ void http_forget_settings(void)
 	/* What a 401 of one server taught about the methods it takes. */
 	http_auth_methods = CURLAUTH_ANY;
 	http_auth_methods_restricted = 0;
+#if CINNABAR_PINNED(CINNABAR_GIT_VERSION_ID) >= CINNABAR_GIT_2_55_0
+	empty_auth_try_negotiate = 0;
+	curl_tcp_keepidle = -1;
+	curl_tcp_keepintvl = -1;
+	curl_tcp_keepcnt = -1;
+	http_retry_after = 0;
+	http_max_retries = 0;
+	http_max_retry_time = 300;
+#endif
 }

@@ -87,7 +87,7 @@ static int same_parents(const struct raw_commit *c,
 			const struct object_id *parents, int nr)
 {
 	int i;
-	if (c->parents.nr != nr)
+	if (c->parents.nr != (size_t)nr)
 		return 0;
 	for (i = 0; i < nr; i++)
 		if (!oideq(&c->parents.oid[i], &parents[i]))

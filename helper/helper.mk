@@ -65,7 +65,12 @@ ifeq ($(HELPER_BUILD_ID),)
 $(error cannot compute the build id: $(HELPER_PYTHON) running $(CINNABAR_TOP)/cinnabar/helper_version.py)
 endif
 
-HELPER_DEFINES = -DCINNABAR_GIT_VERSION_ID=$(subst .,_,$(GIT_VERSION))
+# The release compiled against, as a name (2_47_3: store.c's and git-http.c's
+# checks) and as a number (24703: libgit.h's choice between APIs).
+HELPER_GIT_VERSION_NUM = $(shell printf '%d%02d%02d' \
+	$(wordlist 1,3,$(subst ., ,$(GIT_VERSION)) 0 0))
+HELPER_DEFINES = -DCINNABAR_GIT_VERSION_ID=$(subst .,_,$(GIT_VERSION)) \
+	-DCINNABAR_GIT_VERSION_NUM=$(HELPER_GIT_VERSION_NUM)
 HELPER_VERSION_DEFINES = -DCINNABAR_HELPER_VERSION='"$(HELPER_VERSION)"' \
 	-DCINNABAR_BUILD_ID='"$(HELPER_BUILD_ID)"'
 $(HELPER_OBJDIR)/main.o: HELPER_OBJ_DEFINES = $(HELPER_VERSION_DEFINES)

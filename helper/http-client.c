@@ -157,7 +157,7 @@ static void read_settings(struct http_settings *s, const char *url)
 	config.collect_fn = collect_settings;
 	config.cb = s;
 	normalized = url_normalize(url, &config.url);
-	git_config(urlmatch_config_entry, &config);
+	repo_config(the_repository, urlmatch_config_entry, &config);
 	free(normalized);
 	urlmatch_config_release(&config);
 	/* http_init() treats https URLs apart (client certificates). */
@@ -391,7 +391,7 @@ static void read_request(struct request *r, FILE *in)
 			continue;
 		}
 		if (skip_prefix(line.buf, "X-Cinnabar-Output-Magic: ", &path)) {
-			string_list_split(&r->magic, path, ' ', -1);
+			cinnabar_string_list_split(&r->magic, path, ' ');
 			continue;
 		}
 		if (!skip_prefix(line.buf, "X-Cinnabar-Body-File: ", &path)) {
@@ -630,11 +630,11 @@ static int run_judged(struct active_request_slot *slot, struct request *r)
 	http_auth.username = username;
 	http_auth.password = password;
 	if (status == HTTP_OK) {
-		credential_approve(&http_auth);
+		cinnabar_credential_approve(&http_auth);
 	} else if (status == HTTP_REAUTH && !r->challenged) {
 		status = HTTP_NOAUTH;
 	} else if (status == HTTP_REAUTH && password) {
-		credential_reject(&http_auth);
+		cinnabar_credential_reject(&http_auth);
 		status = HTTP_NOAUTH;
 	}
 	return status;
@@ -729,7 +729,7 @@ static void run_with_auth(struct request *r)
 	do {
 		run_request(r);
 		if (wants_credentials(r)) {
-			credential_fill(&http_auth, 1);
+			cinnabar_credential_fill(&http_auth);
 			if (r->output && !r->output_is_pipe) {
 				fclose(r->output);
 				r->output = NULL;
@@ -1052,7 +1052,7 @@ static void http_import(struct request *r, FILE *out,
 			continue;
 		if (tried++)
 			die("authentication to %s failed", shown_url(r->url));
-		credential_fill(&http_auth, 1);
+		cinnabar_credential_fill(&http_auth);
 	}
 }
 

@@ -187,7 +187,7 @@ static int find_in_records(struct id_table *t, const unsigned char *key,
 		off_t at = HEADER_SIZE + (off_t)lo * ID_RECORD_SIZE;
 
 		if (pread_in_full(t->fd, chunk, nr * ID_RECORD_SIZE, at) !=
-		    nr * ID_RECORD_SIZE)
+		    (ssize_t)(nr * ID_RECORD_SIZE))
 			die_errno("cannot read an id table");
 		if (nr * ID_RECORD_SIZE != block_len(t, lo / SAMPLE_EVERY))
 			BUG("id table lookup of part of a block");

@@ -309,7 +309,7 @@ static int has_room(struct id_verify *v)
 		taken++;
 		bytes += v->texts[i].text.own;
 	}
-	return taken < v->nr_workers + 2 || bytes < MAX_TEXT_BYTES;
+	return taken < (size_t)v->nr_workers + 2 || bytes < MAX_TEXT_BYTES;
 }
 
 struct shared_text *shared_text_take(struct id_verify *v)
@@ -518,7 +518,7 @@ void verify_id_async_buf(struct id_verify *v, const char *what,
 
 void verify_id_finish(struct id_verify *v)
 {
-	int i;
+	size_t i;
 
 	if (!v->texts)
 		return;

@@ -6,7 +6,6 @@
 #include "config.h"
 #include "meter.h"
 #include "khash.h"
-#include "object-store.h"
 #include "bundle.h"
 #include "changegroup.h"
 #include "changeset.h"
@@ -278,7 +277,8 @@ static char conflict_filler(void)
 		return filler;
 	filler = '\n';
 	v = getenv("GIT_CINNABAR_COMPAT");
-	if (!v && git_config_get_string_tmp("cinnabar.compat", &v))
+	if (!v && repo_config_get_string_tmp(the_repository,
+					       "cinnabar.compat", &v))
 		v = NULL;
 	if (v && !strcmp(v, "0.6"))
 		filler = '\0';

@@ -134,7 +134,7 @@ static void cmd_hg2git(const char **argv)
 	if (!argv[0] || get_hg(argv[0], &hg))
 		die("hg2git needs a 40-digit hg id");
 	git = hg2git(&hg);
-	answer("%s\n", git ? oid_to_hex(git) : oid_to_hex(null_oid()));
+	answer("%s\n", git ? oid_to_hex(git) : oid_to_hex(cinnabar_null_oid()));
 }
 
 static void cmd_hg_prefix(const char **argv)
@@ -423,7 +423,7 @@ static unsigned local_fsck_checks(void)
 {
 	int grafted = 0;
 
-	if (git_config_get_bool("cinnabar.grafted", &grafted))
+	if (repo_config_get_bool(the_repository, "cinnabar.grafted", &grafted))
 		grafted = 0;
 	return CHECK_ALL | (grafted ? FSCK_GRAFTED : 0);
 }
@@ -525,7 +525,7 @@ static void cmd_config(const char **argv UNUSED)
 {
 	struct strbuf list = STRBUF_INIT;
 
-	git_config(list_config_entry, &list);
+	repo_config(the_repository, list_config_entry, &list);
 	fputs("ok\n", out);
 	write_blocks(&list);
 	answer_flush(out);
@@ -669,9 +669,9 @@ int cmd_main(int argc UNUSED, const char **argv UNUSED)
 	unsetenv("GNUTLS_NO_IMPLICIT_INIT");
 	out = stdout;
 	set_die_routine(die_with_error_answer);
-	setup_git_directory_gently(&nongit);
+	cinnabar_setup_git_directory_gently(&nongit);
 	in_repository = !nongit;
-	git_config(git_default_config, NULL);
+	repo_config(the_repository, git_default_config, NULL);
 	/*
 	 * Mercurial paths are bytes: "README" and "readme" are two files.
 	 * fast-import's tree code compares names with fspathcmp(), which

@@ -13,7 +13,7 @@
 static void cache_path(struct strbuf *path, const char *name)
 {
 	strbuf_reset(path);
-	strbuf_git_common_path(path, the_repository, DIR_NAME "/%s", name);
+	cinnabar_common_path(path, DIR_NAME "/%s", name);
 }
 
 /* Parse the header into p1, p2 and tree; 0 when well formed. */
@@ -178,7 +178,7 @@ void manifest_cache_write(const struct hg_oid *node, const struct hg_oid *p1,
 	strbuf_addf(&header, "text-%"PRIuMAX"-XXXXXX", (uintmax_t)getpid());
 	cache_path(&path, header.buf);
 	strbuf_reset(&header);
-	if (safe_create_leading_directories(path.buf) != SCLD_OK ||
+	if (cinnabar_create_leading_directories(path.buf) != SCLD_OK ||
 	    !(tmp = mks_tempfile(path.buf))) {
 		strbuf_release(&path);
 		strbuf_release(&header);

@@ -424,7 +424,7 @@ static void git2hg_part(const struct object_id *commit, struct object_id *out,
 struct ref_transaction *metadata_prepare_ref(const struct object_id *commit)
 {
 	struct strbuf err = STRBUF_INIT;
-	struct ref_transaction *t = ref_store_transaction_begin(
+	struct ref_transaction *t = cinnabar_transaction_begin(
 		get_main_ref_store(the_repository), &err);
 	struct object_id old, notes, tree;
 

@@ -106,10 +106,10 @@ static int table_file(struct notes_map *m, struct tempfile **tmp)
 	struct strbuf path = STRBUF_INIT;
 	int fd;
 
-	strbuf_git_common_path(&path, the_repository,
+	cinnabar_common_path(&path,
 			       "cinnabar/%s-%"PRIuMAX"-XXXXXX",
 			       m->name ? m->name : "ids", (uintmax_t)getpid());
-	if (safe_create_leading_directories(path.buf) == SCLD_OK) {
+	if (cinnabar_create_leading_directories(path.buf) == SCLD_OK) {
 		if (tmp) {
 			*tmp = mks_tempfile(path.buf);
 			if (*tmp) {
@@ -136,7 +136,7 @@ static int table_file(struct notes_map *m, struct tempfile **tmp)
 
 static void cache_path(struct notes_map *m, struct strbuf *path)
 {
-	strbuf_git_common_path(path, the_repository, "cinnabar/%s.idx",
+	cinnabar_common_path(path, "cinnabar/%s.idx",
 			       m->name);
 }
 

@@ -1,6 +1,5 @@
 /* Reusing the deltas of git packs as Mercurial deltas: see pack-delta.h. */
 #include "libgit.h"
-#include "object-store.h"
 #include "packfile.h"
 #include "hg-delta.h"
 #include "pack-delta.h"
@@ -39,12 +38,15 @@ static int inflate_entry(struct packed_git *p, struct pack_window **w,
 int pack_entry_of(const struct object_id *oid, struct packed_git **pack,
 		  off_t *offset)
 {
-	struct pack_entry e;
+	struct object_info oi = OBJECT_INFO_INIT;
 
-	if (!find_pack_entry(the_repository, oid, &e))
+	/* Packs are looked in before loose objects: whence says which. */
+	if (cinnabar_object_info_extended(oid, &oi, OBJECT_INFO_QUICK |
+					  OBJECT_INFO_SKIP_FETCH_OBJECT) ||
+	    oi.whence != OI_PACKED)
 		return -1;
-	*pack = e.p;
-	*offset = e.offset;
+	*pack = oi.u.packed.pack;
+	*offset = oi.u.packed.offset;
 	return 0;
 }
 
@@ -56,7 +58,7 @@ int pack_delta_at(struct packed_git *pack, off_t offset, struct strbuf *out,
 	unsigned long size;
 	int type, ret = -1;
 
-	type = unpack_object_header(pack, &w, &pos, &size);
+	type = cinnabar_unpack_object_header(pack, &w, &pos, &size);
 	if (type == OBJ_OFS_DELTA || type == OBJ_REF_DELTA) {
 		*base_offset = get_delta_base(pack, &w, &pos, type, offset);
 		if (*base_offset)

@@ -659,7 +659,7 @@ static size_t merge_base_manifests(struct push_state *st,
 		ALLOC_GROW(*out, nr + 1, alloc);
 		manifest_of(st, &node, &(*out)[nr++]);
 	}
-	free_commit_list(bases);
+	cinnabar_commit_list_free(bases);
 	return nr;
 }
 

@@ -2,8 +2,9 @@
  * The object store, on top of git's fast-import: see store.h.
  *
  * This file includes the pinned git tree's builtin/fast-import.c as it is,
- * to reach its pack writer (store_object, store_tree and the tree_content_*
- * functions) and its object table. Nothing of it is changed; if the pinned
+ * to reach the pack it writes (started, ended, indexed and read back by
+ * its functions), its object table and its tree editing (the
+ * tree_content_* functions). Nothing of it is changed; if the pinned
  * version changes, the check below fails the build (helper.mk passes the
  * version of the tree compiled against as CINNABAR_GIT_VERSION_ID, its
  * dots as underscores): the fast-import internals used here must be read
@@ -14,25 +15,25 @@
  * What of fast-import is used here, by job (everything else goes through
  * git's public headers: csum-file.h's hashwrite and crc32, pack.h's
  * encode_in_pack_object_header, packfile.h's pack lists and lookups,
- * object-file.h's reads, delta.h's diff_delta):
+ * object-file.h's reads, delta.h's diff_delta, zlib.h's git_deflate;
+ * objects are hashed, checked for duplicates, deltified, deflated and
+ * appended to the pack here, pack.depth and pack.packSizeLimit read here):
  *  - the pack being written: pack_data, pack_file, pack_id, pack_size,
- *    all_packs, start_packfile, end_packfile, cycle_packfile,
- *    unkeep_all_packs, gfi_unpack_entry, max_packsize, PACK_SIZE_THRESHOLD,
- *    MAX_PACK_ID, unpack_limit, pack_idx_opts, git_pack_config;
+ *    object_count (end_packfile writes it in the header), all_packs,
+ *    start_packfile, end_packfile, cycle_packfile, unkeep_all_packs,
+ *    gfi_unpack_entry, MAX_PACK_ID, unpack_limit, pack_idx_opts,
+ *    git_pack_config;
  *  - the object table: struct object_entry, struct object_entry_pool,
  *    blocks, alloc_count, alloc_objects, object_entry_alloc, object_table,
  *    object_entry_hashcmp, insert_object, find_object;
- *  - storing an object: store_object (objects over MAX_ONE_CALL), struct
- *    last_object, max_depth, and the counters object_count,
- *    object_count_by_type, duplicate_count_by_type, delta_count_by_type,
- *    delta_count_attempts_by_type;
  *  - editing trees: struct tree_entry, struct tree_content, NO_DELTA,
  *    load_tree, tree_content_set, tree_content_remove,
- *    release_tree_content_recursive, release_tree_entry, tecmp0, tecmp1,
- *    tree_entry_allocd, avail_tree_table(_sz), old_tree, new_tree, and
- *    the names: struct atom_str, atom_table(_sz), atom_cnt, hc_str;
- *  - what fast-import's main sets up: branch_table(_sz), marks (struct
- *    mark_set), fi_mem_pool.
+ *    release_tree_content_recursive, release_tree_entry,
+ *    tree_entry_allocd, avail_tree_table(_sz), and the names: struct
+ *    atom_str, atom_table(_sz), atom_cnt, hc_str;
+ *  - what fast-import's main sets up: branch_table(_sz), which
+ *    end_packfile() walks when it turns a small pack into loose objects
+ *    (invalidate_pack_id).
  */
 #define CINNABAR_GIT_2_47_3 1
 #define CINNABAR_PASTE(a, b) a##b
@@ -98,7 +99,7 @@ static int sweeping;
  * holds `checkpoint_objects` entries, the pack being written is finished
  * (indexed, kept with a .keep file, registered in the repository's object
  * store) and the table is emptied: later reads of its objects, and the
- * duplicate check of new objects (store_object's find_sha1_pack), go
+ * duplicate check of new objects (new_object_entry's in_some_pack), go
  * through the pack index instead. Only deltas do not cross the boundary
  * (the first version of each file or tree after a checkpoint is stored
  * whole). 131072 entries are ~12 MB at most (doc/performance.md,
@@ -154,6 +155,10 @@ static pid_t store_pid;
 
 void store_limit_memory(void)
 {
+	size_t *cache_limit = &CINNABAR_PACK_SETTING(delta_base_cache_limit);
+	size_t *window_size = &CINNABAR_PACK_SETTING(packed_git_window_size);
+	size_t *windows_limit = &CINNABAR_PACK_SETTING(packed_git_limit);
+
 	/*
 	 * Objects read back are mostly the last revision of a file or
 	 * manifest, which needs no cache; git's 96MiB default cache of
@@ -163,8 +168,8 @@ void store_limit_memory(void)
 	 * with history. 2MiB holds what those reads need (doc/performance.md,
 	 * "Memory bounded by the tip, not the history").
 	 */
-	if (delta_base_cache_limit > 2 * 1024 * 1024)
-		delta_base_cache_limit = 2 * 1024 * 1024;
+	if (*cache_limit > 2 * 1024 * 1024)
+		*cache_limit = 2 * 1024 * 1024;
 	/*
 	 * Packs are read through mmap windows, 1 GiB each by default and up
 	 * to 8 GiB or more in all: every page of a finished pack touched by
@@ -172,11 +177,33 @@ void store_limit_memory(void)
 	 * size until the end. Unless configured, windows of 1 MiB, 8 MiB in
 	 * all: pages still in the page cache map again at no I/O cost.
 	 */
-	if (packed_git_window_size == DEFAULT_PACKED_GIT_WINDOW_SIZE)
-		packed_git_window_size = 1024 * 1024;
-	if (packed_git_limit == DEFAULT_PACKED_GIT_LIMIT)
-		packed_git_limit = 8 * 1024 * 1024;
+	if (*window_size == DEFAULT_PACKED_GIT_WINDOW_SIZE)
+		*window_size = 1024 * 1024;
+	if (*windows_limit == DEFAULT_PACKED_GIT_LIMIT)
+		*windows_limit = 8 * 1024 * 1024;
 }
+
+/* The largest object deflated in one zlib call: see "Writing objects". */
+#define MAX_ONE_CALL (1UL << 30)
+static unsigned long one_call_max = MAX_ONE_CALL;
+
+/*
+ * The longest chain of deltas written: pack.depth, 50 unless configured,
+ * at most what git pack-objects allows (4095).
+ */
+#define DELTA_DEPTH 50
+#define DELTA_DEPTH_MAX 4095
+static unsigned long delta_depth_max = DELTA_DEPTH;
+
+/*
+ * pack.packSizeLimit (0: none): a pack that would grow past it is ended
+ * and a new one started, keeping PACK_END_ROOM for its trailer.
+ */
+static off_t pack_size_limit;
+#define PACK_END_ROOM (the_hash_algo->rawsz * 3)
+
+/* What trace_stats() says: objects written, and those found stored. */
+static unsigned long objects_written, duplicates;
 
 /*
  * The level to deflate `len` bytes at. Unless the user chose one, objects
@@ -187,12 +214,12 @@ void store_limit_memory(void)
  * (doc/performance.md, "Writing objects").
  */
 #define STORE_BELOW 128
-static int store_small;
+static int store_small, compression_level;
 
 static int level_for(size_t len)
 {
 	return store_small && len < STORE_BELOW ? Z_NO_COMPRESSION
-						 : pack_compression_level;
+						 : compression_level;
 }
 
 void store_init(void)
@@ -203,18 +230,32 @@ void store_init(void)
 	git_pack_config();
 	/* git_pack_config() reads core.ignorecase again: see main.c. */
 	ignore_case = 0;
+	compression_level = cinnabar_pack_compression_level();
 	/*
 	 * Unless the user chose a compression level, favour speed: the pack
 	 * is about 5% larger, and `git gc` recompresses it anyway.
 	 */
 	{
 		const char *v;
-		if (git_config_get_value("pack.compression", &v) &&
-		    git_config_get_value("core.compression", &v)) {
-			pack_compression_level = Z_BEST_SPEED;
+		if (repo_config_get_value(the_repository,
+					  "pack.compression", &v) &&
+		    repo_config_get_value(the_repository,
+					  "core.compression", &v)) {
+			compression_level = Z_BEST_SPEED;
 			store_small = 1;
 		}
 	}
+	if (!repo_config_get_ulong(the_repository, "pack.depth",
+				   &delta_depth_max) &&
+	    delta_depth_max > DELTA_DEPTH_MAX)
+		delta_depth_max = DELTA_DEPTH_MAX;
+	{
+		unsigned long limit;
+		if (!repo_config_get_ulong(the_repository,
+					   "pack.packsizelimit", &limit))
+			pack_size_limit = limit;
+	}
+	one_call_max = git_env_ulong("CINNABAR_TEST_ONE_CALL_MAX", MAX_ONE_CALL);
 	alloc_objects(object_entry_alloc);
 	checkpoint_objects = git_env_ulong("CINNABAR_TEST_CHECKPOINT",
 					   CHECKPOINT_OBJECTS);
@@ -227,7 +268,6 @@ void store_init(void)
 	CALLOC_ARRAY(atom_table, atom_table_sz);
 	CALLOC_ARRAY(branch_table, branch_table_sz);
 	CALLOC_ARRAY(avail_tree_table, avail_tree_table_sz);
-	marks = mem_pool_calloc(&fi_mem_pool, 1, sizeof(struct mark_set));
 	hashmap_init(&object_table, object_entry_hashcmp, NULL, 0);
 	edit_roots[0].versions[0].mode = S_IFDIR;
 	edit_roots[0].versions[1].mode = S_IFDIR;
@@ -431,7 +471,7 @@ static off_t find_in_session_pack(struct session_pack *sp,
 	if (sp->idx.fd >= 0)
 		offset = idx_lookup_find(&sp->idx, oid->hash);
 	else
-		offset = find_pack_entry_one(oid->hash, sp->pack);
+		offset = cinnabar_find_in_pack(oid, sp->pack);
 	idx_lookups++;
 	idx_found += !!offset;
 	return offset;
@@ -449,16 +489,18 @@ static int is_session_pack(struct packed_git *p)
 
 /*
  * Whether `oid` is in a pack of the repository (finished ones included).
- * The repository's list has the session's packs first, newest first, as
- * they were added (install_packed_git puts a pack at the head) and as
- * session_packs lists them: they are told apart in one walk of both
- * lists, without looking for each pack in session_packs (with 34
+ * Up to git 2.47, the repository's list has the session's packs first,
+ * newest first, as they were added (install_packed_git puts a pack at the
+ * head) and as session_packs lists them: they are told apart in one walk
+ * of both lists, without looking for each pack in session_packs (with 34
  * finished packs, 600 comparisons a new object), unless the list was
  * ordered again (a pack added by another process, found by a read).
+ * Later releases append a pack to the end of the list of its store:
+ * each pack is looked for in session_packs.
  */
 static int in_some_pack(const struct object_id *oid)
 {
-	struct session_pack *sp, *next_sp;
+	struct session_pack *sp;
 	struct packed_git *p;
 	int row_read = 0;
 
@@ -468,16 +510,22 @@ static int in_some_pack(const struct object_id *oid)
 	for (sp = session_packs; sp; sp = sp->next)
 		if (find_in_session_pack(sp, oid, &row_read))
 			return 1;
-	next_sp = session_packs;
+#if CINNABAR_GIT_NEW_API
+	repo_for_each_pack(the_repository, p)
+		if (!is_session_pack(p) && cinnabar_find_in_pack(oid, p))
+			return 1;
+#else
+	sp = session_packs;
 	for (p = get_all_packs(the_repository); p; p = p->next) {
-		if (next_sp && p == next_sp->pack) {
-			next_sp = next_sp->next;
+		if (sp && p == sp->pack) {
+			sp = sp->next;
 			continue;
 		}
-		if ((!next_sp || !is_session_pack(p)) &&
-		    find_pack_entry_one(oid->hash, p))
+		if ((!sp || !is_session_pack(p)) &&
+		    cinnabar_find_in_pack(oid, p))
 			return 1;
 	}
+#endif
 	return 0;
 }
 
@@ -502,6 +550,20 @@ static void filter_to_file(void)
 	}
 }
 
+/*
+ * Make a pack end_packfile() registered a place to look objects up in:
+ * up to git 2.47, install_packed_git() leaves it out of find_pack_entry()'s
+ * list (the most recently used first); later releases have one list.
+ */
+static void add_to_pack_lookups(struct packed_git *p)
+{
+#if CINNABAR_GIT_NEW_API
+	(void)p;
+#else
+	list_add(&p->mru, &the_repository->objects->packed_git_mru);
+#endif
+}
+
 /* Finish the pack being written, keep it as part of the session. */
 static void store_checkpoint(void)
 {
@@ -523,7 +585,8 @@ static void store_checkpoint(void)
 	CALLOC_ARRAY(sp, 1);
 	sp->pack = p;
 	for (i = 0; i < 3; i++)
-		sp->files[i] = xstrdup(odb_pack_name(&name, p->hash, ext[i]));
+		sp->files[i] = xstrdup(cinnabar_pack_name(&name, p->hash,
+							    ext[i]));
 	strbuf_release(&name);
 	filter_objects(sp, before);
 	sp->slot = -1;
@@ -536,8 +599,7 @@ static void store_checkpoint(void)
 		    (uintmax_t)getpid());
 	write_keep(sp->files[2], name.buf);
 	strbuf_release(&name);
-	/* install_packed_git() leaves it out of find_pack_entry()'s list. */
-	list_add(&p->mru, &the_repository->objects->packed_git_mru);
+	add_to_pack_lookups(p);
 	forget_objects();
 	checkpoints++;
 }
@@ -580,10 +642,13 @@ static void ensure_pack(void)
  * of ~100 bytes, commits) costs many times the compression itself. Here
  * the streams of one thread serve the whole session, reset between
  * objects, which gives the same bytes (deflate-queue.h):
- * store_object_reusing_zlib() does what fast-import's store_object() does,
- * with those; objects too big for one zlib call (MAX_ONE_CALL) go through
- * fast-import's own. The output buffer is kept between objects unless it
- * grew past KEEP_OUTPUT.
+ * store_object_reusing_zlib() writes an object as fast-import's
+ * store_object() would, with those. An object too big for one zlib call
+ * (one_call_max, MAX_ONE_CALL unless CINNABAR_TEST_ONE_CALL_MAX says
+ * otherwise) goes through git's zlib wrapper (zlib.h's git_deflate, which
+ * feeds zlib in steps) and is stored whole, neither a delta nor a base
+ * waiting on the second thread. The output buffer is kept between objects
+ * unless it grew past KEEP_OUTPUT.
  *
  * Objects are deflated on a second thread when there is a CPU for it
  * (deflate-queue.h) and no pack size limit: an object pushed there is
@@ -597,7 +662,6 @@ static void ensure_pack(void)
  * objects pending, pack_data->pack_size is kept at 0, so that it flushes
  * the pack (hashflush, see the top of this file) before reading it.
  */
-#define MAX_ONE_CALL (1UL << 30)
 #define KEEP_OUTPUT (1UL << 20)
 static struct object_deflater pack_deflater;
 static unsigned long deflated_on_thread;
@@ -611,9 +675,28 @@ static int is_pending(const struct object_entry *e)
 /* `len` bytes at `in`, deflated into pack_z_out. */
 static void deflate_object(const void *in, size_t len)
 {
-	if (object_deflate(&pack_deflater, level_for(len), in, len,
-			   &pack_z_out))
+	git_zstream s;
+	int ret;
+
+	if (len < one_call_max) {
+		if (object_deflate(&pack_deflater, level_for(len), in, len,
+				   &pack_z_out))
+			die("cannot compress an object (zlib error)");
+		return;
+	}
+	git_deflate_init(&s, level_for(len));
+	strbuf_reset(&pack_z_out);
+	strbuf_grow(&pack_z_out, git_deflate_bound(&s, len));
+	s.next_in = (unsigned char *)in;
+	s.avail_in = len;
+	s.next_out = (unsigned char *)pack_z_out.buf;
+	s.avail_out = pack_z_out.alloc - 1;
+	while ((ret = git_deflate(&s, Z_FINISH)) == Z_OK)
+		;
+	if (ret != Z_STREAM_END)
 		die("cannot compress an object (zlib error)");
+	strbuf_setlen(&pack_z_out, s.total_out);
+	git_deflate_end(&s);
 }
 
 /*
@@ -630,8 +713,8 @@ static void write_pack_entry(struct object_entry *e, enum object_type type,
 
 	e->pack_id = pack_id;
 	e->idx.offset = pack_size;
-	object_count++;
-	object_count_by_type[e->type]++;
+	object_count++;		/* end_packfile() writes it in the header */
+	objects_written++;
 	crc32_begin(pack_file);
 	hdrlen = encode_in_pack_object_header(hdr, sizeof(hdr),
 					      base_offset ? OBJ_OFS_DELTA
@@ -641,7 +724,6 @@ static void write_pack_entry(struct object_entry *e, enum object_type type,
 	if (base_offset) {
 		off_t ofs = e->idx.offset - base_offset;
 		unsigned pos = sizeof(hdr) - 1;
-		delta_count_by_type[e->type]++;
 		hdr[pos] = ofs & 127;
 		while (ofs >>= 7)
 			hdr[--pos] = 128 | (--ofs & 127);
@@ -662,7 +744,7 @@ static void append_deflated(struct deflate_job *job)
 		die("cannot compress an object (zlib error)");
 	if (!is_pending(e) || (base && is_pending(base)))
 		BUG("pending objects out of order");
-	if (pack_size + PACK_SIZE_THRESHOLD + job->out.len < pack_size)
+	if (pack_size + PACK_END_ROOM + job->out.len < pack_size)
 		die("the pack being written is too large");
 	write_pack_entry(e, e->type, job->len, base ? base->idx.offset : 0,
 			 &job->out);
@@ -735,7 +817,7 @@ static int push_pending(struct object_entry *e, char *in, size_t len,
 {
 	int level = level_for(len);
 
-	if (max_packsize)
+	if (pack_size_limit)
 		return -1;	/* whether a pack is full needs the size */
 	append_pending(0);
 	if (deflate_queue_push(in, len, owned, level, e, base)) {
@@ -764,7 +846,7 @@ static struct object_entry *new_object_entry(enum object_type type,
 	unsigned char hdr[96];
 	unsigned long hdrlen;
 	struct object_entry *e;
-	git_hash_ctx c;
+	cinnabar_hash_ctx c;
 
 	hdrlen = format_object_header((char *)hdr, sizeof(hdr), type, len);
 	the_hash_algo->init_fn(&c);
@@ -774,13 +856,13 @@ static struct object_entry *new_object_entry(enum object_type type,
 
 	e = insert_object(oid);
 	if (e->idx.offset) {
-		duplicate_count_by_type[type]++;
+		duplicates++;
 		return NULL;
 	} else if (in_some_pack(oid)) {
 		e->type = type;
 		e->pack_id = MAX_PACK_ID;
 		e->idx.offset = 1; /* in another pack */
-		duplicate_count_by_type[type]++;
+		duplicates++;
 		return NULL;
 	}
 	e->type = type;
@@ -798,9 +880,9 @@ static void write_now(struct object_entry *e, const char *in, size_t len,
 {
 	flush_pending();
 	deflate_object(in, len);
-	if ((max_packsize &&
-	     pack_size + PACK_SIZE_THRESHOLD + pack_z_out.len > max_packsize) ||
-	    pack_size + PACK_SIZE_THRESHOLD + pack_z_out.len < pack_size) {
+	if ((pack_size_limit &&
+	     pack_size + PACK_END_ROOM + pack_z_out.len > pack_size_limit) ||
+	    pack_size + PACK_END_ROOM + pack_z_out.len < pack_size) {
 		/* The pack is full: a new one, where no delta can go. */
 		e->pack_id = pack_id + 1;
 		cycle_packfile();
@@ -852,14 +934,23 @@ static void *delta_against(const struct strbuf *base, const struct strbuf *dat,
 }
 
 /*
- * What fast-import's store_object does (without marks): store `dat`, as a
- * delta against `last` (the data of `last_entry`, an object of this pack)
- * when there is one worth it, and make it the next `last` (its data and
- * depth: last->offset is left alone, as the object may be pending).
+ * The version an object may be stored as a delta against: its data (not
+ * ours: the caller's) and its depth as a delta in the pack being written.
+ */
+struct delta_base {
+	struct strbuf data;
+	unsigned depth;
+};
+#define DELTA_BASE_INIT { STRBUF_INIT, 0 }
+
+/*
+ * Store `dat`, as a delta against `last` (the data of `last_entry`, an
+ * object of this pack) when there is one worth it; `last->depth` becomes
+ * the depth of the object stored.
  */
 static void store_object_reusing_zlib(enum object_type type,
 				      struct strbuf *dat,
-				      struct last_object *last,
+				      struct delta_base *last,
 				      struct object_entry *last_entry,
 				      struct object_id *oidout)
 {
@@ -867,22 +958,16 @@ static void store_object_reusing_zlib(enum object_type type,
 	struct object_entry *e, *base = NULL;
 	unsigned long deltalen = 0;
 	void *delta = NULL;
+	int whole = dat->len >= one_call_max;
 
-	if (dat->len >= MAX_ONE_CALL) {
-		flush_pending();
-		if (last && last_entry)
-			last->offset = last_entry->idx.offset;
-		store_object(type, dat, last, oidout, 0);
-		return;
-	}
 	e = new_object_entry(type, dat->buf, dat->len, &oid);
 	if (oidout)
 		oidcpy(oidout, &oid);
 	if (!e)
 		return;
-	if (last && last_entry && last->data.len && last->data.buf &&
-	    last->depth < max_depth && dat->len > the_hash_algo->rawsz) {
-		delta_count_attempts_by_type[type]++;
+	if (!whole && last && last_entry && last->data.len && last->data.buf &&
+	    last->depth < delta_depth_max &&
+	    dat->len > the_hash_algo->rawsz) {
 		delta = delta_against(&last->data, dat, &deltalen,
 				      dat->len - the_hash_algo->rawsz);
 		if (delta)
@@ -891,7 +976,8 @@ static void store_object_reusing_zlib(enum object_type type,
 	if (delta && !push_pending(e, delta, deltalen, 1, base)) {
 		e->depth = last->depth + 1;
 		delta = NULL;	/* the queue's now */
-	} else if (!delta && !push_pending(e, dat->buf, dat->len, 0, NULL)) {
+	} else if (!delta && !whole &&
+		   !push_pending(e, dat->buf, dat->len, 0, NULL)) {
 		e->depth = 0;
 	} else {
 		write_now(e, delta ? delta : dat->buf,
@@ -899,13 +985,8 @@ static void store_object_reusing_zlib(enum object_type type,
 			  last ? last->depth + 1 : 0, dat);
 	}
 	free(delta);
-	if (last) {
-		if (last->no_swap)
-			last->data = *dat;
-		else
-			strbuf_swap(&last->data, dat);
+	if (last)
 		last->depth = e->depth;
-	}
 }
 
 void store_object_buf(enum object_type type, const char *buf, size_t len,
@@ -914,7 +995,7 @@ void store_object_buf(enum object_type type, const char *buf, size_t len,
 	struct strbuf data;
 
 	ensure_pack();
-	/* store_object only reads the buffer when not given a last_object. */
+	/* Only read: the strbuf is never grown nor released. */
 	data.buf = (char *)buf;
 	data.len = len;
 	data.alloc = len + 1;
@@ -934,7 +1015,7 @@ void store_blob_with_base(const char *buf, size_t len,
 			  const struct object_id *base, const char *base_data,
 			  size_t base_len, struct object_id *result)
 {
-	struct last_object last = { STRBUF_INIT, 0, 0, 1 };
+	struct delta_base last = DELTA_BASE_INIT;
 	struct object_entry *e;
 	struct strbuf data;
 
@@ -972,7 +1053,7 @@ void *store_read_object(const struct object_id *oid, enum object_type *type,
 		void *buf;
 		if (!offset)
 			continue;
-		buf = unpack_entry(the_repository, sp->pack, offset, type, size);
+		buf = cinnabar_unpack_entry(sp->pack, offset, type, size);
 		/*
 		 * Opening the pack mapped its .idx (git checks it against
 		 * the pack) and left a few of its pages in memory, each
@@ -984,7 +1065,7 @@ void *store_read_object(const struct object_id *oid, enum object_type *type,
 			return buf;
 		break;		/* damaged: git's read says what */
 	}
-	return repo_read_object_file(the_repository, oid, type, size);
+	return cinnabar_read_object(oid, type, size);
 }
 
 void *store_read_object_typed(const struct object_id *oid,
@@ -1137,9 +1218,34 @@ void edit_tree_remove(enum edit_tree which, const char *path)
  * manifest is most of the cost of rewriting a large directory for a
  * one-line change (doc/performance.md, "Writing objects").
  */
+/*
+ * git's order of tree entries (tree.h's base_name_compare: a directory's
+ * name sorts as if it ended with '/'), by the mode of version `v`.
+ */
+static int entry_order(const struct tree_entry *a, const struct tree_entry *b,
+		       int v)
+{
+	return base_name_compare(a->name->str_dat, a->name->str_len,
+				 a->versions[v].mode, b->name->str_dat,
+				 b->name->str_len, b->versions[v].mode);
+}
+
+static int order_by_base(const void *a, const void *b)
+{
+	return entry_order(*(struct tree_entry *const *)a,
+			   *(struct tree_entry *const *)b, 0);
+}
+
+static int order_by_written(const void *a, const void *b)
+{
+	return entry_order(*(struct tree_entry *const *)a,
+			   *(struct tree_entry *const *)b, 1);
+}
+
 static void sort_entries(struct tree_content *t, int v)
 {
-	int (*cmp)(const void *, const void *) = v ? tecmp1 : tecmp0;
+	int (*cmp)(const void *, const void *) =
+		v ? order_by_written : order_by_base;
 	unsigned i;
 
 	/* Mostly sorted already: the last write sorted them in place. */
@@ -1149,6 +1255,9 @@ static void sort_entries(struct tree_content *t, int v)
 	if (i < t->entry_count)
 		QSORT(t->entries, t->entry_count, cmp);
 }
+
+/* The previous version of the tree being written, and the one written. */
+static struct strbuf tree_base = STRBUF_INIT, tree_written = STRBUF_INIT;
 
 /* "<octal mode> <name>\0<raw id>" for each present entry, sorted. */
 static void format_tree(struct tree_content *t, int v, struct strbuf *out)
@@ -1222,7 +1331,7 @@ static void unload_tree(struct tree_entry *e)
  */
 static void write_tree(struct tree_entry *root)
 {
-	struct last_object base = { STRBUF_INIT, 0, 0, /* no_swap */ 1 };
+	struct delta_base base = DELTA_BASE_INIT;
 	struct object_entry *stored = NULL;
 	struct tree_content *t;
 	unsigned i, kept;
@@ -1246,14 +1355,14 @@ static void write_tree(struct tree_entry *root)
 		stored = find_object(&root->versions[0].oid);
 	if (S_ISDIR(root->versions[0].mode) && stored &&
 	    stored->pack_id == pack_id) {
-		format_tree(t, 0, &old_tree);
-		base.data = old_tree;
+		format_tree(t, 0, &tree_base);
+		base.data = tree_base;
 		base.depth = t->delta_depth;
 	} else {
 		stored = NULL;
 	}
-	format_tree(t, 1, &new_tree);
-	store_object_reusing_zlib(OBJ_TREE, &new_tree, &base, stored,
+	format_tree(t, 1, &tree_written);
+	store_object_reusing_zlib(OBJ_TREE, &tree_written, &base, stored,
 				  &root->versions[1].oid);
 	t->delta_depth = base.depth;
 
@@ -1320,6 +1429,14 @@ void edit_tree_store(enum edit_tree which, struct object_id *result)
 /* Remove a pack of the session from the repository's object store. */
 static void drop_pack(struct packed_git *p)
 {
+#if CINNABAR_GIT_NEW_API
+	struct odb_source *source = the_repository->objects->sources;
+	struct packfile_store *store =
+		odb_source_files_downcast(source)->packed;
+
+	packfile_list_remove(&store->packs, p);
+	strmap_remove(&store->packs_by_path, p->pack_name, 0);
+#else
 	struct packed_git **pp;
 
 	for (pp = &the_repository->objects->packed_git; *pp; pp = &(*pp)->next)
@@ -1331,6 +1448,7 @@ static void drop_pack(struct packed_git *p)
 		list_del_init(&p->mru);
 	hashmap_remove(&the_repository->objects->pack_map, &p->packmap_ent,
 		       p->pack_name);
+#endif
 	close_pack(p);
 	/* all_packs[] still points to it: unkeep_all_packs() reads its name. */
 }
@@ -1365,20 +1483,13 @@ static void end_session(int drop)
 
 static void trace_stats(void)
 {
-	unsigned long dups = 0, objects = 0;
-	int i;
-
 	if (!getenv("GIT_CINNABAR_TRACE"))
 		return;
-	for (i = 0; i < ARRAY_SIZE(duplicate_count_by_type); i++) {
-		dups += duplicate_count_by_type[i];
-		objects += object_count_by_type[i];
-	}
 	fprintf(stderr, "cinnabar-helper: store: %lu objects written "
 		"(%lu deflated on a second thread), %lu duplicates not "
 		"written, %lu checkpoints, %lu lookups in their packs past "
 		"the filters (%lu found), %lu filters in a file\n",
-		objects, deflated_on_thread, dups, checkpoints, idx_lookups,
+		objects_written, deflated_on_thread, duplicates, checkpoints, idx_lookups,
 		idx_found, filters_moved);
 }
 
@@ -1423,8 +1534,7 @@ void store_finish(void)
 	disown_pack();
 	unpack_limit = saved_limit;
 	if (pack_id != before)
-		list_add(&all_packs[before]->mru,
-			 &the_repository->objects->packed_git_mru);
+		add_to_pack_lookups(all_packs[before]);
 	end_session(0);
 	mark_finished_keeps();
 	forget_objects();
@@ -1465,8 +1575,8 @@ void store_abort(void)
  * Store a blob from a delta computed elsewhere (git's delta format, see
  * git's Documentation/gitformat-pack.txt) against `base`, which must be an
  * object of the pack being written: this spares computing a delta that
- * the Mercurial data already gives. Mirrors what store_object does when it
- * deltifies. Return -1, storing nothing, when the base does not qualify.
+ * the Mercurial data already gives. Mirrors what
+ * store_object_reusing_zlib() does when it deltifies. Return -1, storing nothing, when the base does not qualify.
  */
 int store_blob_from_delta(const char *buf, size_t len,
 			  const struct object_id *base, const char *delta,
@@ -1476,8 +1586,8 @@ int store_blob_from_delta(const char *buf, size_t len,
 
 	ensure_pack();
 	b = in_current_pack(base);
-	if (!b || b->type != OBJ_BLOB || b->depth >= max_depth ||
-	    delta_len >= len || len >= MAX_ONE_CALL)
+	if (!b || b->type != OBJ_BLOB || b->depth >= delta_depth_max ||
+	    delta_len >= len || len >= one_call_max)
 		return -1;
 	e = new_object_entry(OBJ_BLOB, buf, len, result);
 	if (!e)

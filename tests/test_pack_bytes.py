@@ -4,7 +4,8 @@ place, as it does when a pack size limit is set (helper/store.c): a pack's
 name is the checksum of its bytes. Checkpoints every few objects make the
 import end packs, and read back objects, while others are still being
 deflated. Objects too small for deflate to shrink are stored, unless the
-user chose a compression level."""
+user chose a compression level. Objects too big for one zlib call are
+stored whole, deflated in steps."""
 
 import os
 import re
@@ -89,3 +90,34 @@ def test_small_objects_stored_unless_a_level_is_chosen(tmp_path):
     assert small and stored == small
     stored, small = small_objects_stored(tmp_path / 'chosen')
     assert small and stored < small / 2
+
+
+def test_objects_past_one_zlib_call_stored_whole(tmp_path):
+    """Objects of at least 1 GiB go through git's zlib wrapper, in steps,
+    and are stored whole (helper/store.c, "Writing objects");
+    CINNABAR_TEST_ONE_CALL_MAX lowers that size so that the corpus has
+    such objects: the same metadata, a pack git reads, and no delta of
+    that size or more."""
+    limit = 200
+    path = Corpus(test_env.corpus_dir()).bundle(BUNDLE)
+    default, _ = unbundled(path, tmp_path / 'default')
+    ENV['CINNABAR_TEST_ONE_CALL_MAX'] = str(limit)
+    try:
+        stepped, _ = unbundled(path, tmp_path / 'stepped')
+    finally:
+        del ENV['CINNABAR_TEST_ONE_CALL_MAX']
+    assert default[1] == stepped[1]  # the same metadata
+    repo = tmp_path / 'stepped'
+    git('fsck', '--full', '--strict', '--no-dangling', cwd=repo)
+    whole = deltas = 0
+    out = git('cat-file', '--batch-all-objects', '--batch-check='
+              '%(objectsize) %(deltabase)', cwd=repo).out
+    for line in out.splitlines():
+        size, base = line.split()
+        if int(size) < limit:
+            continue
+        if base.strip('0'):
+            deltas += 1
+        else:
+            whole += 1
+    assert whole and not deltas

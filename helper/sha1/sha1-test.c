@@ -193,7 +193,7 @@ void sha1_test_speed(unsigned mb)
 	printf("one %.2f GB/s\n", len / (now() - t) / 1e9);
 	if (sha1_mb_lanes()) {
 		sha1_lanes_init(&lanes);
-		for (i = 0; i < lanes.nr; i++)
+		for (i = 0; i < (size_t)lanes.nr; i++)
 			sha1_lanes_add(&lanes, msg_piece, &msgs[i]);
 		t = now();
 		while (lanes.busy) {
