@@ -232,7 +232,7 @@ def test_first_of_many_small_wrong_file_ids_is_the_one_reported(tmp_path):
     files = {b'f%02d' % i: b'content %d\n' % i for i in range(40)}
     history = History()
     history.add(files, wrong='file')
-    first = node(files[b'f00'] + b'!').hex()
+    first = node_id(files[b'f00'] + b'!').hex()
     result = assert_refused(write(history, tmp_path), tmp_path,
                             f'file revision {first} does not match its '
                             'contents')

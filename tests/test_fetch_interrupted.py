@@ -181,15 +181,18 @@ def test_killed_fetch_packs_removed_by_next_fetch(hg_repos, hg_serve, corpus,
                     reason='strace is missing or cannot trace here')
 def test_killed_before_metadata_update_packs_unkept_by_next_fetch(
         hg_repos, hg_serve, corpus, tmp_path):
-    """Killed (strace's fault injection) as it locks refs/cinnabar/metadata
-    to move it, the packs made final: their .keep files name the dead
-    helper, and the next fetch removes them (kept, they would stay for
-    ever, and git's gc would never remove what no ref reaches)."""
+    """Killed (strace's fault injection) as it moves refs/cinnabar/metadata
+    (the rename of its lock file), the packs made final: their .keep files
+    name the dead helper, and the next fetch removes them (kept, they
+    would stay for ever, and git's gc would never remove what no ref
+    reaches)."""
     url = hg_url(hg_serve(hg_repos.get(MEDIUM)).url)
     repo = init(tmp_path / 'killed')
     lock = repo / '.git' / 'refs' / 'cinnabar' / 'metadata.lock'
+    renames = 'rename,renameat,renameat2'
     result = run(['strace', '-f', '-qq', '-o', os.devnull, '-P', lock,
-                  '-e', 'trace=openat', '-e', 'inject=openat:signal=KILL',
+                  '-e', f'trace={renames}', '-e',
+                  f'inject={renames}:signal=KILL',
                   'git', 'fetch', url, REFSPEC], cwd=repo, check=False,
                  timeout=TIMEOUT)
     assert result.returncode != 0, result.describe()

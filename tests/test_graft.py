@@ -182,6 +182,18 @@ class Project:
         self.server = hg_serve(self.hg_repo)
         self.url = hg_url(self.server.url)
 
+    def sign_mirror(self):
+        """The mirror's main made a copy of the conversion's history with
+        a `gpgsig` header in each commit (signed_copy): grafted onto
+        without a replace commit."""
+        git('fetch', '-q', self.reference, f'{TIP}:{TIP}', cwd=self.mirror)
+        self.mapping = signed_copy(self.mirror, TIP)
+        git('update-ref', 'refs/heads/main',
+            self.mapping[refs(self.mirror)[TIP]], cwd=self.mirror)
+        git('update-ref', '-d', TIP, cwd=self.mirror)
+        self.expected = dict(zip(self.mapping.values(), git2hg(
+            self.reference, self.mapping).values()))
+
     def mirror_clone(self, name):
         """A clone of the mirror with an `hg` remote for the server."""
         dest = self.tmp / name
@@ -336,14 +348,7 @@ def test_cinnabarclone_graft_line(project, bundle_server):
     over a plain line) and asks hg for no changeset. The mirror's commits
     differ from the conversion's by their committer only: recorded onto
     without a replace commit (metadata with one is refused)."""
-    git('fetch', '-q', project.reference, f'{TIP}:{TIP}',
-        cwd=project.mirror)
-    project.mapping = signed_copy(project.mirror, TIP)
-    git('update-ref', 'refs/heads/main', project.mapping[
-        refs(project.mirror)[TIP]], cwd=project.mirror)
-    git('update-ref', '-d', TIP, cwd=project.mirror)
-    project.expected = dict(zip(project.mapping.values(), git2hg(
-        project.reference, project.mapping).values()))
+    project.sign_mirror()
     grafted = project.mirror_clone('grafted')
     git('-c', 'cinnabar.graft=true', 'fetch', '-q', 'hg', cwd=grafted)
     main = refs(grafted)['refs/heads/main']

@@ -129,7 +129,8 @@ def test_settings_the_helper_reads_are_marked():
     for path in (ROOT / 'helper').glob('*.c'):
         text = path.read_text()
         config_reads.update(re.findall(
-            r'git_config_get_[a-z_]+\("cinnabar\.([a-z-]+)"', text))
+            r'(?:git|repo)_config_get_[a-z_]+\((?:the_repository,\s*)?'
+            r'"cinnabar\.([a-z-]+)"', text))
         env_reads.update(re.findall(r'getenv\("(GIT_CINNABAR_[A-Z_]+)"\)',
                                     text))
     marked = [s for s in config.SETTINGS if s.helper]
