@@ -9,7 +9,7 @@
 #                         (requirements-test.txt), and hg-evolve for hg 6.3
 #   make heptapod-venv    build/heptapod-venv: the `heptapod` server package (Heptapod's
 #                         hg extension and hooks, with the Mercurial and hg-evolve it
-#                         pins), for tests/test_heptapod.py (CI makes it)
+#                         pins), for tests/compat/test_heptapod.py (CI makes it)
 #   make test             the test suite with the venv's Mercurial
 #                         (TEST_PYTHON=python3.9: the launchers run with that Python;
 #                         TEST_HELPER=build/dist/git-cinnabar-helper: with that helper)
@@ -22,12 +22,12 @@
 #   make hg-matrix        build/hg-matrix/<version>/hg: the older Mercurial releases
 #                         of HG_MATRIX, in pure Python from PyPI's sources (needs
 #                         pyenv's Python 2.7 and 3.9 under PYENV_ROOT)
-#   make hg-matrix-test   tests/test_server_matrix.py against each of HG_MATRIX and
+#   make hg-matrix-test   tests/compat/test_server_matrix.py against each of HG_MATRIX and
 #                         the venv's Mercurial (hg-matrix-ci, hg-matrix-test-ci:
 #                         the same for HG_MATRIX_CI, the part CI tests)
 #   make demo             build, then clone a small hg repository served over HTTP
 #   make reftable-git     build/reftable-git/git: the pinned release's own git, for
-#                         tests/test_reftable.py (reftable needs git 2.45+)
+#                         tests/compat/test_reftable.py (reftable needs git 2.45+)
 #   make try-git TRY_GIT_VERSION=... TRY_GIT_SHA256=...
 #                         the helper built against another git release, and
 #                         tested with it (doc/git-source.md)
@@ -198,7 +198,7 @@ check-deps:
 
 git-source: $(GIT_TREE)/.cinnabar-extracted
 
-# The pinned release, for scripts (tools/dist-check, tests/test_dist.py).
+# The pinned release, for scripts (tools/dist-check, tests/release/test_dist.py).
 .PHONY: print-git-version
 print-git-version:
 	@echo $(GIT_VERSION)
@@ -238,7 +238,7 @@ endif
 
 # $(REFTABLE_GIT): git $(GIT_VERSION)'s own `git`, built in the pinned tree with
 # the helper's flags (so libgit.a and git's objects are shared, not rebuilt), for
-# tests/test_reftable.py: repositories using the reftable ref storage need git
+# tests/compat/test_reftable.py: repositories using the reftable ref storage need git
 # 2.45 or later, which the machine's git may not be.  It is a script running
 # the tree's program with the tree as its exec path, so that none of the
 # machine's git-* programs of another version is run in its place: those
@@ -275,7 +275,7 @@ TRY_GIT_SHA256 = $(word 1,$(TRY_GIT_PINS))
 TRY_GIT_DEBIAN_SUITE = $(or $(word 3,$(TRY_GIT_PINS)),$(GIT_DEBIAN_SUITE))
 TRY_GIT_DEBIAN_VERSIONS = $(word 2,$(TRY_GIT_PINS))
 TRY_GIT_TREE = $(TRY_GIT_DIR)/git-$(TRY_GIT_VERSION)
-TRY_GIT_TESTS = tests/test_clone_corpus.py
+TRY_GIT_TESTS = tests/clone/test_clone_corpus.py
 .PHONY: try-git
 try-git: check-deps
 	@test -n '$(TRY_GIT_VERSION)' && test -n '$(TRY_GIT_SHA256)' || \
@@ -370,7 +370,7 @@ fuzz-short: asan
 		$(call given,FUZZ_SEED),$(FUZZ_SEED),1)) --minimize 15 \
 		$(FUZZ_SHORT_MINIMUM)
 
-# The push oracle of tests/test_push_oracle.py (tests/lib/push_oracle.py), longer:
+# The push oracle of tests/push/test_push_oracle.py (tests/lib/push_oracle.py), longer:
 # random histories of COMMITS commits for each of SEEDS (`1-20,42`), pushed in
 # STEPS pushes, compared with what hg commit makes of them (TEST_HG).  Prints one
 # report per seed; fails when one differs.  KEEP=1 keeps the failing repositories;
@@ -518,10 +518,10 @@ USER_GIT_2.47.3 = 9c2eb1250781b3e5bfef098572d07fdf132d67e6c065e4307332ade9819a15
 USER_GIT_2.55.0 = 457fdb04dc8728e007d4688695e6912e6f680727920f2a40bf11eacc17505357 \
 	1:2.55.0-1 sid
 USER_GIT_DIR = $(HOME)/.cache/git-cinnabar/user-git
-USER_GIT_TESTS = tests/test_clone_corpus.py tests/test_push_series.py tests/test_repo_lock.py
+USER_GIT_TESTS = tests/clone/test_clone_corpus.py tests/push/test_push_series.py tests/fetch/test_repo_lock.py
 # Run too with a release that makes reftable repositories (2.46 and later: `git refs
 # migrate`), that release being the git the reftable tests use.
-USER_GIT_REFTABLE_TESTS = tests/test_reftable.py
+USER_GIT_REFTABLE_TESTS = tests/compat/test_reftable.py
 
 user-git:
 	@$(foreach v,$(USER_GIT_VERSIONS),JOBS=$(JOBS) bash tools/user-git $(v) \
@@ -548,7 +548,7 @@ test-user-git: user-git helper venv
 
 # The server matrix: Mercurial releases people still serve, each run by the
 # Python it supports (Mercurial 5.2 was the first to run on Python 3), tested by
-# tests/test_server_matrix.py together with the venv's Mercurial.  See the
+# tests/compat/test_server_matrix.py together with the venv's Mercurial.  See the
 # README's table for what each can and cannot do.
 PYENV_ROOT = $(HOME)/.pyenv
 pyenv-python = $(lastword $(sort $(wildcard $(PYENV_ROOT)/versions/$(1).*/bin/python$(1))))
@@ -568,7 +568,7 @@ hg-matrix:
 	@bash tools/hg-matrix $(HG_MATRIX_DIR) \
 		$(foreach v,$(HG_MATRIX),$(call hg-matrix-spec,$(v)))
 
-# CINNABAR_HG_MATRIX: the hg executables tests/test_server_matrix.py serves with;
+# CINNABAR_HG_MATRIX: the hg executables tests/compat/test_server_matrix.py serves with;
 # without it (make test), its tests are skipped.  HG_MATRIX_REFERENCE joins
 # them (the venv's Mercurial, which CI's whole suite tests already).
 HG_MATRIX_REFERENCE = $(TEST_HG)
@@ -576,7 +576,7 @@ hg-matrix-test: hg-matrix helper venv
 	PATH='$(CURDIR)':"$$PATH" HG='$(TEST_HG)' CINNABAR_TEST_HG='$(TEST_HG)' \
 	CINNABAR_TEST_CHG='$(TEST_CHG)' \
 	CINNABAR_HG_MATRIX='$(foreach v,$(HG_MATRIX),$(CURDIR)/$(HG_MATRIX_DIR)/$(v)/hg) $(HG_MATRIX_REFERENCE)' \
-		$(VENV)/bin/python -m pytest tests/test_server_matrix.py $(PYTEST_ARGS)
+		$(VENV)/bin/python -m pytest tests/compat/test_server_matrix.py $(PYTEST_ARGS)
 
 hg-matrix-ci:
 	@$(MAKE) --no-print-directory hg-matrix HG_MATRIX='$(HG_MATRIX_CI)'
@@ -626,7 +626,7 @@ uninstall:
 	rm -f '$(DESTDIR)$(zshcompletiondir)/_git-cinnabar'
 
 # The manual pages and completions, from the command table and the
-# settings (see tools/manpages.py); tests/test_help_pages.py checks them.
+# settings (see tools/manpages.py); tests/release/test_help_pages.py checks them.
 manpages:
 	$(PYTHON) tools/manpages.py
 

@@ -5,7 +5,7 @@ what it does; the manual page (git-remote-hg(1)) and the README's table
 are made from it (tools/manpages.py), and `lookup` refuses a name it does
 not list. Those marked `helper` are also read by the C helper itself
 (`helper/*.c`), which looks them up the same way (none of them is per
-remote); tests/test_help_pages.py checks the marks against the helper's
+remote); tests/release/test_help_pages.py checks the marks against the helper's
 sources.
 
 A setting `<name>` (e.g. `refs`) is taken, first found wins, from:

@@ -1,7 +1,7 @@
 /*
  * The `test-tool` command (PROTOCOL.md, "Test hooks"): one of the helper's
  * parsers run on bytes read from a block stream, for table-driven tests of
- * the parsers themselves (tests/test_c_parsers.py).  Nothing is read from
+ * the parsers themselves (tests/helper/test_c_parsers.py).  Nothing is read from
  * or written to the repository.
  */
 #ifndef CINNABAR_TEST_TOOL_H

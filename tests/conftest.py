@@ -33,11 +33,11 @@ NOTES = pytest.StashKey[dict]()
 # reported as skipped, with the reason (CI=true fails a run on a skip, so
 # the CI runs that are not meant to run them deselect them by name).
 NEEDS = {
-    'test_server_matrix.py': (
+    'compat/test_server_matrix.py': (
         lambda: not os.environ.get('CINNABAR_HG_MATRIX'),
         'needs the older Mercurial releases: run it with '
         '`make hg-matrix-test` (CINNABAR_HG_MATRIX)'),
-    'test_heptapod.py': (
+    'compat/test_heptapod.py': (
         lambda: not (Path(__file__).parent.parent / 'build' / 'heptapod-venv'
                      / '.version').exists(),
         'needs build/heptapod-venv: run `make heptapod-venv` first'),
@@ -52,11 +52,11 @@ SESSION_SKIPPED = []
 # Printed after the summary unless a test noted otherwise (session_note).
 DEFAULT_NOTES = {
     'SHA-1 16-lane (AVX-512) path': 'not tested in this run '
-                                    '(tests/test_sha1_lanes.py)',
+                                    '(tests/helper/test_sha1_lanes.py)',
     'SHA-1 8-lane (AVX2) path': 'not tested in this run '
-                                '(tests/test_sha1_lanes.py)',
+                                '(tests/helper/test_sha1_lanes.py)',
     'SHA-1 2-lane (SHA instructions) path': 'not tested in this run '
-                                            '(tests/test_sha1_lanes.py)',
+                                            '(tests/helper/test_sha1_lanes.py)',
 }
 
 

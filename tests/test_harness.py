@@ -18,6 +18,8 @@ from lib.chg import ChgServers, running
 from lib.hg import Hg, http_get
 from lib.proc import run
 
+pytestmark = [pytest.mark.clientpython, pytest.mark.hgserver]
+
 BUNDLES = Corpus(test_env.corpus_dir()).hgtests_bundles()
 NOT_BUNDLES = {'README.txt', 'MANIFEST.tsv', 'repo-tars'}
 

@@ -20,7 +20,7 @@ the repository root, with the repository's top directory (where
   git-remote-hg than the checkout's, stops before its first test;
 - `CINNABAR_TEST_REFTABLE_GIT`: a git able to make repositories whose refs
   are in reftable (2.45 or later; default `build/reftable-git/git`, which
-  `make reftable-git` builds), for tests/test_reftable.py and the next;
+  `make reftable-git` builds), for tests/compat/test_reftable.py and the next;
 - `CINNABAR_TEST_REF_FORMAT=reftable`: every repository the tests make
   has its refs in reftable (`init.defaultRefFormat`), made and used by
   that git, which runs as `git`.

@@ -22,7 +22,7 @@ Changeset ids may differ only by the description and the committer extra,
 and they are not compared.  The replayed repository is compared after an
 `hg clone --pull` of it, so that both went through hg's exchange.
 
-Used by tests/test_push_oracle.py and `make fuzz-push` (`python -m
+Used by tests/push/test_push_oracle.py and `make fuzz-push` (`python -m
 lib.push_oracle`, run from tests/).
 """
 

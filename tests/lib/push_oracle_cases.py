@@ -7,7 +7,7 @@ prints, for each case, the differences between what we push and what `hg
 commit` makes of the same change.  `base`, `ours`, `theirs`, `new` are
 file contents; each case is a list of (parents, {path: content}).
 
-Each is also a test (tests/test_push_oracle.py). Merges as `hg commit`
+Each is also a test (tests/push/test_push_oracle.py). Merges as `hg commit`
 makes them, where our push once differed (git-cinnabar 0.7 does as hg):
 - `merge-new-over-p2-change`: p2 changed f (p1's revision is an ancestor of
   p2's), the merge has new content: a revision whose only parent is p2's;

@@ -1,6 +1,6 @@
 """Release trees written by hand, in the layout of cinnabar/release.py,
 for the tests of `git cinnabar download` and `self-update` (the trees
-`make dist` writes are tested in test_dist.py)."""
+`make dist` writes are tested in release/test_dist.py)."""
 
 import hashlib
 

@@ -82,7 +82,7 @@ def _changeset(user=b'Me', date=b'1700000000 0', extras=b'topic:feat',
 ])
 def test_rewrite_metadata(changes, operation, flags):
     """`operation` and `ef1` as hg-evolve writes them (the flags as
-    Mercurial's obsutil computes them; tests/test_topics.py checks them
+    Mercurial's obsutil computes them; tests/compat/test_topics.py checks them
     against it)."""
     old = topics.Rewritten('a' * 40, ['1' * 40], _changeset(), [b'+x'])
     fields = {k: v for k, v in changes.items()

@@ -16,7 +16,7 @@ from lib.sources import TRANSPORTS
 BUNDLES = Corpus(test_env.corpus_dir()).hgtests_bundles()
 # Run again with each git release `make test-user-git` builds: the git that
 # runs git-remote-hg and the git commands of the client.
-pytestmark = pytest.mark.usergit
+pytestmark = [pytest.mark.hgserver, pytest.mark.usergit]
 
 
 # The transport first in the test ids ([bundle-remote.hg]): CI deselects

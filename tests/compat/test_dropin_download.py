@@ -2,7 +2,7 @@
 downloads that cannot start, against a real `hg serve`.
 
 A download is tried again only when its transfer was cut (see
-test_clonebundles.py for those); a URL nothing answers (here a port of
+clone/test_clonebundles.py for those); a URL nothing answers (here a port of
 127.0.0.1 nothing listens on: connection refused) is one clear line, at
 once: the clone falls back to a normal one, `git cinnabar unbundle`
 fails saying why.

@@ -1,6 +1,6 @@
 """cinnabarclone of the metadata of a grafted repository (its changesets
 recorded onto the commits of a git mirror, cinnabar.graft: see
-test_graft.py, whose repositories these tests use).
+compat/test_graft.py, whose repositories these tests use).
 
 Such metadata holds commits that are not what an import makes of their
 changesets. A clone takes them only where grafting was asked for

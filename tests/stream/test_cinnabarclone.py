@@ -22,6 +22,8 @@ from lib.plumbing import tree_of
 from lib.proxy import HgProxy
 from lib.push import hg_commit, make_hg_repo
 
+pytestmark = pytest.mark.hgserver
+
 BUNDLE = 'issue4438-r1.hg'   # 111 changesets
 EXTENSION = ROOT / 'hg' / 'cinnabarclone.py'
 PARTS = 5   # changesets, manifests, hg2git, git2hg, files-meta

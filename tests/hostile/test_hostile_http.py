@@ -29,6 +29,8 @@ from lib.hostile import fake_ssh
 from lib.push import hg_commit, make_hg_repo
 from lib.tls import make_authority_and_certificate
 
+pytestmark = pytest.mark.clientpython
+
 ALICE = ('alice', 'alice-s3cret')
 BOB = ('bob', 'bob-s3cret')
 # What http.<hg server URL>.* settings hand to that server only.

@@ -33,7 +33,7 @@ from lib.tree import differences, git_tree, hg_tree
 TRANSPORTS = ('http', 'ssh', 'local')
 # Run again with each git release `make test-user-git` builds (git push
 # through git-remote-hg, the git commands of the client).
-pytestmark = pytest.mark.usergit
+pytestmark = [pytest.mark.hgserver, pytest.mark.usergit]
 TIP = BRANCH_TIP.format('default')
 # A file's flags in hg's manifest (`hg files -T '{flags}'`) by its kind in
 # `hg archive`'s tar (lib.tree), which takes them from the manifest.

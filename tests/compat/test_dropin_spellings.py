@@ -9,8 +9,8 @@
   `fetch.prune`, unless it is set or the fetch prunes (`git fetch
   --prune`, `-p`);
 - `git cinnabar fsck --force` checks again what was checked.
-(`reclone --rebase`: test_cmd_reclone.py; `self-update --branch/--exact`:
-test_cmd_self_update.py; the hg:// rules: unit/test_url.py.)
+(`reclone --rebase`: cmd/test_cmd_reclone.py; `self-update --branch/--exact`:
+cmd/test_cmd_self_update.py; the hg:// rules: unit/test_url.py.)
 """
 
 from lib.checks import assert_no_traceback

@@ -12,7 +12,7 @@ from lib.corpus import Corpus
 from lib.git import clone, git, git2hg, hg2git, rev_parse
 from lib.tree import differences, git_tree, hg_tree, worktree
 
-# tampered.hg has hostile paths: see test_clone_hostile_paths.py.
+# tampered.hg has hostile paths: see hostile/test_clone_hostile_paths.py.
 BUNDLES = [b for b in Corpus(test_env.corpus_dir()).hgtests_bundles()
            if b != 'tampered.hg']
 MAX_COMPARED = 12

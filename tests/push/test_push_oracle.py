@@ -17,6 +17,8 @@ from lib.push_oracle import check_history
 from lib.push_oracle_cases import CASES
 from lib.randhist import generate
 
+pytestmark = pytest.mark.hgserver
+
 SEEDS = ((1, 'http'), (2, 'ssh'), (3, 'local'), (4, 'local'))
 COMMITS = 60
 STEPS = 3

@@ -13,6 +13,8 @@ from lib.corpus import NGINX, Corpus
 from lib.git import (METADATA_REF, clone, git, hg2git, init, refs,
                      rev_parse)
 
+pytestmark = pytest.mark.clientpython
+
 BUNDLES = Corpus(test_env.corpus_dir()).hgtests_bundles()
 
 

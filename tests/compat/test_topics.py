@@ -32,6 +32,8 @@ from lib.push import Author, assert_hg_verify, assert_pushed
 from lib.push import assert_refused, hg_date, nothing_changes, push
 from lib.push import pushed_nodes, writable_remote
 
+pytestmark = pytest.mark.hgserver
+
 TOPIC_TIP = 'refs/remotes/origin/topics/{}/{}/tip'
 DEFAULT_TIP = 'refs/remotes/origin/branches/default/tip'
 HG_USER = 'Hg Author <hg@example.com>'

@@ -17,6 +17,8 @@ from lib import git as gitlib
 from lib.git import METADATA_REF, clone, git, hg_url, refs, rev_parse
 from lib.sources import make_source
 
+pytestmark = [pytest.mark.clientpython, pytest.mark.hgserver]
+
 # A branch head no git ref can name (`colon:test`) is left out of a
 # normal clone, as git-cinnabar does, but is in the server's revlogs: a
 # stream clone imports it too (test_stream_clone_imports_every_head).

@@ -58,7 +58,7 @@ def test_ci_runs_table_lists_what_ci_runs():
 # 127.0.0.1), or named in NOT_RUNNABLE with the reason.
 RUNS = {
     'git clone hg::https://hg.example.org/repo':
-        'over http: hg serve speaks no TLS (https: test_clone_nginx.py)',
+        'over http: hg serve speaks no TLS (https: clone/test_clone_nginx.py)',
     'git clone hg::ssh://user@host/path/to/repo':
         'through the test ssh, which runs hg serve --stdio here',
     'git clone hg::/path/to/local/repo': 'the served repository itself',
@@ -72,10 +72,10 @@ RUNS = {
 NOT_RUNNABLE = {
     'git cinnabar download':
         'needs a release tree (its build_info.py, keys and URL), and '
-        'replaces the helper: test_dist.py builds one and runs it',
+        'replaces the helper: release/test_dist.py builds one and runs it',
     'GIT_CINNABAR_RELEASE_KEY=<key hex> git cinnabar download --url '
     '<base URL>':
-        'replaces the helper next to the launcher: test_dist.py runs it '
+        'replaces the helper next to the launcher: release/test_dist.py runs it '
         'in a checkout of its own, against a release it signs',
 }
 

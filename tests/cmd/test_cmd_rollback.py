@@ -95,7 +95,7 @@ def test_rollback_refusals(hg, hg_repos, tmp_path):
     _, _, repo = half_clone(hg, hg_repos, tmp_path, 'rebase.hg')
     before = for_each_ref(repo)
     # (Only one metadata commit: rollback goes back to no metadata, see
-    # test_dropin_metadata.py.) No checked metadata yet.
+    # compat/test_dropin_metadata.py.) No checked metadata yet.
     assert_failed_for_people(rollback(repo, '--fsck'),
                              'there is no checked metadata to go back to')
     # A commit outside the chain, without --force.

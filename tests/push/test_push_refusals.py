@@ -31,6 +31,8 @@ from lib.push import assert_hg_verify, assert_pushed, assert_refused
 from lib.push import git_commit, hg_commit, make_hg_repo, nothing_changes
 from lib.push import pushed_nodes, push, rejection_lines, writable_remote
 
+pytestmark = pytest.mark.hgserver
+
 TRANSPORTS = ('http', 'ssh')
 TIP = BRANCH_TIP.format('default')
 AUTHOR = Author('Refused Pusher', 'refused@example.com')
