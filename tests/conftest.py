@@ -28,11 +28,12 @@ from lib.sources import make_source  # noqa: E402
 
 # Read before the isolated environment replaces os.environ.
 IN_CI = os.environ.get('CI') == 'true'
+TESTS = Path(__file__).parent
 NOTES = pytest.StashKey[dict]()
 # Files that need what `make test` does not make: each of their tests is
 # reported as skipped, with the reason (CI=true fails a run on a skip, so
 # the CI runs that are not meant to run them deselect them by name).
-NEEDS = {
+NEEDS = {  # by path from tests/
     'compat/test_server_matrix.py': (
         lambda: not os.environ.get('CINNABAR_HG_MATRIX'),
         'needs the older Mercurial releases: run it with '
@@ -50,13 +51,12 @@ WEIGHTS = Path(__file__).parent.parent / '.ci' / 'test-weights.txt'
 DEFAULT_WEIGHT = 15
 SESSION_SKIPPED = []
 # Printed after the summary unless a test noted otherwise (session_note).
+LANES_TEST = '(tests/helper/test_sha1_lanes.py)'
 DEFAULT_NOTES = {
-    'SHA-1 16-lane (AVX-512) path': 'not tested in this run '
-                                    '(tests/helper/test_sha1_lanes.py)',
-    'SHA-1 8-lane (AVX2) path': 'not tested in this run '
-                                '(tests/helper/test_sha1_lanes.py)',
-    'SHA-1 2-lane (SHA instructions) path': 'not tested in this run '
-                                            '(tests/helper/test_sha1_lanes.py)',
+    'SHA-1 16-lane (AVX-512) path': f'not tested in this run {LANES_TEST}',
+    'SHA-1 8-lane (AVX2) path': f'not tested in this run {LANES_TEST}',
+    'SHA-1 2-lane (SHA instructions) path':
+        f'not tested in this run {LANES_TEST}',
 }
 
 
@@ -66,6 +66,12 @@ def pytest_configure(config):
     config.addinivalue_line(
         'markers', 'usergit: run again with each git release of '
         '`make test-user-git` as the git on PATH')
+    config.addinivalue_line(
+        'markers', 'hgserver: run again by CI with Debian\'s Mercurial 6.3 '
+        'at the other end and the oldest Python as the client\'s (.ci/run)')
+    config.addinivalue_line(
+        'markers', 'clientpython: run again by CI with the newest Python '
+        'as the client\'s (.ci/run)')
     config.stash[NOTES] = dict(DEFAULT_NOTES)
     test_env.interruptible()
 
@@ -132,7 +138,7 @@ def pytest_collection_modifyitems(config, items):
     missing = {name: pytest.mark.skip(reason=reason)
                for name, (lacking, reason) in NEEDS.items() if lacking()}
     for item in items:
-        mark = missing.get(item.path.name)
+        mark = missing.get(item.path.relative_to(TESTS).as_posix())
         if mark is not None:
             item.add_marker(mark, append=False)
         if item.get_closest_marker('slow') and \

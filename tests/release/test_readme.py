@@ -1,8 +1,9 @@
 """The READMEs say what holds.
 
-tests/README.md says what the suite holds and what CI runs: its table of
-test files names every tests/test_*.py and no other, and its table of
-CI runs lists the files `.ci/run` gives the hg63 and py313 runs.
+tests/README.md says what the suite holds and what CI runs: its tables of
+test files name every tests/test_*.py and tests/<folder>/test_*.py (unit/
+aside) and no other, and its table of CI runs lists the files marked for
+the hg63 and py313 runs, which `.ci/run` selects by their markers.
 
 The top README's commands work as written: every command of its code
 blocks is run here (against a real `hg serve` on 127.0.0.1) or listed
@@ -31,26 +32,41 @@ def readme_rows(first_column):
     return rows
 
 
+def test_files():
+    """tests/test_*.py and tests/<folder>/test_*.py, but for unit/, which
+    the table leaves to the folder's own files."""
+    return {path.relative_to(TESTS).as_posix()
+            for path in [*TESTS.glob('test_*.py'), *TESTS.glob('*/test_*.py')]
+            if path.parent.name != 'unit'}
+
+
 def test_every_test_file_has_its_row():
-    files = {f'`{path.name}`' for path in TESTS.glob('test_*.py')}
-    rows = set(readme_rows(r'`test_[a-z0-9_]+\.py`'))
+    files = {f'`{name}`' for name in test_files()}
+    rows = set(readme_rows(r'`(?:[a-z]+/)?test_[a-z0-9_]+\.py`'))
     assert sorted(files - rows) == [], 'test files without a row'
     assert sorted(rows - files) == [], 'rows naming no test file'
 
 
-def ci_run_files(variable):
-    text = (ROOT / '.ci' / 'run').read_text()
-    match = re.search(r'^%s="([^"]*)"$' % variable, text, re.M)
-    assert match, f'.ci/run sets no {variable}'
-    return [name.removeprefix('tests/') for name in match.group(1).split()]
+def marked_files(marker):
+    """The test files marked `marker` (their pytestmark)."""
+    mark = re.compile(r'^pytestmark = .*\bpytest\.mark\.%s\b' % marker,
+                      re.M)
+    return sorted(name for name in test_files()
+                  if mark.search((TESTS / name).read_text()))
 
 
 def test_ci_runs_table_lists_what_ci_runs():
     rows = readme_rows('hg63|py313')
-    for run, variable in (('hg63', 'hg63_tests'), ('py313', 'py313_tests')):
+    text = (ROOT / '.ci' / 'run').read_text()
+    for run, marker in (('hg63', 'hgserver'), ('py313', 'clientpython')):
+        assert re.search(r'pytest_args %s\) -m %s ' % (run, marker) + '|'
+                         r'pytest_args %s\) -m %s"' % (run, marker), text), \
+            f'.ci/run gives its {run} run no "-m {marker}"'
         files_cell = rows[run].split(' | ')[4]
-        listed = re.findall(r'`(test_[a-z0-9_]+\.py)`', files_cell)
-        assert listed == ci_run_files(variable), run
+        assert f'marked `{marker}`' in files_cell, run
+        listed = re.findall(r'`((?:[a-z]+/)?test_[a-z0-9_]+\.py)`',
+                            files_cell)
+        assert sorted(listed) == marked_files(marker), run
 
 
 # The top README's code blocks: every line of them is a command a reader
@@ -75,8 +91,8 @@ NOT_RUNNABLE = {
         'replaces the helper: release/test_dist.py builds one and runs it',
     'GIT_CINNABAR_RELEASE_KEY=<key hex> git cinnabar download --url '
     '<base URL>':
-        'replaces the helper next to the launcher: release/test_dist.py runs it '
-        'in a checkout of its own, against a release it signs',
+        'replaces the helper next to the launcher: release/test_dist.py runs '
+        'it in a checkout of its own, against a release it signs',
 }
 
 

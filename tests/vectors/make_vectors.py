@@ -49,7 +49,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 TESTS = HERE.parent
-sys.path.insert(0, str(TESTS))
+# The test files whose histories the vectors are made of, with lib/.
+sys.path[:0] = [str(TESTS), str(TESTS / 'compat'), str(TESTS / 'hostile')]
 
 from lib.hg import Hg  # noqa: E402
 from lib.push_oracle import step_refspecs  # noqa: E402
