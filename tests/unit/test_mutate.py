@@ -167,3 +167,23 @@ def test_list_names_a_snippet_not_found(tmp_path):
     assert result.returncode == 1
     assert 'not-in-the-file: lib.py' in result.stdout
     assert 'the original is 0 times in the file' in result.stdout
+
+
+def test_the_project_lists_match_the_sources():
+    """Every mutant of tests/mutants/ finds its original once in its file,
+    and every test file it names is there: a change to the code or the
+    tests that leaves a mutant behind fails here, not at the next `make
+    mutate`."""
+    root = TOOL.parents[1]
+    lists = sorted((root / 'tests' / 'mutants').glob('*.txt'))
+    result = subprocess.run([sys.executable, str(TOOL), '--root', str(root),
+                             '--list', *map(str, lists)],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+    named = set()
+    for path in lists:
+        for line in path.read_text().splitlines():
+            if line.startswith('tests = '):
+                named.update(word.split('::')[0] for word in line.split()
+                             if word.startswith('tests/'))
+    assert sorted(n for n in named if not (root / n).is_file()) == []

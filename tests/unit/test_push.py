@@ -385,7 +385,8 @@ def test_race():
 
 def test_deletion_and_unknown_refs():
     # A ref outside the layout (refs/heads/master) is not refused before
-    # sending: its commits go with the push (tests/compat/test_dropin_push_refs.py).
+    # sending: its commits go with the push
+    # (tests/compat/test_dropin_push_refs.py).
     w = world()
     other = 'refs/heads/branches/other/tip'
     result = run(w, ':' + TIP, 'nope:' + other)
