@@ -48,7 +48,7 @@ HARMLESS = [
     ([b'hg-prefix', b'abc', b'manifest'], b'0'),
     ([b'heads'], b'0'),
     ([b'data', b'changeset', b'abcd'], b'unknown'),
-    ([b'graft-stats'], b'ok 0 0 0'),
+    ([b'graft-stats'], b'ok 0 0 0 0 0'),
     ([b'abort'], b'ok'),
 ]
 COMMANDS = (b'version', b'capabilities', b'config', b'hg2git', b'git2hg',
