@@ -240,19 +240,19 @@ class Peer:
 
     def stream_clone(self, spool):
         """Receive a stream v2 (or v3-exp) clone (see
-        cinnabar.hg.streamclone) into `spool`; returns the bundle2 part's
+        cinnabar.hg.streamreader) into `spool`; returns the bundle2 part's
         type."""
-        from cinnabar.hg import streamclone
+        from cinnabar.hg import streamreader
         return self.transport.read_stream(
-            'getbundle', streamclone.stream_clone_args(),
-            lambda read: streamclone.receive_bundle(read, spool))
+            'getbundle', streamreader.stream_clone_args(),
+            lambda read: streamreader.receive_bundle(read, spool))
 
     def stream_out(self, spool):
         """Receive a legacy stream (v1) clone into `spool`."""
-        from cinnabar.hg import streamclone
+        from cinnabar.hg import streamreader
         return self.transport.read_stream(
             'stream_out', {},
-            lambda read: streamclone.receive_stream_out(read, spool))
+            lambda read: streamreader.receive_stream_out(read, spool))
 
     def clonebundles_manifest(self):
         """The server's clone bundles manifest (bytes): the
