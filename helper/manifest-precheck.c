@@ -1,6 +1,6 @@
 /* Manifest ids checked as the changegroup arrives: see manifest-precheck.h. */
 #include "libgit.h"
-#include "check.h"
+#include "check-setting.h"
 #include "config.h"
 #include "hg-id.h"
 #include "id-verify.h"
