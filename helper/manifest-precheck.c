@@ -7,7 +7,7 @@
 #include "manifest.h"
 #include "manifest-precheck.h"
 #include "metadata.h"
-#include "stream.h"
+#include "input-stream.h"
 
 static int precheck_while_idle(struct stream_idle *idle);
 static void check_all_spooled(void *data);

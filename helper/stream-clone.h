@@ -29,7 +29,7 @@
 #ifndef CINNABAR_STREAM_CLONE_H
 #define CINNABAR_STREAM_CLONE_H
 
-#include "stream.h"
+#include "input-stream.h"
 
 /* A stream of the changegroup (version 02) of the revlogs in `dir`. */
 void stream_init_revlogs(struct stream *s, const char *dir);
