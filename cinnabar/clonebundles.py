@@ -49,7 +49,7 @@ import urllib.parse
 from cinnabar import config
 from cinnabar import streamclone
 from cinnabar.errors import Abort, SettingError
-from cinnabar.hg import BUNDLE_MAGIC, streamclone as hgstream
+from cinnabar.hg import BUNDLE_MAGIC, streamreader
 from cinnabar.record import record
 from cinnabar.redact import redact_url, say as _say
 from cinnabar.resumable import Download
@@ -113,8 +113,8 @@ def _stream_problem(compression, kind, params):
     requirements = params.get('requirements')
     if requirements is None:
         return None
-    return hgstream.requirements_problem(
-        hgstream.parse_requirements(requirements))
+    return streamreader.requirements_problem(
+        streamreader.parse_requirements(requirements))
 
 
 def why_unusable(entry, engines, has_sni=True, streams=True):
@@ -239,7 +239,7 @@ def download_and_import(helper, url, git_dir, say=_say):
         download.discard()
         raise
     try:
-        if hgstream.is_stream_bundle(path):
+        if streamreader.is_stream_bundle(path):
             counts = streamclone.import_bundle_file(helper, path, git_dir)
         else:
             counts = helper.import_file(path)

@@ -139,7 +139,7 @@ def lookup(name, remote=None):
 
 def check(name):
     """Whether the check `name` among git-cinnabar's others (not the id
-    checks, which the helper reads: helper/check.h) is on in
+    checks, which the helper reads: helper/check-setting.h) is on in
     `cinnabar.check`: the words, left to right, turn it on (`name`) or
     off (`no-name`; `all`, `true`, `none` and `false` are the id checks,
     without it, as in git-cinnabar)."""

@@ -448,7 +448,7 @@ class Helper:
 
     def import_revlogs(self, path):
         """Import the revlogs of a stream clone spooled in the directory
-        at `path` (cinnabar.hg.streamclone.Spool)."""
+        at `path` (cinnabar.hg.streamreader.Spool)."""
         self._command('import', 'revlogs', os.fsdecode(path))
         return _parse_counts(self._answer_after_exit())
 

@@ -77,7 +77,7 @@ import sys
 from cinnabar import config, discovery, git, refs, tags, tmpfiles, topics
 from cinnabar.errors import Abort, describe_os_error
 from cinnabar.helper import HelperError
-from cinnabar.hg import obsmarkers, unbundle
+from cinnabar.hg import obsmarkers, pushwire
 from cinnabar.ids import HgId
 from cinnabar.record import record
 
@@ -533,7 +533,7 @@ class Pusher:
         try:
             with open(changegroup, 'rb') as source, \
                     open(bundle, 'wb') as out:
-                unbundle.write_bundle(out, push_format, source,
+                pushwire.write_bundle(out, push_format, source,
                                       self.state.heads, len(commits),
                                       markers)
         except OSError as error:

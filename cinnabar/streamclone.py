@@ -2,7 +2,7 @@
 
 A clone (a fetch into empty metadata) that neither cinnabarclone nor a
 clone bundle seeded may ask the server for its revlogs as they are on
-its disk (`cinnabar.hg.streamclone`) instead of a changegroup: more bytes
+its disk (`cinnabar.hg.streamreader`) instead of a changegroup: more bytes
 on the wire (revlogs are compressed revision by revision), much less
 work for the server, which only reads files. The helper imports them as
 the changegroup they hold, checking every id; what the server got after
@@ -21,13 +21,13 @@ are asked with the legacy `stream_out` command; those that also offer the
 experimental v3 (`experimental.stream-v3`) send that.
 
 A server whose repository needs what we do not read (see
-`cinnabar.hg.streamclone.SUPPORTED_REQUIREMENTS`) gets a normal clone,
+`cinnabar.hg.streamreader.SUPPORTED_REQUIREMENTS`) gets a normal clone,
 with one line saying why.
 """
 
 from cinnabar import config
 from cinnabar.errors import Abort, SettingError
-from cinnabar.hg import streamclone
+from cinnabar.hg import streamreader
 from cinnabar.progress import Meter
 
 MODES = ('auto', 'always', 'never')
@@ -50,15 +50,15 @@ def why_not(peer, setting):
     not (a message for people, or '' when there is nothing to say)."""
     if setting == 'never':
         return ''
-    if not streamclone.offers_v2(peer) and not streamclone.offers_v1(peer):
+    if not streamreader.offers_v2(peer) and not streamreader.offers_v1(peer):
         return ('the server does not offer stream clones'
                 if setting == 'always' else '')
     if setting == 'auto' and peer.capable('stream-preferred') is None:
         return ''
-    requirements = streamclone.server_requirements(peer)
+    requirements = streamreader.server_requirements(peer)
     if requirements is None:
         return ''
-    return streamclone.requirements_problem(requirements)
+    return streamreader.requirements_problem(requirements)
 
 
 def seed_clone(peer, helper, git_dir, remote, say, progress=False):
@@ -73,9 +73,9 @@ def seed_clone(peer, helper, git_dir, remote, say, progress=False):
         if reason:
             say('%s; cloning normally' % reason)
         return False, None
-    spool = streamclone.Spool(git_dir)
+    spool = streamreader.Spool(git_dir)
     try:
-        v2 = streamclone.offers_v2(peer)
+        v2 = streamreader.offers_v2(peer)
         say('Receiving a stream clone from %s%s'
             % (peer.description, '' if v2 else ' (stream_out)'))
         if progress:
@@ -84,7 +84,7 @@ def seed_clone(peer, helper, git_dir, remote, say, progress=False):
             kind = peer.stream_clone(spool) if v2 else peer.stream_out(spool)
             if spool.meter is not None:
                 spool.meter.stop()
-        except streamclone.Unsupported as error:
+        except streamreader.Unsupported as error:
             say('%s; cloning normally' % error)
             return True, None
         if spool.finish():
@@ -102,11 +102,11 @@ def import_bundle_file(helper, path, git_dir):
     """Import the stream clone bundle at `path` (pending `finish`);
     returns the helper's counts. A bundle we do not read is an Abort,
     as for any clone bundle."""
-    spool = streamclone.Spool(git_dir)
+    spool = streamreader.Spool(git_dir)
     try:
         try:
-            streamclone.receive_bundle_file(path, spool)
-        except streamclone.Unsupported as error:
+            streamreader.receive_bundle_file(path, spool)
+        except streamreader.Unsupported as error:
             raise Abort(str(error))
         if not spool.finish():
             return (0, 0, 0)

@@ -11,7 +11,7 @@ and of the helper's checkpoint packs (helper/store.c):
 - a file or directory named `<prefix><pid>-<random>` (`own_prefix`,
   `private_dir`): `remove_stale` removes those whose process is gone (and
   those of a version that did not name the process, once STALE_SECONDS
-  old). The stream spools of the git dir (cinnabar.hg.streamclone), the
+  old). The stream spools of the git dir (cinnabar.hg.streamreader), the
   bundles an `hg::http://host/x.hg` downloads to TMPDIR, and the files
   the helper writes its caches into before renaming them into place
   (`.git/cinnabar/<map>-<pid>-<random>`, helper/notes-map.c, and

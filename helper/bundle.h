@@ -23,7 +23,7 @@
 #ifndef CINNABAR_BUNDLE_H
 #define CINNABAR_BUNDLE_H
 
-#include "stream.h"
+#include "input-stream.h"
 
 /*
  * Stream parameters are a few words (`Compression=ZS` at most in what
@@ -64,7 +64,7 @@ int bundle_next_changegroup(struct bundle *b, struct stream **cg,
 /*
  * After the last changegroup (bundle_next_changegroup returned 0): die
  * unless the data ends there.  Reading on to the end also makes the
- * decompressor check its end of stream and checksum (stream.h).
+ * decompressor check its end of stream and checksum (input-stream.h).
  */
 void bundle_check_end(struct bundle *b);
 

@@ -1,7 +1,7 @@
 /* Changegroups: see changegroup.h. */
 #include "git-compat-util.h"
 #include "strbuf.h"
-#include "stream.h"
+#include "input-stream.h"
 #include "changegroup.h"
 
 int changegroup_version(const char *name)

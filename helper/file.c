@@ -5,7 +5,7 @@
 #include "metadata.h"
 #include "store.h"
 #include "file.h"
-#include "check.h"
+#include "check-setting.h"
 #include "id-verify.h"
 
 /* The last revision imported or loaded: full text and content blob. */

@@ -1,6 +1,6 @@
 /* What Mercurial's commit records of a change: see fsck-changes.h. */
 #include "libgit.h"
-#include "manifest-diff.h"
+#include "manifest-tree-diff.h"
 #include "fsck-changes.h"
 
 /*

@@ -11,7 +11,7 @@
 #include "store.h"
 #include "fsck-files.h"
 #include "fsck-manifest.h"
-#include "check.h"
+#include "check-setting.h"
 #include "fsck-changes.h"
 #include "graft.h"
 #include "answer.h"

@@ -44,7 +44,7 @@ struct fsck_counts {
  * with their manifests and the file revisions those introduce. Problems
  * are written to `out` as "problem <message>" lines, differences from
  * what Mercurial records as "unlike-hg <message>" lines. `checks` (CHECK_*
- * flags, check.h) says which ids are computed again: without
+ * flags, check-setting.h) says which ids are computed again: without
  * CHECK_NODEID, changeset ids are not, without CHECK_FILES, file ids are
  * not; manifest ids always are (the git tree each changeset's commit
  * must have comes out of the same walk). `grafts` (or NULL): commits that

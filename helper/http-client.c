@@ -41,7 +41,7 @@
 #include "git-http.h"
 #include "sigchain.h"
 #include "string-list.h"
-#include "stream.h"
+#include "input-stream.h"
 #include "http-client.h"
 #include "answer.h"
 #include "urlmatch.h"

@@ -21,7 +21,7 @@
 #include "replace-map.h"
 #include "changeset-spool.h"
 #include "manifest-precheck.h"
-#include "check.h"
+#include "check-setting.h"
 #include "id-verify.h"
 
 void test_die_at(const char *phase)

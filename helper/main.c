@@ -19,7 +19,7 @@
 #include "metadata.h"
 #include "file.h"
 #include "fsck.h"
-#include "check.h"
+#include "check-setting.h"
 #include "git-tree.h"
 #include "graft.h"
 #include "replace-map.h"

@@ -1,13 +1,13 @@
 /* Manifest ids checked as the changegroup arrives: see manifest-precheck.h. */
 #include "libgit.h"
-#include "check.h"
+#include "check-setting.h"
 #include "config.h"
 #include "hg-id.h"
 #include "id-verify.h"
 #include "manifest.h"
 #include "manifest-precheck.h"
 #include "metadata.h"
-#include "stream.h"
+#include "input-stream.h"
 
 static int precheck_while_idle(struct stream_idle *idle);
 static void check_all_spooled(void *data);

@@ -31,7 +31,7 @@
 #include "block-text.h"
 #include "changegroup.h"
 #include "hg-id.h"
-#include "stream.h"
+#include "input-stream.h"
 
 struct id_verify;
 

@@ -10,7 +10,7 @@
 #include "store.h"
 #include "manifest.h"
 #include "raw-commit.h"
-#include "check.h"
+#include "check-setting.h"
 #include "id-verify.h"
 #include "manifest-cache.h"
 

@@ -14,7 +14,7 @@
 #include "hg-diff.h"
 #include "metadata.h"
 #include "notes-map.h"
-#include "pack-delta.h"
+#include "pack-delta-reuse.h"
 #include "push-files.h"
 
 /*

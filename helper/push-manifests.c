@@ -3,7 +3,7 @@
  * depends on push-state.c only.
  */
 #include "libgit.h"
-#include "manifest-diff.h"
+#include "manifest-tree-diff.h"
 #include "metadata.h"
 #include "raw-commit.h"
 #include "push-manifests.h"

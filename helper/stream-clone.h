@@ -3,7 +3,7 @@
  * disk, read as the changegroup they hold, so that they are imported,
  * and every id checked, exactly as a changegroup is (import.h).
  *
- * The Python side (cinnabar/hg/streamclone.py) receives the stream and
+ * The Python side (cinnabar/hg/streamreader.py) receives the stream and
  * spools its revlogs, one after the other as they come, to one file,
  * `revlogs`, of a directory, beside a table of where each lies, `table`:
  * one line per revlog, the changelog's first, the manifest's second, then
@@ -29,7 +29,7 @@
 #ifndef CINNABAR_STREAM_CLONE_H
 #define CINNABAR_STREAM_CLONE_H
 
-#include "stream.h"
+#include "input-stream.h"
 
 /* A stream of the changegroup (version 02) of the revlogs in `dir`. */
 void stream_init_revlogs(struct stream *s, const char *dir);

@@ -5,7 +5,7 @@
 #include "hg-id.h"
 #include "hg-delta.h"
 #include "block-text.h"
-#include "stream.h"
+#include "input-stream.h"
 #include "changegroup.h"
 #include "bundle.h"
 #include "revlog.h"

@@ -36,7 +36,7 @@ from cinnabar import clonebundles, git, graft, hg, metadata, streamclone
 from cinnabar.cmd.options import split_options, usage_of
 from cinnabar.errors import Abort, UsageError
 from cinnabar.helper import Helper, ImportCounts
-from cinnabar.hg import streamclone as hgstream
+from cinnabar.hg import streamreader
 from cinnabar.hg.url import parse_url, strip_prefix
 from cinnabar.redact import say as _say
 
@@ -116,7 +116,7 @@ def _import_bundle(helper, path, git_dir):
     """(heads, counts) of the bundle at `path`, imported (pending
     `finish`)."""
     # (An empty download leaves no file: the helper says so.)
-    if os.path.exists(path) and hgstream.is_stream_bundle(path):
+    if os.path.exists(path) and streamreader.is_stream_bundle(path):
         return _import_stream(helper, path, git_dir)
     heads = helper.bundle_heads(path)
     return heads, helper.import_file(path)

@@ -25,7 +25,7 @@ A part:
              size -1 interrupts it: a whole part (header and payload)
              follows, then the interrupted payload goes on.
 
-This module only frames parts; `cinnabar.hg.unbundle` says which parts a
+This module only frames parts; `cinnabar.hg.pushwire` says which parts a
 push sends, `cinnabar.hg.bundle2parts` what the parts of an answer mean.
 """
 

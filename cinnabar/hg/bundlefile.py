@@ -12,7 +12,7 @@ then gives the heads with `imported()`).
 
 import os
 
-from cinnabar.hg.streamclone import is_stream_bundle
+from cinnabar.hg.streamreader import is_stream_bundle
 from cinnabar.hg.wire import RemoteState
 
 

@@ -240,19 +240,19 @@ class Peer:
 
     def stream_clone(self, spool):
         """Receive a stream v2 (or v3-exp) clone (see
-        cinnabar.hg.streamclone) into `spool`; returns the bundle2 part's
+        cinnabar.hg.streamreader) into `spool`; returns the bundle2 part's
         type."""
-        from cinnabar.hg import streamclone
+        from cinnabar.hg import streamreader
         return self.transport.read_stream(
-            'getbundle', streamclone.stream_clone_args(),
-            lambda read: streamclone.receive_bundle(read, spool))
+            'getbundle', streamreader.stream_clone_args(),
+            lambda read: streamreader.receive_bundle(read, spool))
 
     def stream_out(self, spool):
         """Receive a legacy stream (v1) clone into `spool`."""
-        from cinnabar.hg import streamclone
+        from cinnabar.hg import streamreader
         return self.transport.read_stream(
             'stream_out', {},
-            lambda read: streamclone.receive_stream_out(read, spool))
+            lambda read: streamreader.receive_stream_out(read, spool))
 
     def clonebundles_manifest(self):
         """The server's clone bundles manifest (bytes): the
@@ -270,27 +270,27 @@ class Peer:
     # Pushing.
 
     def push_format(self):
-        """How this server takes pushes (an unbundle.PushFormat)."""
-        from cinnabar.hg import unbundle
-        return unbundle.push_format(self.capabilities,
+        """How this server takes pushes (a pushwire.PushFormat)."""
+        from cinnabar.hg import pushwire
+        return pushwire.push_format(self.capabilities,
                                     self.transport.description)
 
     def unbundle(self, path, push_format, server_heads):
         """Send the bundle file at `path`, written in `push_format` on the
-        basis of `server_heads`; returns an unbundle.UnbundleResult."""
-        from cinnabar.hg import unbundle
-        heads = unbundle.heads_argument(
+        basis of `server_heads`; returns a pushwire.UnbundleResult."""
+        from cinnabar.hg import pushwire
+        heads = pushwire.heads_argument(
             push_format, server_heads,
             hashed=self.capable('unbundlehash') is not None)
         answer = self.transport.unbundle({'heads': heads}, path,
                                          push_format.bundle2)
         if push_format.bundle2:
-            return unbundle.bundle2_result(answer)
-        return unbundle.bundle1_result(*answer)
+            return pushwire.bundle2_result(answer)
+        return pushwire.bundle1_result(*answer)
 
     def pushkey(self, namespace, key, old, new):
         """Set a pushkey value; returns (success, server output)."""
-        from cinnabar.hg import unbundle
+        from cinnabar.hg import pushwire
         self.require('pushkey')
-        return unbundle.decode_pushkey(self._call(
+        return pushwire.decode_pushkey(self._call(
             'pushkey', namespace=namespace, key=key, old=old, new=new))

@@ -4,7 +4,7 @@ fetched, to an empty hg repository over HTTP.
 The changegroup of such a push is made from stored data: each manifest
 from the previous one and the changes between their git trees, each file
 revision's text and delta from the pack's delta against the previous
-revision of the file when there is one (helper/pack-delta.h).  The
+revision of the file when there is one (helper/pack-delta-reuse.h).  The
 history is shaped for that: a file edited in many revisions, among them
 a swap of its two halves (a git delta copying from the base backwards),
 an emptying and a regrowth, a prepend, a flag change, a text starting

@@ -1,6 +1,6 @@
 """The table of bundle2 part handlers (cinnabar.hg.bundle2parts), as the
 two readers of servers' answers use it: a push's reply
-(cinnabar.hg.unbundle) and a stream clone (cinnabar.hg.streamclone).
+(cinnabar.hg.pushwire) and a stream clone (cinnabar.hg.streamreader).
 Both word the server's abort as the helper does, and both refuse, in
 the same words, a mandatory part or part parameter they do not read."""
 
@@ -11,8 +11,8 @@ import pytest
 from cinnabar.errors import Abort
 from cinnabar.hg import bundle2 as b2
 from cinnabar.hg import bundle2parts
-from cinnabar.hg import streamclone as sc
-from cinnabar.hg import unbundle as ub
+from cinnabar.hg import streamreader as sc
+from cinnabar.hg import pushwire as ub
 
 REQS = 'generaldelta%2Crevlogv1'
 

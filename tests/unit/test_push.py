@@ -18,7 +18,7 @@ import pytest
 from cinnabar import push as push_module
 from cinnabar.errors import Abort
 from cinnabar.helper import Head, HelperError
-from cinnabar.hg.unbundle import PushFormat, UnbundleResult
+from cinnabar.hg.pushwire import PushFormat, UnbundleResult
 from cinnabar.hg.wire import RemoteState
 from cinnabar.ids import GitId, HgId, NULL_GIT, NULL_HG
 from cinnabar.refs import STYLES

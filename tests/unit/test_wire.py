@@ -8,7 +8,7 @@ from cinnabar.errors import Abort
 from cinnabar.hg import wire
 from cinnabar.hg.bundle2 import Part
 from cinnabar.hg.bundlefile import branchmap_from_heads
-from cinnabar.hg.unbundle import PushFormat
+from cinnabar.hg.pushwire import PushFormat
 from cinnabar.helper import Head
 
 A, B = 'a' * 40, 'b' * 40

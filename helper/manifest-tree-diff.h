@@ -8,8 +8,8 @@
  * what changed between them, not their size. Pushing uses it to make each
  * manifest from one it already has (see push.c).
  */
-#ifndef CINNABAR_MANIFEST_DIFF_H
-#define CINNABAR_MANIFEST_DIFF_H
+#ifndef CINNABAR_MANIFEST_TREE_DIFF_H
+#define CINNABAR_MANIFEST_TREE_DIFF_H
 
 #include "hg-id.h"
 

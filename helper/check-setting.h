@@ -16,8 +16,8 @@
  * The default differs from git-cinnabar's, which leaves manifests (and
  * files) unchecked.
  */
-#ifndef CINNABAR_CHECK_H
-#define CINNABAR_CHECK_H
+#ifndef CINNABAR_CHECK_SETTING_H
+#define CINNABAR_CHECK_SETTING_H
 
 #define CHECK_NODEID 0x1
 #define CHECK_MANIFESTS 0x2

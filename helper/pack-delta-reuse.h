@@ -14,8 +14,8 @@
  * follow (little-endian, absent bytes are 0; a size of 0 means 0x10000);
  * a byte from 1 to 127 inserts that many following bytes; 0 is reserved.
  */
-#ifndef CINNABAR_PACK_DELTA_H
-#define CINNABAR_PACK_DELTA_H
+#ifndef CINNABAR_PACK_DELTA_REUSE_H
+#define CINNABAR_PACK_DELTA_REUSE_H
 
 struct packed_git;
 

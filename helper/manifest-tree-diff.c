@@ -1,9 +1,9 @@
-/* Differences between two manifest trees: see manifest-diff.h. */
+/* Differences between two manifest trees: see manifest-tree-diff.h. */
 #include "libgit.h"
 #include "store.h"
 #include "tree-iter.h"
 #include "manifest.h"
-#include "manifest-diff.h"
+#include "manifest-tree-diff.h"
 
 static char flag_of_mode(unsigned mode, const struct object_id *tree)
 {

@@ -1,10 +1,10 @@
-/* Input streams: see stream.h. */
+/* Input streams: see input-stream.h. */
 #include "git-compat-util.h"
 #include "strbuf.h"
 #include <zlib.h>
 #include <zstd.h>
 #include <bzlib.h>
-#include "stream.h"
+#include "input-stream.h"
 
 size_t stream_read(struct stream *s, void *buf, size_t len)
 {
@@ -60,7 +60,7 @@ void stream_pass_idle(struct stream *s, struct stream_idle *idle)
 struct fd_stream {
 	int fd;
 	int close;
-	struct stream_idle *idle;	/* work while waiting: stream.h */
+	struct stream_idle *idle;	/* work while waiting: input-stream.h */
 };
 
 /* Until `f` has bytes (or the end, or an error), do the idle work. */

@@ -1,4 +1,4 @@
-"""Reading stream clones (cinnabar.hg.streamclone): the stream2 part and
+"""Reading stream clones (cinnabar.hg.streamreader): the stream2 part and
 stream v1, into a spool; the revlogs themselves are read by the helper
 (tests/test_stream_clone*.py)."""
 
@@ -9,7 +9,7 @@ import pytest
 
 from cinnabar.errors import Abort
 from cinnabar.hg import bundle2 as b2
-from cinnabar.hg import streamclone as sc
+from cinnabar.hg import streamreader as sc
 
 REQS = 'generaldelta%2Crevlogv1'
 

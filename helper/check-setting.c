@@ -1,8 +1,8 @@
-/* cinnabar.check: see check.h. */
+/* cinnabar.check: see check-setting.h. */
 #include "libgit.h"
 #include "config.h"
 #include "string-list.h"
-#include "check.h"
+#include "check-setting.h"
 
 static const struct {
 	const char *name;

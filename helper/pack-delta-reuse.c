@@ -1,8 +1,8 @@
-/* Reusing the deltas of git packs as Mercurial deltas: see pack-delta.h. */
+/* Git pack deltas reused as Mercurial deltas: see pack-delta-reuse.h. */
 #include "libgit.h"
 #include "packfile.h"
 #include "hg-delta.h"
-#include "pack-delta.h"
+#include "pack-delta-reuse.h"
 
 /* Inflate the `size` bytes of the entry data at `pos` of pack `p`. */
 static int inflate_entry(struct packed_git *p, struct pack_window **w,

@@ -7,8 +7,8 @@
  * (zlib, zstd, bzip2). Parsers only ever call stream_read/stream_read_exact,
  * so they do not know where the bytes come from.
  */
-#ifndef CINNABAR_STREAM_H
-#define CINNABAR_STREAM_H
+#ifndef CINNABAR_INPUT_STREAM_H
+#define CINNABAR_INPUT_STREAM_H
 
 struct stream_idle;
 

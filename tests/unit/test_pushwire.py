@@ -1,5 +1,5 @@
 """What a push sends with `unbundle` and how its answer reads
-(cinnabar.hg.unbundle)."""
+(cinnabar.hg.pushwire)."""
 
 import hashlib
 import io
@@ -8,7 +8,7 @@ from binascii import unhexlify
 import pytest
 
 from cinnabar.errors import Abort
-from cinnabar.hg import bundle2, unbundle as ub
+from cinnabar.hg import bundle2, pushwire as ub
 from cinnabar.hg.bundle2 import Part
 from cinnabar.hg.wireformat import decode_bundle2_caps, parse_capabilities
 
