@@ -336,6 +336,20 @@ def test_metadata_with_a_replace_map_is_refused_without_grafting(
     assert not replace_refs(repo)
 
 
+def edit_replace_map(site, edit):
+    """In the grafted repository: a metadata commit whose replace map is
+    `edit` ([(mode, type, oid, name)] -> the same) of the current one,
+    the rest as it is, made the metadata."""
+    repo = site.grafted
+    commit = refs(repo)[METADATA_REF]
+    tree = git('rev-parse', f'{commit}^{{tree}}', cwd=repo).out.strip()
+    text = git('cat-file', 'commit', commit, cwd=repo).stdout.partition(
+        b'\n\n')[2]
+    forged = commit_tree(repo, mktree(repo, edit(ls_tree(repo, tree))),
+                         parents(repo, commit), text)
+    git('update-ref', METADATA_REF, forged, cwd=repo)
+
+
 def test_a_replace_of_a_commit_the_user_lacks_is_refused(replacing_site):
     """The replace map edited to replace a commit of the source's own
     (same tree, date and parents as the mirror's root, another committer)
@@ -346,16 +360,10 @@ def test_a_replace_of_a_commit_the_user_lacks_is_refused(replacing_site):
     root_raw = git('cat-file', 'commit', site.root, cwd=repo).stdout
     other = git('hash-object', '-t', 'commit', '-w', '--stdin', cwd=repo,
                 input=root_raw.replace(b'Mirror Bot', b'Other Bot')).out.strip()
-    commit = refs(repo)[METADATA_REF]
-    tree = git('rev-parse', f'{commit}^{{tree}}', cwd=repo).out.strip()
-    entries = [(m, k, o, other if n == site.root else n)
-               for m, k, o, n in ls_tree(repo, tree)]
-    assert [e[3] for e in entries] == [other]
-    data = git('cat-file', 'commit', commit, cwd=repo).stdout
-    head, _, text = data.partition(b'\n\n')
-    forged = commit_tree(repo, mktree(repo, entries), parents(repo, commit),
-                         text)
-    git('update-ref', METADATA_REF, forged, cwd=repo)
+    assert [e[3] for e in ls_tree(repo, refs(repo)[METADATA_REF])] == \
+        [site.root]
+    edit_replace_map(site, lambda entries: [
+        (m, k, o, other if n == site.root else n) for m, k, o, n in entries])
     url = site.offer('forged.bundle', f'{{url}} graft={site.main}')
     user = site.project.mirror_clone('user')
     result = site.fetch(user, 'cinnabar.graft=true')
@@ -369,3 +377,36 @@ def test_a_replace_of_a_commit_the_user_lacks_is_refused(replacing_site):
     assert list(replace_refs(user)) == [REPLACE + site.root]
     fsck = git('cinnabar', 'fsck', '--full', cwd=user)
     assert 'no problem' in fsck.out + fsck.err, fsck.describe()
+
+
+@pytest.mark.parametrize('forgery', ['author', 'replaced'])
+def test_a_replace_map_does_not_let_other_commits_in(replacing_site,
+                                                     forgery):
+    """Metadata with a replace map is checked as any: a changeset mapped
+    to a commit the source brought, with another author and message (its
+    note rebuilding the real changeset), is refused; so is a replace map
+    replacing the mirror's tip (a commit the user has) instead of its
+    root, with the root's replacement, whose tree and date are not the
+    tip's. The fetch then grafts by itself."""
+    site = replacing_site
+    if forgery == 'author':
+        _, forged = forge_author(site.grafted, site.tip_node,
+                                 site.text(site.tip_node))
+        problem = (f'commit {forged} for changeset {site.tip_node} is not '
+                   'the commit its changeset converts to')
+    else:
+        edit_replace_map(site, lambda entries: [
+            (m, k, o, site.main) for m, k, o, n in entries])
+        replacement = refs(site.grafted)[REPLACE + site.root]
+        problem = (f'replace: commit {site.main} is replaced by '
+                   f'{replacement}, whose tree or author date is not its '
+                   'own')
+    url = site.offer('forged.bundle', f'{{url}} graft={site.main}')
+    user = site.project.mirror_clone('user')
+    result = site.fetch(user, 'cinnabar.graft=true')
+    assert f'Fetching cinnabar metadata from {url}' in result.err
+    refused = refusals(result)
+    assert len(refused) == 1 and problem in refused[0], result.describe()
+    assert 'falling back to a normal clone' in result.err
+    assert git2hg(user, site.project.expected) == site.project.expected
+    assert list(replace_refs(user)) == [REPLACE + site.root]
