@@ -29,7 +29,16 @@ asked for (`cinnabar.graft` set, or a `graft=` line): its commits that
 are not what an import makes of their changesets must then be commits
 this repository already has, that a fetch could graft onto (graft_targets),
 and be as a fetch grafts them (tree, parents, date, changeset id);
-anything else is refused, as any commit that is not our conversion.
+anything else is refused, as any commit that is not our conversion. Its
+replace map (the metadata commit's tree, helper/replace-map.h), where
+the graft replaced a commit of the mirror with a commit of its own, is
+taken then too: each entry must replace one of those commits of this
+repository (check_replace_map; never a commit the source brought),
+with the commit an import makes of its changeset, of the same tree and
+author date (the helper's received fsck, verify_ids). The installed
+metadata keeps that tree, and `refs/cinnabar/replace/<replaced>` are
+made with it (install), as after a fetch that grafted. Without
+grafting asked for, metadata with a replace map is refused.
 
 Settings, as git-cinnabar 0.7 reads them (looked up by cinnabar.config,
 so also `GIT_CINNABAR_CLONE` and `remote.<remote>.cinnabar-clone`):
@@ -323,10 +332,10 @@ def graft_targets(line, remote):
 
 
 def own_copy(commit_id):
-    """A metadata commit of our own with the parts of the received
-    `commit_id` (checked) and no previous metadata commit: what the
-    source's went on from was not checked, and rollback must not reach
-    it."""
+    """A metadata commit of our own with the parts and tree (replace map)
+    of the received `commit_id` (checked) and no previous metadata
+    commit: what the source's went on from was not checked, and rollback
+    must not reach it."""
     commit = metadata.read_commit(commit_id)
     return metadata.write_commit(commit.tree,
                                  commit.parents[:len(metadata.PARTS)])
@@ -334,7 +343,8 @@ def own_copy(commit_id):
 
 def install(commit_id):
     """Make `commit_id` the metadata (which must not exist yet), with
-    refs/notes/cinnabar on its git2hg notes, in one transaction."""
+    refs/notes/cinnabar on its git2hg notes and the replace refs of its
+    replace map (metadata.notes_for), in one transaction."""
     notes = metadata.notes_for(commit_id)
     lines = ['create %s %s\n' % (metadata.METADATA_REF, commit_id)]
     lines += ['update %s %s\n' % (name, oid) for name, oid in notes.items()

@@ -267,6 +267,14 @@ def metadata_state(repo):
             refs(repo, 'refs/notes/cinnabar', REPLACE))
 
 
+def compared_refs(repo):
+    """The refs of `repo` but the remote-tracking branches of its origin
+    (each clone has its own) and what fsck marks checked."""
+    return {name: oid for name, oid in refs(repo).items()
+            if not name.startswith('refs/remotes/origin/')
+            and name != 'refs/cinnabar/checked'}
+
+
 def replace_refs(repo):
     return refs(repo, REPLACE)
 
@@ -299,13 +307,7 @@ def test_metadata_with_a_replace_map_is_taken_where_grafting_is_asked(
         '-R', site.project.hg_repo, 'log', '-T', '{rev} {node}\n'
     ).out.splitlines()}
     assert set(git2hg(repo, site.project.expected).values()) == hg_ids
-    # But the remote-tracking branches of the clones' origins, and what
-    # fsck marks checked.
-    def kept(repo):
-        return {name: oid for name, oid in refs(repo).items()
-                if not name.startswith('refs/remotes/origin/')
-                and name != 'refs/cinnabar/checked'}
-    assert kept(repo) == kept(site.grafted)
+    assert compared_refs(repo) == compared_refs(site.grafted)
     before = refs(repo)
     again = site.fetch(repo, *config)
     assert 'Fetching cinnabar metadata' not in again.err
@@ -358,8 +360,9 @@ def test_a_replace_of_a_commit_the_user_lacks_is_refused(replacing_site):
     site = replacing_site
     repo = site.grafted
     root_raw = git('cat-file', 'commit', site.root, cwd=repo).stdout
+    other_raw = root_raw.replace(b'Mirror Bot', b'Other Bot')
     other = git('hash-object', '-t', 'commit', '-w', '--stdin', cwd=repo,
-                input=root_raw.replace(b'Mirror Bot', b'Other Bot')).out.strip()
+                input=other_raw).out.strip()
     assert [e[3] for e in ls_tree(repo, refs(repo)[METADATA_REF])] == \
         [site.root]
     edit_replace_map(site, lambda entries: [
