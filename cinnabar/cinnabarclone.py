@@ -29,7 +29,16 @@ asked for (`cinnabar.graft` set, or a `graft=` line): its commits that
 are not what an import makes of their changesets must then be commits
 this repository already has, that a fetch could graft onto (graft_targets),
 and be as a fetch grafts them (tree, parents, date, changeset id);
-anything else is refused, as any commit that is not our conversion.
+anything else is refused, as any commit that is not our conversion. Its
+replace map (the metadata commit's tree, helper/replace-map.h), where
+the graft replaced a commit of the mirror with a commit of its own, is
+taken then too: each entry must replace one of those commits of this
+repository (check_replace_map; never a commit the source brought),
+with the commit an import makes of its changeset, of the same tree and
+author date (the helper's received fsck, verify_ids). The installed
+metadata keeps that tree, and `refs/cinnabar/replace/<replaced>` are
+made with it (install), as after a fetch that grafted. Without
+grafting asked for, metadata with a replace map is refused.
 
 Settings, as git-cinnabar 0.7 reads them (looked up by cinnabar.config,
 so also `GIT_CINNABAR_CLONE` and `remote.<remote>.cinnabar-clone`):
@@ -195,9 +204,37 @@ def configured_manifest(peer, remote):
     return answer.decode('utf-8', 'replace'), True
 
 
-def check_metadata(commit_id, env):
+def check_replace_map(tree, env, targets):
+    """Raise an Abort unless the metadata tree `tree` (git running in
+    `env`) is a replace map (helper/replace-map.h) whose every entry is a
+    gitlink named by the id of one of `targets` (graft_targets: commits
+    of this repository, never what the source brought) and pointing at
+    another commit. Whether each replacement is the commit of its
+    changeset, with the tree and date of the commit it replaces, is
+    verify_ids's."""
+    out = metadata.git_out('ls-tree', '-z', tree, check=False, env=env)
+    if out is None:
+        raise Abort('the metadata tree %s cannot be read' % tree)
+    targets = set(targets)
+    for entry in filter(None, out.split(b'\0')):
+        info, _, name = entry.partition(b'\t')
+        fields = info.decode('ascii', 'replace').split()
+        name = name.decode('utf-8', 'replace')
+        if len(fields) != 3 or fields[0] != '160000' or \
+                not re.fullmatch('[0-9a-f]{40}', name) or name == fields[2]:
+            raise Abort("the metadata's replace map has '%s', which is not "
+                        'a replaced commit' % name)
+        if GitId(name) not in targets:
+            raise Abort("the metadata's replace map replaces %s, which is "
+                        "not one of this repository's commits a fetch "
+                        'could graft onto' % name)
+
+
+def check_metadata(commit_id, env, targets=()):
     """Raise an Abort unless `commit_id` is git-cinnabar metadata this
-    version reads (git running in `env`)."""
+    version reads (git running in `env`): its tree, a replace map, only
+    when grafting was asked for (`targets`, graft_targets, non-empty) and
+    then only replacing some of `targets` (check_replace_map)."""
     out = metadata.git_out('cat-file', 'commit', commit_id, check=False,
                            env=env)
     if out is None:
@@ -206,9 +243,14 @@ def check_metadata(commit_id, env):
     authors = [h for h in header.split('\n') if h.startswith('author ')]
     if not authors or AUTHOR_MARK not in authors[0]:
         raise Abort('%s is not git-cinnabar metadata' % commit_id)
-    if 'tree %s' % EMPTY_TREE not in header.split('\n'):
-        raise Abort('the metadata %s holds replaced (grafted) commits, '
-                    'which this version does not read' % commit_id)
+    tree = [h[len('tree '):] for h in header.split('\n')
+            if h.startswith('tree ')][:1]
+    if tree != [EMPTY_TREE]:
+        if not targets or not tree:
+            raise Abort('the metadata %s holds replaced (grafted) commits, '
+                        'which are taken only where grafting is asked for '
+                        '(cinnabar.graft, or a graft= line)' % commit_id)
+        check_replace_map(tree[0], env, targets)
     problem = metadata.format_problem(commit_id, env)
     if problem is not None:
         raise Abort('unusable metadata: %s' % problem.message)
@@ -290,18 +332,19 @@ def graft_targets(line, remote):
 
 
 def own_copy(commit_id):
-    """A metadata commit of our own with the parts of the received
-    `commit_id` (checked) and no previous metadata commit: what the
-    source's went on from was not checked, and rollback must not reach
-    it."""
+    """A metadata commit of our own with the parts and tree (replace map)
+    of the received `commit_id` (checked) and no previous metadata
+    commit: what the source's went on from was not checked, and rollback
+    must not reach it."""
     commit = metadata.read_commit(commit_id)
-    return metadata.write_commit(EMPTY_TREE,
+    return metadata.write_commit(commit.tree,
                                  commit.parents[:len(metadata.PARTS)])
 
 
 def install(commit_id):
     """Make `commit_id` the metadata (which must not exist yet), with
-    refs/notes/cinnabar on its git2hg notes, in one transaction."""
+    refs/notes/cinnabar on its git2hg notes and the replace refs of its
+    replace map (metadata.notes_for), in one transaction."""
     notes = metadata.notes_for(commit_id)
     lines = ['create %s %s\n' % (metadata.METADATA_REF, commit_id)]
     lines += ['update %s %s\n' % (name, oid) for name, oid in notes.items()
@@ -323,7 +366,7 @@ def fetch_metadata(line, hg_url, helper, git_dir, from_server, say,
             source.open()
             ref, commit_id = pick_ref(source.refs, line, hg_url)
             source.fetch(ref, incoming.writer_env())
-            check_metadata(commit_id, incoming.reader_env())
+            check_metadata(commit_id, incoming.reader_env(), targets)
             grafted = verify_ids(commit_id, line.url, git_dir,
                                  incoming.reader_env(), say, targets)
             incoming.accept()

@@ -17,6 +17,7 @@
 #include "answer.h"
 #include "fsck.h"
 #include "replace-map.h"
+#include "authorship.h"
 
 /*
  * The manifests checked, by hg id (as git ids, for khash): whether each
@@ -507,7 +508,9 @@ static void check_changeset_commit(struct fsck_run *run,
 
 	if (run->checks & FSCK_GRAFTED)
 		return;
-	if (is_listed_graft(run, commit)) {
+	/* A replacement is what an import makes, whoever has it. */
+	if (is_listed_graft(run, commit) &&
+	    oideq(replace_original(commit), commit)) {
 		/* As a fetch grafts (graft.h): the tree and the parents are
 		 * checked apart, the changeset id always. */
 		if (!graft_same_date(c, cs))
@@ -958,6 +961,58 @@ static void check_commits(struct fsck_run *run,
 	run->counts->problems += file_checks_finish(&run->queued, run->out);
 }
 
+/* Whether commits `a` and `b` have the same author date (in seconds). */
+static int same_author_date(const struct raw_commit *a,
+			    const struct raw_commit *b)
+{
+	struct hg_authorship x = HG_AUTHORSHIP_INIT, y = HG_AUTHORSHIP_INIT;
+	int same = a->author.buf && b->author.buf &&
+		   !hg_authorship_from_git(&x, a->author.buf, a->author.len) &&
+		   !hg_authorship_from_git(&y, b->author.buf, b->author.len) &&
+		   !strbuf_cmp(&x.timestamp, &y.timestamp);
+	hg_authorship_release(&x);
+	hg_authorship_release(&y);
+	return same;
+}
+
+/*
+ * Metadata received (run->grafts set): a replaced commit must be one of
+ * this repository's that a fetch could graft onto (listed), with the tree
+ * and author date of its replacement, as graft.h picks one.
+ */
+static void check_received_replace(struct fsck_run *run,
+				   const struct object_id *replaced,
+				   const struct object_id *replacement)
+{
+	struct raw_commit a, b;
+
+	if (!is_listed_graft(run, replaced)) {
+		problem(run, "replace: commit %s is replaced by %s, but it is "
+			"not one of this repository's commits a fetch could "
+			"graft onto", oid_to_hex(replaced),
+			oid_to_hex(replacement));
+		return;
+	}
+	if (raw_commit_read(&a, replaced)) {
+		problem(run, "replace: commit %s is replaced by %s, but it is "
+			"not a commit", oid_to_hex(replaced),
+			oid_to_hex(replacement));
+		return;
+	}
+	if (raw_commit_read(&b, replacement))
+		problem(run, "replace: commit %s is replaced by %s, which is "
+			"not a commit", oid_to_hex(replaced),
+			oid_to_hex(replacement));
+	else {
+		if (!oideq(&a.tree, &b.tree) || !same_author_date(&a, &b))
+			problem(run, "replace: commit %s is replaced by %s, "
+				"whose tree or author date is not its own",
+				oid_to_hex(replaced), oid_to_hex(replacement));
+		raw_commit_release(&b);
+	}
+	raw_commit_release(&a);
+}
+
 /* A replacement must be the commit of the changeset its note names. */
 static void check_replace(const struct object_id *replaced,
 			  const struct object_id *replacement, void *data)
@@ -975,6 +1030,8 @@ static void check_replace(const struct object_id *replaced,
 			"git2hg note names changeset %s, which hg2git maps to "
 			"%s", oid_to_hex(replaced), oid_to_hex(replacement),
 			hg_oid_to_hex(&node), back ? oid_to_hex(back) : "nothing");
+	else if (run->grafts)
+		check_received_replace(run, replaced, replacement);
 }
 
 void fsck_metadata(const struct oid_array *commits, unsigned flags,
@@ -988,8 +1045,11 @@ void fsck_metadata(const struct oid_array *commits, unsigned flags,
 	run.manifest_state = kh_init_manifest_state();
 	run.files_checked = kh_init_oid_set();
 	run.grafts = grafts;
-	/* Grafted through a replace: the commits need not be ours. */
-	if (replace_map_size())
+	/*
+	 * Grafted through a replace: the commits need not be ours; but not
+	 * in metadata received (`grafts` given), whose replacements must be.
+	 */
+	if (replace_map_size() && !grafts)
 		run.checks |= FSCK_GRAFTED;
 	for_each_replace(check_replace, &run);
 	if (commits)

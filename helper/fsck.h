@@ -52,6 +52,12 @@ struct fsck_counts {
  * a fetch grafts (graft.h): with the changeset's date as author date, and
  * their changeset's id computed again whatever `checks` says (FSCK_GRAFTED
  * allows any commit, unchecked).
+ *
+ * A replace map (replace-map.h) makes our own metadata FSCK_GRAFTED, but
+ * not metadata received (`grafts` given): there each replacement must be
+ * the commit an import makes of its changeset (even when listed), and
+ * each replaced commit one of `grafts`, with its replacement's tree and
+ * author date.
  */
 void fsck_metadata(const struct oid_array *commits, unsigned checks,
 		   struct oid_array *grafts, FILE *out,

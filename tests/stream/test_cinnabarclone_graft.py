@@ -17,9 +17,10 @@ import pytest
 from lib.checks import assert_died_as_git_dies, assert_failed_for_people
 from lib.checks import assert_no_traceback
 from lib.git import METADATA_REF, clone, git, git2hg, refs
-from lib.plumbing import MetadataParts, cat, forge_author, hash_blob
-from lib.plumbing import move_changeset
-from test_graft import Project, Template
+from lib.plumbing import MetadataParts, cat, commit_tree, forge_author
+from lib.plumbing import hash_blob, ls_tree, mktree, move_changeset
+from lib.plumbing import parents
+from compat.test_graft import Project, Template
 
 TIP = 'refs/remotes/hg/branches/default/tip'
 
@@ -244,3 +245,171 @@ def test_check_cinnabarclone_makes_a_failure_fatal(site):
     result = site.fetch(repo, 'cinnabar.check=cinnabarclone,no-cinnabarclone')
     assert 'falling back to a normal clone' in result.err
     assert refs(repo)[TIP] != site.main
+
+
+@pytest.fixture
+def replacing_site(template, hg, hg_serve, bundle_server, tmp_path):
+    # The mirror as make_mirror writes it ('rewritten'): the first
+    # commit's message needs a patch, so the graft replaces it with a
+    # commit of its own (a replace map in the metadata tree).
+    return Site(Project(template, hg_serve, tmp_path), hg, bundle_server)
+
+
+REPLACE = 'refs/cinnabar/replace/'
+
+
+def metadata_state(repo):
+    """What a repository's metadata is: the tree and parts of the
+    metadata commit, refs/notes/cinnabar and the replace refs."""
+    commit = refs(repo)[METADATA_REF]
+    tree = git('rev-parse', f'{commit}^{{tree}}', cwd=repo).out.strip()
+    return (tree, parents(repo, commit)[:5],
+            refs(repo, 'refs/notes/cinnabar', REPLACE))
+
+
+def compared_refs(repo):
+    """The refs of `repo` but the remote-tracking branches of its origin
+    (each clone has its own) and what fsck marks checked."""
+    return {name: oid for name, oid in refs(repo).items()
+            if not name.startswith('refs/remotes/origin/')
+            and name != 'refs/cinnabar/checked'}
+
+
+def replace_refs(repo):
+    return refs(repo, REPLACE)
+
+
+@pytest.mark.parametrize('asked', ['setting', 'line'])
+def test_metadata_with_a_replace_map_is_taken_where_grafting_is_asked(
+        replacing_site, hg, asked):
+    """Metadata grafted onto a mirror whose first commit is replaced (its
+    metadata tree maps the mirror's commit to a commit of git-cinnabar's
+    own), taken by a clone of the mirror with cinnabar.graft=true or a
+    `graft=` line: the same metadata, refs and replace refs as the
+    repository that grafted, the hg ids Mercurial gives; fsck --full
+    clean, a second fetch changes nothing."""
+    site = replacing_site
+    grafted = metadata_state(site.grafted)
+    replaced = replace_refs(site.grafted)
+    assert len(replaced) == 1
+    mirror_commit = next(iter(replaced))[len(REPLACE):]
+    assert mirror_commit == site.root
+    # cinnabar.graft=true takes only `graft=` lines (git-cinnabar's rule).
+    url = site.offer('graft.bundle', f'{{url}} graft={site.main}')
+    config = ['cinnabar.graft=true'] if asked == 'setting' else []
+    repo = site.project.mirror_clone('user')
+    result = site.fetch(repo, *config)
+    assert_taken(site, repo, result, url)
+    assert metadata_state(repo) == grafted
+    assert replace_refs(repo) == replaced
+    # hg's own ids of the commits.
+    hg_ids = {line.split()[1] for line in hg(
+        '-R', site.project.hg_repo, 'log', '-T', '{rev} {node}\n'
+    ).out.splitlines()}
+    assert set(git2hg(repo, site.project.expected).values()) == hg_ids
+    assert compared_refs(repo) == compared_refs(site.grafted)
+    before = refs(repo)
+    again = site.fetch(repo, *config)
+    assert 'Fetching cinnabar metadata' not in again.err
+    assert refs(repo) == before
+
+
+def test_metadata_with_a_replace_map_is_refused_without_grafting(
+        replacing_site):
+    """The same metadata, grafting not asked for: refused (a normal clone
+    follows, which grafts nothing); fatal with cinnabar.check=
+    cinnabarclone, the repository as it was."""
+    site = replacing_site
+    site.offer('graft.bundle', '{url}')
+    repo = site.project.mirror_clone('user')
+    before = refs(repo)
+    result = git('-c', 'cinnabar.check=cinnabarclone', 'fetch', 'hg',
+                 cwd=repo, check=False)
+    assert_failed_for_people(result)
+    assert 'fatal: cinnabarclone failed: the metadata ' in result.err
+    assert 'taken only where grafting is asked for' in result.err
+    assert refs(repo) == before
+    result = site.fetch(repo)
+    refused = refusals(result)
+    assert len(refused) == 1, result.describe()
+    assert 'taken only where grafting is asked for' in refused[0]
+    assert 'falling back to a normal clone' in result.err
+    assert refs(repo)[TIP] != site.main
+    assert not replace_refs(repo)
+
+
+def edit_replace_map(site, edit):
+    """In the grafted repository: a metadata commit whose replace map is
+    `edit` ([(mode, type, oid, name)] -> the same) of the current one,
+    the rest as it is, made the metadata."""
+    repo = site.grafted
+    commit = refs(repo)[METADATA_REF]
+    tree = git('rev-parse', f'{commit}^{{tree}}', cwd=repo).out.strip()
+    text = git('cat-file', 'commit', commit, cwd=repo).stdout.partition(
+        b'\n\n')[2]
+    forged = commit_tree(repo, mktree(repo, edit(ls_tree(repo, tree))),
+                         parents(repo, commit), text)
+    git('update-ref', METADATA_REF, forged, cwd=repo)
+
+
+def test_a_replace_of_a_commit_the_user_lacks_is_refused(replacing_site):
+    """The replace map edited to replace a commit of the source's own
+    (same tree, date and parents as the mirror's root, another committer)
+    instead of the mirror's: refused, whatever the rest; the fetch then
+    grafts by itself, fsck --full clean."""
+    site = replacing_site
+    repo = site.grafted
+    root_raw = git('cat-file', 'commit', site.root, cwd=repo).stdout
+    other_raw = root_raw.replace(b'Mirror Bot', b'Other Bot')
+    other = git('hash-object', '-t', 'commit', '-w', '--stdin', cwd=repo,
+                input=other_raw).out.strip()
+    assert [e[3] for e in ls_tree(repo, refs(repo)[METADATA_REF])] == \
+        [site.root]
+    edit_replace_map(site, lambda entries: [
+        (m, k, o, other if n == site.root else n) for m, k, o, n in entries])
+    url = site.offer('forged.bundle', f'{{url}} graft={site.main}')
+    user = site.project.mirror_clone('user')
+    result = site.fetch(user, 'cinnabar.graft=true')
+    assert f'Fetching cinnabar metadata from {url}' in result.err
+    refused = refusals(result)
+    assert len(refused) == 1, result.describe()
+    assert (f'replaces {other}, which is not one of this repository\'s '
+            'commits a fetch could graft onto') in refused[0]
+    assert 'falling back to a normal clone' in result.err
+    assert refs(user)[TIP] == site.main
+    assert list(replace_refs(user)) == [REPLACE + site.root]
+    fsck = git('cinnabar', 'fsck', '--full', cwd=user)
+    assert 'no problem' in fsck.out + fsck.err, fsck.describe()
+
+
+@pytest.mark.parametrize('forgery', ['author', 'replaced'])
+def test_a_replace_map_does_not_let_other_commits_in(replacing_site,
+                                                     forgery):
+    """Metadata with a replace map is checked as any: a changeset mapped
+    to a commit the source brought, with another author and message (its
+    note rebuilding the real changeset), is refused; so is a replace map
+    replacing the mirror's tip (a commit the user has) instead of its
+    root, with the root's replacement, whose tree and date are not the
+    tip's. The fetch then grafts by itself."""
+    site = replacing_site
+    if forgery == 'author':
+        _, forged = forge_author(site.grafted, site.tip_node,
+                                 site.text(site.tip_node))
+        problem = (f'commit {forged} for changeset {site.tip_node} is not '
+                   'the commit its changeset converts to')
+    else:
+        edit_replace_map(site, lambda entries: [
+            (m, k, o, site.main) for m, k, o, n in entries])
+        replacement = refs(site.grafted)[REPLACE + site.root]
+        problem = (f'replace: commit {site.main} is replaced by '
+                   f'{replacement}, whose tree or author date is not its '
+                   'own')
+    url = site.offer('forged.bundle', f'{{url}} graft={site.main}')
+    user = site.project.mirror_clone('user')
+    result = site.fetch(user, 'cinnabar.graft=true')
+    assert f'Fetching cinnabar metadata from {url}' in result.err
+    refused = refusals(result)
+    assert len(refused) == 1 and problem in refused[0], result.describe()
+    assert 'falling back to a normal clone' in result.err
+    assert git2hg(user, site.project.expected) == site.project.expected
+    assert list(replace_refs(user)) == [REPLACE + site.root]
