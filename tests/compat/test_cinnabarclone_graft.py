@@ -20,7 +20,7 @@ from lib.git import METADATA_REF, clone, git, git2hg, refs
 from lib.plumbing import MetadataParts, cat, commit_tree, forge_author
 from lib.plumbing import hash_blob, ls_tree, mktree, move_changeset
 from lib.plumbing import parents
-from compat.test_graft import Project, Template
+from test_graft import Project, Template
 
 TIP = 'refs/remotes/hg/branches/default/tip'
 
