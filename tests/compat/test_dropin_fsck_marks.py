@@ -10,7 +10,8 @@ that metadata, not what it builds on), and the next fsck
 checks everything.
 """
 
-from lib.checks import assert_failed_for_people, assert_no_traceback
+from lib.checks import assert_died_as_git_dies, assert_failed_for_people
+from lib.checks import assert_no_traceback
 from lib.git import METADATA_REF, clone, git, hg_url, object_types
 from lib.git import rev_parse
 from lib.plumbing import MetadataParts
@@ -62,7 +63,7 @@ def test_fsck_marks_through_rollback(hg, hg_serve, tmp_path):
     git('update-ref', BROKEN, METADATA_REF, cwd=work)
     hg_commit(hg, repo, {'e': 'e\n'}, 'e')
     refused = git('fetch', 'origin', cwd=work, check=False)
-    assert refused.returncode == 128, refused.describe()
+    assert_died_as_git_dies(refused)
     assert assert_failed_for_people(refused) == (
         'fatal: the cinnabar metadata is damaged (`git cinnabar fsck` found '
         f'problems in {newer}); not writing to it'), refused.describe()
