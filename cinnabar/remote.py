@@ -86,16 +86,24 @@ def _proc_fields(pid):
         return None
 
 
-def fetch_prunes():
-    """Whether the `git fetch` that runs us prunes (`--prune`, `-p`): git
-    tells a remote helper nothing of it, but its command line says so
-    (Linux's /proc; elsewhere, unknown: False)."""
+def _ancestors():
+    """(pid, [command line words]) of our parent, its parent, ... up to
+    FETCH_ANCESTORS of them (Linux's /proc; elsewhere, none)."""
     pid = os.getppid()
     for _ in range(FETCH_ANCESTORS):
         fields = _proc_fields(pid)
         if fields is None:
-            return False
-        pid, args = fields
+            return
+        parent, args = fields
+        yield pid, args
+        pid = parent
+
+
+def fetch_prunes():
+    """Whether the `git fetch` that runs us prunes (`--prune`, `-p`): git
+    tells a remote helper nothing of it, but its command line says so
+    (Linux's /proc; elsewhere, unknown: False)."""
+    for _, args in _ancestors():
         if b'fetch' in args:
             return _prunes(args[args.index(b'fetch') + 1:])
     return False
@@ -143,15 +151,9 @@ def _git_command(args):
 def _importing_git():
     """The pid of the `git fetch` or `git clone` we import for (Linux's
     /proc: git runs `git remote-hg`, which runs us), or None."""
-    pid = os.getppid()
-    for _ in range(FETCH_ANCESTORS):
-        fields = _proc_fields(pid)
-        if fields is None:
-            return None
-        parent, args = fields
+    for pid, args in _ancestors():
         if _git_command(args) in IMPORTING_COMMANDS:
             return pid
-        pid = parent
     return None
 
 

@@ -20,7 +20,8 @@ from lib.corpus import NGINX, Corpus
 from lib.git import METADATA_REF, clone, git, hg_url, object_types
 from lib.git import refs, rev_parse
 from lib.plumbing import MetadataParts, cat, commit_tree, edit_tree
-from lib.plumbing import hash_blob, ls_tree, message, parents, tree_of
+from lib.plumbing import hash_blob, ls_tree, message, move_changeset
+from lib.plumbing import parents, tree_of
 from lib.proc import run_in_terminal
 from lib.push import BRANCH_TIP, Author, clone_with_a_change, git_commit
 from lib.push import hg_commit, make_hg_repo, push
@@ -393,14 +394,7 @@ def test_parent_after_committer_is_no_parent(corpus, tmp_path):
               input=raw).out.strip()
     assert git('fsck', '--strict', '--no-dangling', cwd=repo).returncode == 0
     assert parents(repo, new) == []
-    parts.edit_note('hg2git', hg_id, new)
-    parts.edit_note('git2hg', old, None)
-    parts.add_note('git2hg', new, note)
-    heads = parts.parts['changesets']
-    parts.parts['changesets'] = commit_tree(
-        repo, tree_of(repo, heads),
-        [new if p == old else p for p in parents(repo, heads)],
-        message(repo, heads))
+    move_changeset(parts, hg_id, old, new, note)
     parts.store()
     result = fsck(repo, '--full')
     assert_reports(result, repo, hg_id, new)
