@@ -54,7 +54,7 @@ is mocked.  The modules are:
   fixture runs its commands with Mercurial's chg (CINNABAR_TEST_CHG);
 - `crashsweep`: a command killed or failed (strace fault injection) at
   each of its write-like system calls in turn, and the checks of what that
-  leaves (`make crash-sweep`, `hostile/test_crash_sweep.py`);
+  leaves (`make crash-sweep`, `hostile/test_write_fault_sweep.py`);
 - `hgdump`: an hg extension printing changesets, manifests and filelogs as
   JSON, as Mercurial reads them;
 - `push_oracle`: a random history pushed in steps and compared with its
