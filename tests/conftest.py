@@ -9,6 +9,8 @@ ends.
 
 import os
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -144,6 +146,39 @@ def pytest_collection_modifyitems(config, items):
         if item.get_closest_marker('slow') and \
                 not item.get_closest_marker('timeout'):
             item.add_marker(pytest.mark.timeout(SLOW_TIMEOUT))
+
+
+# The threads alive when each test file's first test was set up.
+MODULE_THREADS = {}
+# How long the threads a test file started may take to end after its last
+# test, its module fixtures' teardown included.
+THREAD_GRACE = 5
+
+
+def pytest_runtest_setup(item):
+    MODULE_THREADS.setdefault(item.path, set(threading.enumerate()))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    """A test file leaves no thread of the test process running: a server
+    thread left behind goes on holding (or, blocked on a closed
+    descriptor's number, taking over) what later tests open. Checked
+    after the file's last test, when its module fixtures are gone."""
+    result = yield
+    if nextitem is not None and nextitem.path == item.path:
+        return result
+    before = MODULE_THREADS.pop(item.path, set())
+    deadline = time.monotonic() + THREAD_GRACE
+    left = [t for t in threading.enumerate() if t not in before]
+    while left and time.monotonic() < deadline:
+        time.sleep(0.05)
+        left = [t for t in left if t.is_alive()]
+    if left:
+        pytest.fail(f'{item.path.name} left {len(left)} thread(s) running '
+                    f'after its tests: ' + ', '.join(t.name for t in left),
+                    pytrace=False)
+    return result
 
 
 def pytest_runtest_logreport(report):

@@ -247,3 +247,19 @@ def test_session_stops_on_a_git_running_another_remote_hg(tmp_path):
                              GIT_EXEC_PATH=str(other.parent))
     assert result.returncode == pytest.ExitCode.USAGE_ERROR, result.describe()
     assert f'would run {other} as git-remote-hg' in result.err
+
+
+def test_a_test_file_leaving_a_thread_fails(tmp_path):
+    """A thread a test file started and left running fails the file's
+    last test (see pytest_runtest_teardown in tests/conftest.py)."""
+    sample = test_env.ROOT / 'tests' / 'lib' / 'thread_leak_sample.py'
+    result = run([sys.executable, '-m', 'pytest', '-p', 'no:cacheprovider',
+                  '-q', f'--basetemp={tmp_path / "basetemp"}', str(sample)],
+                 cwd=test_env.ROOT, check=False, extra_env={'CI': ''})
+    assert result.returncode == pytest.ExitCode.TESTS_FAILED, \
+        result.describe()
+    assert 'ERROR tests/lib/thread_leak_sample.py::test_after_it' \
+        in result.out, result.describe()
+    assert ('thread_leak_sample.py left 1 thread(s) running after its '
+            'tests: left-behind') in result.out, result.describe()
+    assert 'Warning' not in result.out, result.describe()

@@ -480,6 +480,13 @@ class Listener:
             conn.close()
 
     def stop(self):
+        # close() alone does not wake a thread blocked in accept(): it
+        # would go on waiting on the descriptor's number, and take the
+        # connections of the next socket given that number (another
+        # test's server). shutdown() makes accept() fail at once.
+        self.socket.shutdown(socket.SHUT_RDWR)
+        self.thread.join(timeout=10)
+        assert not self.thread.is_alive(), 'the listener thread did not end'
         self.socket.close()
 
 
