@@ -32,7 +32,7 @@ def readme_rows(first_column):
     return rows
 
 
-def test_files():
+def suite_files():
     """tests/test_*.py and tests/<folder>/test_*.py, but for unit/, which
     the table leaves to the folder's own files."""
     return {path.relative_to(TESTS).as_posix()
@@ -41,7 +41,7 @@ def test_files():
 
 
 def test_every_test_file_has_its_row():
-    files = {f'`{name}`' for name in test_files()}
+    files = {f'`{name}`' for name in suite_files()}
     rows = set(readme_rows(r'`(?:[a-z]+/)?test_[a-z0-9_]+\.py`'))
     assert sorted(files - rows) == [], 'test files without a row'
     assert sorted(rows - files) == [], 'rows naming no test file'
@@ -51,7 +51,7 @@ def marked_files(marker):
     """The test files marked `marker` (their pytestmark)."""
     mark = re.compile(r'^pytestmark = .*\bpytest\.mark\.%s\b' % marker,
                       re.M)
-    return sorted(name for name in test_files()
+    return sorted(name for name in suite_files()
                   if mark.search((TESTS / name).read_text()))
 
 
