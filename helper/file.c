@@ -166,6 +166,7 @@ void import_file(struct id_verify *verify, struct rev_chunk *chunk)
 			     last_text.buf + last_meta_len,
 			     last_text.len - last_meta_len, &blob);
 stored:
+	verify_id_buf_done(verify);
 	set_hg2git(&chunk->node, &blob);
 
 	strbuf_swap(&text, &last_text);

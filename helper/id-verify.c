@@ -42,6 +42,8 @@
  */
 static struct id_verify *current;
 
+static void join_in_place(struct id_verify *v);
+
 static void put_text(struct shared_text *text)
 {
 	if (--text->refs < 0)
@@ -251,8 +253,10 @@ static void stop_workers_at_exit(void)
 {
 	struct id_verify *v = current;
 
-	if (v && v->nr_workers &&
-	    pthread_equal(pthread_self(), v->main_thread))
+	if (!v || !pthread_equal(pthread_self(), v->main_thread))
+		return;
+	join_in_place(v);
+	if (v->nr_workers)
 		stop_workers(v, 1);
 }
 
@@ -385,6 +389,7 @@ void shared_text_release(struct shared_text *text)
  */
 static void settle(struct id_verify *v)
 {
+	join_in_place(v);
 	if (v->nr_workers && pthread_equal(pthread_self(), v->main_thread))
 		stop_workers(v, 0);
 }
@@ -475,21 +480,66 @@ void verify_id_async(struct id_verify *v, const char *what,
 	pthread_mutex_unlock(&v->lock);
 }
 
-/* Check a text too large to copy here and now, in its turn. */
+static void *hash_in_place(void *data)
+{
+	struct in_place_hash *h = data;
+
+	hg_hash(&h->p1, &h->p2, h->buf, h->len, &h->id);
+	return NULL;
+}
+
+/* Wait for the large text being hashed, and keep its result. */
+static void join_in_place(struct id_verify *v)
+{
+	struct in_place_hash *h = &v->in_place;
+
+	if (!h->running || !pthread_equal(pthread_self(), v->main_thread))
+		return;
+	pthread_join(h->thread, NULL);
+	h->running = 0;
+	pthread_mutex_lock(&v->lock);
+	note_result(v, &h->job, &h->id);
+	pthread_mutex_unlock(&v->lock);
+}
+
+/*
+ * Check a text too large to copy, in its turn, without a copy: on a
+ * thread of its own (the importer goes on storing it, hashing it as a
+ * blob: the two hashes take both cores), here and now with one core.
+ */
 static void verify_in_place(struct id_verify *v, const char *what,
 			    const struct hg_oid *node,
 			    const struct hg_oid *p1, const struct hg_oid *p2,
 			    const char *buf, size_t len)
 {
-	struct verify_job job = { what };
-	struct hg_oid id;
+	struct in_place_hash *h = &v->in_place;
 
-	job.seq = job_seq(v, VERIFY_IN_TURN);
-	hg_oidcpy(&job.node, node);
-	hg_hash(p1, p2, buf, len, &id);
+	join_in_place(v);
+	memset(&h->job, 0, sizeof(h->job));
+	h->job.what = what;
+	h->job.seq = job_seq(v, VERIFY_IN_TURN);
+	hg_oidcpy(&h->job.node, node);
+	hg_oidcpy(&h->p1, p1);
+	hg_oidcpy(&h->p2, p2);
+	h->buf = buf;
+	h->len = len;
+	if (v->nr_workers &&
+	    !pthread_create(&h->thread, NULL, hash_in_place, h)) {
+		h->running = 1;
+		return;
+	}
+	hash_in_place(h);
 	pthread_mutex_lock(&v->lock);
-	note_result(v, &job, &id);
+	note_result(v, &h->job, &h->id);
 	pthread_mutex_unlock(&v->lock);
+	verify_id_poll(v);
+}
+
+void verify_id_buf_done(struct id_verify *v)
+{
+	if (!v->in_place.running)
+		return;
+	join_in_place(v);
 	verify_id_poll(v);
 }
 
@@ -522,6 +572,7 @@ void verify_id_finish(struct id_verify *v)
 
 	if (!v->texts)
 		return;
+	join_in_place(v);
 	stop_workers(v, 0);
 	if (v->failed)
 		die_failure(v);
@@ -540,6 +591,7 @@ void id_verify_release(struct id_verify *v)
 {
 	size_t i;
 
+	join_in_place(v);
 	if (v->nr_workers)
 		stop_workers(v, 1);
 	for (i = 0; i < v->nr_texts && v->texts; i++)

@@ -74,6 +74,18 @@ struct id_verify {
 	struct verify_job failure;
 	int failed;
 	size_t next_seq, wake_jobs;
+	/*
+	 * The large text hashed beside the importer (verify_id_async_buf),
+	 * not under `lock`: the importer reads the result after joining.
+	 */
+	struct in_place_hash {
+		pthread_t thread;
+		int running;
+		struct verify_job job;
+		struct hg_oid p1, p2, id;
+		const char *buf;
+		size_t len;
+	} in_place;
 	/* Queuing what comes before a failure found, to report the first. */
 	void (*before_reporting)(void *data);
 	void *before_reporting_data;
@@ -129,13 +141,19 @@ void verify_id_before_reporting(struct id_verify *v,
 
 /*
  * The same for a flat text (a file revision's): copied, unless it is
- * large, then hashed here and now (after the verifications queued before
- * it in the order of failures).
+ * large; then it is hashed where it is, on a thread of its own while the
+ * caller goes on (storing it), and `buf` must stay as it is until
+ * verify_id_buf_done() (with one core, it is hashed here and now).
  */
 void verify_id_async_buf(struct id_verify *v, const char *what,
 			 const struct hg_oid *node,
 			 const struct hg_oid *p1, const struct hg_oid *p2,
 			 const char *buf, size_t len);
+/*
+ * The text last given to verify_id_async_buf() may change or go: wait
+ * for its hashing, if it was not copied, and die if it was wrong.
+ */
+void verify_id_buf_done(struct id_verify *v);
 
 /* Die if a verification already done failed (without waiting). */
 void verify_id_poll(struct id_verify *v);

@@ -209,14 +209,15 @@ def test_manifest_with_an_empty_line_is_refused(manifest, tmp_path):
                    'malformed manifest revision')
 
 
-@pytest.mark.parametrize('first_size', [1 << 20, 0])
+@pytest.mark.parametrize('first_size', [1 << 20, 5 << 20, 0])
 def test_first_wrong_file_id_is_the_one_reported(first_size, tmp_path):
     """File ids are checked on worker threads, which finish out of order:
     with many wrong ones, the error names the first in the changegroup
     (files come sorted by path), as a check done in turn would, even when
-    it takes longest to hash (1 MB, then small files), and when all are
-    small (those queued after the first failure are finished too, and
-    fail as well)."""
+    it takes longest to hash (1 MB, then small files; 5 MB, too large to
+    be copied for the workers, hashed on a thread of its own), and when
+    all are small (those queued after the first failure are finished
+    too, and fail as well)."""
     files = {b'f%02d' % i: b'content %d\n' % i for i in range(40)}
     if first_size:
         files[b'f00'] = b'x' * first_size
@@ -229,10 +230,12 @@ def test_first_wrong_file_id_is_the_one_reported(first_size, tmp_path):
     assert result.err.count('does not match') == 1, result.describe()
 
 
-def test_wrong_file_id_reported_before_a_later_malformed_file(tmp_path):
+@pytest.mark.parametrize('size', [1 << 20, 5 << 20])
+def test_wrong_file_id_reported_before_a_later_malformed_file(size,
+                                                              tmp_path):
     """The import goes on while a file's id is checked: a malformed file
     revision after it must not hide the wrong id that came first."""
-    files = {b'f0': b'x' * (1 << 20), b'f1': b'one\n'}
+    files = {b'f0': b'x' * size, b'f1': b'one\n'}
     history = History()
     history.add(files, wrong='file')
     # f1's delta (same length) replaces bytes past the end of its base.
@@ -242,4 +245,17 @@ def test_wrong_file_id_reported_before_a_later_malformed_file(tmp_path):
     path.write_bytes(data)
     first = node_id(files[b'f0'] + b'!').hex()
     assert_refused(hg_url(str(path)), tmp_path,
+                   f'file revision {first} does not match its contents')
+
+
+@pytest.mark.parametrize('size', [5 << 20, 6 << 20])
+def test_large_file_revision_with_a_wrong_id_is_refused(size, tmp_path):
+    """A file revision too large to be copied for the workers, alone or
+    followed by another of the same file (its delta base), is hashed
+    where it is while it is stored: a wrong id is still refused."""
+    history = History()
+    history.add({b'big': b'y' * size}, wrong='file')
+    history.add({b'big': b'y' * size + b'more\n'})
+    first = node_id(b'y' * size + b'!').hex()
+    assert_refused(write(history, tmp_path), tmp_path,
                    f'file revision {first} does not match its contents')
