@@ -488,6 +488,14 @@ static void *hash_in_place(void *data)
 	return NULL;
 }
 
+/* Keep the result of the large text hashed (in_place.id). */
+static void note_in_place(struct id_verify *v)
+{
+	pthread_mutex_lock(&v->lock);
+	note_result(v, &v->in_place.job, &v->in_place.id);
+	pthread_mutex_unlock(&v->lock);
+}
+
 /* Wait for the large text being hashed, and keep its result. */
 static void join_in_place(struct id_verify *v)
 {
@@ -497,9 +505,7 @@ static void join_in_place(struct id_verify *v)
 		return;
 	pthread_join(h->thread, NULL);
 	h->running = 0;
-	pthread_mutex_lock(&v->lock);
-	note_result(v, &h->job, &h->id);
-	pthread_mutex_unlock(&v->lock);
+	note_in_place(v);
 }
 
 /*
@@ -529,9 +535,7 @@ static void verify_in_place(struct id_verify *v, const char *what,
 		return;
 	}
 	hash_in_place(h);
-	pthread_mutex_lock(&v->lock);
-	note_result(v, &h->job, &h->id);
-	pthread_mutex_unlock(&v->lock);
+	note_in_place(v);
 	verify_id_poll(v);
 }
 
