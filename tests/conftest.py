@@ -156,7 +156,8 @@ THREAD_GRACE = 5
 
 
 def pytest_runtest_setup(item):
-    MODULE_THREADS.setdefault(item.path, set(threading.enumerate()))
+    if item.path not in MODULE_THREADS:
+        MODULE_THREADS[item.path] = set(threading.enumerate())
 
 
 @pytest.hookimpl(wrapper=True)
