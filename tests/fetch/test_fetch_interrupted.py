@@ -86,6 +86,30 @@ def test_interrupted_fetch_into_clone_keeps_refs(hg, hg_serve, tmp_path):
     assert log.out.split() == ['second', 'initial', 'import']
 
 
+@pytest.mark.parametrize('flip', ['0', '5000'])
+def test_pack_changed_on_disk_before_read_back(flip, hg, hg_serve, tmp_path):
+    """A byte of the pack changed on disk after it was written
+    (CINNABAR_TEST_FLIP_PACK_BYTE, helper/store.c), found when the pack is
+    read back for its checksum: the fetch fails in one line naming the
+    pack, changes nothing, and the next one gets it all."""
+    hg_repo = make_hg_repo(hg, tmp_path / 'hg', {'f': 'one\n'})
+    url = hg_url(hg_serve(hg_repo).url)
+    repo = tmp_path / 'work'
+    clone(url, repo, '--no-checkout')
+    hg_commit(hg, hg_repo, {'f': 'two\n' * 1000, 'g': 'three\n'}, 'second')
+    before = refs(repo)
+    result = git('fetch', 'origin', cwd=repo, check=False,
+                 extra_env={'CINNABAR_TEST_FLIP_PACK_BYTE': flip})
+    assert_one_line_nothing_changed(
+        result, repo, before, 'differs from what was written')
+    assert '/objects/pack/tmp_pack_' in result.err, result.describe()
+    assert not list(pack_dir(repo).glob('*.pack')), result.describe()
+    git('fetch', 'origin', cwd=repo)
+    log = git('log', '--format=%s', 'origin/branches/default/tip', cwd=repo)
+    assert log.out.split() == ['second', 'initial', 'import']
+    git('cinnabar', 'fsck', '--full', cwd=repo)
+
+
 @pytest.mark.parametrize('command', ['clone', 'fetch'])
 def test_server_dying_mid_transfer_says_one_line(command, hg, hg_serve,
                                                  hostile, tmp_path):
