@@ -733,7 +733,17 @@ static void forget_written_crc(void)
 
 static void note_written_crc(uLong crc, off_t len)
 {
-	pack_file->skip_hash = 1;
+	if (!pack_file->skip_hash) {
+		/*
+		 * finalize_hashfile() leaves a skip_hash context alone, and
+		 * OpenSSL's holds memory until it is finalized: done here,
+		 * into nothing.
+		 */
+		unsigned char unused[GIT_MAX_RAWSZ];
+
+		the_hash_algo->final_fn(unused, &pack_file->ctx);
+		pack_file->skip_hash = 1;
+	}
 	written_crc = crc32_combine(written_crc, crc, len);
 	written_len += len;
 }
