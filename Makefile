@@ -143,6 +143,7 @@ LAUNCHERS = git-remote-hg git-cinnabar
 
 .PHONY: all bytecode deps helper check-deps git-source venv test test-hg63 lint demo manpages \
 	user-git test-user-git print-user-git-versions \
+	print-user-git-debian-versions \
 	hg-matrix hg-matrix-test hg-matrix-ci hg-matrix-test-ci heptapod-venv \
 	install uninstall clean distclean asan fuzz fuzz-short fuzz-push crash-sweep
 .DELETE_ON_ERROR:
@@ -529,6 +530,10 @@ user-git:
 
 print-user-git-versions:
 	@echo $(USER_GIT_VERSIONS)
+
+# "<release> <Debian source version>", a line for each (.ci/run).
+print-user-git-debian-versions:
+	@$(foreach v,$(USER_GIT_VERSIONS),echo '$(v) $(word 2,$(USER_GIT_$(v)))';)
 
 # Each release first on PATH, CINNABAR_TEST_GIT_VERSION telling the tests which
 # git they must find there (tests/conftest.py); every release is tested, the
