@@ -69,15 +69,21 @@ def history(args, input=None, check=True):
     what to fetch."""
     result = run(WHOLE_HISTORY + args, input=input, check=False)
     if result.returncode and check:
-        if is_shallow():
-            raise Abort('this is a shallow clone and the history of what '
-                        'is pushed is incomplete here',
-                        hint='fetch the missing history first (`git fetch '
-                        '--unshallow`, or `git cinnabar fetch <remote> '
-                        '<hg id>` of the changesets missing)')
         message = result.stderr.decode('utf-8', 'replace').strip()
-        raise Abort('git %s failed: %s' % (args[0], message))
+        raise history_failure('git %s failed: %s' % (args[0], message))
     return result
+
+
+def history_failure(message):
+    """The Abort for a history walk that failed: in a shallow clone, one
+    saying what to fetch, else `message`."""
+    if is_shallow():
+        return Abort('this is a shallow clone and the history of what '
+                     'is pushed is incomplete here',
+                     hint='fetch the missing history first (`git fetch '
+                     '--unshallow`, or `git cinnabar fetch <remote> '
+                     '<hg id>` of the changesets missing)')
+    return Abort(message)
 
 
 def is_shallow():
@@ -303,15 +309,6 @@ def root_commits(rev):
         return []
     out = history(['rev-list', '--max-parents=0', rev, '--']).stdout
     return [GitId(c) for c in out.decode('ascii').split()]
-
-
-def is_ancestor(ancestor, descendant):
-    """Whether commit `ancestor` is `descendant` or one of its ancestors."""
-    result = history(['merge-base', '--is-ancestor', ancestor, descendant],
-                     check=False)
-    if result.returncode not in (0, 1):
-        history(['merge-base', '--is-ancestor', ancestor, descendant])
-    return result.returncode == 0
 
 
 class CommitResolver:

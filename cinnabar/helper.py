@@ -18,13 +18,13 @@ build/ directory; the PATH.
 import os
 import sys
 
-from cinnabar import process
+from cinnabar import git, process
 from cinnabar.errors import Abort
 from cinnabar.ids import GitId, HgId
 from cinnabar.record import record
 from cinnabar.trace import Tracer
 
-PROTOCOL = 10
+PROTOCOL = 11
 HELPER_NAME = 'git-cinnabar-helper'
 REBUILD_HINT = ('run `git cinnabar download` for a prebuilt one, or build '
                 'it with `make` at the top of the git-cinnabar source tree')
@@ -409,13 +409,15 @@ class Helper:
                     hint='give more digits')
 
     def _pipelined(self, command, ids, answer_type):
-        """`command <id>` for each id, up to PIPELINE_DEPTH requests ahead
-        of their answers; returns the answers in order, as answer_type."""
+        """`command <id>` for each id (`command <words...>` for a tuple),
+        up to PIPELINE_DEPTH requests ahead of their answers; returns the
+        answers in order, as answer_type."""
         result = []
         for start in range(0, len(ids), PIPELINE_DEPTH):
             batch = ids[start:start + PIPELINE_DEPTH]
             for one in batch:
-                self._command(command, one)
+                self._command(command,
+                              *(one if isinstance(one, tuple) else (one,)))
             result.extend(answer_type(self._answer()) for _ in batch)
         return result
 
@@ -431,6 +433,25 @@ class Helper:
     def git2hg_many(self, git_ids):
         """git2hg for many commits, pipelined; a list in the same order."""
         return self._pipelined('git2hg', [GitId(g) for g in git_ids], HgId)
+
+    def is_ancestor_many(self, pairs):
+        """For each (ancestor, descendant) pair of git commits, whether
+        the first is the second or one of its ancestors (`git merge-base
+        --is-ancestor`), pipelined; a list in the same order.  Raises
+        Abort when a commit of the history is missing (a shallow clone)."""
+        answers = self._pipelined(
+            'is-ancestor', [(GitId(a), GitId(d)) for a, d in pairs], str)
+        if 'missing' in answers:
+            raise git.history_failure(
+                'a commit of the history walked is missing from the '
+                'repository (git fsck says which)')
+        if not set(answers) <= {'0', '1'}:
+            raise HelperError('unexpected answer to is-ancestor')
+        return [a == '1' for a in answers]
+
+    def is_ancestor(self, ancestor, descendant):
+        """is_ancestor_many for one pair."""
+        return self.is_ancestor_many([(ancestor, descendant)])[0]
 
     def heads(self):
         """The recorded changeset branch heads, as `Head` tuples."""

@@ -15,8 +15,9 @@ For a batch of `push [+]<src>:<dst>` requests:
    the commits of the server heads we know and of our own heads the
    server has, minus the commits whose changesets the server already has
    (`known`). Only the pushed commits are kept per ref; what each ref
-   brings is asked of git (`merge-base --is-ancestor`) in the rare
-   checks that need it (new roots, blame for new heads).
+   brings is asked of the helper (`is-ancestor`: git's reachability
+   code, in one process for all the questions) in the rare checks that
+   need it (new roots, blame for new heads).
 3. Checks that need only git: history unrelated to the server's (no
    commit of it is a changeset we know) going to a server that is not
    empty, refused even when forced unless the metadata is of that
@@ -375,8 +376,8 @@ class Pusher:
                         'fetch, then rebase or merge onto what it has')
             return
         if not push.force and self.state.heads and push.sending and any(
-                r == push.commit or git.is_ancestor(r, push.commit)
-                for r in self._roots):
+                self.helper.is_ancestor_many(
+                    [(r, push.commit) for r in self._roots])):
             push.refuse('would add a new root (a commit without parents) '
                         'to the repository; use git push -f to push it '
                         'anyway')
@@ -419,7 +420,7 @@ class Pusher:
             push.refuse("the server's bookmark %s points to changes you do "
                         "not have; fetch first, or use git push -f"
                         % push.target.name)
-        elif not git.is_ancestor(old_commit, push.commit):
+        elif not self.helper.is_ancestor(old_commit, push.commit):
             push.refuse('moving bookmark %s is not a fast-forward; fetch '
                         'and merge first, or use git push -f'
                         % push.target.name)
@@ -447,7 +448,9 @@ class Pusher:
             push.refuse('the server has changes in %s that you do '
                         'not have; fetch first' % name)
             return
-        replaced = [c for c in commits if not git.is_ancestor(c, push.commit)]
+        kept = self.helper.is_ancestor_many([(c, push.commit)
+                                             for c in commits])
+        replaced = [c for c, k in zip(commits, kept) if not k]
         if replaced and not push.force:
             push.refuse('non-fast-forward: the pushed commit does not '
                         'descend from %s on the server; fetch and '
@@ -716,8 +719,8 @@ class Pusher:
                                                          pushed, new)
         if message is None:
             return
-        blamed = [p for p in pushes if any(
-            c == p.commit or git.is_ancestor(c, p.commit) for c in offending)]
+        blamed = [p for p in pushes if any(self.helper.is_ancestor_many(
+            [(c, p.commit) for c in offending]))]
         if any(p.force for p in blamed):
             return
         for push in blamed:
@@ -750,8 +753,12 @@ class Pusher:
         if any(g.is_null for g in server_commits):
             return ('the server has changes on branch %s that you do not '
                     'have; fetch first, or use git push -f' % branch, new)
-        replaced = {c: [g for g in server_commits if git.is_ancestor(g, c)]
-                    for c in pushed}
+        pairs = [(g, c) for c in pushed for g in server_commits]
+        replaced = {c: [] for c in pushed}
+        for (g, c), descends in zip(pairs,
+                                    self.helper.is_ancestor_many(pairs)):
+            if descends:
+                replaced[c].append(g)
         staying = [g for g in server_commits
                    if not any(g in r for r in replaced.values())]
         if len(staying) + len(new) <= len(server):

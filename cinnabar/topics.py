@@ -113,14 +113,15 @@ def published_changesets(helper, starts, new_commit, draft_roots, topic):
     seen, todo, found = set(), list(starts), []
     while todo:
         commit = todo.pop()
-        if commit in seen or git.is_ancestor(commit, new_commit):
+        if commit in seen or helper.is_ancestor(commit, new_commit):
             continue
         seen.add(commit)
         hg_id = helper.git2hg(commit)
         if hg_id.is_null or changeset_extras(
                 helper.data('changeset', hg_id).text).get('topic') != topic:
             continue
-        if not any(git.is_ancestor(r, commit) for r in draft_roots):
+        if not any(helper.is_ancestor_many(
+                [(r, commit) for r in draft_roots])):
             found.append((commit, hg_id))
         parents = git.history(['rev-list', '--parents', '-n1', commit])
         todo.extend(parents.stdout.decode('ascii').split()[1:])

@@ -9,6 +9,7 @@
  */
 #include "libgit.h"
 #include "config.h"
+#include "ancestry.h"
 #include "answer.h"
 #include "bundle.h"
 #include "changegroup.h"
@@ -36,7 +37,7 @@
 #include "words.h"
 #include <malloc.h>
 
-#define PROTOCOL_VERSION 10
+#define PROTOCOL_VERSION 11
 #ifndef CINNABAR_HELPER_VERSION
 #define CINNABAR_HELPER_VERSION "0.1.0"
 #endif
@@ -163,6 +164,20 @@ static void cmd_git2hg(const char **argv)
 		die("git2hg needs a 40-digit git id");
 	git2hg(&git, &hg);	/* the null id when it has none */
 	answer("%s\n", hg_oid_to_hex(&hg));
+}
+
+static void cmd_is_ancestor(const char **argv)
+{
+	struct object_id ancestor, descendant;
+	int ret;
+
+	need_repository();
+	if (!argv[0] || !argv[1] || argv[2] ||
+	    get_oid_hex(argv[0], &ancestor) || argv[0][GIT_SHA1_HEXSZ] ||
+	    get_oid_hex(argv[1], &descendant) || argv[1][GIT_SHA1_HEXSZ])
+		die("is-ancestor needs two 40-digit git ids");
+	ret = is_ancestor(&ancestor, &descendant);
+	answer("%s\n", ret < 0 ? "missing" : ret ? "1" : "0");
 }
 
 /* The answer to heads and bundle-heads: a count, then a line a head. */
@@ -608,6 +623,7 @@ static const struct command commands[] = {
 	{ "config", cmd_config },
 	{ "hg2git", cmd_hg2git },
 	{ "git2hg", cmd_git2hg },
+	{ "is-ancestor", cmd_is_ancestor },
 	{ "hg-prefix", cmd_hg_prefix },
 	{ "heads", cmd_heads },
 	{ "bundle-heads", cmd_bundle_heads },
@@ -671,6 +687,8 @@ int cmd_main(int argc UNUSED, const char **argv UNUSED)
 	set_die_routine(die_with_error_answer);
 	cinnabar_setup_git_directory_gently(&nongit);
 	in_repository = !nongit;
+	if (in_repository)
+		setup_history_walks();
 	repo_config(the_repository, git_default_config, NULL);
 	/*
 	 * Mercurial paths are bytes: "README" and "readme" are two files.

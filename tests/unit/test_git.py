@@ -7,7 +7,6 @@ import subprocess
 import pytest
 
 from cinnabar import git
-from cinnabar.errors import Abort
 
 
 def run(repo, *args):
@@ -45,11 +44,3 @@ def test_rev_list_parents(history):
     assert order[0] == history['root'] and order[-1] == history['merge']
     assert dict(walk)[history['root']] == []
     assert git.rev_list_parents([history['left']], [history['merge']]) == []
-
-
-def test_is_ancestor(history):
-    assert git.is_ancestor(history['root'], history['merge'])
-    assert git.is_ancestor(history['left'], history['left'])
-    assert not git.is_ancestor(history['left'], history['right'])
-    with pytest.raises(Abort):
-        git.is_ancestor('f' * 40, history['left'])

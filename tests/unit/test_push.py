@@ -103,6 +103,12 @@ class FakeHelper:
     def git2hg_many(self, git_ids):
         return [self.git2hg(g) for g in git_ids]
 
+    def is_ancestor(self, ancestor, descendant):
+        return self.git.is_ancestor(ancestor, descendant)
+
+    def is_ancestor_many(self, pairs):
+        return [self.git.is_ancestor(a, d) for a, d in pairs]
+
     def heads(self):
         return [Head(hid('A'), gid('A'), 'default'),
                 Head(hid('T'), gid('T'), 'stable')]
@@ -196,7 +202,6 @@ def fake_git(monkeypatch):
     monkeypatch.setattr(push_module.git, 'CommitResolver', FakeResolver)
     monkeypatch.setattr(push_module.git, 'rev_list_parents',
                         fake.rev_list_parents)
-    monkeypatch.setattr(push_module.git, 'is_ancestor', fake.is_ancestor)
     # The metadata's root changeset, R, is on the server.
     monkeypatch.setattr(push_module.git, 'root_commits',
                         lambda rev: [gid('R')])
