@@ -21,13 +21,11 @@ int is_ancestor(const struct object_id *ancestor,
 	struct commit *a, *d;
 	int ret;
 
-	if (oideq(ancestor, descendant))
-		return lookup_commit_reference_gently(the_repository,
-						      ancestor, 1) ? 1 : -1;
 	a = lookup_commit_reference_gently(the_repository, ancestor, 1);
 	d = lookup_commit_reference_gently(the_repository, descendant, 1);
 	if (!a || !d)
 		return -1;
+	/* A commit is its own ancestor here too, as for git. */
 	ret = repo_in_merge_bases(the_repository, a, d);
 	return ret < 0 ? -1 : !!ret;
 }

@@ -107,6 +107,12 @@ static int get_hg(const char *arg, struct hg_oid *oid)
 	return strlen(arg) != HG_HEXSZ || hg_oid_from_hex(arg, oid);
 }
 
+/* A word that is a git id, 40 hex digits and nothing more: 0. */
+static int get_git(const char *arg, struct object_id *oid)
+{
+	return get_oid_hex(arg, oid) || arg[GIT_SHA1_HEXSZ];
+}
+
 static int in_repository;
 
 static void need_repository(void)
@@ -160,7 +166,7 @@ static void cmd_git2hg(const char **argv)
 	struct hg_oid hg = { { 0 } };
 
 	need_repository();
-	if (!argv[0] || get_oid_hex(argv[0], &git) || argv[0][GIT_SHA1_HEXSZ])
+	if (!argv[0] || get_git(argv[0], &git))
 		die("git2hg needs a 40-digit git id");
 	git2hg(&git, &hg);	/* the null id when it has none */
 	answer("%s\n", hg_oid_to_hex(&hg));
@@ -172,9 +178,8 @@ static void cmd_is_ancestor(const char **argv)
 	int ret;
 
 	need_repository();
-	if (!argv[0] || !argv[1] || argv[2] ||
-	    get_oid_hex(argv[0], &ancestor) || argv[0][GIT_SHA1_HEXSZ] ||
-	    get_oid_hex(argv[1], &descendant) || argv[1][GIT_SHA1_HEXSZ])
+	if (!argv[0] || !argv[1] || argv[2] || get_git(argv[0], &ancestor) ||
+	    get_git(argv[1], &descendant))
 		die("is-ancestor needs two 40-digit git ids");
 	ret = is_ancestor(&ancestor, &descendant);
 	answer("%s\n", ret < 0 ? "missing" : ret ? "1" : "0");
