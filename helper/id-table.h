@@ -34,9 +34,10 @@
  * A table whose size, fanout or commit disagree is not used (a cache
  * is then made again from the notes tree). The CRCs make what a cache
  * says as sure as the notes tree it was made of, as git's pack .idx
- * CRCs vouch for the data they copy: a lookup checks its block, a walk
- * checks every block first (id_table_verify), and a block or index that
- * does not match its CRC makes the table ID_TABLE_DAMAGED. (The commit
+ * CRCs vouch for the data they copy: a lookup checks its block (the first
+ * time it is read: the file never changes in place), a walk checks every
+ * block first (id_table_verify), and a block or index that does not
+ * match its CRC makes the table ID_TABLE_DAMAGED. (The commit
  * is left out of the index CRC: it is checked for itself, and set once
  * the table is written, id_table_set_commit.)
  */
@@ -55,6 +56,7 @@ struct id_table {
 	uint32_t fanout[256];
 	const unsigned char *samples;
 	const unsigned char *checks;	/* the blocks' CRCs */
+	unsigned char *intact;		/* a bit per block found intact */
 	unsigned long touched;		/* records read since the last trim */
 	int fd;				/* of the file, while mapped */
 	unsigned char value[GIT_SHA1_RAWSZ];	/* of the last key found */
