@@ -24,7 +24,7 @@ from cinnabar.ids import GitId, HgId
 from cinnabar.record import record
 from cinnabar.trace import Tracer
 
-PROTOCOL = 11
+PROTOCOL = 12
 HELPER_NAME = 'git-cinnabar-helper'
 REBUILD_HINT = ('run `git cinnabar download` for a prebuilt one, or build '
                 'it with `make` at the top of the git-cinnabar source tree')
@@ -456,6 +456,12 @@ class Helper:
     def heads(self):
         """The recorded changeset branch heads, as `Head` tuples."""
         self._command('heads')
+        return self._read_heads()
+
+    def heads_with_children(self):
+        """The recorded heads that a changeset imported since the helper
+        started has for parent (on another branch), as `Head` tuples."""
+        self._command('heads-with-children')
         return self._read_heads()
 
     def bundle_heads(self, path):

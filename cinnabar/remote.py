@@ -528,7 +528,7 @@ class RemoteHelper:
         what fails after it leaves the metadata updated, the refs not."""
         from cinnabar import discovery, graft, tags
         hg_ids = list(wanted.values())
-        tags_before = tags.before_import(self.helper())
+        tags_before = tags.before_import(self.helper(), self._git_dir)
         seed, grafting = self._seed_and_graft()
         helper = self.helper()
         plan = discovery.plan_fetch(self.peer(), helper, self._state, hg_ids)
@@ -540,7 +540,8 @@ class RemoteHelper:
         if plan is not None or seed is not None or (
                 self._stream_bundle_pending):
             helper.finish()
-            if tags.changed_by_import(helper, tags_before):
+            if tags.changed_by_import(helper, tags_before,
+                                      self._git_dir):
                 self._say('\n' + tags.UPDATE_HINT)
         if seed is not None:
             seed.discard()

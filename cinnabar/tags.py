@@ -24,7 +24,7 @@ the metadata knows and whose names are valid git ref names
 import collections
 import re
 
-from cinnabar import git
+from cinnabar import git, topological
 from cinnabar.errors import Abort
 from cinnabar.ids import GitId, HgId
 from cinnabar.record import record
@@ -88,16 +88,6 @@ def live_tags(tags):
             if not tag.node.is_null}
 
 
-def topological_heads(commits):
-    """The commits (GitIds, in their order) that are not ancestors of
-    another of them."""
-    if len(commits) < 2:
-        return list(commits)
-    out = git.run(['merge-base', '--independent'] + list(commits)).stdout
-    independent = set(out.decode('ascii').split())
-    return [c for c in commits if c in independent]
-
-
 def read_hgtags_blobs(commits):
     """[(commit, text)] of the `.hgtags` of each commit that has one,
     each distinct file once (at its first commit), in order: one git
@@ -129,60 +119,52 @@ def _tags_of(heads):
     return TagSet(live_tags(tags), warnings)
 
 
-def hg_tags(helper):
+def hg_tags(helper, git_dir=None):
     """TagSet of {name: HgId} of the tags of the heads in the metadata
-    (removed tags left out)."""
-    return _tags_of(topological_heads(_head_commits(helper)))
+    (removed tags left out); the topological heads are kept in `git_dir`
+    (see cinnabar.topological)."""
+    return _tags_of(topological.of(_head_commits(helper), git_dir))
 
 
-HeadsAndTags = record('HeadsAndTags', 'heads topological tags')
+HeadsAndTags = record('HeadsAndTags', 'heads topological tags helper')
 HeadsAndTags.__doc__ = """What `before_import` keeps: the metadata's heads
-(GitIds), the topological ones among them, and {name: HgId} of the tags
-(both None when they could not be read)."""
+(GitIds), the topological ones among them, {name: HgId} of the tags (both
+None when they could not be read), and the helper they were asked."""
 
 
-def before_import(helper):
+def before_import(helper, git_dir=None):
     """HeadsAndTags of the metadata as it is (before a fetch imports)."""
     heads = _head_commits(helper)
     try:
-        topological = topological_heads(heads)
-        return HeadsAndTags(heads, topological, _tags_of(topological).tags)
+        tops = topological.of(heads, git_dir)
+        return HeadsAndTags(heads, tops, _tags_of(tops).tags, helper)
     except Abort:
-        return HeadsAndTags(heads, None, None)
+        return HeadsAndTags(heads, None, None, helper)
 
 
-def topological_heads_after(before, heads):
-    """topological_heads(heads) for the metadata's `heads` after an import
-    that only added changesets, knowing HeadsAndTags `before` it, without
-    walking the whole history again (`git merge-base --independent`,
-    whose cost grows with the history).
-
-    The metadata's heads are its branch heads, which reach every
-    changeset; so the topological ones are those without a child. An old
-    head without one before has one now only if a new commit has it for
-    parent; a new head, if another new commit does; an old head with one
-    keeps it. The new commits are what `git rev-list --parents <new heads>
-    --not <old heads>` lists, each with its parents
-    (git.rev_list_parents)."""
-    if not before.heads or before.topological is None:
-        return topological_heads(heads)
-    old = set(before.heads)
-    new = [c for c in heads if c not in old]
-    parents = set()
-    for _, commit_parents in (git.rev_list_parents(new, before.heads)
-                              if new else ()):
-        parents.update(commit_parents)
-    kept = set(before.topological)
-    return [c for c in heads
-            if c not in parents and (c in kept or c not in old)]
+def topological_heads_after(helper, before, git_dir=None):
+    """The topological heads of the metadata of `helper` after an import
+    that only added changesets, knowing HeadsAndTags `before` it: from the
+    heads that the changesets the helper imported have for parent, when
+    `before` was asked the same helper, without walking the history."""
+    heads = _head_commits(helper)
+    if before.topological is None or before.helper is not helper:
+        return topological.of(heads, git_dir)
+    tops = topological.after_import(
+        before.heads, before.topological, heads,
+        [h.git_id for h in helper.heads_with_children()
+         if h.git_id is not None])
+    if git_dir is not None:
+        topological.write_cache(git_dir, heads, tops)
+    return tops
 
 
-def changed_by_import(helper, before):
+def changed_by_import(helper, before, git_dir=None):
     """Whether the tags differ from HeadsAndTags `before` (the hint a
     fetch gives: see UPDATE_HINT); tags that cannot be read are None."""
     try:
         after = _tags_of(topological_heads_after(
-            before, _head_commits(helper))).tags
+            helper, before, git_dir)).tags
     except Abort:
         after = None
     return after != before.tags

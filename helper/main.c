@@ -37,7 +37,7 @@
 #include "words.h"
 #include <malloc.h>
 
-#define PROTOCOL_VERSION 11
+#define PROTOCOL_VERSION 12
 #ifndef CINNABAR_HELPER_VERSION
 #define CINNABAR_HELPER_VERSION "0.1.0"
 #endif
@@ -212,6 +212,15 @@ static void cmd_heads(const char **argv UNUSED)
 
 	need_repository();
 	for_each_changeset_head(add_head, &a);
+	answer_heads(&a);
+}
+
+static void cmd_heads_with_children(const char **argv UNUSED)
+{
+	struct heads_answer a = { 0, STRBUF_INIT };
+
+	need_repository();
+	for_each_changeset_head_with_child(add_head, &a);
 	answer_heads(&a);
 }
 
@@ -631,6 +640,7 @@ static const struct command commands[] = {
 	{ "is-ancestor", cmd_is_ancestor },
 	{ "hg-prefix", cmd_hg_prefix },
 	{ "heads", cmd_heads },
+	{ "heads-with-children", cmd_heads_with_children },
 	{ "bundle-heads", cmd_bundle_heads },
 	{ "import", cmd_import },
 	{ "http", cmd_http },

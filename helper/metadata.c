@@ -22,6 +22,8 @@ struct cs_node {
 	struct object_id commit;
 	const char *branch;
 	unsigned is_head : 1;
+	/* A changeset imported since the helper started has it for parent. */
+	unsigned has_child : 1;
 };
 
 KHASH_INIT(cs_index, struct object_id, size_t, 1, oidhash_by_value,
@@ -77,6 +79,7 @@ static void add_node(const struct hg_oid *node, const char *branch,
 	oidcpy(&cs_nodes[cs_nr].commit, commit);
 	cs_nodes[cs_nr].branch = branch;
 	cs_nodes[cs_nr].is_head = 1;
+	cs_nodes[cs_nr].has_child = 0;
 	index_node(cs_nr++);
 }
 
@@ -98,6 +101,9 @@ void add_changeset_head(const struct hg_oid *node,
 			cs_nodes[kh_value(cs_index, pos)].is_head = 0;
 			kh_del_cs_index(cs_index, pos);
 			cs_dead++;
+		} else {
+			/* Still its branch's head, no longer a topological one. */
+			cs_nodes[kh_value(cs_index, pos)].has_child = 1;
 		}
 	}
 	add_node(node, b, commit);
@@ -108,6 +114,15 @@ void for_each_changeset_head(each_head_fn fn, void *data)
 	size_t i;
 	for (i = 0; i < cs_nr; i++)
 		if (cs_nodes[i].is_head)
+			fn(&cs_nodes[i].node, &cs_nodes[i].commit,
+			   cs_nodes[i].branch, data);
+}
+
+void for_each_changeset_head_with_child(each_head_fn fn, void *data)
+{
+	size_t i;
+	for (i = 0; i < cs_nr; i++)
+		if (cs_nodes[i].is_head && cs_nodes[i].has_child)
 			fn(&cs_nodes[i].node, &cs_nodes[i].commit,
 			   cs_nodes[i].branch, data);
 }

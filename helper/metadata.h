@@ -78,6 +78,13 @@ typedef void (*each_head_fn)(const struct hg_oid *node,
 			     const struct object_id *commit,
 			     const char *branch, void *data);
 void for_each_changeset_head(each_head_fn fn, void *data);
+/*
+ * The heads (in the same order) that a changeset imported since the helper
+ * started has for parent: changesets of another branch made them no
+ * longer topological heads (an ancestor of another head) without ending
+ * them as their branch's.
+ */
+void for_each_changeset_head_with_child(each_head_fn fn, void *data);
 
 struct meter;
 

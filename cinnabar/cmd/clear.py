@@ -15,7 +15,7 @@ printed; `-v` (`--verbose`) says how many refs were removed, on standard error.
 
 import os
 
-from cinnabar import git, metadata, snapshots
+from cinnabar import git, metadata, snapshots, topological
 from cinnabar.cmd.options import VERBOSE, say, split_options, usage_of
 from cinnabar.errors import Abort, UsageError
 
@@ -27,10 +27,11 @@ PREFIXES = ('refs/cinnabar/', 'refs/notes/cinnabar')
 
 
 def forget_id_caches(git_dir):
-    """Remove the helper's caches of metadata that is no more (the id maps'
-    `.git/cinnabar/<map>.idx` and the manifest texts of
-    `.git/cinnabar/manifests/`: doc/architecture.md), then the directory
-    when nothing else is in it."""
+    """Remove the caches of metadata that is no more (the id maps'
+    `.git/cinnabar/<map>.idx`, the manifest texts of
+    `.git/cinnabar/manifests/`: doc/architecture.md, and the topological
+    heads of `.git/cinnabar/topological-heads`), then the directory when
+    nothing else is in it."""
     directory = os.path.join(git.common_dir(git_dir), 'cinnabar')
     if not os.path.isdir(directory):
         return
@@ -40,7 +41,7 @@ def forget_id_caches(git_dir):
             os.unlink(os.path.join(texts, name))
         os.rmdir(texts)
     for name in os.listdir(directory):
-        if name.endswith('.idx'):
+        if name.endswith('.idx') or name == topological.CACHE_NAME:
             os.unlink(os.path.join(directory, name))
     try:
         os.rmdir(directory)

@@ -52,7 +52,7 @@ Tag names Mercurial refuses are refused: `tip`, `.`, `null`, names with
 import os
 import subprocess
 
-from cinnabar import config, git, metadata, tags
+from cinnabar import config, git, metadata, tags, topological
 from cinnabar.cmd.options import changeset_commit, unknown_option, usage_of
 from cinnabar.errors import Abort, UsageError
 from cinnabar.helper import Helper
@@ -119,7 +119,7 @@ def all_tags(helper, extra_head):
         heads.append(extra_head)
     merged = {}
     for commit, text in tags.read_hgtags_blobs(
-            tags.topological_heads(list(dict.fromkeys(heads)))):
+            topological.compute(list(dict.fromkeys(heads)))):
         merged = tags.merge_tags(merged, tags.parse_hgtags(text)[0])
     return merged
 

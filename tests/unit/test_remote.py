@@ -62,6 +62,9 @@ class FakeHelper:
                 self.git_id = None
         return [Head(D1, 'default'), Head(S1, 'stable'), Head(BK, 'gone')]
 
+    def heads_with_children(self):
+        return []
+
     def finish(self):
         self.log.append('finish')
 
