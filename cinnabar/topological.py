@@ -24,6 +24,9 @@ from cinnabar.ids import GitId
 
 CACHE_NAME = 'topological-heads'
 CACHE = os.path.join('cinnabar', CACHE_NAME)
+# What it may leave in `<common git dir>/cinnabar/` (a write cut short
+# leaves the second).
+CACHE_FILES = (CACHE_NAME, CACHE_NAME + '.tmp')
 
 
 def compute(commits):

@@ -41,7 +41,7 @@ def forget_id_caches(git_dir):
             os.unlink(os.path.join(texts, name))
         os.rmdir(texts)
     for name in os.listdir(directory):
-        if name.endswith('.idx') or name == topological.CACHE_NAME:
+        if name.endswith('.idx') or name in topological.CACHE_FILES:
             os.unlink(os.path.join(directory, name))
     try:
         os.rmdir(directory)

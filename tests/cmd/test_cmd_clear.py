@@ -17,6 +17,10 @@ def test_clear_removes_metadata_only(corpus, tmp_path):
     git('branch', 'work', 'refs/remotes/origin/HEAD', cwd=repo)
     before = refs(repo)
     assert any(n.startswith('refs/cinnabar/') for n in before)
+    # What a fetch killed while keeping the topological heads leaves.
+    cinnabar_dir = repo / '.git' / 'cinnabar'
+    assert (cinnabar_dir / 'topological-heads').exists()
+    (cinnabar_dir / 'topological-heads.tmp').write_text('')
     result = git('cinnabar', 'clear', cwd=repo)
     assert_no_traceback(result)
     after = refs(repo)
@@ -25,7 +29,7 @@ def test_clear_removes_metadata_only(corpus, tmp_path):
             and n != 'refs/notes/cinnabar'}
     assert after == kept
     assert 'refs/notes/other' in after and 'refs/tags/mine' in after
-    assert not (repo / '.git' / 'cinnabar').exists()
+    assert not cinnabar_dir.exists()
     # Fetching again gives the same commits.
     assert_no_traceback(git('fetch', 'origin', cwd=repo))
     again = refs(repo)
