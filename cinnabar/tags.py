@@ -88,19 +88,51 @@ def live_tags(tags):
             if not tag.node.is_null}
 
 
+def hgtags_files(commits):
+    """[(commit, blob id)] of the `.hgtags` of each commit that has one,
+    each distinct file once (at its first commit), in order, by one `git
+    cat-file --batch-check`: the tags of `commits` are those of these
+    files' texts alone, in this order."""
+    if not commits:
+        return []
+    query = ''.join('%s:.hgtags\n' % c for c in commits).encode('ascii')
+    out = git.run(['cat-file', '--batch-check=%(objectname) %(objecttype)'],
+                  input=query).stdout.decode('ascii').splitlines()
+    seen = set()
+    files = []
+    for commit, line in zip(commits, out):
+        blob, _, kind = line.partition(' ')
+        if kind != 'blob' or blob in seen:
+            continue
+        seen.add(blob)
+        files.append((commit, GitId(blob)))
+    return files
+
+
+def read_hgtags_files(files):
+    """[(commit, text)] of the files [(commit, blob id)] of hgtags_files,
+    read by one git process."""
+    return [(commit, found[2].decode('utf-8', 'surrogateescape'))
+            for (commit, _), found in zip(files, git.read_objects(
+                [blob for _, blob in files])) if found]
+
+
 def read_hgtags_blobs(commits):
     """[(commit, text)] of the `.hgtags` of each commit that has one,
-    each distinct file once (at its first commit), in order: one git
-    process for all (a fetch reads them before and after the import)."""
-    seen = set()
-    texts = []
-    for commit, found in zip(commits, git.read_objects(
-            ['%s:.hgtags' % c for c in commits])):
-        if found is None or found[1] != 'blob' or found[0] in seen:
-            continue
-        seen.add(found[0])
-        texts.append((commit, found[2].decode('utf-8', 'surrogateescape')))
-    return texts
+    each distinct file once (at its first commit), in order."""
+    return read_hgtags_files(hgtags_files(commits))
+
+
+def _tags_of_files(files):
+    """TagSet of {name: HgId} of the `.hgtags` files of hgtags_files."""
+    tags = {}
+    warnings = []
+    for commit, text in read_hgtags_files(files):
+        file_tags, file_warnings = parse_hgtags(
+            text, '.hgtags of %s' % commit)
+        warnings += file_warnings
+        tags = merge_tags(tags, file_tags)
+    return TagSet(live_tags(tags), warnings)
 
 
 def _head_commits(helper):
@@ -109,14 +141,7 @@ def _head_commits(helper):
 
 def _tags_of(heads):
     """TagSet of {name: HgId} of the tags of the topological `heads`."""
-    tags = {}
-    warnings = []
-    for commit, text in read_hgtags_blobs(heads):
-        file_tags, file_warnings = parse_hgtags(
-            text, '.hgtags of %s' % commit)
-        warnings += file_warnings
-        tags = merge_tags(tags, file_tags)
-    return TagSet(live_tags(tags), warnings)
+    return _tags_of_files(hgtags_files(heads))
 
 
 def hg_tags(helper, git_dir=None):
@@ -126,10 +151,11 @@ def hg_tags(helper, git_dir=None):
     return _tags_of(topological.of(_head_commits(helper), git_dir))
 
 
-HeadsAndTags = record('HeadsAndTags', 'heads topological tags helper')
+HeadsAndTags = record('HeadsAndTags', 'heads topological hgtags helper')
 HeadsAndTags.__doc__ = """What `before_import` keeps: the metadata's heads
-(GitIds), the topological ones among them, {name: HgId} of the tags (both
-None when they could not be read), and the helper they were asked."""
+(GitIds), the topological ones among them, their `.hgtags` files (see
+hgtags_files; both None when they could not be read), and the helper they
+were asked."""
 
 
 def before_import(helper, git_dir=None):
@@ -137,7 +163,7 @@ def before_import(helper, git_dir=None):
     heads = _head_commits(helper)
     try:
         tops = topological.of(heads, git_dir)
-        return HeadsAndTags(heads, tops, _tags_of(tops).tags, helper)
+        return HeadsAndTags(heads, tops, hgtags_files(tops), helper)
     except Abort:
         return HeadsAndTags(heads, None, None, helper)
 
@@ -161,13 +187,29 @@ def topological_heads_after(helper, before, git_dir=None):
 
 def changed_by_import(helper, before, git_dir=None):
     """Whether the tags differ from HeadsAndTags `before` (the hint a
-    fetch gives: see UPDATE_HINT); tags that cannot be read are None."""
+    fetch gives: see UPDATE_HINT); tags that cannot be read are None.
+    The same `.hgtags` files in the same order give the same tags: they
+    are read only when the files differ (most fetches add no tag, and
+    reading those of nginx's 22 heads took 60 ms, twice)."""
     try:
-        after = _tags_of(topological_heads_after(
-            helper, before, git_dir)).tags
+        after = hgtags_files(topological_heads_after(helper, before,
+                                                     git_dir))
     except Abort:
         after = None
-    return after != before.tags
+
+    def blobs(files):
+        return None if files is None else [blob for _, blob in files]
+
+    if after is not None and blobs(after) == blobs(before.hgtags):
+        return False
+
+    def tags_of(files):
+        try:
+            return None if files is None else _tags_of_files(files).tags
+        except Abort:
+            return None
+
+    return tags_of(after) != tags_of(before.hgtags)
 
 
 # How Mercurial tags are made, said the same way wherever git tags are

@@ -170,6 +170,38 @@ def test_hint_when_a_merge_hides_a_head(hg, tagged, tmp_path):
     assert merge_bases == []
 
 
+def test_hint_reads_hgtags_only_when_they_differ(hg, tagged, tmp_path):
+    """A fetch whose new heads have the same `.hgtags` files as before
+    reads none of them (one `git cat-file --batch-check`, no `--batch`),
+    and gives no hint; one whose files differ reads them, and gives the
+    hint only when the tags differ: a blank line added changes no tag."""
+    repo, work = tagged
+    git('cinnabar', 'fetch', '--tags', cwd=work)
+
+    def fetch(name):
+        trace = tmp_path / name
+        result = git('fetch', 'origin', cwd=work,
+                     extra_env={'GIT_TRACE': str(trace)})
+        assert_no_traceback(result)
+        reads = [line for line in trace.read_text().splitlines()
+                 if "'cat-file' '--batch'" in line
+                 or 'cat-file --batch\n' in line + '\n']
+        return result, reads
+
+    hg('-R', repo, 'update', '-q', 'default')
+    commit(hg, repo, 'e', '19 0')
+    result, reads = fetch('same-files')
+    assert 'fetch --tags' not in result.err
+    assert reads == []
+    with open(repo / '.hgtags', 'a') as hgtags:
+        hgtags.write('\n')
+    hg('-R', repo, 'commit', '-q', '-m', 'blank', '-u', 'tagger',
+       '-d', '20 0')
+    result, reads = fetch('blank-line')
+    assert 'fetch --tags' not in result.err
+    assert reads
+
+
 def test_tag_list_needs_no_experiment(hg, tagged):
     """`git cinnabar tag -l` lists the tags hg sees without the `tag`
     experiment, which making a tag still needs (nothing made then)."""
