@@ -144,11 +144,10 @@ def _tags_of(heads):
     return _tags_of_files(hgtags_files(heads))
 
 
-def hg_tags(helper, git_dir=None):
+def hg_tags(helper):
     """TagSet of {name: HgId} of the tags of the heads in the metadata
-    (removed tags left out); the topological heads are kept in `git_dir`
-    (see cinnabar.topological)."""
-    return _tags_of(topological.of(_head_commits(helper), git_dir))
+    (removed tags left out)."""
+    return _tags_of(topological.compute(_head_commits(helper)))
 
 
 HeadsAndTags = record('HeadsAndTags', 'heads topological hgtags helper')

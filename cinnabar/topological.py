@@ -20,7 +20,6 @@ before and after its import. So:
 import os
 
 from cinnabar import git
-from cinnabar.ids import GitId
 
 CACHE_NAME = 'topological-heads'
 CACHE = os.path.join('cinnabar', CACHE_NAME)
@@ -103,6 +102,6 @@ def after_import(before, before_topological, heads, with_children):
     parent, and a new head too; a head with one keeps it."""
     old = set(before)
     kept = set(before_topological)
-    children = set(map(GitId, with_children))
+    children = set(with_children)
     return [c for c in heads
             if c not in children and (c in kept or c not in old)]

@@ -109,22 +109,25 @@ void add_changeset_head(const struct hg_oid *node,
 	add_node(node, b, commit);
 }
 
-void for_each_changeset_head(each_head_fn fn, void *data)
+/* The heads in order, or only those with a child (has_child). */
+static void each_head(each_head_fn fn, void *data, int with_child)
 {
 	size_t i;
 	for (i = 0; i < cs_nr; i++)
-		if (cs_nodes[i].is_head)
+		if (cs_nodes[i].is_head &&
+		    (!with_child || cs_nodes[i].has_child))
 			fn(&cs_nodes[i].node, &cs_nodes[i].commit,
 			   cs_nodes[i].branch, data);
 }
 
+void for_each_changeset_head(each_head_fn fn, void *data)
+{
+	each_head(fn, data, 0);
+}
+
 void for_each_changeset_head_with_child(each_head_fn fn, void *data)
 {
-	size_t i;
-	for (i = 0; i < cs_nr; i++)
-		if (cs_nodes[i].is_head && cs_nodes[i].has_child)
-			fn(&cs_nodes[i].node, &cs_nodes[i].commit,
-			   cs_nodes[i].branch, data);
+	each_head(fn, data, 1);
 }
 
 static NORETURN void bad_metadata(const char *what)
