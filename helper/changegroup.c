@@ -15,12 +15,19 @@ int changegroup_version(const char *name)
 	return 0;
 }
 
-int read_cg_chunk(struct stream *s, struct strbuf *out)
+/*
+ * Read a chunk's length, and its payload into `out`, or only its first
+ * `keep` bytes when it is over `max`: the length of the rest into
+ * `*unread`. Return 0 for an empty chunk.
+ */
+static int read_cg_chunk_part(struct stream *s, struct strbuf *out,
+			      size_t max, size_t keep, uint64_t *unread)
 {
 	unsigned char hdr[4];
 	uint32_t len;
 
 	strbuf_reset(out);
+	*unread = 0;
 	stream_read_exact(s, hdr, 4);
 	len = get_be32(hdr);
 	if (len == 0)
@@ -30,10 +37,21 @@ int read_cg_chunk(struct stream *s, struct strbuf *out)
 	if (len <= 4 || len > INT32_MAX)
 		die("invalid changegroup chunk length %"PRIu32
 		    " (corrupt input)", len);
-	strbuf_grow(out, len - 4);
-	stream_read_exact(s, out->buf, len - 4);
-	strbuf_setlen(out, len - 4);
+	len -= 4;
+	if (len > max && len > keep) {
+		*unread = len - keep;
+		len = keep;
+	}
+	strbuf_grow(out, len);
+	stream_read_exact(s, out->buf, len);
+	strbuf_setlen(out, len);
 	return 1;
+}
+
+int read_cg_chunk(struct stream *s, struct strbuf *out)
+{
+	uint64_t unread;
+	return read_cg_chunk_part(s, out, SIZE_MAX, 0, &unread);
 }
 
 static size_t header_size(int version)
@@ -49,10 +67,39 @@ static size_t header_size(int version)
 int read_rev_chunk(struct stream *s, int version, const struct hg_oid *prev,
 		   struct rev_chunk *chunk)
 {
+	chunk->unread = 0;
 	if (!read_cg_chunk(s, &chunk->raw))
 		return 0;
 	parse_rev_chunk(version, prev, chunk);
 	return 1;
+}
+
+int read_rev_chunk_head(struct stream *s, int version,
+			const struct hg_oid *prev, struct rev_chunk *chunk,
+			size_t max)
+{
+	size_t head = header_size(version) + 12;
+
+	if (!read_cg_chunk_part(s, &chunk->raw, max, head, &chunk->unread))
+		return 0;
+	parse_rev_chunk(version, prev, chunk);
+	return 1;
+}
+
+void rev_chunk_read_rest(struct stream *s, struct rev_chunk *chunk)
+{
+	size_t at = chunk->delta - chunk->raw.buf, len = chunk->raw.len;
+
+	if (!chunk->unread)
+		return;
+	if (chunk->unread > SIZE_MAX - len - 1)
+		die("a changegroup chunk too large for this machine");
+	strbuf_grow(&chunk->raw, chunk->unread);
+	stream_read_exact(s, chunk->raw.buf + len, chunk->unread);
+	strbuf_setlen(&chunk->raw, len + chunk->unread);
+	chunk->delta = chunk->raw.buf + at;
+	chunk->delta_len = chunk->raw.len - at;
+	chunk->unread = 0;
 }
 
 void parse_rev_chunk(int version, const struct hg_oid *prev,

@@ -34,6 +34,11 @@ struct rev_chunk {
 	unsigned flags;
 	const char *delta;		/* points into raw */
 	size_t delta_len;
+	/*
+	 * Bytes of the chunk still in the stream (read_rev_chunk_head),
+	 * after the delta's first hunk header: 0 when read whole.
+	 */
+	uint64_t unread;
 };
 
 #define REV_CHUNK_INIT { .raw = STRBUF_INIT }
@@ -51,6 +56,17 @@ int read_cg_chunk(struct stream *s, struct strbuf *out);
  */
 int read_rev_chunk(struct stream *s, int version, const struct hg_oid *prev,
 		   struct rev_chunk *chunk);
+
+/*
+ * The same, except that of a chunk whose payload is over `max` bytes
+ * only the header and its delta's first hunk header (12 bytes: the
+ * delta) are read, chunk->unread counting the rest; then
+ * rev_chunk_read_rest() reads it, or the caller reads it from `s`.
+ */
+int read_rev_chunk_head(struct stream *s, int version,
+			const struct hg_oid *prev, struct rev_chunk *chunk,
+			size_t max);
+void rev_chunk_read_rest(struct stream *s, struct rev_chunk *chunk);
 
 /* Parse the payload in chunk->raw (what read_rev_chunk() does after reading). */
 void parse_rev_chunk(int version, const struct hg_oid *prev,

@@ -43,9 +43,8 @@ static int compresses(struct object_deflater *d, const unsigned char *in,
 	return total_out < total_in - total_in / 32;
 }
 
-/* The level to deflate at, into *level (the configured one, or 0). */
-static int object_level(struct object_deflater *d, int *level,
-			const void *in, size_t len)
+int object_deflate_level(struct object_deflater *d, int *level,
+			 const void *in, size_t len)
 {
 	int ret;
 
@@ -111,7 +110,7 @@ static int ready_stream(struct object_deflater *d, int level)
 int object_deflate(struct object_deflater *d, int level, const void *in,
 		   size_t len, struct strbuf *out)
 {
-	if (object_level(d, &level, in, len))
+	if (object_deflate_level(d, &level, in, len))
 		return -1;
 	if (level == Z_NO_COMPRESSION) {
 		store_uncompressed(in, len, out);

@@ -38,6 +38,14 @@ struct object_deflater {
  */
 int object_deflate(struct object_deflater *d, int level, const void *in,
 		   size_t len, struct strbuf *out);
+/*
+ * The level object_deflate() uses for `len` bytes at `in` asked to
+ * deflate at `*level`, into `*level` (the same, or 0 for big objects
+ * that do not compress; a stream deflated in pieces passes its first).
+ * Return 0, or -1 when zlib fails.
+ */
+int object_deflate_level(struct object_deflater *d, int *level,
+			 const void *in, size_t len);
 void object_deflater_release(struct object_deflater *d);
 
 struct deflate_job {

@@ -7,12 +7,53 @@
 #include "file.h"
 #include "check-setting.h"
 #include "id-verify.h"
+#include "input-stream.h"
+#include "delta-stream.h"
+#include "parse.h"
+#include "piece-hasher.h"
 
-/* The last revision imported or loaded: full text and content blob. */
+/*
+ * The last revision imported or loaded: full text and content blob; of a
+ * large one (last_streamed), only the metadata part of the text, its
+ * length in last_len.
+ */
 static struct hg_oid last_node;
 static struct strbuf last_text = STRBUF_INIT;
 static size_t last_meta_len;	/* bytes of "\1\n...\1\n" in last_text */
 static struct object_id last_blob;
+static int last_streamed;
+static uint64_t last_len;
+
+/*
+ * Large file revisions. A text of big_text_min bytes or more (or one
+ * whose delta base is such a text) is never held in memory: it is read
+ * as a stream made of its delta base's (the base's metadata, then its
+ * blob read back from the pack) and the delta's hunks (delta-stream.h),
+ * and each piece of it read is hashed for its hg id and the blob's id
+ * and deflated into the pack (store_blob_stream). The chunk itself is
+ * held unless it is one hunk over big_text_min (a whole text: what a
+ * server sends for a new large file), whose data is read from the
+ * changegroup as it is stored. Only its metadata, when it has some, is
+ * held, and what comes before its end. A small delta against a large
+ * blob of the pack being written is stored as the git delta it
+ * translates to, as smaller texts are.
+ *
+ * The text of the last large revision imported is kept whole in a
+ * temporary file (`spool[spool_last]`, while last_spooled) as it is read:
+ * the next revision's delta most often applies to it, and read back from
+ * the pack it would go through every delta of its chain.
+ */
+#define BIG_TEXT_MIN (32UL << 20)
+static size_t big_text_min;
+static int spool_fd[2] = { -1, -1 }, spool_last, last_spooled;
+
+size_t file_big_text_min(void)
+{
+	if (!big_text_min)
+		big_text_min = git_env_ulong("CINNABAR_TEST_BIG_TEXT",
+					     BIG_TEXT_MIN);
+	return big_text_min;
+}
 
 /*
  * The last revisions imported, for a delta against one of them
@@ -38,6 +79,11 @@ void file_reset_cache(void)
 	hg_oidcpy(&last_node, &hg_null_oid);
 	strbuf_release(&last_text);
 	last_meta_len = 0;
+	last_streamed = 0;
+	last_spooled = 0;
+	for (i = 0; i < 2; i++)
+		if (spool_fd[i] >= 0 && ftruncate(spool_fd[i], 0))
+			die_errno("cannot truncate a temporary file");
 	oidclr(&last_blob, the_hash_algo);
 	for (i = 0; i < KEPT_FILES; i++) {
 		strbuf_release(&kept[i].text);
@@ -51,7 +97,8 @@ static void keep_last(void)
 {
 	struct kept_file *k = &kept[kept_next++ % KEPT_FILES];
 
-	if (is_null_oid(&last_blob) || last_text.len > KEPT_FILE_MAX)
+	if (is_null_oid(&last_blob) || last_streamed ||
+	    last_text.len > KEPT_FILE_MAX)
 		return;
 	hg_oidcpy(&k->node, &last_node);
 	if (!k->text.alloc)	/* zeroed (static) or released */
@@ -80,15 +127,22 @@ static int load_kept(const struct hg_oid *node, const struct object_id *blob)
 	return 0;
 }
 
-static void load_file(const struct hg_oid *node)
+/*
+ * Make `node` the last revision: its text in memory, or when it is large
+ * and `may_stream`, its metadata only.
+ */
+static void load_file(const struct hg_oid *node, int may_stream)
 {
 	struct object_id key;
 	const struct object_id *meta, *blob;
 	unsigned long size;
+	uint64_t blob_size;
 	char *buf;
 
 	strbuf_reset(&last_text);
 	last_meta_len = 0;
+	last_streamed = 0;
+	last_spooled = 0;
 	oidclr(&last_blob, the_hash_algo);
 	hg_oidcpy(&last_node, node);
 	if (hg_oid_is_null(node) || hg_oideq(node, &hg_empty_file_oid))
@@ -109,6 +163,15 @@ static void load_file(const struct hg_oid *node)
 	if (!blob)
 		die("unknown delta base file revision %s (corrupt data, or a "
 		    "repository missing history it should have)", hg_oid_to_hex(node));
+	if (may_stream) {
+		blob_size = store_blob_size(blob);
+		if (blob_size + last_meta_len >= file_big_text_min()) {
+			last_streamed = 1;
+			last_len = blob_size + last_meta_len;
+			oidcpy(&last_blob, blob);
+			return;
+		}
+	}
 	buf = store_read_object_typed(blob, OBJ_BLOB, &size);
 	strbuf_add(&last_text, buf, size);
 	free(buf);
@@ -126,18 +189,244 @@ static size_t metadata_length(const struct strbuf *text)
 	return end ? end + 2 - text->buf : 0;
 }
 
+/*
+ * The same for a text of `len` bytes of which `head` holds the first:
+ * -1 when more of it is needed to tell.
+ */
+static ssize_t metadata_length_of_head(const struct strbuf *head,
+				       uint64_t len)
+{
+	const char *end, *nul;
+
+	if (len <= 4 || (head->len >= 2 && memcmp(head->buf, "\1\n", 2)))
+		return 0;
+	if (head->len < 2)
+		return -1;
+	nul = memchr(head->buf + 2, '\0', head->len - 2);
+	end = memmem(head->buf + 2, (nul ? nul : head->buf + head->len) -
+				    head->buf - 2, "\1\n", 2);
+	if (end)
+		return end + 2 - head->buf;
+	return nul || head->len == len ? 0 : -1;
+}
+
 /* Reused between revisions, to spare large allocations. */
 static struct strbuf text = STRBUF_INIT, git_delta = STRBUF_INIT;
 
-void import_file(struct id_verify *verify, struct rev_chunk *chunk)
+/*
+ * A stream whose bytes are hashed as they are read (the hg id), and
+ * written to `spool` (a file descriptor, or -1).
+ */
+struct hashed_stream {
+	struct stream inner;
+	struct piece_hasher *hasher;
+	int spool;
+	off_t spooled;
+};
+
+static void spool_write(struct hashed_stream *h, const char *buf, size_t len)
+{
+	while (len && h->spool >= 0) {
+		ssize_t w = pwrite(h->spool, buf, len, h->spooled);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			die_errno("cannot write a temporary file");
+		buf += w;
+		len -= w;
+		h->spooled += w;
+	}
+}
+
+static size_t hashed_read(struct stream *s, void *buf, size_t len)
+{
+	struct hashed_stream *h = s->data;
+	size_t n = stream_read(&h->inner, buf, len);
+
+	if (h->hasher)
+		piece_hasher_add(h->hasher, buf, n);
+	spool_write(h, buf, n);
+	return n;
+}
+
+/* A temporary file for the text of the large revision being imported. */
+static int next_spool(void)
+{
+	int i = last_spooled ? !spool_last : spool_last;
+
+	if (spool_fd[i] < 0) {
+		FILE *f = tmpfile();
+		if (!f)
+			die_errno("cannot create a temporary file");
+		spool_fd[i] = fileno(f);
+	} else if (ftruncate(spool_fd[i], 0)) {
+		die_errno("cannot truncate a temporary file");
+	}
+	return i;
+}
+
+static void hashed_release(struct stream *s)
+{
+	struct hashed_stream *h = s->data;
+	stream_release(&h->inner);
+	free(h);
+}
+
+/* The text of the last revision, as a stream. */
+static void open_last(struct stream *s)
+{
+	struct stream blob;
+	uint64_t size;
+
+	if (!last_streamed || is_null_oid(&last_blob)) {
+		stream_init_buf(s, last_text.buf, last_text.len, 0);
+		return;
+	}
+	if (last_spooled) {
+		stream_init_pread(s, spool_fd[spool_last]);
+		return;
+	}
+	store_open_blob(&last_blob, &blob, &size);
+	if (size + last_text.len != last_len)
+		die("blob %s changed size (the repository is damaged)",
+		    oid_to_hex(&last_blob));
+	stream_init_prefixed(s, &blob, last_text.buf, last_text.len);
+}
+
+/*
+ * Import `chunk` as a large revision ("Large file revisions" above), of
+ * `len` bytes against the last one's `base_len`: its delta in memory, or
+ * when `cg` is not NULL, the one hunk whose header chunk->delta holds,
+ * the data of which `cg` gives next.
+ */
+static void import_large(struct id_verify *verify, struct rev_chunk *chunk,
+			 uint64_t base_len, uint64_t len, struct stream *cg)
+{
+	struct stream base, data, text, content;
+	struct hashed_stream *hashed = xcalloc(1, sizeof(*hashed));
+	struct strbuf what = STRBUF_INIT, head = STRBUF_INIT;
+	struct object_id blob, meta, key;
+	struct hg_oid id;
+	ssize_t meta_len;
+	int as_delta, spool = -1;
+
+	strbuf_addf(&what, "file revision %s", hg_oid_to_hex(&chunk->node));
+	open_last(&base);
+	hashed->spool = -1;
+	if (cg) {
+		const unsigned char *h = (const unsigned char *)chunk->delta;
+		stream_init_limited(&data, cg, get_be32(h + 8));
+		stream_init_hg_hunk(&hashed->inner, &base, base_len,
+				    get_be32(h), get_be32(h + 4), &data,
+				    get_be32(h + 8), what.buf);
+	} else {
+		stream_init_hg_patch(&hashed->inner, &base, base_len,
+				     chunk->delta, chunk->delta_len, what.buf);
+	}
+	if (check_enabled(CHECK_FILES))
+		hashed->hasher = piece_hasher_start(&chunk->p1, &chunk->p2);
+	memset(&text, 0, sizeof(text));
+	text.read = hashed_read;
+	text.release = hashed_release;
+	text.data = hashed;
+
+	while ((meta_len = metadata_length_of_head(&head, len)) < 0) {
+		size_t n;
+		strbuf_grow(&head, 65536);
+		n = stream_read(&text, head.buf + head.len, 65536);
+		if (!n)
+			BUG("a text ended before its length");
+		strbuf_setlen(&head, head.len + n);
+	}
+	hg_oid_to_git(&key, &chunk->node);
+	if (meta_len) {
+		store_object_buf(OBJ_BLOB, head.buf + 2, meta_len - 4, &meta);
+		notes_map_set(&metadata.files_meta, &key, &meta);
+	}
+	as_delta = !cg && !meta_len && !last_meta_len &&
+		   !is_null_oid(&last_blob) &&
+		   store_can_delta_against(&last_blob);
+	stream_init_prefixed(&content, &text, head.buf + meta_len,
+			     head.len - meta_len);
+	if (as_delta) {
+		/* The hg delta applies to the blobs as they are. */
+		hg_delta_to_git(chunk->delta, chunk->delta_len, base_len, len,
+				&git_delta);
+		as_delta = git_delta.len < len / 2;
+	}
+	if (as_delta) {
+		/* Read back from the pack, it would be a delta: spooled. */
+		spool = next_spool();
+		hashed->spool = spool_fd[spool];
+		spool_write(hashed, head.buf, head.len);
+		store_hash_blob_stream(&content, len, &blob);
+		store_blob_delta_with_id(&blob, &last_blob, git_delta.buf,
+					 git_delta.len);
+	} else {
+		store_blob_stream(&content, len - meta_len, &blob);
+	}
+	if (hashed->hasher) {
+		piece_hasher_finish(hashed->hasher, &id);
+		hashed->hasher = NULL;
+		verify_id_result(verify, "file revision", &chunk->node, &id);
+	}
+	stream_release(&content);
+	if (cg)
+		stream_release(&data);
+	set_hg2git(&chunk->node, &blob);
+
+	strbuf_reset(&last_text);
+	strbuf_add(&last_text, head.buf, meta_len);
+	strbuf_release(&head);
+	strbuf_release(&what);
+	last_meta_len = meta_len;
+	last_streamed = 1;
+	last_len = len;
+	last_spooled = spool >= 0;
+	if (last_spooled)
+		spool_last = spool;
+	oidcpy(&last_blob, &blob);
+	hg_oidcpy(&last_node, &chunk->node);
+}
+
+void import_file(struct id_verify *verify, struct rev_chunk *chunk,
+		 struct stream *cg)
 {
 	struct object_id blob, meta, key;
 	size_t meta_len;
+	uint64_t base_len, len;
 
-	if (hg_oideq(&chunk->node, &hg_empty_file_oid) || hg2git(&chunk->node))
+	if (hg_oideq(&chunk->node, &hg_empty_file_oid) ||
+	    hg2git(&chunk->node)) {
+		stream_skip(cg, chunk->unread);
+		chunk->unread = 0;
 		return;
+	}
 	if (!hg_oideq(&chunk->delta_base, &last_node))
-		load_file(&chunk->delta_base);
+		load_file(&chunk->delta_base, 1);
+	base_len = last_streamed ? last_len : last_text.len;
+	if (chunk->unread) {
+		const unsigned char *h = (const unsigned char *)chunk->delta;
+		uint32_t start = get_be32(h), end = get_be32(h + 4);
+
+		if (get_be32(h + 8) == chunk->unread && start <= end &&
+		    end <= base_len) {
+			import_large(verify, chunk, base_len,
+				     base_len - (end - start) + chunk->unread,
+				     cg);
+			chunk->unread = 0;
+			return;
+		}
+		rev_chunk_read_rest(cg, chunk);
+	}
+	if (hg_delta_result_len(chunk->delta, chunk->delta_len, base_len,
+				&len))
+		die("malformed file revision %s in the changegroup (corrupt "
+		    "data)", hg_oid_to_hex(&chunk->node));
+	if (last_streamed || len >= file_big_text_min()) {
+		import_large(verify, chunk, base_len, len, NULL);
+		return;
+	}
 	strbuf_reset(&text);
 	if (hg_delta_apply(last_text.buf, last_text.len, chunk->delta,
 			   chunk->delta_len, &text))
@@ -178,8 +467,8 @@ stored:
 
 void file_text(const struct hg_oid *node, struct strbuf *out)
 {
-	if (!hg_oideq(node, &last_node))
-		load_file(node);
+	if (!hg_oideq(node, &last_node) || last_streamed)
+		load_file(node, 0);
 	strbuf_reset(out);
 	strbuf_addbuf(out, &last_text);
 }

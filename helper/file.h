@@ -16,8 +16,16 @@ struct rev_chunk;
 struct hg_oid;
 struct strbuf;
 
-/* Import one file revision of a changegroup (verifying its id). */
-void import_file(struct id_verify *verify, struct rev_chunk *chunk);
+/*
+ * Import one file revision of a changegroup (verifying its id). The
+ * chunk may have been read in part (read_rev_chunk_head() with
+ * file_big_text_min()): the rest is read from `cg`.
+ */
+struct stream;
+void import_file(struct id_verify *verify, struct rev_chunk *chunk,
+		 struct stream *cg);
+/* The size from which a file revision's text is not held in memory. */
+size_t file_big_text_min(void);
 /* The full text of a stored file revision; dies if it is unknown. */
 void file_text(const struct hg_oid *node, struct strbuf *out);
 /* Forget the revision kept in memory (between files). */

@@ -539,6 +539,21 @@ static void verify_in_place(struct id_verify *v, const char *what,
 	verify_id_poll(v);
 }
 
+void verify_id_result(struct id_verify *v, const char *what,
+		      const struct hg_oid *node, const struct hg_oid *id)
+{
+	struct verify_job job = { what };
+
+	if (!v->texts)
+		start(v);
+	job.seq = job_seq(v, VERIFY_IN_TURN);
+	hg_oidcpy(&job.node, node);
+	pthread_mutex_lock(&v->lock);
+	note_result(v, &job, id);
+	pthread_mutex_unlock(&v->lock);
+	verify_id_poll(v);
+}
+
 void verify_id_buf_done(struct id_verify *v)
 {
 	if (!v->in_place.running)

@@ -155,6 +155,13 @@ void verify_id_async_buf(struct id_verify *v, const char *what,
  */
 void verify_id_buf_done(struct id_verify *v);
 
+/*
+ * The id of a text hashed elsewhere (one too large to hold, as it was
+ * read) is `id`: a failure in its turn when it is not `node`.
+ */
+void verify_id_result(struct id_verify *v, const char *what,
+		      const struct hg_oid *node, const struct hg_oid *id);
+
 /* Die if a verification already done failed (without waiting). */
 void verify_id_poll(struct id_verify *v);
 

@@ -233,9 +233,9 @@ static void import_files(struct stream *cg, int version, size_t names,
 		struct hg_oid prev;
 		int first = 1;
 		file_reset_cache();
-		while (read_rev_chunk(cg, version, first ? NULL : &prev,
-				      &chunk)) {
-			import_file(verify, &chunk);
+		while (read_rev_chunk_head(cg, version, first ? NULL : &prev,
+					   &chunk, file_big_text_min())) {
+			import_file(verify, &chunk, cg);
 			manifest_precheck_advance(precheck, 0);
 			hg_oidcpy(&prev, &chunk.node);
 			first = 0;

@@ -453,3 +453,99 @@ void stream_init_prefixed(struct stream *s, struct stream *inner,
 	s->data = p;
 }
 
+
+/* Bytes in memory. */
+
+struct buf_stream {
+	const char *buf;
+	size_t len, pos;
+	char *owned;
+};
+
+static size_t buf_read(struct stream *s, void *buf, size_t len)
+{
+	struct buf_stream *b = s->data;
+	if (len > b->len - b->pos)
+		len = b->len - b->pos;
+	memcpy(buf, b->buf + b->pos, len);
+	b->pos += len;
+	return len;
+}
+
+static void buf_release(struct stream *s)
+{
+	struct buf_stream *b = s->data;
+	free(b->owned);
+	free(b);
+}
+
+void stream_init_buf(struct stream *s, const char *buf, size_t len, int owned)
+{
+	struct buf_stream *b = xcalloc(1, sizeof(*b));
+	b->buf = buf;
+	b->len = len;
+	b->owned = owned ? (char *)buf : NULL;
+	memset(s, 0, sizeof(*s));
+	s->read = buf_read;
+	s->release = buf_release;
+	s->data = b;
+}
+
+/* The next bytes of another stream. */
+
+struct limited {
+	struct stream *outer;
+	uint64_t left;
+};
+
+static size_t limited_read(struct stream *s, void *buf, size_t len)
+{
+	struct limited *l = s->data;
+	size_t n;
+
+	if (!l->left)
+		return 0;
+	if (len > l->left)
+		len = l->left;
+	n = stream_read(l->outer, buf, len);
+	if (!n)
+		die("unexpected end of data at byte %"PRIuMAX
+		    " (truncated or corrupt input)", (uintmax_t)l->outer->offset);
+	l->left -= n;
+	return n;
+}
+
+static void limited_release(struct stream *s)
+{
+	free(s->data);
+}
+
+static void limited_set_idle(struct stream *s, struct stream_idle *idle)
+{
+	struct limited *l = s->data;
+	stream_set_idle(l->outer, idle);
+}
+
+void stream_init_limited(struct stream *s, struct stream *outer,
+			 uint64_t len)
+{
+	struct limited *l = xcalloc(1, sizeof(*l));
+	l->outer = outer;
+	l->left = len;
+	memset(s, 0, sizeof(*s));
+	s->read = limited_read;
+	s->release = limited_release;
+	s->set_idle = limited_set_idle;
+	s->data = l;
+}
+
+void stream_skip(struct stream *s, uint64_t len)
+{
+	char buf[16384];
+
+	while (len) {
+		size_t n = len < sizeof(buf) ? len : sizeof(buf);
+		stream_read_exact(s, buf, n);
+		len -= n;
+	}
+}

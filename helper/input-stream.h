@@ -84,4 +84,15 @@ void stream_init_bz2(struct stream *s, struct stream *inner, int truncated);
 void stream_init_prefixed(struct stream *s, struct stream *inner,
 			  const char *prefix, size_t len);
 
+/* `len` bytes at `buf`, freed on release when `owned` (xmalloc'ed). */
+void stream_init_buf(struct stream *s, const char *buf, size_t len, int owned);
+/*
+ * The next `len` bytes of `outer` (which stays the caller's, and must
+ * outlive the new stream); dies if `outer` ends before them.
+ */
+void stream_init_limited(struct stream *s, struct stream *outer,
+			 uint64_t len);
+/* Read and drop `len` bytes, or die as stream_read_exact() does. */
+void stream_skip(struct stream *s, uint64_t len);
+
 #endif

@@ -2,6 +2,7 @@
 #include "libgit.h"
 #include "packfile.h"
 #include "hg-delta.h"
+#include "git-delta.h"
 #include "pack-delta-reuse.h"
 
 /* Inflate the `size` bytes of the entry data at `pos` of pack `p`. */
@@ -68,43 +69,6 @@ int pack_delta_at(struct packed_git *pack, off_t offset, struct strbuf *out,
 	return ret;
 }
 
-/* A varint of the delta's header; -1 past its end or when too long. */
-static int read_size(const unsigned char **p, const unsigned char *end,
-		     size_t *out)
-{
-	int shift = 0;
-	*out = 0;
-	for (;;) {
-		if (*p == end || shift > 56)
-			return -1;
-		*out |= (size_t)(**p & 0x7f) << shift;
-		shift += 7;
-		if (!(*(*p)++ & 0x80))
-			return 0;
-	}
-}
-
-/* A copy instruction's offset and size; -1 past the delta's end. */
-static int read_copy(unsigned char op, const unsigned char **p,
-		     const unsigned char *end, size_t *off, size_t *size)
-{
-	int i;
-	*off = *size = 0;
-	for (i = 0; i < 7; i++) {
-		if (!(op & (1 << i)))
-			continue;
-		if (*p == end)
-			return -1;
-		if (i < 4)
-			*off |= (size_t)*(*p)++ << (8 * i);
-		else
-			*size |= (size_t)*(*p)++ << (8 * (i - 4));
-	}
-	if (!*size)
-		*size = 0x10000;
-	return 0;
-}
-
 int git_delta_to_hg(const char *base, size_t base_len, const char *delta,
 		    size_t len, struct strbuf *text, struct strbuf *hg_delta)
 {
@@ -115,33 +79,30 @@ int git_delta_to_hg(const char *base, size_t base_len, const char *delta,
 
 	strbuf_reset(text);
 	strbuf_reset(hg_delta);
-	if (read_size(&p, end, &src) || read_size(&p, end, &dst) ||
+	if (git_delta_read_size(&p, end, &src) ||
+	    git_delta_read_size(&p, end, &dst) ||
 	    src != base_len)
 		return -1;
 	strbuf_grow(text, dst);
 	while (p < end) {
-		unsigned char op = *p++;
-		size_t off, size, before = text->len;
-		if (!op)
+		struct git_delta_op op;
+		size_t before = text->len;
+		if (git_delta_read_op(&p, end, &op))
 			return -1;
-		if (!(op & 0x80)) {
-			if ((size_t)(end - p) < op)
-				return -1;
-			strbuf_add(text, p, op);
-			p += op;
+		if (!op.copy) {
+			strbuf_add(text, op.data, op.size);
 			continue;
 		}
-		if (read_copy(op, &p, end, &off, &size) ||
-		    off > base_len || size > base_len - off)
+		if (op.off > base_len || op.size > base_len - op.off)
 			return -1;
-		strbuf_add(text, base + off, size);
+		strbuf_add(text, base + op.off, op.size);
 		/* A copy going back stays in the inserted bytes. */
-		if (off < done)
+		if (op.off < done)
 			continue;
-		if (off > done || before > loose)
-			hg_delta_add_hunk(hg_delta, done, off, text->buf + loose,
+		if (op.off > done || before > loose)
+			hg_delta_add_hunk(hg_delta, done, op.off, text->buf + loose,
 					  before - loose);
-		done = off + size;
+		done = op.off + op.size;
 		loose = text->len;
 	}
 	if (text->len != dst)

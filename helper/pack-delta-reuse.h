@@ -6,13 +6,7 @@
  * delta translated, see store_blob_from_delta). When a push sends that
  * previous revision just before, the pack's delta gives both the text
  * and the changegroup's delta without reading the blob whole or diffing.
- *
- * git's delta format (git's Documentation/gitformat-pack.txt): the base
- * and result sizes as little-endian base-128 varints, then instructions:
- * a byte with its high bit set copies from the base, its bits 0-3 telling
- * which of 4 offset bytes follow and bits 4-6 which of 3 size bytes
- * follow (little-endian, absent bytes are 0; a size of 0 means 0x10000);
- * a byte from 1 to 127 inserts that many following bytes; 0 is reserved.
+ * git's delta format: git-delta.h.
  */
 #ifndef CINNABAR_PACK_DELTA_REUSE_H
 #define CINNABAR_PACK_DELTA_REUSE_H

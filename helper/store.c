@@ -70,8 +70,18 @@ static void fixup_written_pack(int pack_fd, unsigned char *new_pack_hash,
 #include "filter-rows.h"
 #include "idx-lookup.h"
 #include "hg-delta.h"
+#include "delta-stream.h"
+#include "git-delta.h"
+#if !CINNABAR_GIT_NEW_API
+#include "streaming.h"
+#endif
 
 static int store_initialized;
+/*
+ * Streams reading the pack being written (open_written_entry): no
+ * checkpoint ends it under them.
+ */
+static unsigned entries_being_read;
 static struct tree_entry edit_roots[2];
 
 /*
@@ -624,7 +634,8 @@ static void ensure_pack(void)
 {
 	static int handlers;
 	store_init();
-	if (pack_data && hashmap_get_size(&object_table) >= checkpoint_objects)
+	if (pack_data && hashmap_get_size(&object_table) >= checkpoint_objects &&
+	    !entries_being_read)
 		store_checkpoint();
 	if (!pack_data) {
 		static int cleaned;
@@ -1020,7 +1031,7 @@ static void write_now(struct object_entry *e, const char *in, size_t len,
 {
 	flush_pending();
 	deflate_object(in, len);
-	if ((pack_size_limit &&
+	if ((pack_size_limit && !entries_being_read &&
 	     pack_size + PACK_END_ROOM + pack_z_out.len > pack_size_limit) ||
 	    pack_size + PACK_END_ROOM + pack_z_out.len < pack_size) {
 		/* The pack is full: a new one, where no delta can go. */
@@ -1741,4 +1752,453 @@ int store_blob_from_delta(const char *buf, size_t len,
 				 &pack_z_out);
 	}
 	return 0;
+}
+
+/*
+ * Blobs too large to hold, stored and read as streams (file.c, "Large
+ * file revisions"). A blob stored from a stream is written whole, its
+ * id known only once it is written: found to be a duplicate then, it is
+ * cut off the pack again. One read back from the pack being written is
+ * inflated from the file with pread (the objects before it appended
+ * first); a delta there, which only store_blob_delta_with_id() writes
+ * for such blobs, is applied as its base is read, when its copies go
+ * forward (delta-stream.h); anything else is read through git's own
+ * streams, or whole.
+ */
+#define STREAM_PIECE (1UL << 20)
+
+#if !CINNABAR_GIT_NEW_API
+/* The pack's running checksum is not used: see fixup_written_pack(). */
+static void skip_pack_hash(void)
+{
+	if (!pack_file->skip_hash) {
+		unsigned char unused[GIT_MAX_RAWSZ];
+		the_hash_algo->final_fn(unused, &pack_file->ctx);
+		pack_file->skip_hash = 1;
+	}
+}
+#else
+static void skip_pack_hash(void)
+{
+}
+#endif
+
+/* Write `len` bytes deflated by `z` into the pack, counting them. */
+static void write_deflated_piece(git_zstream *z, const void *in, size_t len,
+				 int flush, struct strbuf *out)
+{
+	int ret;
+
+	z->next_in = (unsigned char *)in;
+	z->avail_in = len;
+	do {
+		z->next_out = (unsigned char *)out->buf;
+		z->avail_out = out->alloc - 1;
+		ret = git_deflate(z, flush);
+		if (ret != Z_OK && ret != Z_STREAM_END && ret != Z_BUF_ERROR)
+			die("cannot compress an object (zlib error)");
+		hashwrite(pack_file, out->buf,
+			  (unsigned char *)z->next_out - (unsigned char *)out->buf);
+		pack_size += (unsigned char *)z->next_out -
+			     (unsigned char *)out->buf;
+	} while (z->avail_in || (flush == Z_FINISH && ret != Z_STREAM_END));
+}
+
+void store_blob_stream(struct stream *content, uint64_t size,
+		       struct object_id *result)
+{
+	unsigned char hdr[96];
+	unsigned long hdrlen;
+	cinnabar_hash_ctx c;
+	struct strbuf piece = STRBUF_INIT, out = STRBUF_INIT;
+	struct object_entry *e;
+	git_zstream z;
+	uint64_t left = size;
+	off_t offset;
+	int level = -2;
+
+	ensure_pack();
+	flush_pending();
+	/* Not under a stream of it: it would end past the limit. */
+	if (pack_size_limit && !entries_being_read &&
+	    pack_size + PACK_END_ROOM + size + size / 16 > pack_size_limit)
+		cycle_packfile();
+	if (pack_size + PACK_END_ROOM + size + size / 16 < pack_size)
+		die("the pack being written is too large");
+	skip_pack_hash();
+	offset = pack_size;
+	hdrlen = format_object_header((char *)hdr, sizeof(hdr), OBJ_BLOB, size);
+	the_hash_algo->init_fn(&c);
+	the_hash_algo->update_fn(&c, hdr, hdrlen);
+	crc32_begin(pack_file);
+	hdrlen = encode_in_pack_object_header(hdr, sizeof(hdr), OBJ_BLOB, size);
+	hashwrite(pack_file, hdr, hdrlen);
+	pack_size += hdrlen;
+	strbuf_grow(&piece, STREAM_PIECE);
+	strbuf_grow(&out, STREAM_PIECE + 1024);
+	while (left) {
+		/* Whole pieces: the first one tells the level. */
+		size_t n = left < STREAM_PIECE ? left : STREAM_PIECE;
+		if (stream_try_read_exact(content, piece.buf, n))
+			BUG("a blob's stream ended before its size");
+		if (level == -2) {
+			level = level_for(size);
+			if (object_deflate_level(&pack_deflater, &level,
+						 piece.buf, n))
+				die("cannot compress an object (zlib error)");
+			git_deflate_init(&z, level);
+		}
+		the_hash_algo->update_fn(&c, piece.buf, n);
+		write_deflated_piece(&z, piece.buf, n, 0, &out);
+		left -= n;
+	}
+	if (level == -2)
+		git_deflate_init(&z, level_for(size));
+	write_deflated_piece(&z, NULL, 0, Z_FINISH, &out);
+	git_deflate_end(&z);
+	strbuf_release(&piece);
+	strbuf_release(&out);
+	the_hash_algo->final_oid_fn(result, &c);
+
+	e = insert_object(result);
+	if (e->idx.offset || in_some_pack(result)) {
+		/* Stored already: cut it off again. */
+		if (!e->idx.offset) {
+			e->type = OBJ_BLOB;
+			e->pack_id = MAX_PACK_ID;
+			e->idx.offset = 1;
+		}
+		duplicates++;
+		hashflush(pack_file);
+		if (ftruncate(pack_file->fd, offset) ||
+		    lseek(pack_file->fd, offset, SEEK_SET) != offset)
+			die_errno("cannot truncate the pack being written");
+		pack_file->total = offset;
+		pack_size = offset;
+		crc32_end(pack_file);
+		return;
+	}
+	e->type = OBJ_BLOB;
+	e->pack_id = pack_id;
+	e->idx.offset = offset;
+	e->depth = 0;
+	object_count++;
+	objects_written++;
+	e->idx.crc32 = crc32_end(pack_file);
+	note_written_crc(e->idx.crc32, pack_size - offset);
+}
+
+void store_hash_blob_stream(struct stream *content, uint64_t size,
+			    struct object_id *result)
+{
+	char hdr[96];
+	int hdrlen = format_object_header(hdr, sizeof(hdr), OBJ_BLOB, size);
+	char *piece = xmalloc(STREAM_PIECE);
+	cinnabar_hash_ctx c;
+
+	the_hash_algo->init_fn(&c);
+	the_hash_algo->update_fn(&c, hdr, hdrlen);
+	while (size) {
+		size_t n = stream_read(content, piece, size < STREAM_PIECE ?
+						       size : STREAM_PIECE);
+		if (!n)
+			BUG("a blob's stream ended %"PRIuMAX" bytes short",
+			    (uintmax_t)size);
+		the_hash_algo->update_fn(&c, piece, n);
+		size -= n;
+	}
+	free(piece);
+	the_hash_algo->final_oid_fn(result, &c);
+}
+
+/* The entry of `base` when it can be a delta's base, else NULL. */
+static struct object_entry *delta_base_entry(const struct object_id *base)
+{
+	struct object_entry *b = in_current_pack(base);
+
+	if (!b || b->type != OBJ_BLOB || b->depth >= delta_depth_max)
+		return NULL;
+	return b;
+}
+
+int store_can_delta_against(const struct object_id *base)
+{
+	ensure_pack();
+	return !!delta_base_entry(base);
+}
+
+void store_blob_delta_with_id(const struct object_id *oid,
+			      const struct object_id *base, const char *delta,
+			      size_t delta_len)
+{
+	struct object_entry *b = delta_base_entry(base), *e;
+
+	if (!b)
+		BUG("store_blob_delta_with_id without store_can_delta_against");
+	e = insert_object((struct object_id *)oid);
+	if (e->idx.offset) {
+		duplicates++;
+		return;
+	}
+	if (in_some_pack(oid)) {
+		e->type = OBJ_BLOB;
+		e->pack_id = MAX_PACK_ID;
+		e->idx.offset = 1;
+		duplicates++;
+		return;
+	}
+	e->type = OBJ_BLOB;
+	e->depth = b->depth + 1;
+	flush_pending();
+	deflate_object(delta, delta_len);
+	write_pack_entry(e, OBJ_BLOB, delta_len, b->idx.offset, &pack_z_out);
+	if (pack_z_out.alloc > KEEP_OUTPUT)
+		strbuf_release(&pack_z_out);
+}
+
+/* An entry's data, inflated from the pack being written with pread. */
+struct entry_reader {
+	int fd;
+	off_t pos;		/* of the next deflated byte */
+	git_zstream z;
+	int ended;
+	unsigned char in[65536];
+};
+
+static size_t entry_read(struct stream *s, void *buf, size_t len)
+{
+	struct entry_reader *r = s->data;
+
+	while (!r->ended) {
+		int ret;
+
+		if (!r->z.avail_in) {
+			ssize_t n = pread(r->fd, r->in, sizeof(r->in), r->pos);
+			if (n < 0)
+				die_errno("cannot read the pack being written");
+			if (!n)
+				die("the pack being written ends in an "
+				    "object (disk corruption?)");
+			r->pos += n;
+			r->z.next_in = r->in;
+			r->z.avail_in = n;
+		}
+		r->z.next_out = buf;
+		r->z.avail_out = len;
+		ret = git_inflate(&r->z, 0);
+		if (ret == Z_STREAM_END)
+			r->ended = 1;
+		else if (ret != Z_OK && ret != Z_BUF_ERROR)
+			die("an object of the pack being written does not "
+			    "inflate (disk corruption?)");
+		if (r->z.avail_out < len)
+			return len - r->z.avail_out;
+	}
+	return 0;
+}
+
+static void entry_release(struct stream *s)
+{
+	struct entry_reader *r = s->data;
+	git_inflate_end(&r->z);
+	free(r);
+	entries_being_read--;
+}
+
+/*
+ * The entry at `offset` of the pack being written (its pending objects
+ * appended, the file flushed): its type, its size, the offset of its
+ * delta base (a delta), and a stream of its data.
+ */
+static void open_written_entry(off_t offset, enum object_type *type,
+			       uint64_t *size, off_t *base_offset,
+			       struct stream *s)
+{
+	unsigned char hdr[32], c;
+	struct entry_reader *r;
+	ssize_t got = pread(pack_data->pack_fd, hdr, sizeof(hdr), offset);
+	ssize_t i = 0;
+	int shift = 4;
+
+	if (got <= 0)
+		die_errno("cannot read the pack being written");
+	c = hdr[i++];
+	*type = (c >> 4) & 7;
+	*size = c & 15;
+	while (c & 0x80 && i < got) {
+		c = hdr[i++];
+		*size |= (uint64_t)(c & 0x7f) << shift;
+		shift += 7;
+	}
+	*base_offset = 0;
+	if (*type == OBJ_OFS_DELTA && i < got) {
+		uint64_t ofs;
+		c = hdr[i++];
+		ofs = c & 127;
+		while (c & 128 && i < got) {
+			c = hdr[i++];
+			ofs = ((ofs + 1) << 7) | (c & 127);
+		}
+		*base_offset = offset - ofs;
+	}
+	if (i == got)
+		die("an object of the pack being written is damaged (disk "
+		    "corruption?)");
+	r = xcalloc(1, sizeof(*r));
+	entries_being_read++;
+	r->fd = pack_data->pack_fd;
+	r->pos = offset + i;
+	git_inflate_init(&r->z);
+	memset(s, 0, sizeof(*s));
+	s->read = entry_read;
+	s->release = entry_release;
+	s->data = r;
+}
+
+/*
+ * A stream of the blob at `offset` of the pack being written, its size
+ * into `*size`; -1 (nothing opened) for one that is not a blob nor a
+ * delta going forward against one.
+ */
+static int open_written_blob(off_t offset, struct stream *s, uint64_t *size)
+{
+	enum object_type type;
+	off_t base_offset;
+	struct stream data, base;
+	struct strbuf delta = STRBUF_INIT;
+	uint64_t len, base_len;
+
+	open_written_entry(offset, &type, &len, &base_offset, &data);
+	if (type == OBJ_BLOB) {
+		*s = data;
+		*size = len;
+		return 0;
+	}
+	if (type != OBJ_OFS_DELTA)
+		goto not_streamed;
+	strbuf_grow(&delta, len);
+	if (stream_try_read_exact(&data, delta.buf, len))
+		die("an object of the pack being written is damaged (disk "
+		    "corruption?)");
+	strbuf_setlen(&delta, len);
+	if (!git_delta_is_forward(delta.buf, delta.len, &base_len, size) ||
+	    open_written_blob(base_offset, &base, &len))
+		goto not_streamed;
+	if (len != base_len)
+		die("an object of the pack being written is damaged (disk "
+		    "corruption?)");
+	stream_release(&data);
+	len = delta.len;
+	stream_init_git_patch(s, &base, strbuf_detach(&delta, NULL), len);
+	return 0;
+not_streamed:
+	stream_release(&data);
+	strbuf_release(&delta);
+	return -1;
+}
+
+/* The object of the pack being written that `oid` is, or NULL. */
+static struct object_entry *written_blob(const struct object_id *oid)
+{
+	struct object_entry *e;
+
+	if (!store_initialized)
+		return NULL;
+	e = in_current_pack(oid);
+	if (!e)
+		return NULL;
+	if (e->type != OBJ_BLOB)
+		die("object %s is a %s, not a blob", oid_to_hex(oid),
+		    type_name(e->type));
+	while (is_pending(e))
+		append_one_pending();
+	hashflush(pack_file);
+	return e;
+}
+
+uint64_t store_blob_size(const struct object_id *oid)
+{
+	struct object_entry *e = written_blob(oid);
+	unsigned long size;
+
+	if (e) {
+		enum object_type type;
+		off_t base_offset;
+		uint64_t len;
+		struct stream data;
+		unsigned char head[20];
+		const unsigned char *p = head;
+		size_t n, result;
+
+		open_written_entry(e->idx.offset, &type, &len, &base_offset,
+				   &data);
+		if (type == OBJ_BLOB) {
+			stream_release(&data);
+			return len;
+		}
+		/* A delta: the result's size is its header's second. */
+		n = stream_read(&data, head, sizeof(head));
+		stream_release(&data);
+		if (!git_delta_read_size(&p, head + n, &result) &&
+		    !git_delta_read_size(&p, head + n, &result))
+			return result;
+		die("an object of the pack being written is damaged (disk "
+		    "corruption?)");
+	}
+	if (cinnabar_object_info(oid, &size) != OBJ_BLOB)
+		die("missing blob %s (the repository or its cinnabar "
+		    "metadata is damaged)", oid_to_hex(oid));
+	return size;
+}
+
+#if !CINNABAR_GIT_NEW_API
+/* git's streams of an object (streaming.h). */
+static size_t istream_read(struct stream *s, void *buf, size_t len)
+{
+	ssize_t n = read_istream(s->data, buf, len);
+	if (n < 0)
+		die("cannot read a blob of the repository (damaged?)");
+	return n;
+}
+
+static void istream_release(struct stream *s)
+{
+	close_istream(s->data);
+}
+
+static void stream_init_git_istream(struct stream *s, struct git_istream *st)
+{
+	memset(s, 0, sizeof(*s));
+	s->read = istream_read;
+	s->release = istream_release;
+	s->data = st;
+}
+#endif
+
+void store_open_blob(const struct object_id *oid, struct stream *s,
+		     uint64_t *size)
+{
+	struct object_entry *e = written_blob(oid);
+	unsigned long len;
+	void *buf;
+
+	if (e && !open_written_blob(e->idx.offset, s, size))
+		return;
+#if !CINNABAR_GIT_NEW_API
+	if (!e) {
+		enum object_type type;
+		struct git_istream *st = open_istream(the_repository, oid,
+						      &type, &len, NULL);
+		if (st && type == OBJ_BLOB) {
+			stream_init_git_istream(s, st);
+			*size = len;
+			return;
+		}
+		if (st)
+			close_istream(st);
+	}
+#endif
+	buf = store_read_object_typed(oid, OBJ_BLOB, &len);
+	stream_init_buf(s, buf, len, 1);
+	*size = len;
 }

@@ -36,6 +36,33 @@ int store_blob_from_delta(const char *buf, size_t len,
 			  const struct object_id *base, const char *delta,
 			  size_t delta_len, struct object_id *result);
 
+/*
+ * Blobs too large to hold, as streams (store.c, "Blobs too large to
+ * hold"). store_blob_stream stores the `size` bytes `content` gives next
+ * as a blob, whole; store_hash_blob_stream only hashes them, into the
+ * blob's id. When store_can_delta_against(base) says that `base` is an
+ * object of the pack being written that can be a delta base,
+ * store_blob_delta_with_id, called next, stores blob `oid` (known to be
+ * what git delta `delta` makes of `base`) as that delta.
+ */
+struct stream;
+void store_blob_stream(struct stream *content, uint64_t size,
+		       struct object_id *result);
+void store_hash_blob_stream(struct stream *content, uint64_t size,
+			    struct object_id *result);
+int store_can_delta_against(const struct object_id *base);
+void store_blob_delta_with_id(const struct object_id *oid,
+			      const struct object_id *base, const char *delta,
+			      size_t delta_len);
+/* A blob's size, without reading it. Dies if `oid` is no blob. */
+uint64_t store_blob_size(const struct object_id *oid);
+/*
+ * A stream of a blob's content (read from the pack as it is read where
+ * it can be, else whole), its size into `size`.
+ */
+void store_open_blob(const struct object_id *oid, struct stream *s,
+		     uint64_t *size);
+
 /* Read an object written in this session or present in the repository. */
 void *store_read_object(const struct object_id *oid, enum object_type *type,
 			unsigned long *size);
