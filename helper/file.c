@@ -38,10 +38,11 @@ static uint64_t last_len;
  * blob of the pack being written is stored as the git delta it
  * translates to, as smaller texts are.
  *
- * The text of the last large revision imported is kept whole in a
- * temporary file (`spool[spool_last]`, while last_spooled) as it is read:
- * the next revision's delta most often applies to it, and read back from
- * the pack it would go through every delta of its chain.
+ * The text of the last large revision imported, when it is stored as a
+ * delta against another delta, is kept whole in a temporary file
+ * (`spool_fd[spool_last]`, while last_spooled) as it is read: the next
+ * revision's delta most often applies to it, and read back from the
+ * pack it would go through every delta of its chain.
  */
 #define BIG_TEXT_MIN (32UL << 20)
 static size_t big_text_min;
@@ -309,6 +310,7 @@ static void import_large(struct id_verify *verify, struct rev_chunk *chunk,
 	struct hg_oid id;
 	ssize_t meta_len;
 	int as_delta, spool = -1;
+	unsigned depth = 0;
 
 	strbuf_addf(&what, "file revision %s", hg_oid_to_hex(&chunk->node));
 	open_last(&base);
@@ -345,7 +347,7 @@ static void import_large(struct id_verify *verify, struct rev_chunk *chunk,
 	}
 	as_delta = !cg && !meta_len && !last_meta_len &&
 		   !is_null_oid(&last_blob) &&
-		   store_can_delta_against(&last_blob);
+		   store_can_delta_against(&last_blob, &depth);
 	stream_init_prefixed(&content, &text, head.buf + meta_len,
 			     head.len - meta_len);
 	if (as_delta) {
@@ -354,11 +356,16 @@ static void import_large(struct id_verify *verify, struct rev_chunk *chunk,
 				&git_delta);
 		as_delta = git_delta.len < len / 2;
 	}
-	if (as_delta) {
-		/* Read back from the pack, it would be a delta: spooled. */
+	if (as_delta && depth) {
+		/*
+		 * Read back from the pack, it would go through two deltas
+		 * or more: spooled.
+		 */
 		spool = next_spool();
 		hashed->spool = spool_fd[spool];
 		spool_write(hashed, head.buf, head.len);
+	}
+	if (as_delta) {
 		store_hash_blob_stream(&content, len, &blob);
 		store_blob_delta_with_id(&blob, &last_blob, git_delta.buf,
 					 git_delta.len);

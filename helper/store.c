@@ -1921,10 +1921,15 @@ static struct object_entry *delta_base_entry(const struct object_id *base)
 	return b;
 }
 
-int store_can_delta_against(const struct object_id *base)
+int store_can_delta_against(const struct object_id *base, unsigned *depth)
 {
+	struct object_entry *b;
+
 	ensure_pack();
-	return !!delta_base_entry(base);
+	b = delta_base_entry(base);
+	if (b)
+		*depth = b->depth;
+	return !!b;
 }
 
 void store_blob_delta_with_id(const struct object_id *oid,

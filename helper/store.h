@@ -41,7 +41,8 @@ int store_blob_from_delta(const char *buf, size_t len,
  * hold"). store_blob_stream stores the `size` bytes `content` gives next
  * as a blob, whole; store_hash_blob_stream only hashes them, into the
  * blob's id. When store_can_delta_against(base) says that `base` is an
- * object of the pack being written that can be a delta base,
+ * object of the pack being written that can be a delta base (at `depth`
+ * in its delta chain),
  * store_blob_delta_with_id, called next, stores blob `oid` (known to be
  * what git delta `delta` makes of `base`) as that delta.
  */
@@ -50,7 +51,7 @@ void store_blob_stream(struct stream *content, uint64_t size,
 		       struct object_id *result);
 void store_hash_blob_stream(struct stream *content, uint64_t size,
 			    struct object_id *result);
-int store_can_delta_against(const struct object_id *base);
+int store_can_delta_against(const struct object_id *base, unsigned *depth);
 void store_blob_delta_with_id(const struct object_id *oid,
 			      const struct object_id *base, const char *delta,
 			      size_t delta_len);

@@ -4,8 +4,9 @@ read back from the pack and the delta's hunks, hashed and stored as it is
 read, the data of a whole text read from the changegroup as it comes.
 
 CINNABAR_TEST_BIG_TEXT lowers the size from which that happens, so that a
-small history goes through it: random data, a small change in the middle
-(stored as a git delta against the previous blob), an hg copy of it
+small history goes through it: random data, small changes in the middle
+(stored as git deltas against the previous blob, each a delta of a
+delta kept whole in a temporary file for the next), an hg copy of it
 edited (metadata), a text starting with "\\1\\n" (an empty metadata
 block), the file shrunk to a few bytes and grown again, a revision whose
 content is that of an earlier one (a blob stored already, cut off the
@@ -58,10 +59,14 @@ def make_history(hg, repo):
 
     first = data(300 << 10)
     edited = first[:150000] + b'x' * 1000 + first[151000:] + b'tail'
+    again = edited[:50000] + b'y' * 500 + edited[50000:]
+    thrice = again[:250000] + b'z' * 10 + again[250010:]
     hg('init', repo)
     steps = [
         {'big.bin': first, 'small.txt': b'one\n'},
         {'big.bin': edited},
+        {'big.bin': again},
+        {'big.bin': thrice},
         {'framed.bin': b'\1\nnot metadata\n\1\n' + data(200 << 10)},
         {'big.bin': b'tiny\n'},
         {'big.bin': data(100 << 10) + edited},
