@@ -315,6 +315,7 @@ void create_changegroup(int version, const char *path,
 	push_state_init(&st, version, nr);
 	for (i = 0; i < nr; i++)
 		add_commit(&st, i, &commits[i]);
+	store_read_scattered(1);
 	write_changegroup(path, &st);
 	file_parents_forget();
 	for (i = 0; i < nr; i++)
@@ -326,6 +327,7 @@ void create_changegroup(int version, const char *path,
 	push_state_drop_texts(&st, nr);
 	if (i < nr)
 		import_back(path, &st);
+	store_read_scattered(0);
 
 	for (i = 0; i < nr; i++)
 		hg_oidcpy(&nodes[i], &st.cs[i].node);

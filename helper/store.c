@@ -171,6 +171,10 @@ static unsigned long checkpoints;
 static unsigned long idx_lookups, idx_found;
 static pid_t store_pid;
 
+/* The windows limit set below, unless configured (windows_limit_ours). */
+#define WINDOWS_LIMIT (8 * 1024 * 1024)
+static int windows_limit_ours;
+
 void store_limit_memory(void)
 {
 	size_t *cache_limit = &CINNABAR_PACK_SETTING(delta_base_cache_limit);
@@ -193,12 +197,32 @@ void store_limit_memory(void)
 	 * to 8 GiB or more in all: every page of a finished pack touched by
 	 * a read (trees read back after a checkpoint) counted in the resident
 	 * size until the end. Unless configured, windows of 1 MiB, 8 MiB in
-	 * all: pages still in the page cache map again at no I/O cost.
+	 * all: pages still in the page cache map again at no I/O cost
+	 * (store_read_scattered widens that for a push).
 	 */
 	if (*window_size == DEFAULT_PACKED_GIT_WINDOW_SIZE)
 		*window_size = 1024 * 1024;
-	if (*windows_limit == DEFAULT_PACKED_GIT_LIMIT)
-		*windows_limit = 8 * 1024 * 1024;
+	if (*windows_limit == DEFAULT_PACKED_GIT_LIMIT) {
+		*windows_limit = WINDOWS_LIMIT;
+		windows_limit_ours = 1;
+	}
+}
+
+void store_read_scattered(int on)
+{
+	/*
+	 * A push reads the trees of manifests from all along the history:
+	 * checking the stored texts its deltas apply to (file-parents.c),
+	 * then editing the trees of the manifests it imports back. A tree's
+	 * delta chain lies in as many places of the pack as it has links,
+	 * and 8 windows were remapped at nearly every read: a 1000-file push
+	 * on manifest100k spent 0.3 s of its 1.2 s changegroup in mmap,
+	 * munmap and page faults. 32 windows while it runs: at most 24 MiB
+	 * more resident.
+	 */
+	if (windows_limit_ours)
+		CINNABAR_PACK_SETTING(packed_git_limit) =
+			on ? 4 * WINDOWS_LIMIT : WINDOWS_LIMIT;
 }
 
 /* The largest object deflated in one zlib call: see "Writing objects". */

@@ -15,6 +15,11 @@
 void store_init(void);
 /* Cap git's caches of objects read; call after reading the config. */
 void store_limit_memory(void);
+/*
+ * Between store_read_scattered(1) and (0), objects are read from all
+ * over the packs (a push's checks): more of them stay mapped.
+ */
+void store_read_scattered(int on);
 
 /* Store an object; `result` receives its id. */
 void store_object_buf(enum object_type type, const char *buf, size_t len,
