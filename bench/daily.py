@@ -199,7 +199,8 @@ class Prepared:
 
 
 class Results:
-    def __init__(self):
+    def __init__(self, name):
+        self.name = name  # the repository, which --json's labels start with
         self.runs = {}  # label -> [(seconds, cpu, largest process)]
         self.failed = False
 
@@ -215,7 +216,8 @@ class Results:
         cpu = rusage.ru_utime + rusage.ru_stime
         peak = max(sampler.peaks.values(), default=0)
         self.runs.setdefault(label, []).append((elapsed, cpu, peak))
-        record(label, seconds=elapsed, cpu=cpu, peak_mb=peak / MB)
+        record(f'{self.name}: {label}', seconds=elapsed, cpu=cpu,
+               peak_mb=peak / MB)
         print(f'{label:<34} {elapsed:7.3f} s  CPU {cpu:6.3f} s  '
               f'{peak / MB:6.1f} MB  load {os.getloadavg()[0]:.1f}',
               flush=True)
@@ -225,8 +227,8 @@ class Results:
         values = sorted(r[index] for r in self.runs[label])
         return values[len(values) // 2]
 
-    def summary(self, name):
-        print(f'{name}: medians of each kind\'s rounds')
+    def summary(self):
+        print(f'{self.name}: medians of each kind\'s rounds')
         for label, runs in self.runs.items():
             print(f'  {label:<34} {self.median(label):7.3f} s  CPU '
                   f'{self.median(label, 1):6.3f} s  largest process '
@@ -321,7 +323,7 @@ def benchmark(hg, tools, name, args):
     served = prepared.dir / 'served'
     shutil.rmtree(served, ignore_errors=True)
     hg('clone', '-U', '-q', prepared.full, served, timeout=900)
-    results = Results()
+    results = Results(name)
     with HgServer(hg, served, prepared.dir / 'serve') as server:
         print(f'hg serve: {server.url} ({hg.version()})', flush=True)
         for _ in range(args.runs):
@@ -331,7 +333,7 @@ def benchmark(hg, tools, name, args):
                 push_round(prepared, results, server, files)
     shutil.rmtree(served, ignore_errors=True)
     shutil.rmtree(prepared.dir / 'work', ignore_errors=True)
-    results.summary(name)
+    results.summary()
     return results.failed
 
 
