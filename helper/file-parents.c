@@ -199,26 +199,44 @@ static int has_node(const struct mcommit *m, const char *path,
 /*
  * The manifest of chain `c` (its start has `node` at `path`) followed by
  * the first one found without it along first parents: probed 1, 2, 4...
- * manifests back, then bisected, a few tree reads however far. Its index
- * into *found; -1 when it is `max_steps` or more back (0: no limit).
+ * manifests back, then bisected, a few tree reads however far (the
+ * last manifest of the chain is tried before bisecting up to it). Its
+ * index into *found; -1 when it is `max_steps` or more back (0: no limit).
+ *
+ * Unless `text` is NULL, the revision of `path` in the first manifest
+ * probed without `node` is tried as its parent before bisecting: a file
+ * changes far less often than the manifests around it, and that is most
+ * often the revision `node` was made from. When `text` and it (or no
+ * parent) give `node`'s id, the text is checked and its parents found
+ * without bisecting: 1 with *p1 and *p2 set, *found left unset.
  */
 static int chain_introducer(struct chain *c, const char *path,
 			    const struct hg_oid *node, size_t max_steps,
-			    size_t *found)
+			    size_t *found, const struct strbuf *text,
+			    struct hg_oid *p1, struct hg_oid *p2)
 {
 	size_t lo = 0, hi = 1;	/* lo has `node`; hi is probed */
 	const struct mcommit *m;
+	struct hg_oid older;
 
 	for (;;) {
 		if (max_steps && hi > max_steps)
 			hi = max_steps;
 		m = chain_at(c, hi);
 		if (!m) {
+			/* Often there from the first manifest: no bisection. */
 			hi = c->nr;
+			if (hi - lo > 1 && has_node(&c->m[hi - 1], path, node))
+				lo = hi - 1;
 			break;
 		}
-		if (!has_node(m, path, node))
+		path_in_tree(&m->tree, path, &older);
+		if (!hg_oideq(&older, node)) {
+			if (text && !file_parents_among(node, text, &older,
+							&hg_null_oid, p1, p2))
+				return 1;
 			break;
+		}
 		if (max_steps && hi == max_steps)
 			return -1;
 		lo = hi;
@@ -245,9 +263,15 @@ static int parents_from(const char *path, const struct hg_oid *node,
 	struct mcommit m;
 	struct hg_oid in[2];
 	size_t at, i;
+	int ret;
 
-	if (!c || chain_introducer(c, path, node, max_steps, &at))
+	if (!c)
 		return -1;
+	/* The guess gives parents, not the manifests they are in. */
+	ret = chain_introducer(c, path, node, max_steps, &at,
+			       where ? NULL : text, p1, p2);
+	if (ret)
+		return ret > 0 ? 0 : -1;
 	m = c->m[at];
 	/* Brought by the second parent of a merge: from there on. */
 	if (m.nr == 2) {

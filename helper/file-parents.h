@@ -29,8 +29,10 @@ int file_parents_among(const struct hg_oid *node, const struct strbuf *text,
  * search reads each manifest commit on the way (once per start: kept
  * for the next search) but the trees of only a few, 1, 2, 4... back
  * then bisected: a push checking many paths from one parent manifest
- * does not read every manifest of their history. It looks at most
- * `max_steps` manifests back (0: no limit). Return 0 with *p1 and *p2 set; -1 when `start` does not
+ * does not read every manifest of their history; when `where` is NULL,
+ * the revision of `path` in the first manifest probed without `node` is
+ * tried as its parent first, which most often spares the bisection. It
+ * looks at most `max_steps` manifests back (0: no limit). Return 0 with *p1 and *p2 set; -1 when `start` does not
  * have `node` at `path`, or no manifest introducing it is found within
  * `max_steps`; -2 when one is and no pair of candidates gives `node` with
  * `text` (the text, or the history, is not what the id says). Unless
