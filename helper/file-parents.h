@@ -32,10 +32,11 @@ int file_parents_among(const struct hg_oid *node, const struct strbuf *text,
  * does not read every manifest of their history; when `where` is NULL,
  * the revision of `path` in the first manifest probed without `node` is
  * tried as its parent first, which most often spares the bisection. It
- * looks at most `max_steps` manifests back (0: no limit). Return 0 with *p1 and *p2 set; -1 when `start` does not
- * have `node` at `path`, or no manifest introducing it is found within
- * `max_steps`; -2 when one is and no pair of candidates gives `node` with
- * `text` (the text, or the history, is not what the id says). Unless
+ * looks at most `max_steps` manifests back (0: no limit). Return 0 with
+ * *p1 and *p2 set; -1 when `start` does not have `node` at `path`, or
+ * no manifest introducing it is found within `max_steps`; -2 when one
+ * is and no pair of candidates gives `node` with `text` (the text, or
+ * the history, is not what the id says). Unless
  * `where` is NULL, where[0] and where[1] get the manifests of the parents
  * of the manifest that introduced `node` (null when it has fewer
  * parents): where the revisions *p1 and *p2 were found.

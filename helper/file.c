@@ -356,16 +356,16 @@ static void import_large(struct id_verify *verify, struct rev_chunk *chunk,
 				&git_delta);
 		as_delta = git_delta.len < len / 2;
 	}
-	if (as_delta && depth) {
-		/*
-		 * Read back from the pack, it would go through two deltas
-		 * or more: spooled.
-		 */
-		spool = next_spool();
-		hashed->spool = spool_fd[spool];
-		spool_write(hashed, head.buf, head.len);
-	}
 	if (as_delta) {
+		if (depth) {
+			/*
+			 * Read back from the pack, it would go through two
+			 * deltas or more: spooled.
+			 */
+			spool = next_spool();
+			hashed->spool = spool_fd[spool];
+			spool_write(hashed, head.buf, head.len);
+		}
 		store_hash_blob_stream(&content, len, &blob);
 		store_blob_delta_with_id(&blob, &last_blob, git_delta.buf,
 					 git_delta.len);
