@@ -1,5 +1,6 @@
 /* Deflating the objects of a pack: see deflate-queue.h. */
 #include "git-compat-util.h"
+#include "config.h"
 #include "thread-utils.h"
 #include "deflate-queue.h"
 
@@ -140,30 +141,41 @@ void object_deflater_release(struct object_deflater *d)
 }
 
 /*
- * The queue: a ring of jobs. `pushed`, `deflated` and `popped` count the
- * jobs since the start; jobs [popped, deflated) are deflated, jobs
- * [deflated, pushed) wait for the worker. The pusher writes a slot only
- * once popped, the worker only the one at `deflated`: the counts, under
- * `lock`, say whose each slot is. At most QUEUE_JOBS jobs and QUEUE_BYTES
- * bytes to deflate are queued. A waiting worker is woken once WAKE_JOBS
- * jobs wait for it, or when the pusher waits; a waiting pusher once
- * WAKE_JOBS jobs (or all) are deflated: waking either for every object
- * (most are 100-byte tree deltas) cost more in system calls than it saved.
+ * The queue: a ring of jobs. `pushed` and `popped` count the jobs since
+ * the start; jobs [popped, pushed) are in the ring, each queued, taken (by
+ * the worker or the pusher, deflating it) or deflated: `state`, under
+ * `lock`, with `deflated`, the count of jobs deflated from the start in a
+ * row. The worker takes the jobs in order from `next`; a pusher waiting
+ * for the oldest job deflates the newest ones still queued meanwhile
+ * (with a stream of its own, so the bytes are those the worker would
+ * make), and waits only for the job the worker has. The pusher writes a
+ * slot only once popped, the thread that took a job only its output. At
+ * most QUEUE_JOBS jobs and QUEUE_BYTES bytes to deflate are queued. A
+ * waiting worker is woken once WAKE_JOBS jobs wait for it, or when the
+ * pusher waits: waking it for every object (most are 100-byte tree
+ * deltas) cost more in system calls than it saved.
+ * CINNABAR_TEST_DEFLATE_ALTERNATE=1 (tests) leaves every other job to the
+ * pusher, so that both deflate on every import.
  */
 #define QUEUE_JOBS 1024
 #define QUEUE_BYTES (16UL << 20)
 #define WAKE_JOBS 32
+
+enum job_state { JOB_QUEUED, JOB_TAKEN, JOB_DEFLATED };
 
 struct deflate_queue {
 	pthread_mutex_t lock;
 	pthread_cond_t more, done;
 	pthread_t worker;
 	struct object_deflater deflater;	/* the worker's */
+	struct object_deflater pusher_deflater;
 	struct deflate_job ring[QUEUE_JOBS];
-	size_t pushed, deflated, popped, bytes;
+	unsigned char state[QUEUE_JOBS];
+	size_t pushed, deflated, popped, bytes, next;
 	size_t seen_deflated;	/* the pusher's last look at `deflated` */
-	size_t wake_pusher_at;	/* when the pusher waits: `deflated` to reach */
-	int running, stopping, worker_waiting, no_worker;
+	size_t stolen;		/* jobs the pusher deflated */
+	int running, stopping, worker_waiting, pusher_waiting, no_worker;
+	int alternate;
 };
 
 static struct deflate_queue queue = {
@@ -172,31 +184,64 @@ static struct deflate_queue queue = {
 	.done = PTHREAD_COND_INITIALIZER,
 };
 
-/* The worker's next job, NULL when told to stop: under `lock`. */
-static struct deflate_job *next_job(struct deflate_queue *q)
+/* Job `i` is deflated: under `lock`. */
+static void job_deflated(struct deflate_queue *q, size_t i)
 {
-	while (!q->stopping && q->deflated == q->pushed) {
+	q->state[i % QUEUE_JOBS] = JOB_DEFLATED;
+	while (q->deflated < q->pushed &&
+	       q->state[q->deflated % QUEUE_JOBS] == JOB_DEFLATED)
+		q->deflated++;
+}
+
+/* Deflate job `i`, taken, with `d`: called without `lock`. */
+static void run_job(struct deflate_queue *q, struct object_deflater *d,
+		    size_t i)
+{
+	struct deflate_job *job = &q->ring[i % QUEUE_JOBS];
+
+	job->failed = object_deflate(d, job->level, job->in, job->len,
+				     &job->out) < 0;
+	FREE_AND_NULL(job->in);
+}
+
+/*
+ * The worker's next job, taken, or -1 when told to stop: under `lock`.
+ * Jobs before `deflated` need nothing; after it, the pusher may have
+ * taken some.
+ */
+static ssize_t next_job(struct deflate_queue *q)
+{
+	for (;;) {
+		if (q->next < q->deflated)
+			q->next = q->deflated;
+		while (q->next < q->pushed &&
+		       (q->state[q->next % QUEUE_JOBS] != JOB_QUEUED ||
+			(q->alternate && q->next % 2)))
+			q->next++;
+		if (q->stopping || q->next < q->pushed)
+			break;
 		q->worker_waiting = 1;
 		pthread_cond_wait(&q->more, &q->lock);
 		q->worker_waiting = 0;
 	}
-	return q->stopping ? NULL : &q->ring[q->deflated % QUEUE_JOBS];
+	if (q->stopping)
+		return -1;
+	q->state[q->next % QUEUE_JOBS] = JOB_TAKEN;
+	return q->next++;
 }
 
 static void *deflate_worker(void *data)
 {
 	struct deflate_queue *q = data;
-	struct deflate_job *job;
+	ssize_t i;
 
 	pthread_mutex_lock(&q->lock);
-	while ((job = next_job(q))) {
+	while ((i = next_job(q)) >= 0) {
 		pthread_mutex_unlock(&q->lock);
-		job->failed = object_deflate(&q->deflater, job->level, job->in,
-					     job->len, &job->out) < 0;
-		FREE_AND_NULL(job->in);
+		run_job(q, &q->deflater, i);
 		pthread_mutex_lock(&q->lock);
-		q->deflated++;
-		if (q->wake_pusher_at && q->deflated >= q->wake_pusher_at)
+		job_deflated(q, i);
+		if (q->pusher_waiting)
 			pthread_cond_signal(&q->done);
 	}
 	pthread_mutex_unlock(&q->lock);
@@ -208,6 +253,7 @@ static int start_worker(struct deflate_queue *q)
 {
 	if (q->no_worker)
 		return -1;
+	q->alternate = git_env_bool("CINNABAR_TEST_DEFLATE_ALTERNATE", 0);
 	if (online_cpus() < 2 ||
 	    pthread_create(&q->worker, NULL, deflate_worker, q)) {
 		q->no_worker = 1;
@@ -238,11 +284,28 @@ int deflate_queue_push(char *in, size_t len, int owned, int level,
 	job->base = base;
 	q->bytes += len;
 	pthread_mutex_lock(&q->lock);
+	q->state[q->pushed % QUEUE_JOBS] = JOB_QUEUED;
 	q->pushed++;
-	if (q->worker_waiting && q->pushed - q->deflated >= WAKE_JOBS)
+	if (q->worker_waiting && q->pushed - q->next >= WAKE_JOBS)
 		pthread_cond_signal(&q->more);
 	pthread_mutex_unlock(&q->lock);
 	return 0;
+}
+
+/*
+ * The newest job still queued, taken for the pusher, or -1 when every
+ * job is taken or deflated: under `lock`.
+ */
+static ssize_t steal_job(struct deflate_queue *q)
+{
+	size_t i = q->pushed;
+
+	while (i > q->deflated)
+		if (q->state[--i % QUEUE_JOBS] == JOB_QUEUED) {
+			q->state[i % QUEUE_JOBS] = JOB_TAKEN;
+			return i;
+		}
+	return -1;
 }
 
 int deflate_queue_pop(struct deflate_job *job, int wait)
@@ -253,13 +316,22 @@ int deflate_queue_pop(struct deflate_job *job, int wait)
 		return -1;
 	if (q->popped == q->seen_deflated) {
 		pthread_mutex_lock(&q->lock);
+		if (wait && q->popped == q->deflated && q->worker_waiting)
+			pthread_cond_signal(&q->more);
 		while (wait && q->popped == q->deflated) {
-			if (q->worker_waiting)
-				pthread_cond_signal(&q->more);
-			q->wake_pusher_at = q->pushed - q->popped > WAKE_JOBS ?
-					    q->popped + WAKE_JOBS : q->pushed;
+			ssize_t i = steal_job(q);
+
+			if (i >= 0) {
+				pthread_mutex_unlock(&q->lock);
+				run_job(q, &q->pusher_deflater, i);
+				pthread_mutex_lock(&q->lock);
+				job_deflated(q, i);
+				q->stolen++;
+				continue;
+			}
+			q->pusher_waiting = 1;
 			pthread_cond_wait(&q->done, &q->lock);
-			q->wake_pusher_at = 0;
+			q->pusher_waiting = 0;
 		}
 		q->seen_deflated = q->deflated;
 		pthread_mutex_unlock(&q->lock);
@@ -270,6 +342,11 @@ int deflate_queue_pop(struct deflate_job *job, int wait)
 	q->bytes -= job->len;
 	q->popped++;
 	return 0;
+}
+
+size_t deflate_queue_stolen(void)
+{
+	return queue.stolen;
 }
 
 int deflate_queue_pending(void)
@@ -295,8 +372,9 @@ void deflate_queue_stop(void)
 		FREE_AND_NULL(job->in);
 		strbuf_release(&job->out);
 	}
-	q->pushed = q->deflated = q->popped = q->bytes = 0;
+	q->pushed = q->deflated = q->popped = q->bytes = q->next = 0;
 	q->seen_deflated = 0;
+	object_deflater_release(&q->pusher_deflater);
 }
 
 void deflate_queue_atfork_prepare(void)

@@ -7,7 +7,8 @@
  * place it is all on the one thread that also does the rest. The pack
  * writer (store.c) may instead push the bytes to deflate, and go on with
  * the next objects while a worker thread deflates them in order; it pops
- * them back in the same order and appends them itself. Each object is
+ * them back in the same order and appends them itself, and while it
+ * waits for one it deflates the newest ones queued. Each object is
  * deflated by a stream reset for it, so the pack is byte for byte the one
  * deflating in place writes.
  *
@@ -80,6 +81,8 @@ int deflate_queue_push(char *in, size_t len, int owned, int level,
  */
 int deflate_queue_pop(struct deflate_job *job, int wait);
 
+/* How many jobs the pusher deflated itself, waiting for the worker. */
+size_t deflate_queue_stolen(void);
 /* Whether jobs are queued (deflated or not). */
 int deflate_queue_pending(void);
 

@@ -1661,10 +1661,13 @@ static void trace_stats(void)
 	if (!getenv("GIT_CINNABAR_TRACE"))
 		return;
 	fprintf(stderr, "cinnabar-helper: store: %lu objects written "
-		"(%lu deflated on a second thread), %lu duplicates not "
+		"(%lu deflated on a second thread, %lu of them by the "
+		"importer while it waited), %lu duplicates not "
 		"written, %lu checkpoints, %lu lookups in their packs past "
 		"the filters (%lu found), %lu filters in a file\n",
-		objects_written, deflated_on_thread, duplicates, checkpoints, idx_lookups,
+		objects_written, deflated_on_thread,
+		(unsigned long)deflate_queue_stolen(), duplicates, checkpoints,
+		idx_lookups,
 		idx_found, filters_moved);
 }
 

@@ -1,11 +1,12 @@
 """The packs the helper writes are the same bytes whether objects are
-deflated on its second thread (the default with two CPUs or more) or in
-place, as it does when a pack size limit is set (helper/store.c): a pack's
-name is the checksum of its bytes. Checkpoints every few objects make the
-import end packs, and read back objects, while others are still being
-deflated. Objects too small for deflate to shrink are stored, unless the
-user chose a compression level. Objects too big for one zlib call are
-stored whole, deflated in steps."""
+deflated on its second thread (the default with two CPUs or more), some of
+them by the importer while it waits for that thread, or in place, as it
+does when a pack size limit is set (helper/store.c,
+helper/deflate-queue.c): a pack's name is the checksum of its bytes.
+Checkpoints every few objects make the import end packs, and read back
+objects, while others are still being deflated. Objects too small for
+deflate to shrink are stored, unless the user chose a compression level.
+Objects too big for one zlib call are stored whole, deflated in steps."""
 
 import os
 import re
@@ -17,7 +18,8 @@ from lib.git import METADATA_REF, git, init, rev_parse
 BUNDLE = 'hgweb+obs.hg'  # the corpus's largest small bundle
 ENV = {'CINNABAR_TEST_CHECKPOINT': '8', 'GIT_CINNABAR_TRACE': '1'}
 STATS = re.compile(r'^cinnabar-helper: store: (\d+) objects written '
-                   r'\((\d+) deflated on a second thread\)', re.M)
+                   r'\((\d+) deflated on a second thread, (\d+) of them '
+                   r'by the importer while it waited\)', re.M)
 
 
 def packs(repo):
@@ -25,32 +27,42 @@ def packs(repo):
                   .glob('*.pack'))
 
 
-def unbundled(bundle, repo, *config):
-    """The packs and metadata of `bundle` imported into `repo`, and the
-    count of objects deflated on the second thread."""
+def unbundled(bundle, repo, *config, env=None):
+    """The packs and metadata of `bundle` imported into `repo`, the count
+    of objects deflated on the second thread, and how many of them the
+    importer deflated itself."""
     init(repo)
     options = []
     for item in config:
         options += ['-c', item]
     result = git(*options, 'cinnabar', 'unbundle', bundle, cwd=repo,
-                 extra_env=ENV)
+                 extra_env=dict(ENV, **(env or {})))
     stats = STATS.findall(result.err)
     assert len(stats) == 1, result.err
-    written, on_thread = map(int, stats[0])
+    written, on_thread, by_importer = map(int, stats[0])
     assert written
-    return (packs(repo), rev_parse(repo, METADATA_REF)), on_thread
+    assert by_importer <= on_thread
+    return ((packs(repo), rev_parse(repo, METADATA_REF)),
+            (on_thread, by_importer))
 
 
 def test_same_pack_bytes_on_the_second_thread_or_not(tmp_path):
     path = Corpus(test_env.corpus_dir()).bundle(BUNDLE)
-    threaded, on_thread = unbundled(path, tmp_path / 'threaded')
-    in_place, none = unbundled(path, tmp_path / 'in-place',
-                               'pack.packSizeLimit=1g')
+    threaded, (on_thread, _) = unbundled(path, tmp_path / 'threaded')
+    # Every other object left to the importer, deflating while it waits.
+    shared, (shared_thread, by_importer) = unbundled(
+        path, tmp_path / 'shared',
+        env={'CINNABAR_TEST_DEFLATE_ALTERNATE': '1'})
+    in_place, (none, _) = unbundled(path, tmp_path / 'in-place',
+                                    'pack.packSizeLimit=1g')
     assert len(threaded[0]) > 1, 'no checkpoint: nothing was tested'
     assert threaded == in_place
+    assert shared == in_place
     assert none == 0
     # One CPU: no second thread (helper/deflate-queue.c).
     assert (on_thread > 0) == (os.cpu_count() > 1)
+    if os.cpu_count() > 1:
+        assert by_importer >= shared_thread // 2 > 0
 
 
 def small_objects_stored(repo):
