@@ -196,18 +196,24 @@ static void import_manifests(struct stream *cg, int version, size_t total,
 	struct rev_chunk chunk = REV_CHUNK_INIT;
 	struct meter *meter = meter_start(_("Storing manifests"), total, NULL);
 	struct hg_oid prev;
-	unsigned n = 0;
+	unsigned n = 0, prechecked = 0;
 
 	while (read_rev_chunk(cg, version, n ? &prev : NULL, &chunk)) {
+		int checked;
+
 		manifest_precheck_advance(precheck, n + 1);
-		import_manifest(verify, &chunk, n,
-				manifest_prechecked(precheck, n));
+		checked = manifest_prechecked(precheck, n);
+		prechecked += checked;
+		import_manifest(verify, &chunk, n, checked);
 		hg_oidcpy(&prev, &chunk.node);
 		shrink_reused(&chunk.raw);
 		meter_update(meter, ++n);
 		if (n == 1)
 			test_die_at("manifests");
 	}
+	if (getenv("GIT_CINNABAR_TRACE"))
+		fprintf(stderr, "cinnabar-helper: manifests: %u imported, %u "
+			"of them checked as they came\n", n, prechecked);
 	stats->manifests += n;
 	meter_stop(&meter);
 	rev_chunk_release(&chunk);

@@ -44,45 +44,89 @@ static void keep(struct manifest_precheck *p, struct kept_text *kept,
 	kept->used = ++p->uses;
 }
 
-static void keep_snapshot(struct manifest_precheck *p,
-			  const struct hg_oid *node,
-			  const struct block_text *text)
+/* The kept snapshot of `node`, or NULL. */
+static struct kept_text *kept_snapshot(struct manifest_precheck *p,
+				       const struct hg_oid *node)
 {
-	struct kept_text *slot = &p->snapshots[0];
 	int i;
 
-	for (i = 1; i < MANIFEST_PRECHECK_SNAPSHOTS; i++)
-		if (p->snapshots[i].used < slot->used)
-			slot = &p->snapshots[i];
+	for (i = 0; i < MANIFEST_PRECHECK_SNAPSHOTS; i++)
+		if (p->snapshots[i].used && hg_oideq(node, &p->snapshots[i].node))
+			return &p->snapshots[i];
+	return NULL;
+}
+
+/*
+ * Keep a snapshot of `level` against `base`: in a free slot, else in
+ * place of one off its chain, of the deepest level and least recently
+ * used, else (a chain longer than the slots) of the least recently used
+ * of its chain that is neither a full text nor its base.
+ */
+static void keep_snapshot(struct manifest_precheck *p,
+			  const struct hg_oid *node, const struct hg_oid *base,
+			  const struct block_text *text, int level)
+{
+	int on_chain[MANIFEST_PRECHECK_SNAPSHOTS] = { 0 };
+	struct kept_text *kept, *slot = NULL;
+	int i, steps;
+
+	for (kept = kept_snapshot(p, base), steps = 0;
+	     kept && steps < MANIFEST_PRECHECK_SNAPSHOTS;
+	     kept = kept->level ? kept_snapshot(p, &kept->base) : NULL, steps++)
+		on_chain[kept - p->snapshots] = 1 + !steps;
+	for (i = 0; i < MANIFEST_PRECHECK_SNAPSHOTS; i++) {
+		kept = &p->snapshots[i];
+		if (!kept->used) {
+			slot = kept;
+			break;
+		}
+		if (on_chain[i])
+			continue;
+		if (!slot || kept->level > slot->level ||
+		    (kept->level == slot->level && kept->used < slot->used))
+			slot = kept;
+	}
+	for (i = 0; !slot && i < MANIFEST_PRECHECK_SNAPSHOTS; i++) {
+		kept = &p->snapshots[i];
+		if (on_chain[i] == 1 && kept->level &&
+		    (!slot || kept->used < slot->used))
+			slot = kept;
+	}
+	if (!slot)
+		return;
 	keep(p, slot, node, text);
+	hg_oidcpy(&slot->base, base);
+	slot->level = level;
 }
 
 /*
  * The text of `node` if we have it, or can read it from the repository
  * (then *from_repo is set; for the first manifest, `first`, it is offered
- * to the import, whose first base it is).
+ * to the import, whose first base it is), and into `level` the level of
+ * a snapshot against it: 0 against the empty text or a text of the
+ * repository, one more than a kept snapshot's.
  */
 static const struct block_text *find_base(struct manifest_precheck *p,
 					  const struct hg_oid *node,
 					  struct block_text *stored,
-					  int first, int *from_repo)
+					  int first, int *from_repo,
+					  int *level)
 {
 	static const struct block_text empty = BLOCK_TEXT_INIT;
 	const struct block_text *offered;
-	int i;
+	struct kept_text *kept;
 
+	*level = 0;
 	if (hg_oid_is_null(node))
 		return &empty;
 	if (p->have_previous && hg_oideq(node, &p->previous.node))
 		return &p->previous.text;
 	if ((offered = manifest_offered_text(node)))
 		return offered;
-	for (i = 0; i < MANIFEST_PRECHECK_SNAPSHOTS; i++) {
-		struct kept_text *kept = &p->snapshots[i];
-		if (kept->used && hg_oideq(node, &kept->node)) {
-			kept->used = ++p->uses;
-			return &kept->text;
-		}
+	if ((kept = kept_snapshot(p, node))) {
+		kept->used = ++p->uses;
+		*level = kept->level + 1;
+		return &kept->text;
 	}
 	if (hg2git(node)) {
 		*from_repo = 1;
@@ -102,9 +146,10 @@ static void check(struct manifest_precheck *p, const struct rev_chunk *chunk,
 	struct shared_text *text;
 	int follows = p->have_previous &&
 		      hg_oideq(&chunk->delta_base, &p->previous.node);
-	int from_repo = 0;
+	int from_repo = 0, level;
 
-	base = find_base(p, &chunk->delta_base, &stored, !index, &from_repo);
+	base = find_base(p, &chunk->delta_base, &stored, !index, &from_repo,
+			 &level);
 	if (!base) {
 		p->have_previous = 0;	/* left to the import */
 		return;
@@ -124,7 +169,8 @@ static void check(struct manifest_precheck *p, const struct rev_chunk *chunk,
 	keep(p, &p->previous, &chunk->node, &text->text);
 	p->have_previous = 1;
 	if (!follows)
-		keep_snapshot(p, &chunk->node, &text->text);
+		keep_snapshot(p, &chunk->node, &chunk->delta_base,
+			      &text->text, level);
 	/*
 	 * A snapshot against a stored revision after the first manifest:
 	 * the import would make that revision's text from its trees again

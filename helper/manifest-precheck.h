@@ -19,11 +19,23 @@
  *
  * The texts are rebuilt from the deltas. A delta against the previous
  * revision or the empty text is always followed, one against an older
- * revision (Mercurial's snapshots) when that revision is among the last
- * few such ones, which are kept, and one against a revision of the
- * repository from its git tree. Otherwise that revision, and those after
- * it on the same chain, are left to the import, which checks the ids of
- * the revisions it is not told were checked here.
+ * revision (Mercurial's snapshots) when that revision is among the few
+ * such ones kept, and one against a revision of the repository from its
+ * git tree. Otherwise that revision, and those after it on the same
+ * chain, are left to the import, which checks the ids of the revisions
+ * it is not told were checked here (on nginx, a branch made from an old
+ * revision: 14 times, 2,800 revisions of 9,817).
+ *
+ * A sparse revlog's snapshots make a tree: a full text now and then, the
+ * intermediate snapshots against it, more against those (`hg
+ * debugdeltachain`). Mercurial makes a new snapshot against one of the
+ * snapshots of its parents' delta chains, the full text as often as the
+ * last one: the snapshots kept are first those of the last snapshot's
+ * chain, and of the others the one let go of is the least recently used
+ * of the deepest level. On a history of 33,000 revisions of 25,000
+ * files, keeping the last four instead lost the first full text before
+ * revision 9,991 came against it, and left 20,000 revisions to the
+ * import.
  */
 #ifndef CINNABAR_MANIFEST_PRECHECK_H
 #define CINNABAR_MANIFEST_PRECHECK_H
@@ -36,12 +48,13 @@
 struct id_verify;
 
 /* Snapshots kept: enough for the chains of a sparse revlog's levels. */
-#define MANIFEST_PRECHECK_SNAPSHOTS 4
+#define MANIFEST_PRECHECK_SNAPSHOTS 6
 
 struct kept_text {
-	struct hg_oid node;
+	struct hg_oid node, base;	/* a snapshot's: its delta's base */
 	struct block_text text;
 	unsigned long used;	/* for evicting the least recently used */
+	int level;		/* 0: a full text; 1: against one; ... */
 };
 
 /* The check of one changegroup's manifests, owned by its import. */

@@ -7,12 +7,15 @@ same, whether or not manifest ids are checked (with the check off,
 nothing else would catch a wrong rewrite), and a snapshot breaking the
 path order is still refused.  Ids are checked as the manifests arrive
 (helper/manifest-precheck.c), which keeps the last few snapshots to
-follow such deltas: one against a snapshot no longer kept is checked by
-the import instead, and a wrong id there is still refused.
+follow such deltas (those of the last snapshot's chain first): one
+against a snapshot no longer kept is checked by the import instead, and a
+wrong id there is still refused.
 
 The bundles are written by the test (lib/hgcraft.py, HG20 with a version
 02 changegroup naming each delta's base); Mercurial reads them too.
 """
+
+import re
 
 import pytest
 
@@ -107,7 +110,7 @@ def test_snapshot_breaking_the_order_is_refused(tmp_path):
 
 def many_snapshots(spoil):
     """Seven changesets whose manifests all come as full texts (each one
-    a snapshot the early id check keeps, four at most), then an eighth
+    a snapshot the early id check keeps, six at most), then an eighth
     against the first, no longer kept by then: its id is checked by the
     import instead.  `spoil`: its delta gives another text than the one
     its id was made for."""
@@ -148,6 +151,62 @@ def test_delta_against_a_snapshot_no_longer_kept(tmp_path, spoil):
     commits = git('rev-list', '--reverse', 'HEAD', cwd=dest).out.split()
     for commit, tree in zip(commits, trees):
         assert git_files(dest, commit) == expected_files(tree)
+
+
+CHECKED = re.compile(r'^cinnabar-helper: manifests: (\d+) imported, '
+                     r'(\d+) of them checked as they came$', re.M)
+
+
+def snapshot_tree():
+    """Fifteen changesets whose manifests come as a sparse revlog sends
+    them: a full text, a chain of snapshots six deep (revisions 2, 4, ...
+    12, each against the one before, each followed by a revision against
+    it), then one against the full text again (revision 14)."""
+    repo = hgcraft.Repo()
+    parent = ()
+    trees = []
+    for i in range(15):
+        tree = {b'f%d' % j: b'%d.%d\n' % (j, i if j == i else 0)
+                for j in range(15)}
+        trees.append(tree)
+        parent = (repo.commit(tree, parents=parent),)
+    m = repo.manifests
+    bases = {2 * k: 2 * k - 2 for k in range(1, 7)}
+    bases[14] = 0
+    for index in range(1, 15):
+        base = bases.get(index, index - 1)
+        m[index].delta_base = m[base].node
+        m[index].delta = hgcraft.small_delta(m[base].text, m[index].text)
+    return repo, trees
+
+
+def test_snapshots_of_the_last_chain_are_kept(hg, tmp_path):
+    """The full text stays kept under a chain of snapshots deeper than
+    the slots (keeping the last few, or the most recently used, instead
+    let it go before revision 14): every id is checked as the manifests
+    arrive, none left to the import; the trees are those of each
+    revision."""
+    repo, trees = snapshot_tree()
+    bundle = hgcraft.write(tmp_path / 'tree.hg', repo.bundle_v2())
+    hg.repo_from_bundle(bundle, tmp_path / 'hg')
+    hg('-R', tmp_path / 'hg', 'verify', '-q')
+    dest = tmp_path / 'clone'
+    result = clone(hg_url(str(bundle)), dest, '--no-checkout',
+                   extra_env={'GIT_CINNABAR_TRACE': '1'})
+    assert CHECKED.findall(result.err) == [('15', '15')], result.describe()
+    commits = git('rev-list', '--reverse', 'HEAD', cwd=dest).out.split()
+    assert len(commits) == len(trees)
+    for commit, tree in zip(commits, trees):
+        assert git_files(dest, commit) == expected_files(tree)
+
+
+def test_delta_against_a_snapshot_no_longer_kept_counted(tmp_path):
+    """The same trace counts a manifest left to the import."""
+    repo, _ = many_snapshots(False)
+    bundle = hgcraft.write(tmp_path / 'many.hg', repo.bundle_v2())
+    result = clone(hg_url(str(bundle)), tmp_path / 'clone', '--no-checkout',
+                   extra_env={'GIT_CINNABAR_TRACE': '1'})
+    assert CHECKED.findall(result.err) == [('8', '7')], result.describe()
 
 
 def split_bundles(repo, count, tmp_path):
