@@ -217,11 +217,18 @@ class Bench:
         self.max_single_rss = 0
         self.failed = False
 
-    def run(self, label, args, sample=False):
+    def run(self, label, args, sample=False, load=False):
+        """Time `args` (given the destination to make), watching its
+        memory for memory_report() when `sample`; `load`: watched the
+        same, its figures dropped, so that a command timed against a
+        sampled one bears the sampler's CPU as well (reading /proc every
+        few milliseconds costs a few percent of a core)."""
         dest = self.workdir / label.replace(' ', '-')
         elapsed, code, stderr, sampler, rusage = timed(
             [*args, str(dest)], self.workdir,
-            self.interval if sample else None)
+            self.interval if sample or load else None)
+        if not sample:
+            sampler = None
         shutil.rmtree(dest, ignore_errors=True)
         if code != 0:
             print(f'{label}: FAILED (exit code {code})\n'
