@@ -86,14 +86,17 @@ static void keep_snapshot(struct manifest_precheck *p,
 		    (kept->level == slot->level && kept->used < slot->used))
 			slot = kept;
 	}
-	for (i = 0; !slot && i < MANIFEST_PRECHECK_SNAPSHOTS; i++) {
-		kept = &p->snapshots[i];
-		if (on_chain[i] == 1 && kept->level &&
-		    (!slot || kept->used < slot->used))
-			slot = kept;
+	if (!slot) {
+		/* Every slot holds a snapshot of the chain. */
+		for (i = 0; i < MANIFEST_PRECHECK_SNAPSHOTS; i++) {
+			kept = &p->snapshots[i];
+			if (on_chain[i] == 1 && kept->level &&
+			    (!slot || kept->used < slot->used))
+				slot = kept;
+		}
+		if (!slot)
+			return;
 	}
-	if (!slot)
-		return;
 	keep(p, slot, node, text);
 	hg_oidcpy(&slot->base, base);
 	slot->level = level;
