@@ -108,20 +108,28 @@ def test_snapshot_breaking_the_order_is_refused(tmp_path):
         refs(tmp_path / 'clone') == {}
 
 
+def one_file_changed_each(count):
+    """`count` changesets in a line, of files f0 to f<count - 1>, changeset
+    i changing file i; its manifests as hgcraft sends them (full texts),
+    and the trees."""
+    repo = hgcraft.Repo()
+    parent = ()
+    trees = []
+    for i in range(count):
+        tree = {b'f%d' % j: b'%d.%d\n' % (j, i if j == i else 0)
+                for j in range(count)}
+        trees.append(tree)
+        parent = (repo.commit(tree, parents=parent),)
+    return repo, trees
+
+
 def many_snapshots(spoil):
     """Seven changesets whose manifests all come as full texts (each one
     a snapshot the early id check keeps, six at most), then an eighth
     against the first, no longer kept by then: its id is checked by the
     import instead.  `spoil`: its delta gives another text than the one
     its id was made for."""
-    repo = hgcraft.Repo()
-    parent = ()
-    trees = []
-    for i in range(8):
-        tree = {b'f%d' % j: b'%d.%d\n' % (j, i if j == i else 0)
-                for j in range(8)}
-        trees.append(tree)
-        parent = (repo.commit(tree, parents=parent),)
+    repo, trees = one_file_changed_each(8)
     m = repo.manifests
     text = m[7].text
     if spoil:
@@ -162,14 +170,7 @@ def snapshot_tree():
     them: a full text, a chain of snapshots six deep (revisions 2, 4, ...
     12, each against the one before, each followed by a revision against
     it), then one against the full text again (revision 14)."""
-    repo = hgcraft.Repo()
-    parent = ()
-    trees = []
-    for i in range(15):
-        tree = {b'f%d' % j: b'%d.%d\n' % (j, i if j == i else 0)
-                for j in range(15)}
-        trees.append(tree)
-        parent = (repo.commit(tree, parents=parent),)
+    repo, trees = one_file_changed_each(15)
     m = repo.manifests
     bases = {2 * k: 2 * k - 2 for k in range(1, 7)}
     bases[14] = 0
