@@ -11,6 +11,7 @@
 #include "delta-stream.h"
 #include "parse.h"
 #include "piece-hasher.h"
+#include "blob-ids.h"
 
 /*
  * The last revision imported or loaded: full text and content blob; of a
@@ -73,6 +74,39 @@ struct kept_file {
 static struct kept_file kept[KEPT_FILES];
 static unsigned kept_next;
 
+/*
+ * Small revisions in batches. The blobs of small revisions are stored
+ * once QUEUE_MAX of them, or QUEUE_BYTES of their texts, wait: their ids
+ * are hashed together (blob-ids.h), then each is stored as it would have
+ * been alone, in the same order, so the pack is the same. Until then the
+ * last revision may be the newest one queued (last_queued: its text in
+ * the queue, its blob not known yet), and whatever reads a stored
+ * revision or its blob stores the queue first (file_flush()): load_file,
+ * a large revision, file_text, the end of the files.
+ */
+#define QUEUE_MAX 64
+#define QUEUE_BYTES (8 << 20)
+/* A queued text's buffer is kept for the next batch up to this size. */
+#define QUEUE_KEEP_ALLOC (64 << 10)
+
+struct queued_file {
+	struct hg_oid node;
+	struct strbuf text;	/* the whole text, metadata first */
+	size_t meta_len;
+	unsigned generation;	/* its file's (file_reset_cache) */
+	int has_base;		/* the revision before it has a blob */
+	int has_delta;		/* git_delta: its blob as a delta of that one */
+	struct strbuf git_delta;
+};
+static struct queued_file queue[QUEUE_MAX];
+static unsigned queued, generation;
+static size_t queued_bytes;
+static int last_queued;
+/* The revision before queue[0], when it has a blob. */
+static struct strbuf base_text = STRBUF_INIT;
+static size_t base_meta_len;
+static struct object_id base_blob;
+
 void file_reset_cache(void)
 {
 	int i;
@@ -80,6 +114,8 @@ void file_reset_cache(void)
 	hg_oidcpy(&last_node, &hg_null_oid);
 	strbuf_release(&last_text);
 	last_meta_len = 0;
+	last_queued = 0;
+	generation++;
 	last_streamed = 0;
 	last_spooled = 0;
 	for (i = 0; i < 2; i++)
@@ -93,21 +129,21 @@ void file_reset_cache(void)
 	kept_next = 0;
 }
 
-/* Keep a copy of the revision just imported. */
-static void keep_last(void)
+/* Keep a copy of a small revision just stored. */
+static void keep(const struct hg_oid *node, const struct strbuf *text,
+		 size_t meta_len, const struct object_id *blob)
 {
 	struct kept_file *k = &kept[kept_next++ % KEPT_FILES];
 
-	if (is_null_oid(&last_blob) || last_streamed ||
-	    last_text.len > KEPT_FILE_MAX)
+	if (text->len > KEPT_FILE_MAX)
 		return;
-	hg_oidcpy(&k->node, &last_node);
+	hg_oidcpy(&k->node, node);
 	if (!k->text.alloc)	/* zeroed (static) or released */
-		strbuf_init(&k->text, last_text.len);
+		strbuf_init(&k->text, text->len);
 	strbuf_reset(&k->text);
-	strbuf_addbuf(&k->text, &last_text);
-	k->meta_len = last_meta_len;
-	oidcpy(&k->blob, &last_blob);
+	strbuf_addbuf(&k->text, text);
+	k->meta_len = meta_len;
+	oidcpy(&k->blob, blob);
 }
 
 /* Make a kept revision the last one; 0 if `node` is not kept. */
@@ -140,8 +176,11 @@ static void load_file(const struct hg_oid *node, int may_stream)
 	uint64_t blob_size;
 	char *buf;
 
+	if (!hg_oid_is_null(node) && !hg_oideq(node, &hg_empty_file_oid))
+		file_flush();
 	strbuf_reset(&last_text);
 	last_meta_len = 0;
+	last_queued = 0;
 	last_streamed = 0;
 	last_spooled = 0;
 	oidclr(&last_blob, the_hash_algo);
@@ -312,6 +351,7 @@ static void import_large(struct id_verify *verify, struct rev_chunk *chunk,
 	int as_delta, spool = -1;
 	unsigned depth = 0;
 
+	file_flush();
 	strbuf_addf(&what, "file revision %s", hg_oid_to_hex(&chunk->node));
 	open_last(&base);
 	hashed->spool = -1;
@@ -396,22 +436,146 @@ static void import_large(struct id_verify *verify, struct rev_chunk *chunk,
 	hg_oidcpy(&last_node, &chunk->node);
 }
 
+/* Whether `node` waits in the queue. */
+static int is_queued(const struct hg_oid *node)
+{
+	unsigned i;
+
+	for (i = 0; i < queued; i++)
+		if (hg_oideq(&queue[i].node, node))
+			return 1;
+	return 0;
+}
+
+/* Queue the revision `chunk` whose text is `text`, made from `prev`. */
+static void queue_file(const struct rev_chunk *chunk,
+		       const struct strbuf *prev)
+{
+	struct queued_file *q = &queue[queued];
+	size_t prev_meta_len = last_queued ? queue[queued - 1].meta_len
+					   : last_meta_len;
+
+	if (queued && !last_queued && !is_null_oid(&last_blob))
+		BUG("a stored revision after queued ones");
+	if (!q->text.buf) {	/* zeroed (static) */
+		strbuf_init(&q->text, 0);
+		strbuf_init(&q->git_delta, 0);
+	}
+	hg_oidcpy(&q->node, &chunk->node);
+	q->meta_len = metadata_length(&text);
+	q->generation = generation;
+	q->has_base = last_queued || !is_null_oid(&last_blob);
+	q->has_delta = q->has_base && !q->meta_len && !prev_meta_len;
+	if (q->has_delta)
+		/* The hg delta applies to the blobs as they are. */
+		hg_delta_to_git(chunk->delta, chunk->delta_len, prev->len,
+				text.len, &q->git_delta);
+	if (!queued && q->has_base) {
+		strbuf_swap(&base_text, &last_text);
+		strbuf_reset(&last_text);
+		base_meta_len = last_meta_len;
+		oidcpy(&base_blob, &last_blob);
+	}
+	strbuf_swap(&q->text, &text);
+	queued++;
+	queued_bytes += q->text.len;
+	last_queued = 1;
+	last_meta_len = q->meta_len;
+	oidclr(&last_blob, the_hash_algo);
+	hg_oidcpy(&last_node, &chunk->node);
+}
+
+/*
+ * Store queued revision `q`, blob `id`, after `prev` (NULL: the one
+ * before the queue), blob `prev_blob`.
+ */
+static void store_queued(const struct queued_file *q,
+			 const struct object_id *id,
+			 const struct queued_file *prev,
+			 const struct object_id *prev_blob)
+{
+	const struct strbuf *prev_text = prev ? &prev->text : &base_text;
+	size_t prev_meta_len = prev ? prev->meta_len : base_meta_len;
+	struct object_id key, meta;
+
+	if (q->meta_len) {
+		hg_oid_to_git(&key, &q->node);
+		store_object_buf(OBJ_BLOB, q->text.buf + 2, q->meta_len - 4,
+				 &meta);
+		notes_map_set(&metadata.files_meta, &key, &meta);
+	}
+	if (!q->has_delta ||
+	    store_blob_from_delta(q->text.len, id, prev_blob,
+				  q->git_delta.buf, q->git_delta.len)) {
+		if (q->has_base)
+			store_blob_with_base(q->text.buf + q->meta_len,
+					     q->text.len - q->meta_len, id,
+					     prev_blob,
+					     prev_text->buf + prev_meta_len,
+					     prev_text->len - prev_meta_len);
+		else
+			store_blob_with_base(q->text.buf + q->meta_len,
+					     q->text.len - q->meta_len, id,
+					     NULL, NULL, 0);
+	}
+	set_hg2git(&q->node, id);
+	if (q->generation == generation)
+		keep(&q->node, &q->text, q->meta_len, id);
+}
+
+static void release_if_large(struct strbuf *sb)
+{
+	if (sb->alloc > QUEUE_KEEP_ALLOC)
+		strbuf_release(sb);
+}
+
+void file_flush(void)
+{
+	struct blob_text blobs[QUEUE_MAX];
+	unsigned i;
+
+	if (!queued)
+		return;
+	for (i = 0; i < queued; i++) {
+		blobs[i].buf = queue[i].text.buf + queue[i].meta_len;
+		blobs[i].len = queue[i].text.len - queue[i].meta_len;
+	}
+	blob_ids(blobs, queued);
+	for (i = 0; i < queued; i++)
+		store_queued(&queue[i], &blobs[i].id, i ? &queue[i - 1] : NULL,
+			     i ? &blobs[i - 1].id : &base_blob);
+	if (last_queued) {
+		struct queued_file *q = &queue[queued - 1];
+		strbuf_swap(&last_text, &q->text);
+		last_meta_len = q->meta_len;
+		oidcpy(&last_blob, &blobs[queued - 1].id);
+		last_queued = 0;
+	}
+	for (i = 0; i < queued; i++) {
+		release_if_large(&queue[i].text);
+		release_if_large(&queue[i].git_delta);
+	}
+	release_if_large(&base_text);
+	queued = 0;
+	queued_bytes = 0;
+}
+
 void import_file(struct id_verify *verify, struct rev_chunk *chunk,
 		 struct stream *cg)
 {
-	struct object_id blob, meta, key;
-	size_t meta_len;
+	const struct strbuf *prev;
 	uint64_t base_len, len;
 
 	if (hg_oideq(&chunk->node, &hg_empty_file_oid) ||
-	    hg2git(&chunk->node)) {
+	    hg2git(&chunk->node) || is_queued(&chunk->node)) {
 		stream_skip(cg, chunk->unread);
 		chunk->unread = 0;
 		return;
 	}
 	if (!hg_oideq(&chunk->delta_base, &last_node))
 		load_file(&chunk->delta_base, 1);
-	base_len = last_streamed ? last_len : last_text.len;
+	prev = last_queued ? &queue[queued - 1].text : &last_text;
+	base_len = last_streamed ? last_len : prev->len;
 	if (chunk->unread) {
 		const unsigned char *h = (const unsigned char *)chunk->delta;
 		uint32_t start = get_be32(h), end = get_be32(h + 4);
@@ -435,45 +599,22 @@ void import_file(struct id_verify *verify, struct rev_chunk *chunk,
 		return;
 	}
 	strbuf_reset(&text);
-	if (hg_delta_apply(last_text.buf, last_text.len, chunk->delta,
+	if (hg_delta_apply(prev->buf, prev->len, chunk->delta,
 			   chunk->delta_len, &text))
 		die("malformed file revision %s in the changegroup (corrupt "
 		    "data)", hg_oid_to_hex(&chunk->node));
 	if (check_enabled(CHECK_FILES))
 		verify_id_async_buf(verify, "file revision", &chunk->node,
 				    &chunk->p1, &chunk->p2, text.buf, text.len);
-
-	meta_len = metadata_length(&text);
-	hg_oid_to_git(&key, &chunk->node);
-	if (meta_len) {
-		store_object_buf(OBJ_BLOB, text.buf + 2, meta_len - 4, &meta);
-		notes_map_set(&metadata.files_meta, &key, &meta);
-	}
-	if (!meta_len && !last_meta_len && !is_null_oid(&last_blob)) {
-		/* The hg delta applies to the blobs as they are. */
-		hg_delta_to_git(chunk->delta, chunk->delta_len, last_text.len,
-				text.len, &git_delta);
-		if (!store_blob_from_delta(text.buf, text.len, &last_blob,
-					   git_delta.buf, git_delta.len, &blob))
-			goto stored;
-	}
-	store_blob_with_base(text.buf + meta_len, text.len - meta_len,
-			     is_null_oid(&last_blob) ? NULL : &last_blob,
-			     last_text.buf + last_meta_len,
-			     last_text.len - last_meta_len, &blob);
-stored:
+	queue_file(chunk, prev);
 	verify_id_buf_done(verify);
-	set_hg2git(&chunk->node, &blob);
-
-	strbuf_swap(&text, &last_text);
-	last_meta_len = meta_len;
-	oidcpy(&last_blob, &blob);
-	hg_oidcpy(&last_node, &chunk->node);
-	keep_last();
+	if (queued == QUEUE_MAX || queued_bytes >= QUEUE_BYTES)
+		file_flush();
 }
 
 void file_text(const struct hg_oid *node, struct strbuf *out)
 {
+	file_flush();
 	if (!hg_oideq(node, &last_node) || last_streamed)
 		load_file(node, 0);
 	strbuf_reset(out);

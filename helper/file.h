@@ -24,6 +24,11 @@ struct strbuf;
 struct stream;
 void import_file(struct id_verify *verify, struct rev_chunk *chunk,
 		 struct stream *cg);
+/*
+ * Store the revisions import_file() has queued (file.c, "Small revisions
+ * in batches"): before anything else reads file revisions or blobs.
+ */
+void file_flush(void);
 /* The size from which a file revision's text is not held in memory. */
 size_t file_big_text_min(void);
 /* The full text of a stored file revision; dies if it is unknown. */

@@ -251,6 +251,7 @@ static void import_files(struct stream *cg, int version, size_t names,
 		}
 		nr_files++;
 	}
+	file_flush();
 	stats->files += n;
 	meter_stop(&meter);
 	strbuf_release(&name);

@@ -1011,25 +1011,14 @@ static int push_pending(struct object_entry *e, char *in, size_t len,
 }
 
 /*
- * The id of an object, into `oid`; return its entry when the object is
- * to be written, NULL when it is already stored (counted as a duplicate).
+ * The entry of object `oid` when it is to be written, NULL when it is
+ * already stored (counted as a duplicate).
  */
-static struct object_entry *new_object_entry(enum object_type type,
-					     const char *buf, size_t len,
-					     struct object_id *oid)
+static struct object_entry *new_object_entry_with_id(enum object_type type,
+						     const struct object_id *oid)
 {
-	unsigned char hdr[96];
-	unsigned long hdrlen;
-	struct object_entry *e;
-	cinnabar_hash_ctx c;
+	struct object_entry *e = insert_object((struct object_id *)oid);
 
-	hdrlen = format_object_header((char *)hdr, sizeof(hdr), type, len);
-	the_hash_algo->init_fn(&c);
-	the_hash_algo->update_fn(&c, hdr, hdrlen);
-	the_hash_algo->update_fn(&c, buf, len);
-	the_hash_algo->final_oid_fn(oid, &c);
-
-	e = insert_object(oid);
 	if (e->idx.offset) {
 		duplicates++;
 		return NULL;
@@ -1042,6 +1031,23 @@ static struct object_entry *new_object_entry(enum object_type type,
 	}
 	e->type = type;
 	return e;
+}
+
+/* The same, computing the id of the object into `oid` first. */
+static struct object_entry *new_object_entry(enum object_type type,
+					     const char *buf, size_t len,
+					     struct object_id *oid)
+{
+	unsigned char hdr[96];
+	unsigned long hdrlen;
+	cinnabar_hash_ctx c;
+
+	hdrlen = format_object_header((char *)hdr, sizeof(hdr), type, len);
+	the_hash_algo->init_fn(&c);
+	the_hash_algo->update_fn(&c, hdr, hdrlen);
+	the_hash_algo->update_fn(&c, buf, len);
+	the_hash_algo->final_oid_fn(oid, &c);
+	return new_object_entry_with_id(type, oid);
 }
 
 /*
@@ -1119,12 +1125,13 @@ struct delta_base {
 #define DELTA_BASE_INIT { STRBUF_INIT, 0 }
 
 /*
- * Store `dat`, as a delta against `last` (the data of `last_entry`, an
- * object of this pack) when there is one worth it; `last->depth` becomes
- * the depth of the object stored.
+ * Store `dat` (its id `id`, or NULL to compute it), as a delta against
+ * `last` (the data of `last_entry`, an object of this pack) when there is
+ * one worth it; `last->depth` becomes the depth of the object stored.
  */
 static void store_object_reusing_zlib(enum object_type type,
 				      struct strbuf *dat,
+				      const struct object_id *id,
 				      struct delta_base *last,
 				      struct object_entry *last_entry,
 				      struct object_id *oidout)
@@ -1135,7 +1142,12 @@ static void store_object_reusing_zlib(enum object_type type,
 	void *delta = NULL;
 	int whole = dat->len >= one_call_max;
 
-	e = new_object_entry(type, dat->buf, dat->len, &oid);
+	if (id) {
+		oidcpy(&oid, id);
+		e = new_object_entry_with_id(type, &oid);
+	} else {
+		e = new_object_entry(type, dat->buf, dat->len, &oid);
+	}
 	if (oidout)
 		oidcpy(oidout, &oid);
 	if (!e)
@@ -1174,7 +1186,7 @@ void store_object_buf(enum object_type type, const char *buf, size_t len,
 	data.buf = (char *)buf;
 	data.len = len;
 	data.alloc = len + 1;
-	store_object_reusing_zlib(type, &data, NULL, NULL, result);
+	store_object_reusing_zlib(type, &data, NULL, NULL, NULL, result);
 }
 
 static struct object_entry *in_current_pack(const struct object_id *oid)
@@ -1187,8 +1199,9 @@ static struct object_entry *in_current_pack(const struct object_id *oid)
 }
 
 void store_blob_with_base(const char *buf, size_t len,
+			  const struct object_id *id,
 			  const struct object_id *base, const char *base_data,
-			  size_t base_len, struct object_id *result)
+			  size_t base_len)
 {
 	struct delta_base last = DELTA_BASE_INIT;
 	struct object_entry *e;
@@ -1200,13 +1213,13 @@ void store_blob_with_base(const char *buf, size_t len,
 	data.alloc = len + 1;
 	e = base ? in_current_pack(base) : NULL;
 	if (!e) {
-		store_object_reusing_zlib(OBJ_BLOB, &data, NULL, NULL, result);
+		store_object_reusing_zlib(OBJ_BLOB, &data, id, NULL, NULL, NULL);
 		return;
 	}
 	last.data.buf = (char *)base_data;
 	last.data.len = base_len;
 	last.depth = e->depth;
-	store_object_reusing_zlib(OBJ_BLOB, &data, &last, e, result);
+	store_object_reusing_zlib(OBJ_BLOB, &data, id, &last, e, NULL);
 }
 
 void *store_read_object(const struct object_id *oid, enum object_type *type,
@@ -1537,7 +1550,7 @@ static void write_tree(struct tree_entry *root)
 		stored = NULL;
 	}
 	format_tree(t, 1, &tree_written);
-	store_object_reusing_zlib(OBJ_TREE, &tree_written, &base, stored,
+	store_object_reusing_zlib(OBJ_TREE, &tree_written, NULL, &base, stored,
 				  &root->versions[1].oid);
 	t->delta_depth = base.depth;
 
@@ -1751,15 +1764,16 @@ void store_abort(void)
 	}
 }
 /*
- * Store a blob from a delta computed elsewhere (git's delta format, see
- * git's Documentation/gitformat-pack.txt) against `base`, which must be an
- * object of the pack being written: this spares computing a delta that
- * the Mercurial data already gives. Mirrors what
- * store_object_reusing_zlib() does when it deltifies. Return -1, storing nothing, when the base does not qualify.
+ * Store blob `id` of `len` bytes from a delta computed elsewhere (git's
+ * delta format, see git's Documentation/gitformat-pack.txt) against
+ * `base`, which must be an object of the pack being written: this spares
+ * computing a delta that the Mercurial data already gives. Mirrors what
+ * store_object_reusing_zlib() does when it deltifies. Return -1, storing
+ * nothing, when the base does not qualify.
  */
-int store_blob_from_delta(const char *buf, size_t len,
+int store_blob_from_delta(size_t len, const struct object_id *id,
 			  const struct object_id *base, const char *delta,
-			  size_t delta_len, struct object_id *result)
+			  size_t delta_len)
 {
 	struct object_entry *b, *e;
 
@@ -1768,7 +1782,7 @@ int store_blob_from_delta(const char *buf, size_t len,
 	if (!b || b->type != OBJ_BLOB || b->depth >= delta_depth_max ||
 	    delta_len >= len || len >= one_call_max)
 		return -1;
-	e = new_object_entry(OBJ_BLOB, buf, len, result);
+	e = new_object_entry_with_id(OBJ_BLOB, id);
 	if (!e)
 		return 0;
 	e->depth = b->depth + 1;

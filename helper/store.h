@@ -25,21 +25,23 @@ void store_read_scattered(int on);
 void store_object_buf(enum object_type type, const char *buf, size_t len,
 		      struct object_id *result);
 /*
- * Store a blob, as a delta against `base` when it is an object of the pack
- * being written (base_data/base_len being its content).
+ * Store a blob whose id `id` the caller computed (blob-ids.h), as a delta
+ * against `base` when it is an object of the pack being written
+ * (base_data/base_len being its content).
  */
 void store_blob_with_base(const char *buf, size_t len,
+			  const struct object_id *id,
 			  const struct object_id *base, const char *base_data,
-			  size_t base_len, struct object_id *result);
+			  size_t base_len);
 
 /*
- * Store a blob given as content and as a git delta against `base`, a blob
- * of the pack being written. Return -1 (nothing stored) when the base
- * does not qualify; the caller then stores the blob another way.
+ * Store blob `id` of `len` bytes given as a git delta against `base`, a
+ * blob of the pack being written. Return -1 (nothing stored) when the
+ * base does not qualify; the caller then stores the blob another way.
  */
-int store_blob_from_delta(const char *buf, size_t len,
+int store_blob_from_delta(size_t len, const struct object_id *id,
 			  const struct object_id *base, const char *delta,
-			  size_t delta_len, struct object_id *result);
+			  size_t delta_len);
 
 /*
  * Blobs too large to hold, as streams (store.c, "Blobs too large to
