@@ -23,4 +23,11 @@ struct blob_text {
 /* Compute the id of each of the `nr` blobs. */
 void blob_ids(struct blob_text *blobs, size_t nr);
 
+/*
+ * The id of one object of type `type` and content `buf`, as git's
+ * hash_object_file() gives it (see object_id_evp() for why not that).
+ */
+void object_id_of(enum object_type type, const void *buf, size_t len,
+		  struct object_id *oid);
+
 #endif

@@ -65,6 +65,7 @@ static void fixup_written_pack(int pack_fd, unsigned char *new_pack_hash,
 #include "deflate-queue.h"
 #include "sigchain.h"
 #include "fatal-signal.h"
+#include "blob-ids.h"
 #include "store.h"
 #include "pack-filter.h"
 #include "filter-rows.h"
@@ -1038,15 +1039,7 @@ static struct object_entry *new_object_entry(enum object_type type,
 					     const char *buf, size_t len,
 					     struct object_id *oid)
 {
-	unsigned char hdr[96];
-	unsigned long hdrlen;
-	cinnabar_hash_ctx c;
-
-	hdrlen = format_object_header((char *)hdr, sizeof(hdr), type, len);
-	the_hash_algo->init_fn(&c);
-	the_hash_algo->update_fn(&c, hdr, hdrlen);
-	the_hash_algo->update_fn(&c, buf, len);
-	the_hash_algo->final_oid_fn(oid, &c);
+	object_id_of(type, buf, len, oid);
 	return new_object_entry_with_id(type, oid);
 }
 
