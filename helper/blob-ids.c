@@ -35,10 +35,11 @@ static const char *blob_piece(const void *src, size_t i, size_t *len)
 
 #ifdef SHA1_NEEDS_CLONE_HELPER
 /*
- * git's wrapper of OpenSSL 3 (sha1/openssl.h) starts each hash with
- * EVP_sha1(), which OpenSSL looks up again by name on every
- * EVP_DigestInit_ex: a lock and a search per object, 3% of the helper's
- * main thread in a long clone. The digest is fetched once here.
+ * git's wrapper of OpenSSL 3 (sha1/openssl.h, which hash.h uses when it
+ * defines SHA1_NEEDS_CLONE_HELPER) starts each hash with EVP_sha1(), which
+ * OpenSSL looks up again by name on every EVP_DigestInit_ex: a lock and a
+ * search per object, 3% of the helper's main thread in a long clone. The
+ * digest is fetched once here.
  */
 static EVP_MD *sha1_md;
 static pthread_once_t sha1_md_once = PTHREAD_ONCE_INIT;
@@ -74,19 +75,16 @@ static int object_id_evp(const char *hdr, size_t hdr_len, const void *buf,
 void object_id_of(enum object_type type, const void *buf, size_t len,
 		  struct object_id *oid)
 {
-	char hdr[32];
-	size_t hdr_len = format_object_header(hdr, sizeof(hdr), type, len);
-	cinnabar_hash_ctx c;
-
 #ifdef SHA1_NEEDS_CLONE_HELPER
-	if (the_hash_algo->format_id == GIT_SHA1_FORMAT_ID &&
-	    !object_id_evp(hdr, hdr_len, buf, len, oid))
-		return;
+	if (the_hash_algo->format_id == GIT_SHA1_FORMAT_ID) {
+		char hdr[32];
+		size_t hdr_len = format_object_header(hdr, sizeof(hdr), type,
+						      len);
+		if (!object_id_evp(hdr, hdr_len, buf, len, oid))
+			return;
+	}
 #endif
-	the_hash_algo->init_fn(&c);
-	the_hash_algo->update_fn(&c, hdr, hdr_len);
-	the_hash_algo->update_fn(&c, buf, len);
-	the_hash_algo->final_oid_fn(oid, &c);
+	hash_object_file(the_hash_algo, buf, len, type, oid);
 }
 
 static void blob_id_one(struct blob_text *b)

@@ -25,7 +25,8 @@ void blob_ids(struct blob_text *blobs, size_t nr);
 
 /*
  * The id of one object of type `type` and content `buf`, as git's
- * hash_object_file() gives it (see object_id_evp() for why not that).
+ * hash_object_file() gives it, faster with OpenSSL 3 (see
+ * object_id_evp()): every id of a single object the helper computes.
  */
 void object_id_of(enum object_type type, const void *buf, size_t len,
 		  struct object_id *oid);

@@ -2,6 +2,7 @@
 #include "libgit.h"
 #include "hashmap.h"
 #include "tree-iter.h"
+#include "blob-ids.h"
 #include "store.h"
 #include "git-tree.h"
 #include "metadata.h"
@@ -230,8 +231,7 @@ static struct mnode *get_node(const struct object_id *oid, struct strbuf *base)
 		strbuf_setlen(base, base_len);
 	}
 	if (!n->merged && !n->has_missing)
-		hash_object_file(the_hash_algo, git.buf, git.len, OBJ_TREE,
-				 &n->git_tree);
+		object_id_of(OBJ_TREE, git.buf, git.len, &n->git_tree);
 	strbuf_release(&git);
 	keep_or_drop(n, base, base_len <= KEEP_BASE_MAX);
 	return n;

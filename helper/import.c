@@ -15,6 +15,7 @@
 #include "graft.h"
 #include "manifest.h"
 #include "metadata.h"
+#include "blob-ids.h"
 #include "store.h"
 #include "import.h"
 #include "raw-commit.h"
@@ -301,8 +302,7 @@ void changeset_commit_id(struct strbuf *commit, const struct hg_oid *node,
 	for (;;) {
 		struct hg_oid other;
 
-		hash_object_file(the_hash_algo, commit->buf, commit->len,
-				 OBJ_COMMIT, result);
+		object_id_of(OBJ_COMMIT, commit->buf, commit->len, result);
 		if (git2hg(result, &other) || hg_oideq(&other, node))
 			return;
 		strbuf_addch(commit, filler);
