@@ -12,6 +12,10 @@ match, but a stored manifest, or a stored file revision, has another
 text than its id says: the push must stop before sending anything,
 saying to run `git cinnabar fsck --full`, and the server must stay as it
 was, `hg verify` clean.
+
+A delta that saves few bytes over the whole text (a small file, a file
+rewritten) is not worth that check: such a revision goes whole, and the
+server ends up with the right text whatever ours of the base was.
 """
 
 import pytest
@@ -27,11 +31,23 @@ PUSHER = Author('Pat Pusher', 'pat@example.com')
 TIP = BRANCH_TIP.format('default')
 
 
+def lines(tag, n=60):
+    """A text of `n` numbered lines, 1.5 kB: a delta that adds a line to
+    it saves more than the 512 bytes for which a push checks the stored
+    base (helper/push-files.c)."""
+    return ''.join(f'{tag} line {i:04d} of a text\n' for i in range(n))
+
+
+A = lines('a')
+# A with a line changed: a delta from it to A's next revision is small.
+A_DAMAGED = A.replace('a line 0001', 'a LINE 0001')
+
+
 @pytest.fixture
 def server_and_clone(hg, tmp_path):
     server = make_hg_repo(hg, tmp_path / 'server',
-                          {'a': 'one\n', 'b': 'bee\n'})
-    hg_commit(hg, server, {'a': 'one\ntwo\n'}, 'second line of a')
+                          {'a': A, 'b': 'bee\n'})
+    hg_commit(hg, server, {'a': A + 'two\n'}, 'second line of a')
     hg_commit(hg, server, {'c': 'sea\n'}, 'add c')
     work = tmp_path / 'work'
     clone(f'hg::{server}', work)
@@ -99,7 +115,7 @@ def test_stored_manifest_with_another_text(hg, server_and_clone):
     parts.edit_note('hg2git', manifest, edited)
     parts.add_note('hg2git', forged, blob_of_b)
     parts.store()
-    commit_change(work, 'a', 'one\ntwo\nthree\n')
+    commit_change(work, 'a', A + 'two\nthree\n')
     assert_refused_unchanged(hg, server, work)
 
 
@@ -107,20 +123,49 @@ def test_stored_file_with_another_text(hg, server_and_clone):
     """hg2git maps a's tip revision to another blob: the base of the new
     revision of `a` is not what the server has under that id."""
     server, work = server_and_clone
-    replace_stored_text(hg, server, work, 'a', b'one\nTWO\n')
-    commit_change(work, 'a', 'one\ntwo\nthree\n')
+    replace_stored_text(hg, server, work, 'a',
+                        (A_DAMAGED + 'two\n').encode())
+    commit_change(work, 'a', A + 'two\nthree\n')
     assert_refused_unchanged(hg, server, work)
+
+
+def assert_pushed_whole(hg, server, work, path, text):
+    """The push of `text` as the new revision of `path` goes through,
+    sent whole: the server has it right, and the whole history checks."""
+    commit_change(work, path, text)
+    assert_pushed(push(work, 'origin', f'HEAD:{TIP}'))
+    assert_hg_verify(hg, server)
+    assert hg('-R', server, 'cat', '-r', 'tip', f'{server}/{path}').out \
+        == text
+
+
+def test_small_file_with_another_text(hg, server_and_clone):
+    """hg2git maps b's revision (4 bytes) to another blob: a delta against
+    it would save too little to check it, so the new revision goes whole
+    and the server has the right text."""
+    server, work = server_and_clone
+    replace_stored_text(hg, server, work, 'b', b'BEE\n')
+    assert_pushed_whole(hg, server, work, 'b', 'bee\nbuzz\n')
+
+
+def test_rewritten_file_with_another_text(hg, server_and_clone):
+    """The same for a 1.5 kB file rewritten: its delta is no smaller than
+    its text."""
+    server, work = server_and_clone
+    replace_stored_text(hg, server, work, 'a',
+                        (A_DAMAGED + 'two\n').encode())
+    assert_pushed_whole(hg, server, work, 'a', lines('rewritten'))
 
 
 def test_checked_bases_push(hg, server_and_clone):
     """Without damage, the same pushes go through, as deltas."""
     server, work = server_and_clone
-    commit_change(work, 'a', 'one\ntwo\nthree\n')
+    commit_change(work, 'a', A + 'two\nthree\n')
     commit_change(work, 'b', 'bee\nbuzz\n')
     assert_pushed(push(work, 'origin', f'HEAD:{TIP}'))
     assert_hg_verify(hg, server)
     assert hg('-R', server, 'cat', '-r', 'tip', f'{server}/a').out == \
-        'one\ntwo\nthree\n'
+        A + 'two\nthree\n'
 
 
 FAR_BACK = 2100
@@ -137,8 +182,8 @@ def far_base(hg, tmp_path):
     hg('init', server)
     git('init', '-q', work)
     stream = ['commit refs/heads/main\ncommitter T <t@example.com> '
-              '1700000000 +0000\ndata 2\nc\nM 100644 inline a\ndata 4\n'
-              'one\nM 100644 inline b\ndata 2\n0\n']
+              f'1700000000 +0000\ndata 2\nc\nM 100644 inline a\n'
+              f'data {len(A)}\n{A}M 100644 inline b\ndata 2\n0\n']
     stream += [f'commit refs/heads/main\ncommitter T <t@example.com> '
                f'{1700000000 + i} +0000\ndata 2\nc\nM 100644 inline b\n'
                f'data {len(str(i)) + 1}\n{i}\n' for i in range(1, FAR_BACK)]
@@ -155,8 +200,9 @@ def test_stored_file_far_back_with_another_text(hg, far_base):
     another blob: the push is refused (the new revision is not sent
     whole, unchecked base and all); mapped back, it goes through."""
     server, work = far_base
-    node, blob = replace_stored_text(hg, server, work, 'a', b'ONE\n')
-    commit_change(work, 'a', 'one\ntwo\n')
+    node, blob = replace_stored_text(hg, server, work, 'a',
+                                     A_DAMAGED.encode())
+    commit_change(work, 'a', A + 'two\n')
     assert_refused_unchanged(hg, server, work)
     parts = MetadataParts(work)
     parts.edit_note('hg2git', node, blob)
@@ -164,7 +210,7 @@ def test_stored_file_far_back_with_another_text(hg, far_base):
     assert_pushed(push(work, 'origin', f'HEAD:{TIP}'))
     assert_hg_verify(hg, server)
     assert hg('-R', server, 'cat', '-r', 'tip', f'{server}/a').out == \
-        'one\ntwo\n'
+        A + 'two\n'
 
 
 def test_stored_history_with_another_file_text(hg, server_and_clone,
