@@ -314,7 +314,7 @@ static void store_commit(struct strbuf *commit, const struct hg_oid *node,
 			 struct object_id *result)
 {
 	changeset_commit_id(commit, node, conflict_filler(), result);
-	store_object_buf(OBJ_COMMIT, commit->buf, commit->len, result);
+	store_object_with_id(OBJ_COMMIT, commit->buf, commit->len, result);
 }
 
 static void import_changeset(struct spooled_changeset *c)

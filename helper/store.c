@@ -1169,8 +1169,8 @@ static void store_object_reusing_zlib(enum object_type type,
 		last->depth = e->depth;
 }
 
-void store_object_buf(enum object_type type, const char *buf, size_t len,
-		      struct object_id *result)
+static void store_flat(enum object_type type, const char *buf, size_t len,
+		       const struct object_id *id, struct object_id *result)
 {
 	struct strbuf data;
 
@@ -1179,7 +1179,19 @@ void store_object_buf(enum object_type type, const char *buf, size_t len,
 	data.buf = (char *)buf;
 	data.len = len;
 	data.alloc = len + 1;
-	store_object_reusing_zlib(type, &data, NULL, NULL, NULL, result);
+	store_object_reusing_zlib(type, &data, id, NULL, NULL, result);
+}
+
+void store_object_buf(enum object_type type, const char *buf, size_t len,
+		      struct object_id *result)
+{
+	store_flat(type, buf, len, NULL, result);
+}
+
+void store_object_with_id(enum object_type type, const char *buf, size_t len,
+			  const struct object_id *id)
+{
+	store_flat(type, buf, len, id, NULL);
 }
 
 static struct object_entry *in_current_pack(const struct object_id *oid)

@@ -24,6 +24,9 @@ void store_read_scattered(int on);
 /* Store an object; `result` receives its id. */
 void store_object_buf(enum object_type type, const char *buf, size_t len,
 		      struct object_id *result);
+/* The same for an object whose id `id` the caller computed (object_id_of). */
+void store_object_with_id(enum object_type type, const char *buf, size_t len,
+			  const struct object_id *id);
 /*
  * Store a blob whose id `id` the caller computed (blob-ids.h), as a delta
  * against `base` when it is an object of the pack being written
