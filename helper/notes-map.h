@@ -18,6 +18,7 @@
 
 #include "hash.h"
 #include "id-table.h"
+#include "pack-filter.h"
 
 struct notes_map {
 	struct object_id commit;	/* notes commit of the base, or null */
@@ -30,6 +31,10 @@ struct notes_map {
 	int remade;			/* the cache was found damaged and
 					   made again */
 	struct id_table base;		/* the entries before those of `map` */
+	struct pack_filter filter;	/* of the keys of a base this process
+					   merged (blocks NULL otherwise):
+					   most keys it lacks are told without
+					   reading it */
 	void *map;			/* khash: key -> value, set since */
 	unsigned long spill_at;		/* entries of `map` merged into base */
 	int spilled;			/* some were since `commit`: what
