@@ -137,10 +137,11 @@ static struct recent_rev *recent_base(struct recent_rev *recent,
  * The text of revision `node` of r's path, as the base of r's delta
  * against r's own text `text`: one of this push's, or a stored one
  * checked against its id (found in the manifest of r's changeset's first
- * or second parent). Return -1 when it is not worth checking (then
- * `delta` holds the delta when made, else is empty) or cannot be checked
- * within BASE_CHECK_STEPS (versions 02 and 03); dies when it does not
- * match its id.
+ * or second parent). `delta`, empty on entry, gets r's delta against it
+ * when that was made to decide whether the base is worth checking. Return
+ * -1 when it is not worth checking, or cannot be checked within
+ * BASE_CHECK_STEPS (versions 02 and 03); dies when it does not match its
+ * id.
  */
 static int base_file_text(struct push_state *st, const struct file_rev *r,
 			  const struct hg_oid *node, const struct strbuf *text,
@@ -151,7 +152,6 @@ static int base_file_text(struct push_state *st, const struct file_rev *r,
 	struct hg_oid p1, p2;
 	int ret = -1;
 
-	strbuf_reset(delta);
 	if (push_get_pos(st->new_files, node, &i)) {
 		file_rev_text(&st->files[i], out);
 		return 0;
