@@ -183,8 +183,8 @@ void learn_git_tree_of_changeset(const struct hg_oid *changeset)
 	remember_git_tree(&manifest, &tree);
 }
 
-void git_tree_for_manifest(const struct hg_oid *manifest,
-			   struct object_id *result)
+int git_tree_for_stored_manifest(const struct hg_oid *manifest,
+				 struct object_id *result)
 {
 	struct object_id key, tree;
 	const struct object_id *commit, *found;
@@ -192,15 +192,23 @@ void git_tree_for_manifest(const struct hg_oid *manifest,
 	hg_oid_to_git(&key, manifest);
 	if (known.map && (found = notes_map_get(&known, &key))) {
 		oidcpy(result, found);
-		return;
+		return 0;
 	}
 	commit = hg2git(manifest);
 	if (!commit)
-		die("missing manifest %s (the metadata may be incomplete)",
-		    hg_oid_to_hex(manifest));
+		return -1;
 	commit_tree_oid(commit, &tree);
 	build_git_tree(&tree, NULL, result);
 	remember_git_tree(manifest, result);
+	return 0;
+}
+
+void git_tree_for_manifest(const struct hg_oid *manifest,
+			   struct object_id *result)
+{
+	if (git_tree_for_stored_manifest(manifest, result))
+		die("missing manifest %s (the metadata may be incomplete)",
+		    hg_oid_to_hex(manifest));
 }
 
 void git_tree_reset_caches(void)

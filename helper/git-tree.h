@@ -7,6 +7,9 @@
 /* The git tree for the files of a stored manifest. */
 void git_tree_for_manifest(const struct hg_oid *manifest,
 			   struct object_id *result);
+/* The same; -1 when the manifest is not stored. */
+int git_tree_for_stored_manifest(const struct hg_oid *manifest,
+				 struct object_id *result);
 /* The same, from the manifest's tree (metadata.h layout). */
 void git_tree_from_manifest_tree(const struct object_id *manifest_tree,
 				 struct object_id *result);

@@ -317,7 +317,8 @@ static void store_commit(struct strbuf *commit, const struct hg_oid *node,
 	store_object_with_id(OBJ_COMMIT, commit->buf, commit->len, result);
 }
 
-static void import_changeset(struct spooled_changeset *c)
+/* Import changeset `c`; 0 when it was stored already. */
+static int import_changeset(struct spooled_changeset *c)
 {
 	struct hg_changeset cs;
 	struct object_id parents[2], tree, commit_oid, note_oid, replaced;
@@ -328,7 +329,7 @@ static void import_changeset(struct spooled_changeset *c)
 	int nr = 0, i;
 
 	if (hg2git(&c->node))
-		return;
+		return 0;
 	if (parse_changeset(&cs, c->text.buf, c->text.len))
 		die("malformed changeset %s", hg_oid_to_hex(&c->node));
 	for (i = 0; i < 2; i++) {
@@ -346,12 +347,10 @@ static void import_changeset(struct spooled_changeset *c)
 	}
 	if (hg_oid_is_null(&cs.manifest)) {
 		store_object_buf(OBJ_TREE, "", 0, &tree);
-	} else {
-		if (!hg2git(&cs.manifest))
-			die("changeset %s refers to a manifest (%s) that was "
-			    "not received", hg_oid_to_hex(&c->node),
-			    hg_oid_to_hex(&cs.manifest));
-		git_tree_for_manifest(&cs.manifest, &tree);
+	} else if (git_tree_for_stored_manifest(&cs.manifest, &tree)) {
+		die("changeset %s refers to a manifest (%s) that was not "
+		    "received", hg_oid_to_hex(&c->node),
+		    hg_oid_to_hex(&cs.manifest));
 	}
 	changeset_commit(&commit, &cs, &tree, parents, nr);
 	switch (graft_find(&c->node, &c->p1, &c->p2, c->text.buf, c->text.len,
@@ -377,6 +376,7 @@ static void import_changeset(struct spooled_changeset *c)
 			   &commit_oid);
 	strbuf_release(&commit);
 	strbuf_release(&note);
+	return 1;
 }
 
 static void import_changesets(struct changeset_spool *spool,
@@ -388,9 +388,7 @@ static void import_changesets(struct changeset_spool *spool,
 	size_t n = 0;
 
 	while (changeset_spool_next(spool, &cs)) {
-		if (!hg2git(&cs.node))
-			stats->changesets++;
-		import_changeset(&cs);
+		stats->changesets += import_changeset(&cs);
 		shrink_reused(&cs.text);
 		meter_update(meter, ++n);
 	}
