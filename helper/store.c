@@ -199,7 +199,7 @@ void store_limit_memory(void)
 	 * a read (trees read back after a checkpoint) counted in the resident
 	 * size until the end. Unless configured, windows of 1 MiB, 8 MiB in
 	 * all: pages still in the page cache map again at no I/O cost
-	 * (store_read_scattered widens that for a push).
+	 * (store_read_scattered widens that for a push and fsck).
 	 */
 	if (*window_size == DEFAULT_PACKED_GIT_WINDOW_SIZE)
 		*window_size = 1024 * 1024;
@@ -218,8 +218,10 @@ void store_read_scattered(int on)
 	 * delta chain lies in as many places of the pack as it has links,
 	 * and 8 windows were remapped at nearly every read: a 1000-file push
 	 * on manifest100k spent 0.3 s of its 1.2 s changegroup in mmap,
-	 * munmap and page faults. 32 windows while it runs: at most 24 MiB
-	 * more resident.
+	 * munmap and page faults. fsck reads every object of the metadata
+	 * in the order of its ids: on nginx's 26 MB of packs, reading the
+	 * types of hg2git's values took 0.45 s, 0.13 s with the wider limit.
+	 * 32 windows while they run: at most 24 MiB more resident.
 	 */
 	if (windows_limit_ours)
 		CINNABAR_PACK_SETTING(packed_git_limit) =

@@ -17,7 +17,7 @@ void store_init(void);
 void store_limit_memory(void);
 /*
  * Between store_read_scattered(1) and (0), objects are read from all
- * over the packs (a push's checks): more of them stay mapped.
+ * over the packs (a push's checks, fsck): more of them stay mapped.
  */
 void store_read_scattered(int on);
 

@@ -175,6 +175,35 @@ def test_changed_blob_found_by_the_second_process(
     assert sorted(split.err.splitlines()) == sorted(alone.err.splitlines())
 
 
+def test_hg2git_values_of_other_types(corpus, tmp_path):
+    """hg2git maps a file revision to a tree, another to an object not in
+    the repository: each is named, with what it is; the types of the
+    other values (blobs deltified in the pack, commits) are read right,
+    after a repack that makes longer delta chains too."""
+    repo = make_clone(corpus, tmp_path)
+    before = fsck(repo, '--full', check=True).err
+    git('repack', '-a', '-d', '-q', '-f', '--depth=250', '--window=250',
+        cwd=repo)
+    after = fsck(repo, '--full', check=True).err
+    counts = re.compile(r'\d+ changesets, \d+ manifests, \d+ file revisions')
+    assert counts.search(before).group() == counts.search(after).group(), \
+        (before, after)
+    parts = MetadataParts(repo)
+    (to_tree, _), (to_missing, _) = sorted(
+        file_revisions(repo, parts).items())[:2]
+    tree = tree_of(repo, rev_parse(repo, METADATA_REF))
+    missing = '1' * 40
+    parts.edit_note('hg2git', to_tree, tree)
+    parts.edit_note('hg2git', to_missing, missing)
+    parts.store()
+    result = fsck(repo, '--full')
+    assert_reports(result, repo, to_tree, to_missing)
+    assert f'{to_tree} to {tree}, which is neither a commit nor a blob' \
+        in result.err, result.describe()
+    assert f'{to_missing} to {missing}, which is not in the repository' \
+        in result.err, result.describe()
+
+
 def test_changed_note(corpus, tmp_path):
     repo = make_clone(corpus, tmp_path)
     parts = MetadataParts(repo)
