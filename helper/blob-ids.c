@@ -1,6 +1,7 @@
 /* The git ids of several blobs at once: see blob-ids.h. */
 #include "libgit.h"
 #include "blob-ids.h"
+#include "hg-id.h"
 #include "sha1/sha1-lanes.h"
 
 /*
@@ -39,15 +40,8 @@ static const char *blob_piece(const void *src, size_t i, size_t *len)
  * defines SHA1_NEEDS_CLONE_HELPER) starts each hash with EVP_sha1(), which
  * OpenSSL looks up again by name on every EVP_DigestInit_ex: a lock and a
  * search per object, 3% of the helper's main thread in a long clone. The
- * digest is fetched once here.
+ * digest fetched once (openssl_sha1) is used here.
  */
-static EVP_MD *sha1_md;
-static pthread_once_t sha1_md_once = PTHREAD_ONCE_INIT;
-
-static void fetch_sha1_md(void)
-{
-	sha1_md = EVP_MD_fetch(NULL, "SHA1", NULL);
-}
 
 static int object_id_evp(const char *hdr, size_t hdr_len, const void *buf,
 			 size_t len, struct object_id *oid)
@@ -55,10 +49,9 @@ static int object_id_evp(const char *hdr, size_t hdr_len, const void *buf,
 	EVP_MD_CTX *ctx;
 	int ok;
 
-	pthread_once(&sha1_md_once, fetch_sha1_md);
-	if (!sha1_md || !(ctx = EVP_MD_CTX_new()))
+	if (!(ctx = EVP_MD_CTX_new()))
 		return -1;
-	ok = EVP_DigestInit_ex(ctx, sha1_md, NULL) &&
+	ok = EVP_DigestInit_ex(ctx, openssl_sha1(), NULL) &&
 	     EVP_DigestUpdate(ctx, hdr, hdr_len) &&
 	     EVP_DigestUpdate(ctx, buf, len) &&
 	     EVP_DigestFinal_ex(ctx, oid->hash, NULL);

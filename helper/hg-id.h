@@ -40,6 +40,10 @@ void hg_hasher_init(struct hg_hasher *h, const struct hg_oid *p1,
 void hg_hasher_update(struct hg_hasher *h, const void *data, size_t len);
 void hg_hasher_final(struct hg_hasher *h, struct hg_oid *result);
 
+/* OpenSSL's SHA-1 digest, fetched once (an EVP_MD). */
+struct evp_md_st;
+const struct evp_md_st *openssl_sha1(void);
+
 /* The same 20 bytes seen as a git object id (for notes keys and gitlinks). */
 struct object_id;
 void hg_oid_to_git(struct object_id *dst, const struct hg_oid *src);
