@@ -1053,12 +1053,12 @@ void fsck_metadata(const struct oid_array *commits, unsigned flags,
 		run.checks |= FSCK_GRAFTED;
 	for_each_replace(check_replace, &run);
 	/* Every object of the metadata is read, from all over the packs. */
-	store_read_scattered(1);
+	store_read_all(1);
 	if (commits)
 		check_commits(&run, commits);
 	else
 		check_everything(&run);
-	store_read_scattered(0);
+	store_read_all(0);
 	kh_destroy_manifest_state(run.manifest_state);
 	kh_destroy_oid_set(run.files_checked);
 	if (run.types)

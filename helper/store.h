@@ -20,6 +20,8 @@ void store_limit_memory(void);
  * over the packs (a push's checks, fsck): more of them stay mapped.
  */
 void store_read_scattered(int on);
+/* The same, and every object is read, some more than once (fsck). */
+void store_read_all(int on);
 
 /* Store an object; `result` receives its id. */
 void store_object_buf(enum object_type type, const char *buf, size_t len,
