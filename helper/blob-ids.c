@@ -42,7 +42,6 @@ static const char *blob_piece(const void *src, size_t i, size_t *len)
  * search per object, 3% of the helper's main thread in a long clone. The
  * digest fetched once (openssl_sha1) is used here.
  */
-
 static int object_id_evp(const char *hdr, size_t hdr_len, const void *buf,
 			 size_t len, struct object_id *oid)
 {
