@@ -39,23 +39,18 @@ static const char *blob_piece(const void *src, size_t i, size_t *len)
  * git's wrapper of OpenSSL 3 (sha1/openssl.h, which hash.h uses when it
  * defines SHA1_NEEDS_CLONE_HELPER) starts each hash with EVP_sha1(), which
  * OpenSSL looks up again by name on every EVP_DigestInit_ex: a lock and a
- * search per object, 3% of the helper's main thread in a long clone. The
- * digest fetched once (openssl_sha1) is used here.
+ * search per object, 3% of the helper's main thread in a long clone; and
+ * each hash has a context of its own. The thread's context, with the
+ * digest fetched once (openssl_sha1_start), is used here.
  */
 static int object_id_evp(const char *hdr, size_t hdr_len, const void *buf,
 			 size_t len, struct object_id *oid)
 {
-	EVP_MD_CTX *ctx;
-	int ok;
+	EVP_MD_CTX *ctx = openssl_sha1_start();
 
-	if (!(ctx = EVP_MD_CTX_new()))
-		return -1;
-	ok = EVP_DigestInit_ex(ctx, openssl_sha1(), NULL) &&
-	     EVP_DigestUpdate(ctx, hdr, hdr_len) &&
-	     EVP_DigestUpdate(ctx, buf, len) &&
-	     EVP_DigestFinal_ex(ctx, oid->hash, NULL);
-	EVP_MD_CTX_free(ctx);
-	if (!ok)
+	if (!ctx || !EVP_DigestUpdate(ctx, hdr, hdr_len) ||
+	    !EVP_DigestUpdate(ctx, buf, len) ||
+	    !EVP_DigestFinal_ex(ctx, oid->hash, NULL))
 		return -1;
 	memset(oid->hash + GIT_SHA1_RAWSZ, 0,
 	       GIT_MAX_RAWSZ - GIT_SHA1_RAWSZ);

@@ -90,30 +90,30 @@ static void fetch_sha1(void)
 	fetched_sha1 = EVP_MD_fetch(NULL, "SHA1", NULL);
 }
 
-const struct evp_md_st *openssl_sha1(void)
+static const EVP_MD *openssl_sha1(void)
 {
 	pthread_once(&fetched_sha1_once, fetch_sha1);
 	return fetched_sha1 ? fetched_sha1 : EVP_sha1();
 }
 
-static EVP_MD_CTX *thread_hash_ctx(void)
+struct evp_md_ctx_st *openssl_sha1_start(void)
 {
 	EVP_MD_CTX *ctx;
 
 	pthread_once(&hash_ctx_once, make_hash_ctx_key);
 	ctx = pthread_getspecific(hash_ctx_key);
-	if (ctx)
-		return ctx;
-	ctx = EVP_MD_CTX_new();
-	if (!ctx || pthread_setspecific(hash_ctx_key, ctx))
-		die("cannot initialize SHA-1");
-	return ctx;
+	if (!ctx) {
+		ctx = EVP_MD_CTX_new();
+		if (!ctx || pthread_setspecific(hash_ctx_key, ctx))
+			die("cannot initialize SHA-1");
+	}
+	return EVP_DigestInit_ex(ctx, openssl_sha1(), NULL) ? ctx : NULL;
 }
 
 void hg_hash(const struct hg_oid *p1, const struct hg_oid *p2,
 	     const char *data, size_t len, struct hg_oid *result)
 {
-	EVP_MD_CTX *ctx = thread_hash_ctx();
+	EVP_MD_CTX *ctx;
 
 	if (!p1)
 		p1 = &hg_null_oid;
@@ -121,8 +121,8 @@ void hg_hash(const struct hg_oid *p1, const struct hg_oid *p2,
 		p2 = &hg_null_oid;
 	if (hg_oidcmp(p1, p2) > 0)
 		SWAP(p1, p2);
-	if (!EVP_DigestInit_ex(ctx, openssl_sha1(), NULL) ||
-	    !EVP_DigestUpdate(ctx, p1->hash, HG_RAWSZ) ||
+	ctx = openssl_sha1_start();
+	if (!ctx || !EVP_DigestUpdate(ctx, p1->hash, HG_RAWSZ) ||
 	    !EVP_DigestUpdate(ctx, p2->hash, HG_RAWSZ) ||
 	    !EVP_DigestUpdate(ctx, data, len) ||
 	    !EVP_DigestFinal_ex(ctx, result->hash, NULL))

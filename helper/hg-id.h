@@ -40,9 +40,13 @@ void hg_hasher_init(struct hg_hasher *h, const struct hg_oid *p1,
 void hg_hasher_update(struct hg_hasher *h, const void *data, size_t len);
 void hg_hasher_final(struct hg_hasher *h, struct hg_oid *result);
 
-/* OpenSSL's SHA-1 digest, fetched once (an EVP_MD). */
-struct evp_md_st;
-const struct evp_md_st *openssl_sha1(void);
+/*
+ * This thread's OpenSSL context (an EVP_MD_CTX), started for a SHA-1
+ * (NULL when OpenSSL fails to): for a hash made from start to end before
+ * the next one on the thread.
+ */
+struct evp_md_ctx_st;
+struct evp_md_ctx_st *openssl_sha1_start(void);
 
 /* The same 20 bytes seen as a git object id (for notes keys and gitlinks). */
 struct object_id;
