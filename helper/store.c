@@ -231,6 +231,7 @@ void store_read_scattered(int on)
 void store_read_all(int on)
 {
 	static size_t saved;
+	static int widened;
 	size_t *cache_limit = &CINNABAR_PACK_SETTING(delta_base_cache_limit);
 
 	/*
@@ -242,14 +243,14 @@ void store_read_all(int on)
 	 * 98 -> 160 MB.
 	 */
 	store_read_scattered(on);
-	if (on) {
+	if (on && !widened) {
 		saved = *cache_limit;
 		if (*cache_limit < 32 * 1024 * 1024)
 			*cache_limit = 32 * 1024 * 1024;
-	} else if (saved) {
+	} else if (!on && widened) {
 		*cache_limit = saved;
-		saved = 0;
 	}
+	widened = on;
 }
 
 /* The largest object deflated in one zlib call: see "Writing objects". */
