@@ -65,10 +65,12 @@ static void grow(struct filter_rows *r)
 	r->row = xrealloc(r->row, st_mult(slots, BLOCK));
 }
 
-void filter_rows_init(struct filter_rows *r, size_t nr)
+void filter_rows_init(struct filter_rows *r, size_t nr,
+		      enum pack_filter_density density)
 {
 	r->fd = -1;
-	r->mask = pack_filter_mask_for(nr);
+	r->mask = pack_filter_mask_for(nr, density);
+	r->bits = pack_filter_bits_for(density);
 	r->nr = r->slots = 0;
 	r->row = NULL;
 }
@@ -77,7 +79,7 @@ int filter_rows_add(struct filter_rows *r, const struct pack_filter *f)
 {
 	uint32_t i;
 
-	if (f->mask > r->mask)
+	if (f->mask > r->mask || f->bits != r->bits)
 		return -1;
 	if (r->nr == r->slots)
 		grow(r);
@@ -97,7 +99,8 @@ void filter_rows_read(struct filter_rows *r, const unsigned char *hash)
 int filter_rows_may_hold(const struct filter_rows *r, unsigned slot,
 			 const unsigned char *hash)
 {
-	return pack_filter_block_may_hold(r->row + slot * (BLOCK / 8), hash);
+	return pack_filter_block_may_hold(r->row + slot * (BLOCK / 8), r->bits,
+					  hash);
 }
 
 void filter_rows_release(struct filter_rows *r)

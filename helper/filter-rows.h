@@ -22,16 +22,21 @@
 struct filter_rows {
 	int fd;			/* -1 until a filter is added */
 	uint32_t mask;		/* blocks in a filter - 1 */
+	unsigned bits;		/* the filters' bits per id */
 	unsigned nr, slots;	/* filters added, room for */
 	uint64_t *row;		/* the row read last, nr blocks */
 };
 
 #define FILTER_ROWS_INIT { .fd = -1 }
 
-/* Rows of filters for up to `nr` ids each. */
-void filter_rows_init(struct filter_rows *r, size_t nr);
+/* Rows of filters of `density` for up to `nr` ids each. */
+void filter_rows_init(struct filter_rows *r, size_t nr,
+		      enum pack_filter_density density);
 
-/* Add the filter `f`: its slot, or -1 when it is larger than that. */
+/*
+ * Add the filter `f`: its slot, or -1 when it is larger than that or of
+ * another density.
+ */
 int filter_rows_add(struct filter_rows *r, const struct pack_filter *f);
 
 /* Read the row of `hash`, for filter_rows_may_hold(). */

@@ -380,7 +380,8 @@ static void spill(struct notes_map *m)
 	int fd = table_file(m, NULL);
 
 	ensure_base(m);
-	pack_filter_init(&d.filter, m->base.nr + kh_size(MAP(m)));
+	pack_filter_init(&d.filter, m->base.nr + kh_size(MAP(m)),
+			 PACK_FILTER_BYTE);
 	id_table_writer_start(&d.w, fd);
 	merge_walk(m, add_to_spill, &d);
 	id_table_writer_finish(&d.w, NULL);
