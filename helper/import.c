@@ -212,9 +212,14 @@ static void import_manifests(struct stream *cg, int version, size_t total,
 		if (n == 1)
 			test_die_at("manifests");
 	}
-	if (getenv("GIT_CINNABAR_TRACE"))
+	if (getenv("GIT_CINNABAR_TRACE")) {
+		unsigned made, read;
+		manifest_text_counts(&made, &read);
 		fprintf(stderr, "cinnabar-helper: manifests: %u imported, %u "
 			"of them checked as they came\n", n, prechecked);
+		fprintf(stderr, "cinnabar-helper: manifests: %u stored texts "
+			"made from their trees, %u read back\n", made, read);
+	}
 	stats->manifests += n;
 	meter_stop(&meter);
 	rev_chunk_release(&chunk);

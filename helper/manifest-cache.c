@@ -87,6 +87,9 @@ int manifest_cache_read(const struct hg_oid *node,
 		hg_hasher_final(&h, &id);
 		ok = ok && hg_oideq(&id, node);
 	}
+	/* Used last: pruning goes by modification time. */
+	if (ok && futimens(fd, NULL))
+		; /* a cache: it may go sooner */
 	close(fd);
 	if (ok && blocks) {
 		block_text_release(blocks);
@@ -113,6 +116,13 @@ struct cached_file {
 	unsigned nsec;
 };
 
+static size_t min_len(size_t bound)
+{
+	size_t test = git_env_ulong("CINNABAR_TEST_MANIFEST_CACHE_MIN",
+				    MANIFEST_CACHE_MIN);
+	return test < bound ? test : bound;
+}
+
 static int newer_first(const void *a, const void *b)
 {
 	const struct cached_file *x = a, *y = b;
@@ -121,8 +131,8 @@ static int newer_first(const void *a, const void *b)
 	return x->nsec < y->nsec ? 1 : x->nsec > y->nsec ? -1 : 0;
 }
 
-/* Remove all but the newest MANIFEST_CACHE_FILES texts. */
-static void prune(void)
+/* Remove all but the newest `keep` texts of `min` bytes or more. */
+static void prune(unsigned keep, size_t min)
 {
 	struct strbuf path = STRBUF_INIT;
 	struct cached_file *files = NULL;
@@ -139,6 +149,10 @@ static void prune(void)
 		cache_path(&path, de->d_name);
 		if (stat(path.buf, &st))
 			continue;
+		if (st.st_size < HEADER_LEN || st.st_size - HEADER_LEN < min) {
+			unlink(path.buf);
+			continue;
+		}
 		ALLOC_GROW(files, nr + 1, alloc);
 		memcpy(files[nr].name, de->d_name, sizeof(files[nr].name));
 		files[nr].sec = st.st_mtime;
@@ -147,7 +161,7 @@ static void prune(void)
 	if (dir)
 		closedir(dir);
 	QSORT(files, nr, newer_first);
-	for (i = MANIFEST_CACHE_FILES; i < nr; i++) {
+	for (i = keep; i < nr; i++) {
 		cache_path(&path, files[i].name);
 		unlink(path.buf);
 	}
@@ -162,17 +176,15 @@ static void write_block(const char *data, size_t len, void *cb_data)
 		*fd = -1;
 }
 
-void manifest_cache_write(const struct hg_oid *node, const struct hg_oid *p1,
-			  const struct hg_oid *p2,
-			  const struct object_id *tree,
-			  const struct block_text *text)
+static void keep_text(const struct hg_oid *node, const struct hg_oid *p1,
+		      const struct hg_oid *p2, const struct object_id *tree,
+		      const struct block_text *text, size_t min, unsigned keep)
 {
 	struct strbuf path = STRBUF_INIT, header = STRBUF_INIT;
 	struct tempfile *tmp;
 	int fd;
 
-	if (text->len < git_env_ulong("CINNABAR_TEST_MANIFEST_CACHE_MIN",
-				      MANIFEST_CACHE_MIN))
+	if (text->len < min)
 		return;
 	/* Named after this process: see table_file in notes-map.c. */
 	strbuf_addf(&header, "text-%"PRIuMAX"-XXXXXX", (uintmax_t)getpid());
@@ -193,7 +205,37 @@ void manifest_cache_write(const struct hg_oid *node, const struct hg_oid *p1,
 	if (fd < 0 || rename_tempfile(&tmp, path.buf))
 		delete_tempfile(&tmp);
 	else
-		prune();
+		prune(keep, 0);
 	strbuf_release(&header);
+	strbuf_release(&path);
+}
+
+void manifest_cache_write(const struct hg_oid *node, const struct hg_oid *p1,
+			  const struct hg_oid *p2,
+			  const struct object_id *tree,
+			  const struct block_text *text)
+{
+	keep_text(node, p1, p2, tree, text, min_len(MANIFEST_CACHE_MIN),
+		  MANIFEST_CACHE_IMPORT_FILES);
+}
+
+void manifest_cache_write_snapshot(const struct hg_oid *node,
+				   const struct hg_oid *p1,
+				   const struct hg_oid *p2,
+				   const struct object_id *tree,
+				   const struct block_text *text)
+{
+	keep_text(node, p1, p2, tree, text,
+		  min_len(MANIFEST_CACHE_SNAPSHOT_MIN),
+		  MANIFEST_CACHE_IMPORT_FILES);
+}
+
+void manifest_cache_trim(void)
+{
+	struct strbuf path = STRBUF_INIT;
+
+	cache_path(&path, "");
+	if (!access(path.buf, F_OK))
+		prune(MANIFEST_CACHE_FILES, min_len(MANIFEST_CACHE_MIN));
 	strbuf_release(&path);
 }

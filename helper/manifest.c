@@ -286,12 +286,24 @@ static void manifest_lines(struct strbuf *out, struct block_text *blocks,
  * `blocks` when given, else `out`: from the disk (manifest-cache.h), else
  * from the trees.
  */
+static unsigned texts_from_trees, texts_read_back;
+
 static void text_of_tree(const struct hg_oid *node,
 			 const struct object_id *tree, struct strbuf *out,
 			 struct block_text *blocks)
 {
-	if (manifest_cache_read(node, tree, out, blocks))
-		manifest_lines(out, blocks, tree);
+	if (!manifest_cache_read(node, tree, out, blocks)) {
+		texts_read_back++;
+		return;
+	}
+	manifest_lines(out, blocks, tree);
+	texts_from_trees++;
+}
+
+void manifest_text_counts(unsigned *from_trees, unsigned *read_back)
+{
+	*from_trees = texts_from_trees;
+	*read_back = texts_read_back;
 }
 
 /* The text of `node` into `text`: the offered one, else from `tree`. */
@@ -921,7 +933,7 @@ void import_manifest(struct id_verify *verify, struct rev_chunk *chunk,
 	struct shared_text *text;
 	struct strbuf rebased = STRBUF_INIT;
 	struct hg_hunk whole;
-	int rebuild, snapshot;
+	int rebuild, snapshot, kept;
 
 	if (hg2git(&chunk->node))
 		return;
@@ -956,16 +968,20 @@ void import_manifest(struct id_verify *verify, struct rev_chunk *chunk,
 	}
 	remember_git_tree(&chunk->node, &git_tree);
 	store_manifest_commit(chunk, &tree);
-	/* Later snapshots come against this one. */
-	if (snapshot)
-		manifest_cache_write(&chunk->node, &chunk->p1, &chunk->p2,
-				     &tree, &text->text);
+	/*
+	 * Later snapshots come against this one, or against this full text
+	 * (the first manifest of a clone).
+	 */
+	kept = snapshot || hg_oid_is_null(&chunk->delta_base);
+	if (kept)
+		manifest_cache_write_snapshot(&chunk->node, &chunk->p1,
+					      &chunk->p2, &tree, &text->text);
 	set_last(&chunk->node, text);
 	hg_oidcpy(&last_made.p1, &chunk->p1);
 	hg_oidcpy(&last_made.p2, &chunk->p2);
 	oidcpy(&last_made.tree, &tree);
 	last_made.imported = 1;
-	last_made.kept = snapshot;
+	last_made.kept = kept;
 	strbuf_release(&rebased);
 }
 
@@ -974,6 +990,7 @@ void manifest_keep_last(void)
 	if (last && last_made.imported && !last_made.kept)
 		manifest_cache_write(&last_node, &last_made.p1, &last_made.p2,
 				     &last_made.tree, &last->text);
+	manifest_cache_trim();
 }
 
 int manifest_commit_body_node(const struct raw_commit *c, struct hg_oid *node)

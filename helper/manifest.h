@@ -32,6 +32,12 @@ void import_manifest(struct id_verify *verify, struct rev_chunk *chunk,
  */
 void manifest_keep_last(void);
 
+/*
+ * How many texts of stored manifests were made from their trees, and how
+ * many read back from the disk instead (manifest-cache.h), so far.
+ */
+void manifest_text_counts(unsigned *from_trees, unsigned *read_back);
+
 /* The text of a stored manifest (empty for the null id). */
 void manifest_text(const struct hg_oid *node, struct strbuf *out);
 /* The same, as a block text (block-text.h) into `out`. */

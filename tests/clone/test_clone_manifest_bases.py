@@ -210,6 +210,80 @@ def test_delta_against_a_snapshot_no_longer_kept_counted(tmp_path):
     assert CHECKED.findall(result.err) == [('8', '7')], result.describe()
 
 
+TEXTS = re.compile(r'^cinnabar-helper: manifests: (\d+) stored texts '
+                   r'made from their trees, (\d+) read back$', re.M)
+
+
+def snapshots_against_older_ones():
+    """Sixteen changesets whose manifests come with a chain of snapshots
+    (revisions 2, 4, ... 12, each against the one before, each followed
+    by a revision against it), then one against revision 4, five
+    snapshots back (revision 14), and one against revision 8 (15)."""
+    repo, trees = one_file_changed_each(16)
+    m = repo.manifests
+    bases = {2 * k: 2 * k - 2 for k in range(1, 7)}
+    bases.update({14: 4, 15: 8})
+    for index in range(1, 16):
+        base = bases.get(index, index - 1)
+        m[index].delta_base = m[base].node
+        m[index].delta = hgcraft.small_delta(m[base].text, m[index].text)
+    return repo, trees
+
+
+def test_snapshot_bases_read_back_not_made(hg, tmp_path):
+    """The import rewrites each snapshot's delta against the revision
+    before it, from the text of the snapshot's base: the snapshots it
+    imported are kept on disk while it runs (helper/manifest-cache.h,
+    the last eight used, the test's bound on their size lowered), so
+    that none is made again from its trees, five snapshots back as well.
+    What stays once the import is done is what stays between imports:
+    three texts at most, the last manifest's among them."""
+    repo, trees = snapshots_against_older_ones()
+    bundle = hgcraft.write(tmp_path / 'older.hg', repo.bundle_v2())
+    hg.repo_from_bundle(bundle, tmp_path / 'hg')
+    hg('-R', tmp_path / 'hg', 'verify', '-q')
+    dest = tmp_path / 'clone'
+    result = clone(hg_url(str(bundle)), dest, '--no-checkout',
+                   extra_env={'GIT_CINNABAR_TRACE': '1',
+                              'CINNABAR_TEST_MANIFEST_CACHE_MIN': '0'})
+    # Revisions 2 to 14 against older snapshots: 6 rewritten against the
+    # previous revision, each from its base's text; 15 against 8 too.
+    assert TEXTS.findall(result.err) == [('0', '8')], result.describe()
+    commits = git('rev-list', '--reverse', 'HEAD', cwd=dest).out.split()
+    assert len(commits) == len(trees)
+    for commit, tree in zip(commits, trees):
+        assert git_files(dest, commit) == expected_files(tree)
+    kept = [p.name for p in (dest / '.git' / 'cinnabar' /
+                             'manifests').iterdir()]
+    assert len(kept) <= 3
+    assert repo.manifests[15].node.hex() in kept
+    git('cinnabar', 'fsck', '--full', cwd=dest)
+
+
+def test_a_snapshot_base_used_again_stays_kept(hg, tmp_path):
+    """Eleven snapshots against the full text (revisions 2, 4, ... 22
+    against revision 0, as a sparse revlog stores its first level), more
+    than the texts kept while importing: reading a kept text back counts
+    as using it, and the oldest used goes first, never that one."""
+    repo, trees = one_file_changed_each(24)
+    m = repo.manifests
+    for index in range(1, 24):
+        base = 0 if index % 2 == 0 else index - 1
+        m[index].delta_base = m[base].node
+        m[index].delta = hgcraft.small_delta(m[base].text, m[index].text)
+    bundle = hgcraft.write(tmp_path / 'level1.hg', repo.bundle_v2())
+    hg.repo_from_bundle(bundle, tmp_path / 'hg')
+    hg('-R', tmp_path / 'hg', 'verify', '-q')
+    dest = tmp_path / 'clone'
+    result = clone(hg_url(str(bundle)), dest, '--no-checkout',
+                   extra_env={'GIT_CINNABAR_TRACE': '1',
+                              'CINNABAR_TEST_MANIFEST_CACHE_MIN': '0'})
+    assert TEXTS.findall(result.err) == [('0', '11')], result.describe()
+    commits = git('rev-list', '--reverse', 'HEAD', cwd=dest).out.split()
+    for commit, tree in zip(commits, trees):
+        assert git_files(dest, commit) == expected_files(tree)
+
+
 def split_bundles(repo, count, tmp_path):
     """Two bundles of `repo`: its first `count` changesets, and the rest
     (whose first manifest's delta base is then in the receiver's
