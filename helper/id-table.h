@@ -103,6 +103,7 @@ struct id_table_writer {
 	struct strbuf samples;
 	struct strbuf checks;		/* CRCs of the blocks ended */
 	uint32_t block_crc;		/* of the records of the block begun */
+	size_t crc_from;		/* in buf: records not in it yet */
 	int in_block;
 	uint32_t fanout[256];		/* records by first byte */
 	size_t nr;
