@@ -87,9 +87,9 @@ int manifest_cache_read(const struct hg_oid *node,
 		hg_hasher_final(&h, &id);
 		ok = ok && hg_oideq(&id, node);
 	}
-	/* Used last: pruning goes by modification time. */
-	if (ok && futimens(fd, NULL))
-		; /* a cache: it may go sooner */
+	/* Used last: pruning goes by modification time (failing, sooner). */
+	if (ok)
+		(void)futimens(fd, NULL);
 	close(fd);
 	if (ok && blocks) {
 		block_text_release(blocks);
@@ -213,29 +213,15 @@ static void keep_text(const struct hg_oid *node, const struct hg_oid *p1,
 void manifest_cache_write(const struct hg_oid *node, const struct hg_oid *p1,
 			  const struct hg_oid *p2,
 			  const struct object_id *tree,
-			  const struct block_text *text)
-{
-	keep_text(node, p1, p2, tree, text, min_len(MANIFEST_CACHE_MIN),
-		  MANIFEST_CACHE_IMPORT_FILES);
-}
-
-void manifest_cache_write_snapshot(const struct hg_oid *node,
-				   const struct hg_oid *p1,
-				   const struct hg_oid *p2,
-				   const struct object_id *tree,
-				   const struct block_text *text)
+			  const struct block_text *text, int snapshot)
 {
 	keep_text(node, p1, p2, tree, text,
-		  min_len(MANIFEST_CACHE_SNAPSHOT_MIN),
+		  min_len(snapshot ? MANIFEST_CACHE_SNAPSHOT_MIN
+				   : MANIFEST_CACHE_MIN),
 		  MANIFEST_CACHE_IMPORT_FILES);
 }
 
 void manifest_cache_trim(void)
 {
-	struct strbuf path = STRBUF_INIT;
-
-	cache_path(&path, "");
-	if (!access(path.buf, F_OK))
-		prune(MANIFEST_CACHE_FILES, min_len(MANIFEST_CACHE_MIN));
-	strbuf_release(&path);
+	prune(MANIFEST_CACHE_FILES, min_len(MANIFEST_CACHE_MIN));
 }

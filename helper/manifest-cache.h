@@ -55,17 +55,13 @@ int manifest_cache_read(const struct hg_oid *node,
 
 /*
  * Keep `text`, the text of `node` (parents p1, p2), stored with `tree`:
- * the last manifest of an import, or a snapshot during one.
+ * the last manifest of an import, or a snapshot (or full text) during one
+ * (`snapshot`).
  */
 void manifest_cache_write(const struct hg_oid *node, const struct hg_oid *p1,
 			  const struct hg_oid *p2,
 			  const struct object_id *tree,
-			  const struct block_text *text);
-void manifest_cache_write_snapshot(const struct hg_oid *node,
-				   const struct hg_oid *p1,
-				   const struct hg_oid *p2,
-				   const struct object_id *tree,
-				   const struct block_text *text);
+			  const struct block_text *text, int snapshot);
 
 /* At the end of an import: what stays until the next (see above). */
 void manifest_cache_trim(void);

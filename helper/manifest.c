@@ -281,13 +281,14 @@ static void manifest_lines(struct strbuf *out, struct block_text *blocks,
 	strbuf_release(&base);
 }
 
+/* Counted for the trace (manifest_text_counts). */
+static unsigned texts_from_trees, texts_read_back;
+
 /*
  * The text of the stored manifest `node`, whose commit has `tree`, into
  * `blocks` when given, else `out`: from the disk (manifest-cache.h), else
  * from the trees.
  */
-static unsigned texts_from_trees, texts_read_back;
-
 static void text_of_tree(const struct hg_oid *node,
 			 const struct object_id *tree, struct strbuf *out,
 			 struct block_text *blocks)
@@ -974,8 +975,8 @@ void import_manifest(struct id_verify *verify, struct rev_chunk *chunk,
 	 */
 	kept = snapshot || hg_oid_is_null(&chunk->delta_base);
 	if (kept)
-		manifest_cache_write_snapshot(&chunk->node, &chunk->p1,
-					      &chunk->p2, &tree, &text->text);
+		manifest_cache_write(&chunk->node, &chunk->p1, &chunk->p2,
+				     &tree, &text->text, 1);
 	set_last(&chunk->node, text);
 	hg_oidcpy(&last_made.p1, &chunk->p1);
 	hg_oidcpy(&last_made.p2, &chunk->p2);
@@ -989,7 +990,7 @@ void manifest_keep_last(void)
 {
 	if (last && last_made.imported && !last_made.kept)
 		manifest_cache_write(&last_node, &last_made.p1, &last_made.p2,
-				     &last_made.tree, &last->text);
+				     &last_made.tree, &last->text, 0);
 	manifest_cache_trim();
 }
 
