@@ -165,20 +165,45 @@ CHECKED = re.compile(r'^cinnabar-helper: manifests: (\d+) imported, '
                      r'(\d+) of them checked as they came$', re.M)
 
 
+def against_bases(count, bases):
+    """one_file_changed_each(count), manifest i sent against manifest
+    bases(i)."""
+    repo, trees = one_file_changed_each(count)
+    m = repo.manifests
+    for index in range(1, count):
+        base = bases(index)
+        m[index].delta_base = m[base].node
+        m[index].delta = hgcraft.small_delta(m[base].text, m[index].text)
+    return repo, trees
+
+
+def clone_checked_bundle(hg, repo, tmp_path, env):
+    """Clone the bundle of `repo` (Mercurial reading it too, `hg verify`
+    clean) with `env`: the clone's result and its directory."""
+    bundle = hgcraft.write(tmp_path / 'bases.hg', repo.bundle_v2())
+    hg.repo_from_bundle(bundle, tmp_path / 'hg')
+    hg('-R', tmp_path / 'hg', 'verify', '-q')
+    dest = tmp_path / 'clone'
+    result = clone(hg_url(str(bundle)), dest, '--no-checkout',
+                   extra_env=env)
+    return result, dest
+
+
+def assert_trees(dest, trees):
+    commits = git('rev-list', '--reverse', 'HEAD', cwd=dest).out.split()
+    assert len(commits) == len(trees)
+    for commit, tree in zip(commits, trees):
+        assert git_files(dest, commit) == expected_files(tree)
+
+
 def snapshot_tree():
     """Fifteen changesets whose manifests come as a sparse revlog sends
     them: a full text, a chain of snapshots six deep (revisions 2, 4, ...
     12, each against the one before, each followed by a revision against
     it), then one against the full text again (revision 14)."""
-    repo, trees = one_file_changed_each(15)
-    m = repo.manifests
     bases = {2 * k: 2 * k - 2 for k in range(1, 7)}
     bases[14] = 0
-    for index in range(1, 15):
-        base = bases.get(index, index - 1)
-        m[index].delta_base = m[base].node
-        m[index].delta = hgcraft.small_delta(m[base].text, m[index].text)
-    return repo, trees
+    return against_bases(15, lambda i: bases.get(i, i - 1))
 
 
 def test_snapshots_of_the_last_chain_are_kept(hg, tmp_path):
@@ -188,17 +213,10 @@ def test_snapshots_of_the_last_chain_are_kept(hg, tmp_path):
     arrive, none left to the import; the trees are those of each
     revision."""
     repo, trees = snapshot_tree()
-    bundle = hgcraft.write(tmp_path / 'tree.hg', repo.bundle_v2())
-    hg.repo_from_bundle(bundle, tmp_path / 'hg')
-    hg('-R', tmp_path / 'hg', 'verify', '-q')
-    dest = tmp_path / 'clone'
-    result = clone(hg_url(str(bundle)), dest, '--no-checkout',
-                   extra_env={'GIT_CINNABAR_TRACE': '1'})
+    result, dest = clone_checked_bundle(hg, repo, tmp_path,
+                                        {'GIT_CINNABAR_TRACE': '1'})
     assert CHECKED.findall(result.err) == [('15', '15')], result.describe()
-    commits = git('rev-list', '--reverse', 'HEAD', cwd=dest).out.split()
-    assert len(commits) == len(trees)
-    for commit, tree in zip(commits, trees):
-        assert git_files(dest, commit) == expected_files(tree)
+    assert_trees(dest, trees)
 
 
 def test_delta_against_a_snapshot_no_longer_kept_counted(tmp_path):
@@ -219,15 +237,14 @@ def snapshots_against_older_ones():
     (revisions 2, 4, ... 12, each against the one before, each followed
     by a revision against it), then one against revision 4, five
     snapshots back (revision 14), and one against revision 8 (15)."""
-    repo, trees = one_file_changed_each(16)
-    m = repo.manifests
     bases = {2 * k: 2 * k - 2 for k in range(1, 7)}
     bases.update({14: 4, 15: 8})
-    for index in range(1, 16):
-        base = bases.get(index, index - 1)
-        m[index].delta_base = m[base].node
-        m[index].delta = hgcraft.small_delta(m[base].text, m[index].text)
-    return repo, trees
+    return against_bases(16, lambda i: bases.get(i, i - 1))
+
+
+# Kept texts of any size (the tests' texts are small).
+KEEP_TRACED = {'GIT_CINNABAR_TRACE': '1',
+               'CINNABAR_TEST_MANIFEST_CACHE_MIN': '0'}
 
 
 def test_snapshot_bases_read_back_not_made(hg, tmp_path):
@@ -239,20 +256,11 @@ def test_snapshot_bases_read_back_not_made(hg, tmp_path):
     What stays once the import is done is what stays between imports:
     three texts at most, the last manifest's among them."""
     repo, trees = snapshots_against_older_ones()
-    bundle = hgcraft.write(tmp_path / 'older.hg', repo.bundle_v2())
-    hg.repo_from_bundle(bundle, tmp_path / 'hg')
-    hg('-R', tmp_path / 'hg', 'verify', '-q')
-    dest = tmp_path / 'clone'
-    result = clone(hg_url(str(bundle)), dest, '--no-checkout',
-                   extra_env={'GIT_CINNABAR_TRACE': '1',
-                              'CINNABAR_TEST_MANIFEST_CACHE_MIN': '0'})
+    result, dest = clone_checked_bundle(hg, repo, tmp_path, KEEP_TRACED)
     # Revisions 2 to 14 against older snapshots: 6 rewritten against the
     # previous revision, each from its base's text; 15 against 8 too.
     assert TEXTS.findall(result.err) == [('0', '8')], result.describe()
-    commits = git('rev-list', '--reverse', 'HEAD', cwd=dest).out.split()
-    assert len(commits) == len(trees)
-    for commit, tree in zip(commits, trees):
-        assert git_files(dest, commit) == expected_files(tree)
+    assert_trees(dest, trees)
     kept = [p.name for p in (dest / '.git' / 'cinnabar' /
                              'manifests').iterdir()]
     assert len(kept) <= 3
@@ -265,23 +273,10 @@ def test_a_snapshot_base_used_again_stays_kept(hg, tmp_path):
     against revision 0, as a sparse revlog stores its first level), more
     than the texts kept while importing: reading a kept text back counts
     as using it, and the oldest used goes first, never that one."""
-    repo, trees = one_file_changed_each(24)
-    m = repo.manifests
-    for index in range(1, 24):
-        base = 0 if index % 2 == 0 else index - 1
-        m[index].delta_base = m[base].node
-        m[index].delta = hgcraft.small_delta(m[base].text, m[index].text)
-    bundle = hgcraft.write(tmp_path / 'level1.hg', repo.bundle_v2())
-    hg.repo_from_bundle(bundle, tmp_path / 'hg')
-    hg('-R', tmp_path / 'hg', 'verify', '-q')
-    dest = tmp_path / 'clone'
-    result = clone(hg_url(str(bundle)), dest, '--no-checkout',
-                   extra_env={'GIT_CINNABAR_TRACE': '1',
-                              'CINNABAR_TEST_MANIFEST_CACHE_MIN': '0'})
+    repo, trees = against_bases(24, lambda i: 0 if i % 2 == 0 else i - 1)
+    result, dest = clone_checked_bundle(hg, repo, tmp_path, KEEP_TRACED)
     assert TEXTS.findall(result.err) == [('0', '11')], result.describe()
-    commits = git('rev-list', '--reverse', 'HEAD', cwd=dest).out.split()
-    for commit, tree in zip(commits, trees):
-        assert git_files(dest, commit) == expected_files(tree)
+    assert_trees(dest, trees)
 
 
 def split_bundles(repo, count, tmp_path):
