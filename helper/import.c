@@ -24,6 +24,7 @@
 #include "manifest-precheck.h"
 #include "check-setting.h"
 #include "id-verify.h"
+#include "ewah/ewok.h"
 
 void test_die_at(const char *phase)
 {
@@ -189,7 +190,12 @@ static void shrink_reused(struct strbuf *buf)
 		strbuf_release(buf);
 }
 
-static void import_manifests(struct stream *cg, int version, size_t total,
+/*
+ * The second pass over the manifests (manifest.h): `cg` holds those the
+ * first pass imported, `imported` the bit of each of the group's `total`.
+ */
+static void import_manifests(struct stream *cg, size_t total,
+			     struct bitmap *imported,
 			     struct manifest_precheck *precheck,
 			     struct id_verify *verify,
 			     struct import_stats *stats)
@@ -197,28 +203,34 @@ static void import_manifests(struct stream *cg, int version, size_t total,
 	struct rev_chunk chunk = REV_CHUNK_INIT;
 	struct meter *meter = meter_start(_("Storing manifests"), total, NULL);
 	struct hg_oid prev;
-	unsigned n = 0, prechecked = 0;
+	unsigned n, read = 0, prechecked = 0;
 
-	while (read_rev_chunk(cg, version, n ? &prev : NULL, &chunk)) {
+	for (n = 0; n < total; n++) {
 		int checked;
 
 		manifest_precheck_advance(precheck, n + 1);
 		checked = manifest_prechecked(precheck, n);
 		prechecked += checked;
-		import_manifest(verify, &chunk, n, checked);
-		hg_oidcpy(&prev, &chunk.node);
-		shrink_reused(&chunk.raw);
-		meter_update(meter, ++n);
-		if (n == 1)
-			test_die_at("manifests");
+		if (bitmap_get(imported, n)) {
+			if (!read_rev_chunk(cg, 2, read ? &prev : NULL, &chunk))
+				BUG("the manifests' second pass ended early");
+			import_manifest_git_tree(verify, &chunk, n, checked);
+			hg_oidcpy(&prev, &chunk.node);
+			shrink_reused(&chunk.raw);
+			read++;
+		}
+		meter_update(meter, n + 1);
+		if (n == 0)
+			test_die_at("git-trees");
 	}
 	if (getenv("GIT_CINNABAR_TRACE")) {
-		unsigned made, read;
-		manifest_text_counts(&made, &read);
+		unsigned made, read_back;
+		manifest_text_counts(&made, &read_back);
 		fprintf(stderr, "cinnabar-helper: manifests: %u imported, %u "
 			"of them checked as they came\n", n, prechecked);
 		fprintf(stderr, "cinnabar-helper: manifests: %u stored texts "
-			"made from their trees, %u read back\n", made, read);
+			"made from their trees, %u read back\n", made,
+			read_back);
 	}
 	stats->manifests += n;
 	meter_stop(&meter);
@@ -231,7 +243,7 @@ static void import_manifests(struct stream *cg, int version, size_t total,
  */
 static void import_files(struct stream *cg, int version, size_t names,
 			 struct manifest_precheck *precheck,
-			 struct id_verify *verify,
+			 struct id_verify *verify, int *between,
 			 struct import_stats *stats)
 {
 	struct rev_chunk chunk = REV_CHUNK_INIT;
@@ -241,13 +253,17 @@ static void import_files(struct stream *cg, int version, size_t names,
 	unsigned n = 0, nr_files = 0;
 
 	meter_estimate(meter, names);
+	*between = 1;
 	while (read_cg_chunk(cg, &name)) {
 		struct hg_oid prev;
 		int first = 1;
 		file_reset_cache();
 		while (read_rev_chunk_head(cg, version, first ? NULL : &prev,
 					   &chunk, file_big_text_min())) {
+			/* A large one is stored as it is read. */
+			*between = 0;
 			import_file(verify, &chunk, cg);
+			*between = 1;
 			manifest_precheck_advance(precheck, 0);
 			hg_oidcpy(&prev, &chunk.node);
 			first = 0;
@@ -257,6 +273,7 @@ static void import_files(struct stream *cg, int version, size_t names,
 		}
 		nr_files++;
 	}
+	*between = 0;
 	file_flush();
 	stats->files += n;
 	meter_stop(&meter);
@@ -402,53 +419,167 @@ static void import_changesets(struct changeset_spool *spool,
 }
 
 /*
- * Manifests come before the files they list, but storing a manifest with
- * its git tree needs the files' blobs: keep the manifest chunks aside in a
- * temporary file (not in memory) until the files are in. Their ids are
- * checked meanwhile (manifest-precheck.h).
+ * Manifests come before the files they list, but storing a manifest's
+ * git tree needs the files' blobs: the manifests are spooled to a
+ * temporary file (not memory) as they arrive, and read back from it by
+ * the first pass (manifest.h), which imports each one's tree and commit
+ * and writes it, its delta against the one before, to `linear`, another
+ * temporary file, for the second pass once the files are in. The first
+ * pass goes behind the arrival: a manifest is imported while the server
+ * is slow to send (reading what it sends comes first: a server kept
+ * waiting sends the files later, and would then be the only one at
+ * work), and those left once the files are in, before the second pass.
+ * Their ids are checked meanwhile, from the same spool
+ * (manifest-precheck.h).
  */
-static int spool_manifests(struct stream *cg, int version,
-			   size_t changesets, size_t *count,
-			   struct manifest_precheck *precheck,
-			   struct id_verify *verify)
+struct manifest_spool {
+	int fd;
+	int version;
+	size_t spooled;
+	struct manifest_precheck *precheck;
+	/*
+	 * The first pass: manifest `next` is the next it reads back. It
+	 * stores objects while idle only `between` the objects of the
+	 * changegroup's other parts, never while one is being stored.
+	 */
+	int between;
+	/* Tests: not while the manifests come (CINNABAR_TEST_TREES_LATE). */
+	int late;
+	unsigned idle_imported;		/* for the trace */
+	struct stream read_back;
+	size_t next;
+	struct hg_oid next_prev;	/* the node of manifest next - 1 */
+	struct rev_chunk chunk;
+	struct strbuf rebased;
+	FILE *linear;
+	struct bitmap *imported;	/* a bit per manifest it imported */
+	struct stream_idle idle;
+};
+
+/* The first pass over the spooled manifests before index `upto`. */
+static void import_manifest_trees(struct manifest_spool *s, size_t upto)
+{
+	while (s->next < s->spooled && s->next < upto) {
+		struct hg_oid node;
+
+		if (!read_cg_chunk(&s->read_back, &s->chunk.raw))
+			BUG("manifest spool out of step");
+		parse_rev_chunk(s->version, s->next ? &s->next_prev : NULL,
+				&s->chunk);
+		hg_oidcpy(&node, &s->chunk.node);
+		if (import_manifest_tree(&s->chunk, &s->rebased)) {
+			write_rev_chunk(s->linear, 2, &s->chunk);
+			bitmap_set(s->imported, s->next);
+		}
+		strbuf_reset(&s->rebased);
+		shrink_reused(&s->chunk.raw);
+		hg_oidcpy(&s->next_prev, &node);
+		if (++s->next == 1)
+			test_die_at("manifests");
+	}
+}
+
+/*
+ * While the changegroup is slow to come: the early id check's work, then
+ * one manifest of the first pass.
+ */
+static int import_while_idle(struct stream_idle *idle)
+{
+	struct manifest_spool *s =
+		container_of(idle, struct manifest_spool, idle);
+	int check = manifest_precheck_idle(s->precheck);
+
+	if (!s->between || s->next == s->spooled)
+		return check;
+	import_manifest_trees(s, s->next + 1);
+	s->idle_imported++;
+	return s->next < s->spooled ? STREAM_IDLE_MORE_NOW : check;
+}
+
+static void manifest_spool_init(struct manifest_spool *s, int version,
+				struct manifest_precheck *precheck)
 {
 	FILE *f = tmpfile();
+
+	memset(s, 0, sizeof(*s));
+	if (!f || !(s->linear = tmpfile()))
+		die_errno("cannot create a temporary file");
+	/* The file has no name: the duplicated descriptor keeps it alive. */
+	s->fd = xdup(fileno(f));
+	fclose(f);
+	s->version = version;
+	s->precheck = precheck;
+	stream_init_pread(&s->read_back, s->fd);
+	s->chunk = (struct rev_chunk)REV_CHUNK_INIT;
+	strbuf_init(&s->rebased, 0);
+	s->imported = bitmap_new();
+	s->idle.work = import_while_idle;
+	s->late = git_env_bool("CINNABAR_TEST_TREES_LATE", 0);
+}
+
+/* Every manifest through the first pass, and its spool ended. */
+static void manifest_spool_end(struct manifest_spool *s)
+{
+	if (getenv("GIT_CINNABAR_TRACE"))
+		fprintf(stderr, "cinnabar-helper: manifests: %u of %zu trees "
+			"stored while the server was slow to send\n",
+			s->idle_imported, s->spooled);
+	import_manifest_trees(s, SIZE_MAX);
+	manifest_trees_end();
+	write_cg_end(s->linear);
+	if (fflush(s->linear) || lseek(fileno(s->linear), 0, SEEK_SET) < 0)
+		die_errno("cannot write a temporary file");
+}
+
+static void manifest_spool_release(struct manifest_spool *s)
+{
+	stream_release(&s->read_back);
+	close(s->fd);
+	fclose(s->linear);
+	bitmap_free(s->imported);
+	strbuf_release(&s->rebased);
+	rev_chunk_release(&s->chunk);
+}
+
+/*
+ * Spool the manifest group, checking each chunk is well formed, and
+ * counting the manifests into `count`.
+ */
+static void spool_manifests(struct stream *cg, struct manifest_spool *s,
+			    size_t changesets, size_t *count,
+			    struct id_verify *verify)
+{
 	struct rev_chunk rev = REV_CHUNK_INIT;
 	struct strbuf *chunk = &rev.raw;
 	struct hg_oid prev;
 	unsigned char hdr[4];
 	struct meter *meter;
-	size_t n = 0;
-	int fd;
 
-	if (!f)
-		die_errno("cannot create a temporary file");
-	/* The file has no name: the duplicated descriptor keeps it alive. */
-	fd = xdup(fileno(f));
-	fclose(f);
 	/* Mercurial counts the manifests against the changesets. */
 	meter = meter_start(_("Receiving manifests"), changesets, &cg->offset);
 	meter_estimate(meter, changesets);
-	manifest_precheck_start(precheck, version, fd, cg, verify);
+	manifest_precheck_start(s->precheck, s->version, s->fd, verify);
+	s->between = !s->late;
 	while (read_cg_chunk(cg, chunk)) {
 		put_be32(hdr, chunk->len + 4);
-		if (write_in_full(fd, hdr, 4) < 0 ||
-		    write_in_full(fd, chunk->buf, chunk->len) < 0)
+		if (write_in_full(s->fd, hdr, 4) < 0 ||
+		    write_in_full(s->fd, chunk->buf, chunk->len) < 0)
 			die_errno("cannot write a temporary file");
 		/* Refused now if malformed, before the files are read. */
-		parse_rev_chunk(version, n++ ? &prev : NULL, &rev);
-		manifest_precheck_spooled(precheck);
+		parse_rev_chunk(s->version, s->spooled ? &prev : NULL, &rev);
+		s->spooled++;
+		manifest_precheck_spooled(s->precheck);
 		hg_oidcpy(&prev, &rev.node);
-		meter_update(meter, n);
+		meter_update(meter, s->spooled);
 	}
-	manifest_precheck_spool_end(precheck);
+	s->between = 0;
+	manifest_precheck_spool_end(s->precheck);
 	meter_stop(&meter);
-	*count = n;
+	*count = s->spooled;
 	put_be32(hdr, 0);
-	if (write_in_full(fd, hdr, 4) < 0)
+	if (write_in_full(s->fd, hdr, 4) < 0)
 		die_errno("cannot write a temporary file");
 	rev_chunk_release(&rev);
-	return fd;
 }
 
 /*
@@ -475,8 +606,8 @@ static void import_changegroup(struct stream *cg, int version,
 	struct manifest_precheck precheck;
 	struct id_verify verify;
 	kh_file_names_t *names = meter_shown() ? kh_init_file_names() : NULL;
+	struct manifest_spool spool;
 	size_t nr_manifests, nr_names = 0;
-	int fd;
 
 	read_changesets(cg, version, &changesets, _("Receiving changesets"),
 			nbchanges, names);
@@ -486,20 +617,21 @@ static void import_changegroup(struct stream *cg, int version,
 	}
 	id_verify_init(&verify);
 	manifest_precheck_init(&precheck);
-	fd = spool_manifests(cg, version, changesets.nr, &nr_manifests,
-			     &precheck, &verify);
+	manifest_spool_init(&spool, version, &precheck);
+	stream_set_idle(cg, &spool.idle);
+	spool_manifests(cg, &spool, changesets.nr, &nr_manifests, &verify);
 	release_free_memory();
-	import_files(cg, version, nr_names, &precheck, &verify, stats);
+	import_files(cg, version, nr_names, &precheck, &verify, &spool.between,
+		     stats);
+	stream_set_idle(cg, NULL);
 	file_reset_cache();
+	manifest_spool_end(&spool);
 	release_free_memory();
-	if (lseek(fd, 0, SEEK_SET) < 0)
-		die_errno("cannot read a temporary file");
-	stream_init_fd(&manifests, fd);
-	import_manifests(&manifests, version, nr_manifests, &precheck, &verify,
-			 stats);
+	stream_init_fd(&manifests, fileno(spool.linear));
+	import_manifests(&manifests, nr_manifests, spool.imported, &precheck,
+			 &verify, stats);
 	stream_release(&manifests);
-	close(fd);
-	manifest_keep_last();
+	manifest_spool_release(&spool);
 	manifest_reset_cache();
 	verify_id_finish(&verify);
 	manifest_precheck_release(&precheck);

@@ -70,9 +70,10 @@ static void wait_doing_idle_work(struct fd_stream *f)
 	int timeout = 0;
 
 	while (!poll(&p, 1, timeout)) {
-		if (!f->idle->work(f->idle))
+		int more = f->idle->work(f->idle);
+		if (!more)
 			return;
-		timeout = IDLE_POLL_MS;
+		timeout = more == STREAM_IDLE_MORE_NOW ? 0 : IDLE_POLL_MS;
 	}
 }
 

@@ -38,11 +38,14 @@ void stream_release(struct stream *s);
  * send them), owned by whoever has the work (embedded in its state:
  * container_of): `work` is called, until the bytes come or it returns
  * 0, about every millisecond while it returns 1 (work remains that
- * cannot be done yet).
+ * cannot be done yet), at once again while it returns
+ * STREAM_IDLE_MORE_NOW (work remains that can be: a piece at a time,
+ * so that the bytes, when they come, are read soon).
  */
 struct stream_idle {
 	int (*work)(struct stream_idle *idle);
 };
+#define STREAM_IDLE_MORE_NOW 2
 
 /*
  * Do `idle`'s work while `s` waits for the file descriptor it reads from,

@@ -9,30 +9,24 @@
 #include "metadata.h"
 #include "input-stream.h"
 
-static int precheck_while_idle(struct stream_idle *idle);
 static void check_all_spooled(void *data);
 
 void manifest_precheck_init(struct manifest_precheck *p)
 {
 	memset(p, 0, sizeof(*p));
 	strbuf_init(&p->backlog.raw, 0);
-	p->idle.work = precheck_while_idle;
 }
 
 void manifest_precheck_start(struct manifest_precheck *p, int version,
-			     int fd, struct stream *incoming,
-			     struct id_verify *verify)
+			     int fd, struct id_verify *verify)
 {
 	p->verify = verify;
 	p->active = check_enabled(CHECK_MANIFESTS);
 	stream_init_pread(&p->spool, fd);
 	p->spool_version = version;
 	p->late = git_env_bool("CINNABAR_TEST_PRECHECK_LATE", 0);
-	if (p->active) {
-		p->incoming = incoming;
-		stream_set_idle(incoming, &p->idle);
+	if (p->active)
 		verify_id_before_reporting(verify, check_all_spooled, p);
-	}
 }
 
 /* A copy of `text` sharing its blocks. */
@@ -219,14 +213,10 @@ static void check_all_spooled(void *data)
 	manifest_precheck_advance(data, SIZE_MAX);
 }
 
-/* While the changegroup is slow to come: check more, if there is more. */
-static int precheck_while_idle(struct stream_idle *idle)
+int manifest_precheck_idle(struct manifest_precheck *p)
 {
-	struct manifest_precheck *p =
-		container_of(idle, struct manifest_precheck, idle);
-
 	manifest_precheck_advance(p, 0);
-	return !p->late && p->next < p->spooled;
+	return p->active && !p->late && p->next < p->spooled;
 }
 
 void manifest_precheck_spooled(struct manifest_precheck *p)
@@ -246,9 +236,6 @@ void manifest_precheck_stop(struct manifest_precheck *p)
 {
 	int i;
 
-	if (p->incoming)
-		stream_set_idle(p->incoming, NULL);
-	p->incoming = NULL;
 	block_text_release(&p->previous.text);
 	p->have_previous = 0;
 	for (i = 0; i < MANIFEST_PRECHECK_SNAPSHOTS; i++) {

@@ -11,8 +11,9 @@
  *
  * The reading of the changegroup never waits for the hashing: each
  * manifest is read back from the spool and checked as soon as it is
- * spooled when a buffer is free, else later, as buffers free up (while the files are imported,
- * and while the server is slow to send them: stream_set_idle), and
+ * spooled when a buffer is free, else later, as buffers free up (while
+ * the files are imported, and while the server is slow to send them:
+ * manifest_precheck_idle), and
  * at the latest just before the import stores it. The manifests left in
  * the spool are checked before a failure is reported, so that the first
  * in the changegroup is (id-verify.h).
@@ -81,21 +82,16 @@ struct manifest_precheck {
 	unsigned char *checked;		/* a bit per manifest of the group */
 	size_t checked_alloc;
 	struct id_verify *verify;
-	/* The changegroup's stream, checking while it waits: `idle`. */
-	struct stream *incoming;
-	struct stream_idle idle;
 };
 
 void manifest_precheck_init(struct manifest_precheck *p);
 /*
  * Start (or not, when manifest checks are off) for a new changegroup of
  * `version`, whose manifests are spooled to `fd` (read back with pread)
- * as they come from `incoming`, which checks more while it waits for
- * the server until the check stops; the ids are verified by `verify`.
+ * as they come; the ids are verified by `verify`.
  */
 void manifest_precheck_start(struct manifest_precheck *p, int version,
-			     int fd, struct stream *incoming,
-			     struct id_verify *verify);
+			     int fd, struct id_verify *verify);
 /*
  * One more manifest was appended to the spool: check it (and those before
  * it not checked yet) now if that needs no waiting for a buffer, else
@@ -109,6 +105,12 @@ void manifest_precheck_spool_end(struct manifest_precheck *p);
  * whatever it takes, then as many as need no waiting.
  */
 void manifest_precheck_advance(struct manifest_precheck *p, size_t upto);
+/*
+ * The check's work while the changegroup is slow to come (as a
+ * stream_idle's, input-stream.h): check what needs no waiting; 1 when
+ * manifests are left that wait for a buffer, else 0.
+ */
+int manifest_precheck_idle(struct manifest_precheck *p);
 /* Drop the texts kept; what was checked is remembered. */
 void manifest_precheck_stop(struct manifest_precheck *p);
 /* Whether the `index`th manifest's id was (or is being) checked. */

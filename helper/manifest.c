@@ -15,23 +15,42 @@
 #include "manifest-cache.h"
 
 /*
- * The last manifest imported or loaded: its text (in a buffer shared with
- * the threads verifying ids, id-verify.h; NULL for the empty manifest),
- * and its manifest tree and git tree loaded in the store's edited trees.
+ * An import goes over a changegroup's manifests twice (manifest.h): the
+ * first pass writes their manifest trees and commits, the second, once
+ * the files are in, their git trees. Each pass has its last manifest,
+ * imported or loaded, and that manifest's tree loaded in the store's
+ * edited tree of the pass.
+ *
+ * The manifest-tree pass: the last manifest's text; of the last manifest
+ * when the pass made it, its parents and tree, and whether its text is on
+ * disk already (manifest-cache.h).
+ */
+static struct {
+	struct hg_oid node;
+	struct block_text text;
+	int loaded;
+	struct hg_oid p1, p2;
+	struct object_id tree;
+	int imported, kept;
+} trees;
+
+/*
+ * The first delta base the manifest-tree pass loaded, and its text (the
+ * blocks shared): the git-tree pass starts from it.
+ */
+static struct {
+	struct hg_oid node;
+	struct block_text text;
+	int set;
+} git_start;
+
+/*
+ * The git-tree pass: the last manifest's text, in a buffer shared with
+ * the threads verifying ids (id-verify.h; NULL for the empty manifest).
  */
 static struct hg_oid last_node;
 static struct shared_text *last;
 static int last_loaded;
-
-/*
- * Of the last manifest when the import made it: its parents and tree,
- * and whether its text is on disk already (manifest-cache.h).
- */
-static struct {
-	struct hg_oid p1, p2;
-	struct object_id tree;
-	int imported, kept;
-} last_made;
 
 /*
  * Texts offered to the import (manifest.h): a changegroup's first delta
@@ -50,7 +69,6 @@ static void set_last(const struct hg_oid *node, struct shared_text *text)
 		shared_text_release(last);
 	last = text;
 	hg_oidcpy(&last_node, node);
-	last_made.imported = 0;
 }
 
 static struct offer *find_offer(const struct hg_oid *node)
@@ -93,12 +111,22 @@ static int take_offer(const struct hg_oid *node, struct block_text *text)
 	return 1;
 }
 
+static void forget_git_start(void)
+{
+	block_text_release(&git_start.text);
+	git_start.set = 0;
+}
+
 void manifest_reset_cache(void)
 {
 	int i;
 
 	set_last(&hg_null_oid, NULL);
 	last_loaded = 0;
+	block_text_release(&trees.text);
+	trees.loaded = 0;
+	trees.imported = 0;
+	forget_git_start();
 	for (i = 0; i < OFFERS; i++)
 		drop_offer(&offers[i]);
 }
@@ -320,25 +348,15 @@ static void load_text(const struct hg_oid *node, const struct object_id *tree,
 	strbuf_release(&lines);
 }
 
-/* Load a stored manifest: its text, and its tree into the store. */
-static void load_manifest(struct id_verify *verify,
-			  const struct hg_oid *node)
+/* The manifest tree of `node`, a delta base, into `tree`. */
+static void base_manifest_tree(const struct hg_oid *node, struct object_id *tree)
 {
 	const struct object_id *commit = hg2git(node);
-	struct object_id tree;
-	struct shared_text *text;
 
 	if (!commit)
 		die("unknown delta base manifest %s (corrupt data, or a "
 		    "repository missing history it should have)", hg_oid_to_hex(node));
-	commit_tree_oid(commit, &tree);
-	set_last(&hg_null_oid, NULL);
-	text = shared_text_take(verify);
-	load_text(node, &tree, &text->text);
-	edit_tree_load(EDIT_MANIFEST, &tree);
-	git_tree_for_manifest(node, &tree);
-	edit_tree_load(EDIT_GIT, &tree);
-	set_last(node, text);
+	commit_tree_oid(commit, tree);
 }
 
 /*
@@ -555,8 +573,20 @@ static void check_sorted(const struct rev_chunk *chunk,
 	strbuf_release(&around);
 }
 
+/* The path of a manifest line's entry in tree `which`, into `out`. */
+static void entry_path(enum edit_tree which, const struct manifest_line *line,
+		       struct strbuf *out)
+{
+	if (which == EDIT_MANIFEST) {
+		tree_path(out, line->path, line->path_len);
+	} else {
+		strbuf_reset(out);
+		strbuf_add(out, line->path, line->path_len);
+	}
+}
+
 static void remove_lines(const struct block_text *base,
-			 const struct hg_hunk *h, int rebuild)
+			 const struct hg_hunk *h, enum edit_tree which)
 {
 	struct strbuf path = STRBUF_INIT, removed = STRBUF_INIT;
 	struct manifest_line line;
@@ -567,13 +597,8 @@ static void remove_lines(const struct block_text *base,
 	end = removed.buf + removed.len;
 	while (p < end) {
 		manifest_line_parse(&p, end, &line);
-		tree_path(&path, line.path, line.path_len);
-		edit_tree_remove(EDIT_MANIFEST, path.buf);
-		if (rebuild)
-			continue;
-		strbuf_reset(&path);
-		strbuf_add(&path, line.path, line.path_len);
-		edit_tree_remove(EDIT_GIT, path.buf);
+		entry_path(which, &line, &path);
+		edit_tree_remove(which, path.buf);
 	}
 	strbuf_release(&path);
 	strbuf_release(&removed);
@@ -606,13 +631,12 @@ static void set_in_manifest_tree(const struct rev_chunk *chunk,
 static void set_in_git_tree(const struct manifest_line *line,
 			    const struct object_id *blob, struct strbuf *path)
 {
-	strbuf_reset(path);
-	strbuf_add(path, line->path, line->path_len);
+	entry_path(EDIT_GIT, line, path);
 	edit_tree_set(EDIT_GIT, path->buf, blob, git_mode(line->flag));
 }
 
 static void add_lines(const struct rev_chunk *chunk, const struct hg_hunk *h,
-		      int rebuild)
+		      enum edit_tree which)
 {
 	struct strbuf path = STRBUF_INIT;
 	struct manifest_line line;
@@ -620,8 +644,9 @@ static void add_lines(const struct rev_chunk *chunk, const struct hg_hunk *h,
 
 	while (p < end) {
 		manifest_line_parse(&p, end, &line);
-		set_in_manifest_tree(chunk, &line, &path);
-		if (!rebuild)
+		if (which == EDIT_MANIFEST)
+			set_in_manifest_tree(chunk, &line, &path);
+		else
 			set_in_git_tree(&line, git_blob_for_file(&line.oid),
 					&path);
 	}
@@ -629,22 +654,22 @@ static void add_lines(const struct rev_chunk *chunk, const struct hg_hunk *h,
 }
 
 /*
- * Apply the lines removed and added by a delta to both edited trees (the
- * git tree is left alone when it is to be rebuilt). All removals come
- * first: a delta may add in one hunk what it removes in another.
+ * Apply the lines removed and added by a delta to the edited tree
+ * `which`. All removals come first: a delta may add in one hunk what it
+ * removes in another.
  */
-static void apply_to_trees(const struct rev_chunk *chunk,
-			   const struct block_text *base, int rebuild)
+static void apply_to_tree(const struct rev_chunk *chunk,
+			  const struct block_text *base, enum edit_tree which)
 {
 	struct hg_delta_iter it;
 	struct hg_hunk h;
 
 	hg_delta_iter_init(&it, chunk->delta, chunk->delta_len);
 	while (hg_delta_next(&it, &h) > 0)
-		remove_lines(base, &h, rebuild);
+		remove_lines(base, &h, which);
 	hg_delta_iter_init(&it, chunk->delta, chunk->delta_len);
 	while (hg_delta_next(&it, &h) > 0)
-		add_lines(chunk, &h, rebuild);
+		add_lines(chunk, &h, which);
 }
 
 /*
@@ -654,12 +679,12 @@ static void apply_to_trees(const struct rev_chunk *chunk,
  * is then filled and written a directory at a time (store.h,
  * edit_tree_write_dir), holding in memory only the directories of the
  * line being added rather than the whole tree, twice (~200 bytes a file).
- * The objects are those apply_to_trees() then edit_tree_store() write,
+ * The objects are those apply_to_tree() then edit_tree_store() write,
  * in the same order: the directories of a tree in the order of their
- * first file, each after those under it; the manifest tree, then the git
- * tree; and before them, where the lines name the empty file, the empty
- * blob (git_blob_for_file(), once a line as apply_to_trees() did, for the
- * same checkpoints).
+ * first file, each after those under it; and before the git tree's,
+ * where the lines name the empty file, the empty blob
+ * (git_blob_for_file(), once a line as apply_to_tree() did, for the same
+ * checkpoints).
  */
 
 /*
@@ -737,22 +762,15 @@ static int single_hunk(const struct rev_chunk *chunk, struct hg_hunk *h)
 	return hg_delta_next(&it, h) > 0 && hg_delta_next(&it, &next) <= 0;
 }
 
-/* Both trees of a manifest given whole in `h` (the git tree unless
- * `rebuild`), their ids in `tree` and `git_tree`. */
+/* The tree `which` of a manifest given whole in `h`, its id in `result`. */
 static void store_whole(const struct rev_chunk *chunk, const struct hg_hunk *h,
-			int rebuild, struct object_id *tree,
-			struct object_id *git_tree)
+			enum edit_tree which, struct object_id *result)
 {
-	if (!rebuild)
+	if (which == EDIT_GIT)
 		store_empty_blobs(h);
-	edit_tree_write_start(EDIT_MANIFEST);
-	add_whole(chunk, h, EDIT_MANIFEST);
-	edit_tree_write_end(EDIT_MANIFEST, tree);
-	if (rebuild)
-		return;
-	edit_tree_write_start(EDIT_GIT);
-	add_whole(chunk, h, EDIT_GIT);
-	edit_tree_write_end(EDIT_GIT, git_tree);
+	edit_tree_write_start(which);
+	add_whole(chunk, h, which);
+	edit_tree_write_end(which, result);
 }
 
 static int add_parent(struct strbuf *buf, const struct hg_oid *parent,
@@ -769,19 +787,59 @@ static int add_parent(struct strbuf *buf, const struct hg_oid *parent,
 	return 1;
 }
 
-/* Make the revision `node` the base of the next delta. */
-static void load_base(struct id_verify *verify, const struct hg_oid *node)
+/*
+ * Make the revision `node` the base of the next delta of the manifest-tree
+ * pass: its text, and its manifest tree in the store. The first base is
+ * also the git-tree pass's.
+ */
+static void load_tree_base(const struct hg_oid *node)
 {
+	struct object_id tree;
+
+	if (trees.loaded && hg_oideq(node, &trees.node))
+		return;
+	block_text_release(&trees.text);
+	if (hg_oid_is_null(node)) {
+		edit_tree_load(EDIT_MANIFEST, NULL);
+	} else {
+		base_manifest_tree(node, &tree);
+		load_text(node, &tree, &trees.text);
+		edit_tree_load(EDIT_MANIFEST, &tree);
+	}
+	hg_oidcpy(&trees.node, node);
+	trees.loaded = 1;
+	trees.imported = 0;
+	forget_git_start();
+	hg_oidcpy(&git_start.node, node);
+	block_text_share(&trees.text, &git_start.text);
+	git_start.set = 1;
+}
+
+/* The same for the git-tree pass: its text, and its git tree. */
+static void load_git_base(struct id_verify *verify, const struct hg_oid *node)
+{
+	struct object_id tree;
+	struct shared_text *text;
+
 	if (last_loaded && hg_oideq(node, &last_node))
 		return;
-	if (hg_oid_is_null(node)) {
-		set_last(&hg_null_oid, NULL);
-		edit_tree_load(EDIT_MANIFEST, NULL);
-		edit_tree_load(EDIT_GIT, NULL);
-	} else {
-		load_manifest(verify, node);
-	}
 	last_loaded = 1;
+	set_last(&hg_null_oid, NULL);
+	if (hg_oid_is_null(node)) {
+		edit_tree_load(EDIT_GIT, NULL);
+		return;
+	}
+	text = shared_text_take(verify);
+	if (git_start.set && hg_oideq(node, &git_start.node)) {
+		block_text_share(&git_start.text, &text->text);
+		forget_git_start();
+	} else {
+		base_manifest_tree(node, &tree);
+		load_text(node, &tree, &text->text);
+	}
+	git_tree_for_manifest(node, &tree);
+	edit_tree_load(EDIT_GIT, &tree);
+	set_last(node, text);
 }
 
 static void store_manifest_commit(const struct rev_chunk *chunk,
@@ -910,7 +968,7 @@ static void rebase_delta(struct rev_chunk *chunk, struct strbuf *rebased)
 	if (!take_offer(&chunk->node, &text)) {
 		if (!hg_oid_is_null(&chunk->delta_base) &&
 		    !hg2git(&chunk->delta_base))
-			return;	/* load_base() says what is missing */
+			return;	/* load_tree_base() says what is missing */
 		manifest_block_text(&chunk->delta_base, &base);
 		validate_delta(chunk, &base);
 		if (block_text_apply(&base, chunk->delta, chunk->delta_len,
@@ -918,56 +976,37 @@ static void rebase_delta(struct rev_chunk *chunk, struct strbuf *rebased)
 			malformed(&chunk->node);
 		block_text_release(&base);
 	}
-	diff_sorted(chunk, &last->text, &text, rebased);
+	diff_sorted(chunk, &trees.text, &text, rebased);
 	block_text_release(&text);
 	chunk->delta = rebased->buf;
 	chunk->delta_len = rebased->len;
-	hg_oidcpy(&chunk->delta_base, &last_node);
+	hg_oidcpy(&chunk->delta_base, &trees.node);
 }
 
-void import_manifest(struct id_verify *verify, struct rev_chunk *chunk,
-		     size_t index, int id_checked)
+int import_manifest_tree(struct rev_chunk *chunk, struct strbuf *rebased)
 {
-	static const struct block_text empty = BLOCK_TEXT_INIT;
-	const struct block_text *base;
-	struct object_id tree, git_tree;
-	struct shared_text *text;
-	struct strbuf rebased = STRBUF_INIT;
+	struct block_text text = BLOCK_TEXT_INIT;
+	struct object_id tree;
 	struct hg_hunk whole;
-	int rebuild, snapshot, kept;
+	int snapshot, kept;
 
 	if (hg2git(&chunk->node))
-		return;
-	snapshot = last_loaded && last &&
-		   !hg_oideq(&chunk->delta_base, &last_node);
+		return 0;
+	snapshot = trees.loaded && !hg_oideq(&chunk->delta_base, &trees.node);
 	if (snapshot)
-		rebase_delta(chunk, &rebased);
-	load_base(verify, &chunk->delta_base);
-	base = last ? &last->text : &empty;
-	rebuild = validate_delta(chunk, base);
-	text = shared_text_take(verify);
-	if (block_text_apply(base, chunk->delta, chunk->delta_len,
-			     &text->text))
+		rebase_delta(chunk, rebased);
+	load_tree_base(&chunk->delta_base);
+	validate_delta(chunk, &trees.text);
+	if (block_text_apply(&trees.text, chunk->delta, chunk->delta_len,
+			     &text))
 		malformed(&chunk->node);
-	check_sorted(chunk, &text->text);
-	if (id_checked)
-		verify_id_poll(verify);
-	else if (check_enabled(CHECK_MANIFESTS))
-		verify_id_async(verify, "manifest", &chunk->node,
-				&chunk->p1, &chunk->p2, text, index);
-	if (!last && single_hunk(chunk, &whole)) {
-		store_whole(chunk, &whole, rebuild, &tree, &git_tree);
+	check_sorted(chunk, &text);
+	if (hg_oid_is_null(&trees.node) && single_hunk(chunk, &whole)) {
+		store_whole(chunk, &whole, EDIT_MANIFEST, &tree);
 	} else {
-		apply_to_trees(chunk, base, rebuild);
+		apply_to_tree(chunk, &trees.text, EDIT_MANIFEST);
 		edit_tree_store(EDIT_MANIFEST, &tree);
-		if (!rebuild)
-			edit_tree_store(EDIT_GIT, &git_tree);
 	}
-	if (rebuild) {
-		git_tree_from_manifest_tree(&tree, &git_tree);
-		edit_tree_load(EDIT_GIT, &git_tree);
-	}
-	remember_git_tree(&chunk->node, &git_tree);
 	store_manifest_commit(chunk, &tree);
 	/*
 	 * Later snapshots come against this one, or against this full text
@@ -976,22 +1015,66 @@ void import_manifest(struct id_verify *verify, struct rev_chunk *chunk,
 	kept = snapshot || hg_oid_is_null(&chunk->delta_base);
 	if (kept)
 		manifest_cache_write(&chunk->node, &chunk->p1, &chunk->p2,
-				     &tree, &text->text, 1);
-	set_last(&chunk->node, text);
-	hg_oidcpy(&last_made.p1, &chunk->p1);
-	hg_oidcpy(&last_made.p2, &chunk->p2);
-	oidcpy(&last_made.tree, &tree);
-	last_made.imported = 1;
-	last_made.kept = kept;
-	strbuf_release(&rebased);
+				     &tree, &text, 1);
+	block_text_release(&trees.text);
+	trees.text = text;
+	hg_oidcpy(&trees.node, &chunk->node);
+	hg_oidcpy(&trees.p1, &chunk->p1);
+	hg_oidcpy(&trees.p2, &chunk->p2);
+	oidcpy(&trees.tree, &tree);
+	trees.imported = 1;
+	trees.kept = kept;
+	return 1;
 }
 
-void manifest_keep_last(void)
+void manifest_trees_end(void)
 {
-	if (last && last_made.imported && !last_made.kept)
-		manifest_cache_write(&last_node, &last_made.p1, &last_made.p2,
-				     &last_made.tree, &last->text, 0);
+	if (trees.loaded && trees.imported && !trees.kept)
+		manifest_cache_write(&trees.node, &trees.p1, &trees.p2,
+				     &trees.tree, &trees.text, 0);
 	manifest_cache_trim();
+	block_text_release(&trees.text);
+	trees.loaded = 0;
+	trees.imported = 0;
+	edit_tree_load(EDIT_MANIFEST, NULL);
+}
+
+void import_manifest_git_tree(struct id_verify *verify,
+			      struct rev_chunk *chunk, size_t index,
+			      int id_checked)
+{
+	static const struct block_text empty = BLOCK_TEXT_INIT;
+	const struct block_text *base;
+	struct object_id git_tree;
+	struct shared_text *text;
+	struct hg_hunk whole;
+	int rebuild;
+
+	load_git_base(verify, &chunk->delta_base);
+	base = last ? &last->text : &empty;
+	rebuild = validate_delta(chunk, base);
+	text = shared_text_take(verify);
+	if (block_text_apply(base, chunk->delta, chunk->delta_len,
+			     &text->text))
+		malformed(&chunk->node);
+	if (id_checked)
+		verify_id_poll(verify);
+	else if (check_enabled(CHECK_MANIFESTS))
+		verify_id_async(verify, "manifest", &chunk->node,
+				&chunk->p1, &chunk->p2, text, index);
+	if (rebuild) {
+		struct object_id tree;
+		base_manifest_tree(&chunk->node, &tree);
+		git_tree_from_manifest_tree(&tree, &git_tree);
+		edit_tree_load(EDIT_GIT, &git_tree);
+	} else if (!last && single_hunk(chunk, &whole)) {
+		store_whole(chunk, &whole, EDIT_GIT, &git_tree);
+	} else {
+		apply_to_tree(chunk, base, EDIT_GIT);
+		edit_tree_store(EDIT_GIT, &git_tree);
+	}
+	remember_git_tree(&chunk->node, &git_tree);
+	set_last(&chunk->node, text);
 }
 
 int manifest_commit_body_node(const struct raw_commit *c, struct hg_oid *node)

@@ -19,18 +19,35 @@ struct rev_chunk;
 struct raw_commit;
 
 /*
- * Import the `index`th manifest revision of a changegroup (verifying its
- * id, unless `id_checked`: manifest-precheck.h), with the git tree of its
- * files: the files must have been imported first.
+ * A changegroup's manifests are imported in two passes, in their order.
+ * The first, while the changegroup still comes (import.c), checks each
+ * revision's delta and text, and stores its manifest tree and commit: it
+ * needs nothing but the manifests. The
+ * second, once the files are in, stores the git trees, which need the
+ * files' blobs, and verifies the ids the early check (manifest-precheck.h)
+ * did not.
+ *
+ * import_manifest_tree() is the first pass for one revision: 0 when it
+ * was stored already (nothing for the second pass), else 1, the chunk's
+ * delta then rewritten, where it was against another revision than the
+ * last one imported, against that one (into `rebased`, which the chunk
+ * then points into): the second pass is given the revisions in the same
+ * order with those deltas, each against the one before it.
  */
-void import_manifest(struct id_verify *verify, struct rev_chunk *chunk,
-		     size_t index, int id_checked);
+int import_manifest_tree(struct rev_chunk *chunk, struct strbuf *rebased);
 /*
- * Keep on disk the text of the last manifest imported, the first delta
- * base of the next fetch or the parent of the next push
- * (manifest-cache.h). Call at the end of a changegroup's manifests.
+ * The end of the first pass: keeps on disk the text of the last manifest
+ * imported, the first delta base of the next fetch or the parent of the
+ * next push (manifest-cache.h), and lets go of the manifest tree.
  */
-void manifest_keep_last(void);
+void manifest_trees_end(void);
+/*
+ * The second pass for the `index`th manifest of the changegroup, `chunk`
+ * as the first pass left it (verifying its id, unless `id_checked`).
+ */
+void import_manifest_git_tree(struct id_verify *verify,
+			      struct rev_chunk *chunk, size_t index,
+			      int id_checked);
 
 /*
  * How many texts of stored manifests were made from their trees, and how

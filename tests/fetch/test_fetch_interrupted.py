@@ -18,7 +18,7 @@ from lib.git import Metadata, clone, fetch, git, hg_url, init, refs
 from lib.proc import run
 from lib.push import hg_commit, make_hg_repo
 
-PHASES = ('changesets', 'manifests', 'files', 'finish')
+PHASES = ('changesets', 'manifests', 'files', 'git-trees', 'finish')
 REFSPEC = 'refs/heads/*:refs/remotes/hg/*'
 MEDIUM = 'hgweb+obs.hg'
 TIMEOUT = 600

@@ -10,6 +10,9 @@ of each wire command (`?cmd=...`), and, when asked, cuts the response to
 - `cut='without-length'`: no length and `Connection: close`, so the body
   just ends early and only the bundle decoder can tell.
 
+`trickle=(size, pause)` sends the response to `getbundle` `size` bytes at
+a time, `pause` seconds apart: a server slow to send.
+
 `before[command]`, when set to a function, is called (once, then
 removed) before the first request for that command goes to the server:
 for instance to change the repository while a client is pushing.
@@ -18,6 +21,7 @@ for instance to change the repository while a client is pushing.
 import collections
 import http.client
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
@@ -54,6 +58,9 @@ class _Handler(BaseHTTPRequestHandler):
         proxy.record(command, len(data))
         if command == 'getbundle' and proxy.cut:
             self._send_cut(status, reason, out_headers, data, proxy.cut)
+        elif command == 'getbundle' and proxy.trickle:
+            self._send_trickled(status, reason, out_headers, data,
+                                *proxy.trickle)
         else:
             self._send(status, reason, out_headers, data)
 
@@ -69,6 +76,15 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
+    def _send_trickled(self, status, reason, headers, data, size, pause):
+        self._send_headers(status, reason, headers)
+        self.send_header('Content-Length', str(len(data)))
+        self.end_headers()
+        for start in range(0, len(data), size):
+            self.wfile.write(data[start:start + size])
+            self.wfile.flush()
+            time.sleep(pause)
+
     def _send_cut(self, status, reason, headers, data, mode):
         self._send_headers(status, reason, headers)
         if mode == 'with-length':
@@ -83,11 +99,12 @@ class _Handler(BaseHTTPRequestHandler):
 class HgProxy:
     """Proxy to the `hg serve` at `upstream_port` on 127.0.0.1."""
 
-    def __init__(self, upstream_port, cut=None):
+    def __init__(self, upstream_port, cut=None, trickle=None):
         if cut not in CUT_MODES:
             raise ValueError(f'cut must be one of {CUT_MODES}')
         self.upstream_port = upstream_port
         self.cut = cut
+        self.trickle = trickle
         self.bytes_by_command = collections.Counter()
         self.calls_by_command = collections.Counter()
         self.before = {}
