@@ -573,8 +573,10 @@ static void write_dir(struct tree_writer *w, size_t lo, size_t hi,
 		      struct object_id *result)
 {
 	struct strbuf tree = STRBUF_INIT;
+	struct object_id named;
 	size_t end[256], i;
 	unsigned b;
+	int written = 0;
 
 	byte_ends(w->t, lo, hi, depth, end);
 	if (is_split(lo, depth, end)) {
@@ -585,10 +587,13 @@ static void write_dir(struct tree_writer *w, size_t lo, size_t hi,
 				was && !is_null_oid(&was[b]) ? &was[b] : NULL;
 			if (i == end[b])
 				continue;
-			if (prev && !range_changed(w, i, end[b]))
+			if (prev && !range_changed(w, i, end[b])) {
 				oidcpy(&sub, prev);
-			else
+			} else {
 				write_dir(w, i, end[b], depth + 1, prev, &sub);
+				if (!written++)
+					oidcpy(&named, &sub);
+			}
 			strbuf_addf(&tree, "40000 %02x%c", b, '\0');
 			strbuf_add(&tree, sub.hash, GIT_SHA1_RAWSZ);
 		}
@@ -603,7 +608,7 @@ static void write_dir(struct tree_writer *w, size_t lo, size_t hi,
 		}
 		id_table_touch(w->t, hi - lo);
 	}
-	store_object_buf(OBJ_TREE, tree.buf, tree.len, result);
+	store_tree_naming(tree.buf, tree.len, written ? &named : NULL, result);
 	strbuf_release(&tree);
 }
 

@@ -279,7 +279,7 @@ static off_t pack_size_limit;
 #define PACK_END_ROOM (the_hash_algo->rawsz * 3)
 
 /* What trace_stats() says: objects written, and those found stored. */
-static unsigned long objects_written, duplicates;
+static unsigned long objects_written, duplicates, told_new;
 
 /*
  * The level to deflate `len` bytes at. Unless the user chose one, objects
@@ -1046,19 +1046,50 @@ static int push_pending(struct object_entry *e, char *in, size_t len,
 	return 0;
 }
 
+static struct object_entry *in_current_pack(const struct object_id *oid)
+{
+	struct object_entry *e = find_object((struct object_id *)oid);
+	/* Written or pending (an object of another pack has MAX_PACK_ID). */
+	if (e && e->idx.offset && e->pack_id == pack_id)
+		return e;
+	return NULL;
+}
+
+/*
+ * Whether an object that names `named` (a commit its tree, a tree one of
+ * its entries) can be told new without looking for it in the other packs:
+ * when `named` was first written in the pack being written. Objects are
+ * written after those they name, and each was looked for in the other
+ * packs (or told new this way) before it was written: had an older pack
+ * held the object, it would have held `named` too, and `named` would not
+ * have been written again. (A repository whose packs lack objects their
+ * trees name could get a second copy of an object: harmless to git.)
+ * On a long history, about half the objects are told new this way, each
+ * a look in every finished pack's filter spared (doc/performance.md).
+ */
+static int names_new_object(const struct object_id *named)
+{
+	if (!named || !in_current_pack(named))
+		return 0;
+	told_new++;
+	return 1;
+}
+
 /*
  * The entry of object `oid` when it is to be written, NULL when it is
- * already stored (counted as a duplicate).
+ * already stored (counted as a duplicate); `named` is an object it names,
+ * or NULL (names_new_object).
  */
 static struct object_entry *new_object_entry_with_id(enum object_type type,
-						     const struct object_id *oid)
+						     const struct object_id *oid,
+						     const struct object_id *named)
 {
 	struct object_entry *e = insert_object((struct object_id *)oid);
 
 	if (e->idx.offset) {
 		duplicates++;
 		return NULL;
-	} else if (in_some_pack(oid)) {
+	} else if (!names_new_object(named) && in_some_pack(oid)) {
 		e->type = type;
 		e->pack_id = MAX_PACK_ID;
 		e->idx.offset = 1; /* in another pack */
@@ -1072,10 +1103,11 @@ static struct object_entry *new_object_entry_with_id(enum object_type type,
 /* The same, computing the id of the object into `oid` first. */
 static struct object_entry *new_object_entry(enum object_type type,
 					     const char *buf, size_t len,
-					     struct object_id *oid)
+					     struct object_id *oid,
+					     const struct object_id *named)
 {
 	object_id_of(type, buf, len, oid);
-	return new_object_entry_with_id(type, oid);
+	return new_object_entry_with_id(type, oid, named);
 }
 
 /*
@@ -1156,10 +1188,12 @@ struct delta_base {
  * Store `dat` (its id `id`, or NULL to compute it), as a delta against
  * `last` (the data of `last_entry`, an object of this pack) when there is
  * one worth it; `last->depth` becomes the depth of the object stored.
+ * `named` is an object it names, or NULL (names_new_object).
  */
 static void store_object_reusing_zlib(enum object_type type,
 				      struct strbuf *dat,
 				      const struct object_id *id,
+				      const struct object_id *named,
 				      struct delta_base *last,
 				      struct object_entry *last_entry,
 				      struct object_id *oidout)
@@ -1172,9 +1206,9 @@ static void store_object_reusing_zlib(enum object_type type,
 
 	if (id) {
 		oidcpy(&oid, id);
-		e = new_object_entry_with_id(type, &oid);
+		e = new_object_entry_with_id(type, &oid, named);
 	} else {
-		e = new_object_entry(type, dat->buf, dat->len, &oid);
+		e = new_object_entry(type, dat->buf, dat->len, &oid, named);
 	}
 	if (oidout)
 		oidcpy(oidout, &oid);
@@ -1205,37 +1239,41 @@ static void store_object_reusing_zlib(enum object_type type,
 }
 
 static void store_flat(enum object_type type, const char *buf, size_t len,
-		       const struct object_id *id, struct object_id *result)
+		       const struct object_id *id,
+		       const struct object_id *named, struct object_id *result)
 {
 	struct strbuf data;
+	struct object_id tree;
 
+	/* A commit names its tree: "tree <hex>\n" first. */
+	if (!named && type == OBJ_COMMIT && len > 5 + GIT_SHA1_HEXSZ &&
+	    !memcmp(buf, "tree ", 5) && !get_oid_hex(buf + 5, &tree) &&
+	    buf[5 + GIT_SHA1_HEXSZ] == '\n')
+		named = &tree;
 	ensure_pack();
 	/* Only read: the strbuf is never grown nor released. */
 	data.buf = (char *)buf;
 	data.len = len;
 	data.alloc = len + 1;
-	store_object_reusing_zlib(type, &data, id, NULL, NULL, result);
+	store_object_reusing_zlib(type, &data, id, named, NULL, NULL, result);
 }
 
 void store_object_buf(enum object_type type, const char *buf, size_t len,
 		      struct object_id *result)
 {
-	store_flat(type, buf, len, NULL, result);
+	store_flat(type, buf, len, NULL, NULL, result);
 }
 
 void store_object_with_id(enum object_type type, const char *buf, size_t len,
 			  const struct object_id *id)
 {
-	store_flat(type, buf, len, id, NULL);
+	store_flat(type, buf, len, id, NULL, NULL);
 }
 
-static struct object_entry *in_current_pack(const struct object_id *oid)
+void store_tree_naming(const char *buf, size_t len,
+		       const struct object_id *named, struct object_id *result)
 {
-	struct object_entry *e = find_object((struct object_id *)oid);
-	/* Written or pending (an object of another pack has MAX_PACK_ID). */
-	if (e && e->idx.offset && e->pack_id == pack_id)
-		return e;
-	return NULL;
+	store_flat(OBJ_TREE, buf, len, NULL, named, result);
 }
 
 void store_blob_with_base(const char *buf, size_t len,
@@ -1253,13 +1291,14 @@ void store_blob_with_base(const char *buf, size_t len,
 	data.alloc = len + 1;
 	e = base ? in_current_pack(base) : NULL;
 	if (!e) {
-		store_object_reusing_zlib(OBJ_BLOB, &data, id, NULL, NULL, NULL);
+		store_object_reusing_zlib(OBJ_BLOB, &data, id, NULL, NULL, NULL,
+					  NULL);
 		return;
 	}
 	last.data.buf = (char *)base_data;
 	last.data.len = base_len;
 	last.depth = e->depth;
-	store_object_reusing_zlib(OBJ_BLOB, &data, id, &last, e, NULL);
+	store_object_reusing_zlib(OBJ_BLOB, &data, id, NULL, &last, e, NULL);
 }
 
 void *store_read_object(const struct object_id *oid, enum object_type *type,
@@ -1610,6 +1649,33 @@ static void unload_tree(struct tree_entry *e)
 }
 
 /*
+ * A file or symlink of `t` whose version changed since it was written,
+ * for names_new_object: the first that is an object of the pack being
+ * written, of the first CHANGED_FILE_LOOKUPS (a directory made whole
+ * would otherwise cost a lookup a file); NULL when there is none.
+ */
+#define CHANGED_FILE_LOOKUPS 2
+
+static const struct object_id *changed_file(struct tree_content *t)
+{
+	unsigned i, lookups = 0;
+
+	for (i = 0; i < t->entry_count && lookups < CHANGED_FILE_LOOKUPS;
+	     i++) {
+		struct tree_entry *e = t->entries[i];
+		unsigned mode = e->versions[1].mode;
+
+		if (!(S_ISREG(mode) || S_ISLNK(mode)) ||
+		    oideq(&e->versions[0].oid, &e->versions[1].oid))
+			continue;
+		if (in_current_pack(&e->versions[1].oid))
+			return &e->versions[1].oid;
+		lookups++;
+	}
+	return NULL;
+}
+
+/*
  * Write the directories edited under `root` (those without an id), then
  * `root`; when sweeping, let go of the written directories found on the
  * way that were not edited.
@@ -1618,6 +1684,7 @@ static void write_tree(struct tree_entry *root)
 {
 	struct delta_base base = DELTA_BASE_INIT;
 	struct object_entry *stored = NULL;
+	const struct object_id *named = NULL;
 	struct tree_content *t;
 	unsigned i, kept;
 
@@ -1630,11 +1697,16 @@ static void write_tree(struct tree_entry *root)
 		struct tree_entry *e = t->entries[i];
 		if (!e->tree)
 			continue;
-		if (is_null_oid(&e->versions[1].oid))
+		if (is_null_oid(&e->versions[1].oid)) {
 			write_tree(e);
-		else if (sweeping)
+			if (!named)
+				named = &e->versions[1].oid;
+		} else if (sweeping) {
 			unload_tree(e);
+		}
 	}
+	if (!named)
+		named = changed_file(t);
 
 	if (!(root->versions[0].mode & NO_DELTA))
 		stored = find_object(&root->versions[0].oid);
@@ -1661,8 +1733,8 @@ static void write_tree(struct tree_entry *root)
 		stored = NULL;
 	}
 	format_tree(t, 1, &tree_written);
-	store_object_reusing_zlib(OBJ_TREE, &tree_written, NULL, &base, stored,
-				  &root->versions[1].oid);
+	store_object_reusing_zlib(OBJ_TREE, &tree_written, NULL, named, &base,
+				  stored, &root->versions[1].oid);
 	t->delta_depth = base.depth;
 	remember_tree_bytes(&root->versions[1].oid, &tree_written);
 
@@ -1788,12 +1860,12 @@ static void trace_stats(void)
 	fprintf(stderr, "cinnabar-helper: store: %lu objects written "
 		"(%lu deflated on a second thread, %lu of them by the "
 		"importer while it waited), %lu duplicates not "
-		"written, %lu checkpoints, %lu lookups in their packs past "
+		"written, %lu told new by an object of the pack they name, "
+		"%lu checkpoints, %lu lookups in their packs past "
 		"the filters (%lu found), %lu filters in a file\n",
 		objects_written, deflated_on_thread,
-		(unsigned long)deflate_queue_stolen(), duplicates, checkpoints,
-		idx_lookups,
-		idx_found, filters_moved);
+		(unsigned long)deflate_queue_stolen(), duplicates, told_new,
+		checkpoints, idx_lookups, idx_found, filters_moved);
 }
 
 /*
@@ -1895,7 +1967,7 @@ int store_blob_from_delta(size_t len, const struct object_id *id,
 	if (!b || b->type != OBJ_BLOB || b->depth >= delta_depth_max ||
 	    delta_len >= len || len >= one_call_max)
 		return -1;
-	e = new_object_entry_with_id(OBJ_BLOB, id);
+	e = new_object_entry_with_id(OBJ_BLOB, id, NULL);
 	if (!e)
 		return 0;
 	e->depth = b->depth + 1;

@@ -30,6 +30,14 @@ void store_object_buf(enum object_type type, const char *buf, size_t len,
 void store_object_with_id(enum object_type type, const char *buf, size_t len,
 			  const struct object_id *id);
 /*
+ * Store a tree that names `named` (one of its entries, NULL for none
+ * known): when that is an object the pack being written holds first, the
+ * tree cannot be in an older pack, and is not looked for there (store.c,
+ * names_new_object). A commit, stored as above, names its tree.
+ */
+void store_tree_naming(const char *buf, size_t len,
+		       const struct object_id *named, struct object_id *result);
+/*
  * Store a blob whose id `id` the caller computed (blob-ids.h), as a delta
  * against `base` when it is an object of the pack being written
  * (base_data/base_len being its content).
