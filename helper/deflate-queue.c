@@ -153,13 +153,15 @@ void object_deflater_release(struct object_deflater *d)
  * most QUEUE_JOBS jobs and QUEUE_BYTES bytes to deflate are queued. A
  * waiting worker is woken once WAKE_JOBS jobs wait for it, or when the
  * pusher waits: waking it for every object (most are 100-byte tree
- * deltas) cost more in system calls than it saved.
+ * deltas) cost more in system calls than it saved, and every 32 objects
+ * still cost the pusher 4% of a long import's time (a wake-up is a
+ * system call and often an interrupt to the other CPU).
  * CINNABAR_TEST_DEFLATE_ALTERNATE=1 (tests) leaves every other job to the
  * pusher, so that both deflate on every import.
  */
 #define QUEUE_JOBS 1024
 #define QUEUE_BYTES (16UL << 20)
-#define WAKE_JOBS 32
+#define WAKE_JOBS 256
 
 enum job_state { JOB_QUEUED, JOB_TAKEN, JOB_DEFLATED };
 
