@@ -1699,7 +1699,8 @@ static void write_tree(struct tree_entry *root)
 			continue;
 		if (is_null_oid(&e->versions[1].oid)) {
 			write_tree(e);
-			if (!named)
+			/* (A removed directory has no tree: not named.) */
+			if (!named && S_ISDIR(e->versions[1].mode))
 				named = &e->versions[1].oid;
 		} else if (sweeping) {
 			unload_tree(e);
