@@ -18,7 +18,9 @@ import re
 
 import pytest
 
+from lib import env as test_env
 from lib import hgcraft
+from lib.corpus import NGINX, Corpus
 from lib.git import METADATA_REF, git, hg2git, init, rev_parse
 from test_clone_manifest_bases import expected_files, git_files
 
@@ -159,3 +161,32 @@ def test_objects_stored_before_a_checkpoint_not_written_again(history,
     assert stats['file ids'] == stats['many ids']
     assert stats['file metadata'] == stats['many metadata'] == \
         stats['one metadata']
+
+
+def test_nginx_objects_told_new_are_in_one_pack(tmp_path):
+    """nginx.hg with a checkpoint every 4096 objects (about 40 packs, most
+    of their filters in a file; 2 at the default 131,072): the trees and
+    commits told new because they name an object of the pack being
+    written (helper/store.c, names_new_object) are in no other pack.
+    Every object is in exactly one pack, the packs hold what the default
+    two hold, and the metadata is the same."""
+    bundle = Corpus(test_env.corpus_dir()).bundle(NGINX)
+    found = {}
+    for name, env in (('one', {}),
+                      ('many', {'CINNABAR_TEST_CHECKPOINT': '4096'})):
+        repo = tmp_path / name
+        init(repo)
+        result = git('-c', 'fastimport.unpackLimit=0', 'cinnabar',
+                     'unbundle', bundle, cwd=repo,
+                     extra_env={**env, 'GIT_CINNABAR_TRACE': '1'})
+        stats = STORE.findall(result.err)
+        assert len(stats) == 1, result.describe()
+        found[name] = ([int(n) for n in stats[0]], pack_ids(repo),
+                       rev_parse(repo, METADATA_REF))
+    (written, _, told_new, checkpoints, *_), ids, metadata = found['many']
+    assert checkpoints > 20 and told_new > written // 4, found['many'][0]
+    every = [i for pack in ids for i in pack]
+    assert len(every) == len(set(every)) == written
+    assert sorted(every) == sorted(i for pack in found['one'][1]
+                                   for i in pack)
+    assert metadata == found['one'][2]
