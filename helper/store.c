@@ -1056,16 +1056,17 @@ static struct object_entry *in_current_pack(const struct object_id *oid)
 }
 
 /*
- * Whether an object that names `named` (a commit its tree, a tree one of
- * its entries) can be told new without looking for it in the other packs:
- * when `named` was first written in the pack being written. Objects are
- * written after those they name, and each was looked for in the other
- * packs (or told new this way) before it was written: had an older pack
- * held the object, it would have held `named` too, and `named` would not
- * have been written again. (A repository whose packs lack objects their
- * trees name could get a second copy of an object: harmless to git.)
- * On a long history, about half the objects are told new this way, each
- * a look in every finished pack's filter spared (doc/performance.md).
+ * Whether an object that names `named` (a commit its tree or a parent, a
+ * tree one of its entries) can be told new without looking for it in the
+ * other packs: when `named` was first written in the pack being written.
+ * Objects are written after those they name, and each was looked for in
+ * the other packs (or told new this way) before it was written: had an
+ * older pack held the object, it would have held `named` too, and `named`
+ * would not have been written again. (A repository whose packs lack
+ * objects their trees name could get a second copy of an object:
+ * harmless to git.) On a long history, about half the objects are told
+ * new this way, each a look in every finished pack's filter spared
+ * (doc/performance.md).
  */
 static int names_new_object(const struct object_id *named)
 {
@@ -1238,19 +1239,48 @@ static void store_object_reusing_zlib(enum object_type type,
 		last->depth = e->depth;
 }
 
+/* The id of a "<key> <hex>\n" line at `*p`, moving past it; -1 if none. */
+static int header_id(const char **p, const char *end, const char *key,
+		     struct object_id *oid)
+{
+	size_t key_len = strlen(key);
+
+	if (end - *p <= (ptrdiff_t)(key_len + GIT_SHA1_HEXSZ) ||
+	    memcmp(*p, key, key_len) || get_oid_hex(*p + key_len, oid) ||
+	    (*p)[key_len + GIT_SHA1_HEXSZ] != '\n')
+		return -1;
+	*p += key_len + GIT_SHA1_HEXSZ + 1;
+	return 0;
+}
+
+/*
+ * What commit `buf` names for names_new_object: its tree, or its first
+ * parent when the tree is not an object of this pack (a changeset's git
+ * tree was written long before; its parent commit, just before it).
+ */
+static const struct object_id *commit_named(const char *buf, size_t len,
+					    struct object_id *tree,
+					    struct object_id *parent)
+{
+	const char *p = buf, *end = buf + len;
+
+	if (header_id(&p, end, "tree ", tree))
+		return NULL;
+	if (in_current_pack(tree) || header_id(&p, end, "parent ", parent))
+		return tree;
+	return parent;
+}
+
 static void store_flat(enum object_type type, const char *buf, size_t len,
 		       const struct object_id *id,
 		       const struct object_id *named, struct object_id *result)
 {
 	struct strbuf data;
-	struct object_id tree;
+	struct object_id tree, parent;
 
-	/* A commit names its tree: "tree <hex>\n" first. */
-	if (!named && type == OBJ_COMMIT && len > 5 + GIT_SHA1_HEXSZ &&
-	    !memcmp(buf, "tree ", 5) && !get_oid_hex(buf + 5, &tree) &&
-	    buf[5 + GIT_SHA1_HEXSZ] == '\n')
-		named = &tree;
 	ensure_pack();
+	if (!named && type == OBJ_COMMIT)
+		named = commit_named(buf, len, &tree, &parent);
 	/* Only read: the strbuf is never grown nor released. */
 	data.buf = (char *)buf;
 	data.len = len;

@@ -33,7 +33,8 @@ void store_object_with_id(enum object_type type, const char *buf, size_t len,
  * Store a tree that names `named` (one of its entries, NULL for none
  * known): when that is an object the pack being written holds first, the
  * tree cannot be in an older pack, and is not looked for there (store.c,
- * names_new_object). A commit, stored as above, names its tree.
+ * names_new_object). A commit, stored as above, names its tree or its
+ * first parent.
  */
 void store_tree_naming(const char *buf, size_t len,
 		       const struct object_id *named, struct object_id *result);
