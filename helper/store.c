@@ -69,7 +69,6 @@ static void fixup_written_pack(int pack_fd, unsigned char *new_pack_hash,
 #include "store.h"
 #include "pack-filter.h"
 #include "filter-rows.h"
-#include "raw-commit.h"
 #include "idx-lookup.h"
 #include "hg-delta.h"
 #include "delta-stream.h"
@@ -1265,24 +1264,36 @@ static void store_object_reusing_zlib(enum object_type type,
 		last->depth = e->depth;
 }
 
-/*
- * What commit `buf` names for names_new_object (into `named`): its tree,
- * or its first parent when the tree is not an object of this pack (a
- * changeset's git tree was written long before; its parent commit, just
- * before it). 0 when it is no commit.
- */
-static int commit_named(const char *buf, size_t len, struct object_id *named)
+/* The id of a "<key> <hex>\n" line at `*p`, moving past it; -1 if none. */
+static int header_id(const char **p, const char *end, const char *key,
+		     struct object_id *oid)
 {
-	struct raw_commit c;
+	size_t key_len = strlen(key);
 
-	if (raw_commit_parse(&c, buf, len))
-		return 0;
-	if (!in_current_pack(&c.tree) && c.parents.nr)
-		oidcpy(named, &c.parents.oid[0]);
-	else
-		oidcpy(named, &c.tree);
-	oid_array_clear(&c.parents);
-	return 1;
+	if (end - *p <= (ptrdiff_t)(key_len + GIT_SHA1_HEXSZ) ||
+	    memcmp(*p, key, key_len) || get_oid_hex(*p + key_len, oid) ||
+	    (*p)[key_len + GIT_SHA1_HEXSZ] != '\n')
+		return -1;
+	*p += key_len + GIT_SHA1_HEXSZ + 1;
+	return 0;
+}
+
+/*
+ * What commit `buf` names for names_new_object: its tree, or its first
+ * parent when the tree is not an object of this pack (a changeset's git
+ * tree was written long before; its parent commit, just before it).
+ */
+static const struct object_id *commit_named(const char *buf, size_t len,
+					    struct object_id *tree,
+					    struct object_id *parent)
+{
+	const char *p = buf, *end = buf + len;
+
+	if (header_id(&p, end, "tree ", tree))
+		return NULL;
+	if (in_current_pack(tree) || header_id(&p, end, "parent ", parent))
+		return tree;
+	return parent;
 }
 
 static void store_flat(enum object_type type, const char *buf, size_t len,
@@ -1290,12 +1301,11 @@ static void store_flat(enum object_type type, const char *buf, size_t len,
 		       const struct object_id *named, struct object_id *result)
 {
 	struct strbuf data;
-	struct object_id commit_names;
+	struct object_id tree, parent;
 
 	ensure_pack();
-	if (!named && type == OBJ_COMMIT &&
-	    commit_named(buf, len, &commit_names))
-		named = &commit_names;
+	if (!named && type == OBJ_COMMIT)
+		named = commit_named(buf, len, &tree, &parent);
 	/* Only read: the strbuf is never grown nor released. */
 	data.buf = (char *)buf;
 	data.len = len;
